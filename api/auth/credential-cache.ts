@@ -1,0 +1,84 @@
+import type { Db } from '../../shared/db/database';
+import { credentialsWatermark, findCredentialByHash, touchLastUsed, type KeyCredential } from '../../shared/keys/key.repository';
+import type { Logger } from '../../shared/logger/logger';
+
+const POSITIVE_TTL_MS = 60_000;
+const NEGATIVE_TTL_MS = 1_000;
+const MAX_ENTRIES = 50_000;
+
+/**
+ * In-process cache of key credentials so the hot path never reads Postgres. Each instance
+ * polls a watermark (latest change to any key or account) every `refreshMs` and drops all
+ * cached credentials when it moves: a revoke, delete, rotation or restriction takes effect on
+ * every instance within refreshMs plus one poll (≤ 2 s with the 1 s default).
+ */
+export class CredentialCache {
+  private readonly entries = new Map<string, { credential: KeyCredential | null; at: number }>();
+  private readonly inflight = new Map<string, Promise<KeyCredential | null>>();
+  private readonly lastUsed = new Map<string, Date>();
+  private watermark: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private ticks = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+    private readonly refreshMs: number,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      void this.poll().finally(() => {
+        if (this.timer) this.timer = setTimeout(tick, this.refreshMs);
+      });
+    };
+    this.timer = setTimeout(tick, this.refreshMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flushLastUsed();
+  }
+
+  async lookup(hashHex: string, keyHash: Buffer, now = Date.now()): Promise<KeyCredential | null> {
+    const cached = this.entries.get(hashHex);
+    if (cached && now - cached.at < (cached.credential ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS)) return cached.credential;
+    let pending = this.inflight.get(hashHex);
+    if (!pending) {
+      pending = findCredentialByHash(this.db, keyHash).finally(() => this.inflight.delete(hashHex));
+      this.inflight.set(hashHex, pending);
+    }
+    const credential = await pending;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(hashHex, { credential, at: Date.now() });
+    return credential;
+  }
+
+  markUsed(keyId: string, at: Date): void {
+    this.lastUsed.set(keyId, at);
+  }
+
+  /** Checks the watermark; every fifth tick also writes lastUsedAt in one statement. */
+  async poll(): Promise<void> {
+    try {
+      const mark = await credentialsWatermark(this.db);
+      if (this.watermark !== null && mark !== this.watermark) this.entries.clear();
+      this.watermark = mark;
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not check key changes; cached credentials kept');
+    }
+    if (++this.ticks % 5 === 0) await this.flushLastUsed();
+  }
+
+  private async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const batch = new Map(this.lastUsed);
+    this.lastUsed.clear();
+    try {
+      await touchLastUsed(this.db, batch);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not record key lastUsedAt');
+    }
+  }
+}

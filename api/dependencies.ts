@@ -1,0 +1,47 @@
+import { sql } from 'kysely';
+import type { ApiConfig } from '../shared/config/config';
+import { redisKeys } from '../shared/cache/keys';
+import { createDb } from '../shared/db/database';
+import { thompsonLearner } from '../shared/domain/thompson-learner';
+import { BatchedProducer } from '../shared/jobs/batched-producer';
+import type { Logger } from '../shared/logger/logger';
+import { ProfileCache } from '../shared/profile/profile-cache.repository';
+import { createRedis } from '../shared/redis/redis';
+import type { AppDeps } from './app';
+import { CredentialCache } from './auth/credential-cache';
+import { authenticate } from './middleware/auth.middleware';
+import { ContextService } from './services/context.service';
+import { OutcomeService } from './services/outcome.service';
+import { ProfileLoader } from './services/profile-loader';
+import { ProfileService } from './services/profile.service';
+
+/** Wires the API's dependencies from config; `close` releases every connection. */
+export function buildApiDependencies(config: ApiConfig, logger: Logger): AppDeps & { close: () => Promise<void> } {
+  const db = createDb(config.DATABASE_URL, 10);
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  const keys = redisKeys(config.COS_REDIS_PREFIX);
+  const learner = thompsonLearner;
+  const producer = new BatchedProducer(redis, keys.queuePrefix);
+  const cache = new ProfileCache(redis, keys);
+  const loader = new ProfileLoader(db, cache, learner);
+  const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
+  credentials.start();
+
+  return {
+    logger,
+    auth: authenticate({ credentials, secret: config.COS_SECRET, environments: config.SERVE_ENVIRONMENTS }),
+    context: new ContextService(loader, learner, producer, config.COS_SECRET),
+    outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW),
+    profiles: new ProfileService(db, cache, loader, learner),
+    health: async () => ({
+      redis: await redis.ping().then(() => 'ok' as const, () => 'unavailable' as const),
+      postgres: await sql`select 1`.execute(db).then(() => 'ok' as const, () => 'unavailable' as const),
+    }),
+    close: async () => {
+      await credentials.stop();
+      await producer.close();
+      redis.disconnect();
+      await db.destroy();
+    },
+  };
+}

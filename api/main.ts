@@ -1,0 +1,38 @@
+import { loadApiConfig, ConfigError } from '../shared/config/config';
+import { loadDotCosEnv } from '../shared/config/dev-env';
+import { createLogger } from '../shared/logger/logger';
+import { createApp } from './app';
+import { buildApiDependencies } from './dependencies';
+
+function main(): void {
+  loadDotCosEnv();
+  let config;
+  try {
+    config = loadApiConfig();
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(config.LOG_LEVEL, 'cos-api');
+  const deps = buildApiDependencies(config, logger);
+  const server = createApp(deps).listen(config.PORT, () => {
+    logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
+  });
+  server.keepAliveTimeout = 65_000;
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api stopping');
+    server.close(() => {
+      void deps.close().finally(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main();

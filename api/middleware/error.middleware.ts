@@ -1,0 +1,41 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, isAppError } from '../../shared/errors/app-error';
+import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
+import { BODY_LIMIT_BYTES } from './json-body.middleware';
+import 'pino-http';
+
+/** Body-parser failures carry a `type`; map them to SPEC §5 codes. */
+function fromParserError(error: { type?: string }): AppError | null {
+  switch (error.type) {
+    case 'entity.too.large':
+      return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${BODY_LIMIT_BYTES} bytes`, { limit: BODY_LIMIT_BYTES });
+    case 'entity.parse.failed':
+      return new AppError('INVALID_JSON', 'Request body is not valid JSON');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send UTF-8 JSON with Content-Type: application/json');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new AppError('INVALID_JSON', 'Request body was incomplete');
+    default:
+      return null;
+  }
+}
+
+/** The only place that turns errors into responses. Never leaks stack traces. */
+export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
+  let appError = isAppError(error) ? error : fromParserError((error ?? {}) as { type?: string });
+  if (!appError && isDependencyUnavailable(error)) {
+    req.log?.warn({ err: error }, 'dependency unavailable');
+    appError = serviceUnavailable();
+  }
+  if (!appError) {
+    req.log?.error({ err: error }, 'unhandled error');
+    appError = new AppError('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it');
+  } else if (appError.statusCode >= 500) {
+    req.log?.warn({ code: appError.code }, appError.message);
+  }
+  if (res.headersSent) return;
+  for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
+  res.status(appError.statusCode).json(appError.toBody());
+}

@@ -1,0 +1,112 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Scope } from '../../shared/keys/api-key';
+import { AppError } from '../../shared/errors/app-error';
+import { authContext } from '../middleware/auth.middleware';
+import { jsonBody } from '../middleware/json-body.middleware';
+import {
+  contextRequestSchema,
+  outcomeRequestSchema,
+  profileUpdateSchema,
+  userIdSchema,
+  versionsQuerySchema,
+} from '../schemas/request.schemas';
+import type { ContextService } from '../services/context.service';
+import type { OutcomeService } from '../services/outcome.service';
+import type { ProfileService } from '../services/profile.service';
+import { parseOrThrow } from '../validation';
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+type Handler = (req: Request, res: Response) => Promise<void>;
+
+export interface V1Services {
+  context: ContextService;
+  outcome: OutcomeService;
+  profiles: ProfileService;
+}
+
+function pathUserId(req: Request): string {
+  return parseOrThrow(userIdSchema, req.params.userId, { '(body)': 'INVALID_USER_ID' });
+}
+
+/**
+ * The /v1 route table. Each route runs: auth (401/403) → body checks (413/415/400) → handler;
+ * a known path with another method is a 405 before auth, an unknown path a 404.
+ */
+export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHandler): Router {
+  const routes: Array<{ method: Method; path: string; scope: Scope; handler: Handler }> = [
+    {
+      method: 'post',
+      path: '/v1/context',
+      scope: 'context',
+      handler: async (req, res) => {
+        const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
+        res.status(200).json(await services.context.decide(authContext(res).tenant, body));
+      },
+    },
+    {
+      method: 'post',
+      path: '/v1/outcome',
+      scope: 'outcome',
+      handler: async (req, res) => {
+        const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
+        await services.outcome.record(authContext(res).tenant, body);
+        res.status(202).json({ success: true, message: 'Outcome accepted; it will be applied to the profile shortly' });
+      },
+    },
+    {
+      method: 'get',
+      path: '/v1/profile/:userId',
+      scope: 'profile',
+      handler: async (req, res) => {
+        res.status(200).json(await services.profiles.get(authContext(res).tenant, pathUserId(req)));
+      },
+    },
+    {
+      method: 'put',
+      path: '/v1/profile/:userId',
+      scope: 'profile',
+      handler: async (req, res) => {
+        const userId = pathUserId(req);
+        const body = parseOrThrow(profileUpdateSchema, req.body);
+        res.status(200).json(await services.profiles.update(authContext(res).tenant, userId, body));
+      },
+    },
+    {
+      method: 'delete',
+      path: '/v1/profile/:userId',
+      scope: 'profile',
+      handler: async (req, res) => {
+        await services.profiles.erase(authContext(res).tenant, pathUserId(req));
+        res.status(204).end();
+      },
+    },
+    {
+      method: 'get',
+      path: '/v1/profile/:userId/versions',
+      scope: 'profile',
+      handler: async (req, res) => {
+        const userId = pathUserId(req);
+        const query = parseOrThrow(versionsQuerySchema, { ...req.query });
+        res.status(200).json(await services.profiles.versions(authContext(res).tenant, userId, query.limit, query.before));
+      },
+    },
+  ];
+
+  const router = Router();
+  const byPath = new Map<string, typeof routes>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  for (const [path, pathRoutes] of byPath) {
+    const chain = router.route(path);
+    for (const route of pathRoutes) {
+      chain[route.method](auth(route.scope), jsonBody, (req: Request, res: Response, next: NextFunction) => {
+        route.handler(req, res).catch(next);
+      });
+    }
+    const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
+    chain.all((req: Request, res: Response, next: NextFunction) => {
+      res.setHeader('Allow', allow.join(', '));
+      next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allow.join(', ')}`));
+    });
+  }
+  return router;
+}

@@ -1,0 +1,65 @@
+import { randomInt } from 'node:crypto';
+import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
+import { seededRandom } from '../../shared/domain/random';
+import type { BatchedProducer } from '../../shared/jobs/batched-producer';
+import { issueRequestId } from '../../shared/keys/request-id';
+import type { ContextRequest } from '../schemas/request.schemas';
+import type { ProfileLoader } from './profile-loader';
+
+export interface ContextResponse {
+  requestId: string;
+  suggestedFraming: string;
+  communicationStyle: string;
+  complexity: string;
+  encouragement: string;
+  confidence: number;
+  rationale: string;
+  metadata: { profilePhase: string; interactionCount: number; explorationMode: boolean };
+}
+
+/** POST /v1/context: decide from the cached profile, enqueue the decision for the worker. */
+export class ContextService {
+  constructor(
+    private readonly profiles: ProfileLoader,
+    private readonly learner: Learner,
+    private readonly producer: BatchedProducer,
+    private readonly secret: string,
+  ) {}
+
+  async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
+    const profile = await this.profiles.findOrCreate(tenant, request.userId);
+    const state = this.learner.parseState(profile.state);
+    const context = { complexity: request.complexity, taskType: request.taskType };
+    const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)));
+    const summary = this.learner.summarize(state);
+    const issuedAt = Date.now();
+    const requestId = issueRequestId({ ...tenant, issuedAt }, this.secret);
+    await this.producer.add('decision', {
+      ...tenant,
+      requestId,
+      userId: request.userId,
+      generation: profile.generation,
+      context: { ...context, ...(request.metadata ? { metadata: request.metadata } : {}) },
+      choice: decision.choice,
+      probabilities: decision.probabilities,
+      explored: decision.explored,
+      confidence: decision.confidence,
+      issuedAt,
+    });
+    return {
+      requestId,
+      suggestedFraming: decision.choice.framing,
+      communicationStyle: decision.choice.style,
+      complexity: decision.choice.complexity,
+      encouragement: decision.choice.encouragement,
+      confidence: Number(decision.confidence.toFixed(4)),
+      rationale: decision.rationale,
+      metadata: {
+        profilePhase: summary.phase,
+        interactionCount: profile.interactionCount,
+        explorationMode: decision.explored.length > 0,
+      },
+    };
+  }
+}

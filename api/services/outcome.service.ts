@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import type { Redis, Result } from 'ioredis';
+import { OUTCOME_FINGERPRINT_GRACE_SECONDS, type RedisKeys } from '../../shared/cache/keys';
+import type { Tenant } from '../../shared/domain/environment';
+import type { OutcomeSignals } from '../../shared/domain/reward';
+import { AppError } from '../../shared/errors/app-error';
+import type { BatchedProducer } from '../../shared/jobs/batched-producer';
+import { isWellFormedRequestId, verifyRequestId } from '../../shared/keys/request-id';
+import type { OutcomeRequest } from '../schemas/request.schemas';
+
+/** First outcome for a requestId wins; a retry with the same signals is accepted again. */
+const CLAIM_OUTCOME = `
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 'new'
+end
+if cur == ARGV[1] then return 'same' end
+return 'conflict'`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cosClaimOutcome(key: string, fingerprint: string, ttl: number): Result<'new' | 'same' | 'conflict', Context>;
+  }
+}
+
+/** Signals in a canonical order: the identity of an outcome for retries and conflicts. */
+export function outcomeFingerprint(signals: OutcomeSignals): string {
+  const canonical = JSON.stringify([signals.started, signals.completed ?? null, signals.timeToStart ?? null, signals.flowState ?? null, signals.satisfaction ?? null]);
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+/** POST /v1/outcome: validate the signed requestId, claim it, enqueue the outcome. */
+export class OutcomeService {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly producer: BatchedProducer,
+    private readonly secret: string,
+    private readonly windowMs: number,
+  ) {
+    if (typeof (redis as Partial<Redis>).cosClaimOutcome !== 'function') {
+      redis.defineCommand('cosClaimOutcome', { numberOfKeys: 1, lua: CLAIM_OUTCOME });
+    }
+  }
+
+  async record(tenant: Tenant, request: OutcomeRequest, now = Date.now()): Promise<void> {
+    if (!isWellFormedRequestId(request.requestId)) {
+      throw new AppError('INVALID_REQUEST_ID', 'requestId must be a requestId returned by POST /v1/context (req_…)');
+    }
+    const claims = verifyRequestId(request.requestId, this.secret);
+    if (!claims || claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) {
+      throw new AppError('REQUEST_NOT_FOUND', 'No context request with this requestId was issued to this account and environment');
+    }
+    if (now - claims.issuedAt > this.windowMs) {
+      throw new AppError('OUTCOME_WINDOW_CLOSED', 'The outcome window for this requestId has closed', {
+        issuedAt: new Date(claims.issuedAt).toISOString(),
+        windowSeconds: Math.round(this.windowMs / 1000),
+      });
+    }
+    const { requestId, metadata, ...signals } = request;
+    const fingerprintKey = this.keys.outcomeFingerprint(requestId);
+    const ttl = Math.ceil(this.windowMs / 1000) + OUTCOME_FINGERPRINT_GRACE_SECONDS;
+    const claim = await this.redis.cosClaimOutcome(fingerprintKey, outcomeFingerprint(signals), ttl);
+    if (claim === 'conflict') {
+      throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
+    }
+    try {
+      // Enqueued on every accepted post, also retries: the job id dedupes in the queue and the
+      // worker applies each requestId once, so a 202 always means "enqueued".
+      await this.producer.add('outcome', { ...tenant, requestId, signals, ...(metadata ? { metadata } : {}), receivedAt: now });
+    } catch (error) {
+      if (claim === 'new') await this.redis.del(fingerprintKey).catch(() => undefined);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../shared/db/database';
+import { DIMENSIONS, DIMENSION_NAMES, type Pins } from '../../shared/domain/arms';
+import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
+import { AppError } from '../../shared/errors/app-error';
+import { changedFields, newProfile, toProfileResponse, type ProfileResponse } from '../../shared/profile/profile';
+import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
+import {
+  eraseUser,
+  findProfile,
+  insertProfilesIfMissing,
+  insertVersions,
+  listVersions,
+  updateProfiles,
+} from '../../shared/profile/profile.repository';
+import type { ProfileUpdate } from '../schemas/request.schemas';
+import type { ProfileLoader } from './profile-loader';
+
+const userNotFound = (userId: string) => new AppError('USER_NOT_FOUND', `No profile for user ${JSON.stringify(userId)}`);
+
+/** GET/PUT/DELETE /v1/profile/:userId and its version history. */
+export class ProfileService {
+  constructor(
+    private readonly db: Db,
+    private readonly cache: ProfileCache,
+    private readonly loader: ProfileLoader,
+    private readonly learner: Learner,
+  ) {}
+
+  async get(tenant: Tenant, userId: string): Promise<ProfileResponse> {
+    const profile = await this.loader.find(tenant, userId);
+    if (!profile) throw userNotFound(userId);
+    return toProfileResponse(profile, this.learner);
+  }
+
+  /** Pins (value) and unpins (null) dimensions; a no-op change does not bump the version. */
+  async update(tenant: Tenant, userId: string, update: ProfileUpdate): Promise<ProfileResponse> {
+    const cached = await this.cache.read(tenant, userId);
+    const saved = await this.db.transaction().execute(async (tx) => {
+      const now = new Date();
+      const seed = newProfile(userId, cached?.generation ?? randomUUID(), this.learner, now);
+      await insertProfilesIfMissing(tx, tenant, [seed]);
+      const current = (await findProfile(tx, tenant, userId, true))!;
+      const pins: Pins = { ...current.pins };
+      for (const dim of DIMENSION_NAMES) {
+        const value = update[DIMENSIONS[dim].profileField];
+        if (value === null) delete pins[dim];
+        else if (value !== undefined) (pins as Record<string, string>)[dim] = value;
+      }
+      const before = toProfileResponse(current, this.learner);
+      const pinsChanged = JSON.stringify(sortKeys(pins)) !== JSON.stringify(sortKeys(current.pins));
+      if (!pinsChanged) return current;
+      const next = { ...current, pins, version: current.version + 1, updatedAt: now.toISOString() };
+      const after = toProfileResponse(next, this.learner);
+      await updateProfiles(tx, tenant, [next]);
+      await insertVersions(tx, tenant, [
+        { userId, version: next.version, cause: 'manual', changed: changedFields(before, after), createdAt: next.updatedAt },
+      ]);
+      return next;
+    });
+    await this.cache.writeIfNewer(tenant, saved);
+    return toProfileResponse(saved, this.learner);
+  }
+
+  /** Right to erasure; idempotent. */
+  async erase(tenant: Tenant, userId: string): Promise<void> {
+    const cached = await this.cache.read(tenant, userId);
+    const generation = await this.db.transaction().execute((tx) => eraseUser(tx, tenant, userId, new Date()));
+    const generations = [generation, cached?.generation].filter((g): g is string => typeof g === 'string');
+    await this.cache.erase(tenant, userId, [...new Set(generations)]);
+  }
+
+  async versions(tenant: Tenant, userId: string, limit: number, before?: number) {
+    const profile = await this.loader.find(tenant, userId);
+    if (!profile) throw userNotFound(userId);
+    const page = await listVersions(this.db, tenant, userId, limit, before);
+    return {
+      data: page.data.map((row) => ({
+        profileVersion: `v${row.version}`,
+        cause: row.cause,
+        changed: row.changed,
+        createdAt: row.createdAt,
+      })),
+      hasMore: page.hasMore,
+    };
+  }
+}
+
+function sortKeys(pins: Pins): Array<[string, string]> {
+  return Object.entries(pins).sort(([a], [b]) => a.localeCompare(b)) as Array<[string, string]>;
+}

@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+import { AppError, type ErrorCode, type FieldError } from '../shared/errors/app-error';
+
+/** Field errors of a zod failure, with the allowed values of enum fields. */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.flatMap((issue): FieldError[] => {
+    const prefix = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ field: `${prefix}${key}`, message: 'is not a known field' }));
+    }
+    const field = issue.path.length > 0 ? issue.path.join('.') : '(body)';
+    const allowed = issue.code === 'invalid_value' ? issue.values.map(String) : undefined;
+    let message = issue.message;
+    if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
+    else if (issue.code === 'invalid_type') message = `must be ${issue.expected === 'record' ? 'an object' : `a ${issue.expected}`}`;
+    else if (allowed) message = `must be one of: ${allowed.join(', ')}`;
+    return [allowed ? { field, message, allowed } : { field, message }];
+  });
+}
+
+/**
+ * Parses input with a schema. A failure on a field with its own error code (userId,
+ * requestId) is reported with that code; anything else is a VALIDATION_ERROR.
+ */
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  dedicated: Partial<Record<string, ErrorCode>> = {},
+): z.infer<S> {
+  const result = schema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const fields = fieldErrors(result.error);
+  for (const [field, code] of Object.entries(dedicated)) {
+    const failure = fields.find((f) => f.field === field);
+    if (failure && code) throw new AppError(code, `${field} ${failure.message}`, { fields: [failure] });
+  }
+  const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
+  throw new AppError('VALIDATION_ERROR', `Invalid request: ${summary}`, { fields });
+}

@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../shared/config/dev-env';
+import { createDb } from '../shared/db/database';
+import { migrateToLatest } from '../shared/db/migrator';
+import { hashApiKey } from '../shared/keys/api-key';
+import { findCredentialByHash } from '../shared/keys/key.repository';
+import { KeyService } from '../shared/keys/key.service';
+import { startLocalServices, writeEnvFile } from './local-services';
+
+/**
+ * `npm start`: the whole service on one machine. Starts Postgres and Redis in .cos/ unless
+ * DATABASE_URL / REDIS_URL are set, migrates, ensures a demo account with a test key, then runs
+ * the api and one worker until Ctrl-C / SIGTERM, and stops everything it started.
+ */
+const root = projectRoot();
+const dotCos = path.join(root, '.cos');
+const log = (line: string) => process.stdout.write(`[cos] ${line}\n`);
+
+function devSecret(): string {
+  if (process.env.COS_SECRET) return process.env.COS_SECRET;
+  const file = path.join(dotCos, 'secret');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+async function demoKey(databaseUrl: string, secret: string): Promise<string> {
+  const db = createDb(databaseUrl, 2);
+  try {
+    const { error } = await migrateToLatest(db);
+    if (error) throw error;
+    const file = path.join(dotCos, 'demo-key');
+    if (existsSync(file)) {
+      const saved = readFileSync(file, 'utf8').trim();
+      const credential = await findCredentialByHash(db, hashApiKey(saved, secret));
+      if (credential && !credential.revokedAt && !credential.deletedAt) return saved;
+    }
+    const issued = await new KeyService(db, secret).create({ account: 'demo', environment: 'test', name: 'demo test key' });
+    writeFileSync(file, issued.key, { mode: 0o600 });
+    return issued.key;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const services = await startLocalServices(dotCos, {
+    databaseUrl: process.env.DATABASE_URL,
+    redisUrl: process.env.REDIS_URL,
+    durable: true,
+  });
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    log('stopping…');
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    await services.stop();
+    log('stopped');
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  try {
+    const secret = devSecret();
+    const port = process.env.PORT ?? '3000';
+    const env = {
+      ...process.env,
+      NODE_ENV: process.env.NODE_ENV ?? 'development',
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      COS_SECRET: secret,
+      PORT: port,
+    };
+    writeEnvFile(path.join(dotCos, 'runtime.env'), {
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      COS_SECRET: secret,
+      NODE_ENV: env.NODE_ENV,
+    });
+    const key = await demoKey(services.databaseUrl, secret);
+    for (const role of ['api', 'worker']) {
+      const child = spawn(process.execPath, [path.join(root, 'dist', role, 'main.js')], { env, stdio: 'inherit' });
+      child.on('exit', (code, signal) => {
+        if (!stopping) {
+          log(`${role} exited (${signal ?? code}); stopping`);
+          void stop(1);
+        }
+      });
+      children.push(child);
+    }
+    log(`Postgres: ${services.databaseUrl}`);
+    log(`Redis:    ${services.redisUrl}`);
+    log(`API:      http://localhost:${port}  (one worker running; Ctrl-C stops everything)`);
+    log(`demo account "demo", test key: ${key}`);
+    log('try:');
+    process.stdout.write(
+      `  curl -s http://localhost:${port}/v1/context -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\\n` +
+        `    -d '{"userId":"user-1","task":"Write the quarterly report","complexity":"high"}'\n`,
+    );
+    log('more keys: npm run cli -- keys create --account demo --env live --json');
+  } catch (error) {
+    process.stderr.write(`[cos] start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    await stop(1);
+  }
+}
+
+void main();

@@ -1,0 +1,28 @@
+import type { Tenant } from '../domain/environment';
+
+/**
+ * Every Redis key the service owns, with its TTL, under a versioned prefix
+ * (`<prefix>:v1:`). BullMQ queues use `<prefix>:q` as their own prefix.
+ */
+export const CACHE_SCHEMA_VERSION = 'v1';
+
+export const PROFILE_CACHE_TTL_SECONDS = 7 * 86_400;
+/** Erased profile generations are remembered so late cache writes cannot resurrect them. */
+export const ERASED_TTL_SECONDS = 2 * 86_400;
+/** Outcome fingerprints live a day beyond the outcome window. */
+export const OUTCOME_FINGERPRINT_GRACE_SECONDS = 86_400;
+
+export function redisKeys(prefix: string) {
+  const base = `${prefix}:${CACHE_SCHEMA_VERSION}`;
+  const user = (tenant: Tenant, userId: string) =>
+    `${tenant.accountId}:${tenant.environment}:${Buffer.from(userId, 'utf8').toString('base64url')}`;
+  return {
+    /** Hash {v: version, g: generation, d: cached profile JSON}. */
+    profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}`,
+    erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
+    /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
+    outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
+    queuePrefix: `${prefix}:q`,
+  };
+}
+export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -1,0 +1,159 @@
+import { Queue } from 'bullmq';
+import { z } from 'zod';
+import { redisKeys } from '../cache/keys';
+import type { CliConfig } from '../config/config';
+import { parseDuration } from '../config/duration';
+import type { Db } from '../db/database';
+import { environmentSchema } from '../domain/environment';
+import { EVENTS_QUEUE } from '../jobs/catalog';
+import { createAccount, findAccount, listAccounts, planSchema, setRestricted, type Account } from '../keys/account.repository';
+import { scopeSchema } from '../keys/api-key';
+import { listKeys, type ApiKeyRecord } from '../keys/key.repository';
+import { KeyService } from '../keys/key.service';
+import { createRedis } from '../redis/redis';
+import { stringFlag, UsageError, type ParsedArgs } from './args';
+
+export interface CommandContext {
+  db: Db;
+  config: CliConfig;
+  args: ParsedArgs;
+}
+
+/** A command returns the JSON object it prints (and a text rendering for humans). */
+export interface CommandOutput {
+  json: unknown;
+  text: string;
+}
+
+const accountJson = (a: Account) => ({ id: a.id, name: a.name, plan: a.plan, restricted: a.restricted, createdAt: a.createdAt });
+
+function keyStatus(key: ApiKeyRecord, now = Date.now()): string {
+  if (key.deletedAt) return 'deleted';
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && Date.parse(key.expiresAt) <= now) return 'expired';
+  if (key.expiresAt) return 'expiring';
+  return 'active';
+}
+
+const keyJson = (k: ApiKeyRecord) => ({
+  id: k.id,
+  name: k.name,
+  environment: k.environment,
+  last4: k.last4,
+  scopes: k.scopes,
+  rateLimitRps: k.rateLimitRps,
+  status: keyStatus(k),
+  createdAt: k.createdAt,
+  lastUsedAt: k.lastUsedAt,
+  revokedAt: k.revokedAt,
+  expiresAt: k.expiresAt,
+});
+
+function positional(args: ParsedArgs, index: number, what: string): string {
+  const value = args.positionals[index];
+  if (!value) throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+function parseWith<T>(schema: z.ZodType<T>, value: unknown, flag: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new UsageError(`invalid --${flag}: ${result.error.issues.map((i) => i.message).join('; ')}`);
+  return result.data;
+}
+
+async function requireAccount(db: Db, ref: string): Promise<Account> {
+  const account = await findAccount(db, ref);
+  if (!account) throw new UsageError(`no account ${ref}`);
+  return account;
+}
+
+const issuedText = (k: { id: string; key: string; account: string; environment: string; scopes: string[] }) =>
+  `${k.key}\n(id ${k.id}, account ${k.account}, ${k.environment}, scopes ${k.scopes.join(',')}) — store it now, it is not shown again`;
+
+export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOutput>> = {
+  'accounts create': async ({ db, args }) => {
+    const name = stringFlag(args, 'name', true);
+    const plan = parseWith(planSchema, stringFlag(args, 'plan') ?? 'starter', 'plan');
+    if (await findAccount(db, name)) throw new UsageError(`account ${name} already exists`);
+    const account = await createAccount(db, name, plan);
+    return { json: accountJson(account), text: `created account ${account.name} (${account.id}, plan ${account.plan})` };
+  },
+  'accounts list': async ({ db }) => {
+    const accounts = await listAccounts(db);
+    return {
+      json: { data: accounts.map(accountJson) },
+      text: accounts.map((a) => `${a.id}  ${a.name}  ${a.plan}${a.restricted ? '  restricted' : ''}`).join('\n') || '(no accounts)',
+    };
+  },
+  'accounts restrict': async ({ db, args }) => {
+    const account = await requireAccount(db, positional(args, 2, 'account'));
+    await setRestricted(db, account.id, true);
+    return { json: accountJson({ ...account, restricted: true }), text: `account ${account.name} is restricted` };
+  },
+  'accounts unrestrict': async ({ db, args }) => {
+    const account = await requireAccount(db, positional(args, 2, 'account'));
+    await setRestricted(db, account.id, false);
+    return { json: accountJson({ ...account, restricted: false }), text: `account ${account.name} is no longer restricted` };
+  },
+  'keys create': async ({ db, config, args }) => {
+    const scopesFlag = stringFlag(args, 'scopes');
+    const rps = stringFlag(args, 'rps');
+    const issued = await new KeyService(db, config.COS_SECRET).create({
+      account: stringFlag(args, 'account', true),
+      environment: parseWith(environmentSchema, stringFlag(args, 'env', true), 'env'),
+      name: stringFlag(args, 'name'),
+      scopes: scopesFlag === undefined ? undefined : parseWith(z.array(scopeSchema).min(1), scopesFlag.split(',').map((s) => s.trim()).filter(Boolean), 'scopes'),
+      rateLimitRps: rps === undefined ? null : parseWith(z.coerce.number().int().positive(), rps, 'rps'),
+    });
+    return { json: issued, text: issuedText(issued) };
+  },
+  'keys list': async ({ db, args }) => {
+    const account = await requireAccount(db, stringFlag(args, 'account', true));
+    const keys = await listKeys(db, account.id);
+    return {
+      json: { data: keys.map(keyJson) },
+      text: keys.map((k) => `${k.id}  ${k.environment}  …${k.last4}  ${keyStatus(k)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n') || '(no keys)',
+    };
+  },
+  'keys revoke': async ({ db, config, args }) => {
+    const key = await new KeyService(db, config.COS_SECRET).revoke(positional(args, 2, 'key id'));
+    return { json: keyJson(key), text: `revoked ${key.id}` };
+  },
+  'keys delete': async ({ db, config, args }) => {
+    const key = await new KeyService(db, config.COS_SECRET).delete(positional(args, 2, 'key id'));
+    return { json: keyJson(key), text: `deleted ${key.id}` };
+  },
+  'keys rotate': async ({ db, config, args }) => {
+    const graceFlag = stringFlag(args, 'grace');
+    const grace = graceFlag === undefined ? undefined : parseDuration(graceFlag);
+    if (grace === null) throw new UsageError(`invalid --grace: "${graceFlag}" is not a duration like 30m, 24h or 7d`);
+    const { previousKeyExpiresAt, ...issued } = await new KeyService(db, config.COS_SECRET).rotate(positional(args, 2, 'key id'), grace);
+    return { json: issued, text: `${issuedText(issued)}\nthe previous key works until ${previousKeyExpiresAt}` };
+  },
+  'jobs failed': async ({ config, args }) => withQueue(config, async (queue) => {
+    const limit = parseWith(z.coerce.number().int().min(1).max(1000), stringFlag(args, 'limit') ?? '50', 'limit');
+    const jobs = await queue.getFailed(0, limit - 1);
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    const data = jobs.map((job) => ({ id: job.id, name: job.name, attemptsMade: job.attemptsMade, failedReason: job.failedReason, finishedOn: job.finishedOn }));
+    return {
+      json: { counts, data },
+      text: [`counts: ${JSON.stringify(counts)}`, ...data.map((j) => `${j.id}  ${j.name}  attempts=${j.attemptsMade}  ${j.failedReason}`)].join('\n'),
+    };
+  }),
+  'jobs retry-failed': async ({ config }) => withQueue(config, async (queue) => {
+    const failed = await queue.getFailed(0, -1);
+    await Promise.all(failed.map((job) => job.retry('failed')));
+    return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
+  }),
+};
+
+async function withQueue(config: CliConfig, run: (queue: Queue) => Promise<CommandOutput>): Promise<CommandOutput> {
+  const redis = createRedis(config.REDIS_URL, 'consumer');
+  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(config.COS_REDIS_PREFIX).queuePrefix });
+  try {
+    return await run(queue);
+  } finally {
+    await queue.close();
+    redis.disconnect();
+  }
+}

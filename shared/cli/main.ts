@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+import { ConfigError, loadCliConfig } from '../config/config';
+import { loadDotCosEnv } from '../config/dev-env';
+import { createDb } from '../db/database';
+import { KeyNotFoundError } from '../keys/key.service';
+import { parseArgs, UsageError } from './args';
+import { COMMANDS } from './commands';
+
+const USAGE = `usage: cos <command> [--json]
+  accounts create --name N [--plan starter|pro|enterprise]
+  accounts list
+  accounts restrict N | accounts unrestrict N
+  keys create --account N --env test|live [--name L] [--scopes context,outcome,profile] [--rps R]
+  keys list --account N
+  keys revoke ID | keys delete ID | keys rotate ID [--grace 24h]
+  jobs failed [--limit N] | jobs retry-failed`;
+
+/** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
+export async function runCli(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
+  const args = parseArgs(argv);
+  const name = args.positionals.slice(0, 2).join(' ');
+  const command = COMMANDS[name];
+  if (!command || args.flags.has('help')) {
+    (command ? out : err).write(`${USAGE}\n`);
+    return command || args.flags.has('help') ? 0 : 2;
+  }
+  loadDotCosEnv();
+  let db;
+  try {
+    const config = loadCliConfig();
+    db = createDb(config.DATABASE_URL, 2);
+    const result = await command({ db, config, args });
+    out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    return 0;
+  } catch (error) {
+    const known = error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof ConfigError;
+    const message = error instanceof Error ? error.message : String(error);
+    err.write(`cos ${name}: ${known ? message.replace(/\n\s*/g, '; ') : `failed: ${message.split('\n')[0]}`}\n`);
+    return known && error instanceof UsageError ? 2 : 1;
+  } finally {
+    await db?.destroy();
+  }
+}
+
+if (require.main === module) {
+  void runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { durationMs } from './duration';
+import { ENVIRONMENTS } from '../domain/environment';
+
+const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
+
+const environmentList = z
+  .string()
+  .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
+
+const common = {
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
+  DATABASE_URL: z.string().url(),
+  REDIS_URL: z.string().url(),
+  COS_SECRET: z.string().min(16).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  OUTCOME_WINDOW: durationMs.default(7 * 86_400_000),
+  /** Prefix of every BullMQ and cache key; tests give each file its own. */
+  COS_REDIS_PREFIX: z.string().regex(/^[a-z0-9_-]+$/i).default('cos'),
+};
+
+const apiSchema = z.object({
+  ...common,
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  SERVE_ENVIRONMENTS: environmentList.default(['test', 'live']),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  /** How often each API instance checks Postgres for changed keys/accounts. */
+  KEY_REFRESH_INTERVAL: durationMs.default(1000),
+});
+
+const workerSchema = z.object({
+  ...common,
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** Most jobs applied in one Postgres transaction. */
+  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
+});
+
+const cliSchema = z.object({ ...common });
+
+export type ApiConfig = z.infer<typeof apiSchema> & { COS_SECRET: string };
+export type WorkerConfig = z.infer<typeof workerSchema> & { COS_SECRET: string };
+export type CliConfig = z.infer<typeof cliSchema> & { COS_SECRET: string };
+
+export class ConfigError extends Error {}
+
+function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> & { COS_SECRET: string } {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = result.data as z.infer<S> & { COS_SECRET?: string; NODE_ENV: string };
+  if (!config.COS_SECRET) {
+    if (config.NODE_ENV === 'production') {
+      throw new ConfigError('invalid configuration:\n  COS_SECRET: required when NODE_ENV is production (at least 16 characters)');
+    }
+    config.COS_SECRET = DEV_SECRET;
+  }
+  return config as z.infer<S> & { COS_SECRET: string };
+}
+
+export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig => parse(apiSchema, env);
+export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => parse(workerSchema, env);
+export const loadCliConfig = (env: NodeJS.ProcessEnv = process.env): CliConfig => parse(cliSchema, env);

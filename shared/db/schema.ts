@@ -1,0 +1,99 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely table types. snake_case names appear only here and in repositories. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+/** A timestamp with a database default. */
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  plan: 'starter' | 'pro' | 'enterprise';
+  restricted: Generated<boolean>;
+  created_at: DefaultedTimestamp;
+  updated_at: DefaultedTimestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  environment: 'test' | 'live';
+  name: string;
+  key_hash: Buffer;
+  last4: string;
+  scopes: string[];
+  rate_limit_rps: number | null;
+  created_at: DefaultedTimestamp;
+  updated_at: DefaultedTimestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  deleted_at: Timestamp | null;
+  expires_at: Timestamp | null;
+  replaced_by: string | null;
+}
+
+export interface ProfilesTable {
+  account_id: string;
+  environment: 'test' | 'live';
+  user_id: string;
+  generation: string;
+  state: Json<unknown>;
+  pins: Json<Record<string, string>>;
+  profile_version: number;
+  interaction_count: number;
+  created_at: DefaultedTimestamp;
+  updated_at: Timestamp;
+}
+
+export interface ProfileVersionsTable {
+  id: Generated<string>;
+  account_id: string;
+  environment: 'test' | 'live';
+  user_id: string;
+  profile_version: number;
+  cause: 'outcome' | 'manual' | 'reset';
+  changed: Json<string[]>;
+  created_at: Timestamp;
+}
+
+export interface DecisionsTable {
+  request_id: string;
+  account_id: string;
+  environment: 'test' | 'live';
+  user_id: string;
+  chosen: Json<Record<string, string>>;
+  probabilities: Json<Record<string, number>>;
+  context: Json<Record<string, unknown>>;
+  explored: Json<string[]>;
+  confidence: number;
+  issued_at: Timestamp;
+}
+
+export interface OutcomesTable {
+  request_id: string;
+  account_id: string;
+  environment: 'test' | 'live';
+  user_id: string;
+  fields: Json<Record<string, unknown>>;
+  reward: number;
+  received_at: Timestamp;
+  applied_at: DefaultedTimestamp;
+}
+
+export interface ErasuresTable {
+  account_id: string;
+  environment: 'test' | 'live';
+  user_id: string;
+  erased_at: Timestamp;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  profiles: ProfilesTable;
+  profile_versions: ProfileVersionsTable;
+  decisions: DecisionsTable;
+  outcomes: OutcomesTable;
+  erasures: ErasuresTable;
+}

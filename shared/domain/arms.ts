@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/** SPEC §4 value sets — the single definition used by validation, the learner and docs. */
+export const FRAMINGS = ['micro_steps', 'time_boxed', 'purpose', 'challenge', 'curiosity'] as const;
+export const STYLES = ['direct', 'warm', 'structured', 'playful'] as const;
+export const COMPLEXITY_HANDLING = ['chunked', 'scaffolded', 'whole'] as const;
+export const ENCOURAGEMENT = ['minimal', 'moderate', 'enthusiastic'] as const;
+export const TASK_COMPLEXITY = ['low', 'medium', 'high'] as const;
+export const PROFILE_PHASES = ['cold_start', 'learning', 'established'] as const;
+
+export const framingSchema = z.enum(FRAMINGS);
+export const styleSchema = z.enum(STYLES);
+export const complexityHandlingSchema = z.enum(COMPLEXITY_HANDLING);
+export const encouragementSchema = z.enum(ENCOURAGEMENT);
+export const taskComplexitySchema = z.enum(TASK_COMPLEXITY);
+export const profilePhaseSchema = z.enum(PROFILE_PHASES);
+
+export type TaskComplexity = z.infer<typeof taskComplexitySchema>;
+export type ProfilePhase = z.infer<typeof profilePhaseSchema>;
+
+/**
+ * The four presentation dimensions the learner chooses. `field` is the name in the context
+ * response, `profileField` the name in the profile object and PUT body.
+ */
+export const DIMENSIONS = {
+  framing: { values: FRAMINGS, field: 'suggestedFraming', profileField: 'preferredFraming' },
+  style: { values: STYLES, field: 'communicationStyle', profileField: 'communicationStyle' },
+  complexity: { values: COMPLEXITY_HANDLING, field: 'complexity', profileField: 'complexityPreference' },
+  encouragement: { values: ENCOURAGEMENT, field: 'encouragement', profileField: 'encouragementLevel' },
+} as const;
+
+export type Dimension = keyof typeof DIMENSIONS;
+export const DIMENSION_NAMES = Object.keys(DIMENSIONS) as Dimension[];
+export type ArmValue<D extends Dimension> = (typeof DIMENSIONS)[D]['values'][number];
+
+/** One value per dimension: what a context response recommends. */
+export const choiceSchema = z.object({
+  framing: framingSchema,
+  style: styleSchema,
+  complexity: complexityHandlingSchema,
+  encouragement: encouragementSchema,
+});
+export type Choice = z.infer<typeof choiceSchema>;
+
+/** Pins set through PUT /v1/profile: a pinned dimension always returns its pinned value. */
+export const pinsSchema = z
+  .object({
+    framing: framingSchema,
+    style: styleSchema,
+    complexity: complexityHandlingSchema,
+    encouragement: encouragementSchema,
+  })
+  .partial();
+export type Pins = z.infer<typeof pinsSchema>;

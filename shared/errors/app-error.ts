@@ -1,0 +1,58 @@
+/** SPEC §5: every error code with its HTTP status, in one place. */
+export const ERROR_STATUS = {
+  INVALID_USER_ID: 400,
+  INVALID_REQUEST_ID: 400,
+  INVALID_JSON: 400,
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  ACCOUNT_RESTRICTED: 403,
+  NOT_FOUND: 404,
+  REQUEST_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  OUTCOME_CONFLICT: 409,
+  OUTCOME_WINDOW_CLOSED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface FieldError {
+  field: string;
+  message: string;
+  allowed?: readonly string[];
+}
+
+export class AppError extends Error {
+  readonly statusCode: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    /** Extra response headers (e.g. Retry-After). */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.statusCode = ERROR_STATUS[code];
+  }
+
+  toBody(): { error: { code: ErrorCode; message: string; statusCode: number; details?: Record<string, unknown> } } {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        statusCode: this.statusCode,
+        ...(this.details ? { details: this.details } : {}),
+      },
+    };
+  }
+}
+
+export const isAppError = (error: unknown): error is AppError => error instanceof AppError;

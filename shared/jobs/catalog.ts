@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { choiceSchema, taskComplexitySchema } from '../domain/arms';
+import { environmentSchema } from '../domain/environment';
+import { selectionProbabilitiesSchema } from '../domain/learner';
+import { outcomeSignalsSchema } from '../domain/reward';
+import type { JobsOptions } from 'bullmq';
+
+/**
+ * The typed job catalog: for each job its name, payload schema, queue, default options and
+ * dedup key (the BullMQ job id). Jobs carry ids and the change, never secrets.
+ */
+export const EVENTS_QUEUE = 'events';
+
+const tenant = { accountId: z.string(), environment: environmentSchema };
+
+export const decisionJobSchema = z.object({
+  ...tenant,
+  requestId: z.string(),
+  userId: z.string(),
+  generation: z.string(),
+  context: z.object({
+    complexity: taskComplexitySchema,
+    taskType: z.string().optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  }),
+  choice: choiceSchema,
+  probabilities: selectionProbabilitiesSchema,
+  explored: z.array(z.string()),
+  confidence: z.number(),
+  issuedAt: z.number(),
+});
+export type DecisionJob = z.infer<typeof decisionJobSchema>;
+
+export const outcomeJobSchema = z.object({
+  ...tenant,
+  requestId: z.string(),
+  signals: outcomeSignalsSchema,
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  receivedAt: z.number(),
+});
+export type OutcomeJob = z.infer<typeof outcomeJobSchema>;
+
+const retrying: JobsOptions = {
+  // A missing decision (its job not yet applied) or a database outage is transient: retry
+  // with exponential backoff for ~17 minutes, then keep the job in the failed set.
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { count: 1000, age: 3600 },
+  removeOnFail: { age: 30 * 86_400 },
+};
+
+export const JOBS = {
+  decision: {
+    queue: EVENTS_QUEUE,
+    schema: decisionJobSchema,
+    options: retrying,
+    jobId: (data: DecisionJob) => `decision-${data.requestId}`,
+  },
+  outcome: {
+    queue: EVENTS_QUEUE,
+    schema: outcomeJobSchema,
+    options: retrying,
+    jobId: (data: OutcomeJob) => `outcome-${data.requestId}`,
+  },
+} as const;
+
+export type JobName = keyof typeof JOBS;
+export type JobPayload<N extends JobName> = z.infer<(typeof JOBS)[N]['schema']>;
+export const JOB_NAMES = Object.keys(JOBS) as JobName[];

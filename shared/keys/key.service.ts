@@ -1,0 +1,96 @@
+import type { Db, DbOrTx } from '../db/database';
+import type { Environment } from '../domain/environment';
+import { findOrCreateAccount, type Account } from './account.repository';
+import { generateApiKey, hashApiKey, lastFour, SCOPES, type Scope } from './api-key';
+import { findKeyById, insertKey, newKeyId, updateKey, type ApiKeyRecord } from './key.repository';
+
+export const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
+
+export interface IssuedKey {
+  id: string;
+  key: string;
+  account: string;
+  environment: Environment;
+  scopes: Scope[];
+  createdAt: string;
+}
+
+export class KeyNotFoundError extends Error {}
+
+/** Key lifecycle (SPEC §3): create, revoke, delete, rotate with a grace period. */
+export class KeyService {
+  constructor(
+    private readonly db: Db,
+    private readonly secret: string,
+  ) {}
+
+  async create(input: {
+    account: string;
+    environment: Environment;
+    name?: string;
+    scopes?: Scope[];
+    rateLimitRps?: number | null;
+  }): Promise<IssuedKey> {
+    return this.db.transaction().execute(async (tx) => {
+      const account = await findOrCreateAccount(tx, input.account);
+      return this.issue(tx, account, input.environment, input.name, input.scopes, input.rateLimitRps ?? null);
+    });
+  }
+
+  private async issue(
+    db: DbOrTx,
+    account: Account,
+    environment: Environment,
+    name: string | undefined,
+    scopes: Scope[] | undefined,
+    rateLimitRps: number | null,
+  ): Promise<IssuedKey> {
+    const key = generateApiKey(environment);
+    const record = await insertKey(db, {
+      id: newKeyId(),
+      accountId: account.id,
+      environment,
+      name: name ?? `${environment} key`,
+      keyHash: hashApiKey(key, this.secret),
+      last4: lastFour(key),
+      scopes: scopes && scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES],
+      rateLimitRps,
+    });
+    return { id: record.id, key, account: account.name, environment, scopes: record.scopes, createdAt: record.createdAt };
+  }
+
+  async revoke(id: string): Promise<ApiKeyRecord> {
+    await this.require(id);
+    await updateKey(this.db, id, { revoked_at: new Date() });
+    return (await findKeyById(this.db, id))!;
+  }
+
+  async delete(id: string): Promise<ApiKeyRecord> {
+    await this.require(id);
+    await updateKey(this.db, id, { deleted_at: new Date() });
+    return (await findKeyById(this.db, id))!;
+  }
+
+  /** Issues a replacement; the old key keeps working until the grace period ends. */
+  async rotate(id: string, graceMs = DEFAULT_ROTATION_GRACE_MS): Promise<IssuedKey & { previousKeyExpiresAt: string }> {
+    return this.db.transaction().execute(async (tx) => {
+      const old = await findKeyById(tx, id);
+      if (!old || old.deletedAt || old.revokedAt) throw new KeyNotFoundError(`no active key with id ${id}`);
+      const account = await findOrCreateAccount(tx, old.accountId);
+      const issued = await this.issue(tx, account, old.environment, old.name, old.scopes, old.rateLimitRps);
+      const expiresAt = new Date(Date.now() + graceMs);
+      const current = old.expiresAt ? new Date(old.expiresAt) : null;
+      await updateKey(tx, id, {
+        expires_at: current && current < expiresAt ? current : expiresAt,
+        replaced_by: issued.id,
+      });
+      return { ...issued, previousKeyExpiresAt: (current && current < expiresAt ? current : expiresAt).toISOString() };
+    });
+  }
+
+  private async require(id: string): Promise<ApiKeyRecord> {
+    const key = await findKeyById(this.db, id);
+    if (!key || key.deletedAt) throw new KeyNotFoundError(`no key with id ${id}`);
+    return key;
+  }
+}

@@ -1,0 +1,56 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Environment } from '../domain/environment';
+
+/**
+ * Signed request ids (docs/adr/0001-signed-request-ids.md). A requestId carries who it was
+ * issued to and when, authenticated by an HMAC under the server secret, so POST /v1/outcome
+ * can answer 404 (not issued to this tenant) and 410 (window closed) without reading storage.
+ *
+ * Layout (base64url): version(1) | env(1) | issuedAt ms (6) | nonce (12) | accountId (utf8)
+ * followed by a 16-byte truncated HMAC-SHA-256 over "rid:" + the payload bytes.
+ */
+const VERSION = 1;
+const NONCE_BYTES = 12;
+const MAC_BYTES = 16;
+const HEADER_BYTES = 1 + 1 + 6 + NONCE_BYTES;
+export const REQUEST_ID_PATTERN = /^req_[A-Za-z0-9_-]{40,200}$/;
+
+export interface RequestIdClaims {
+  accountId: string;
+  environment: Environment;
+  issuedAt: number;
+}
+
+function mac(secret: string, payload: Buffer): Buffer {
+  return createHmac('sha256', secret).update('rid:').update(payload).digest().subarray(0, MAC_BYTES);
+}
+
+export function issueRequestId(claims: RequestIdClaims, secret: string): string {
+  const account = Buffer.from(claims.accountId, 'utf8');
+  const payload = Buffer.alloc(HEADER_BYTES + account.length);
+  payload.writeUInt8(VERSION, 0);
+  payload.writeUInt8(claims.environment === 'live' ? 1 : 0, 1);
+  payload.writeUIntBE(claims.issuedAt, 2, 6);
+  randomBytes(NONCE_BYTES).copy(payload, 8);
+  account.copy(payload, HEADER_BYTES);
+  return `req_${Buffer.concat([payload, mac(secret, payload)]).toString('base64url')}`;
+}
+
+export const isWellFormedRequestId = (value: unknown): value is string =>
+  typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
+
+/** The claims of an authentic requestId, or null when it was not issued by this service. */
+export function verifyRequestId(requestId: string, secret: string): RequestIdClaims | null {
+  if (!isWellFormedRequestId(requestId)) return null;
+  const raw = Buffer.from(requestId.slice(4), 'base64url');
+  if (raw.length <= HEADER_BYTES + MAC_BYTES) return null;
+  const payload = raw.subarray(0, raw.length - MAC_BYTES);
+  const given = raw.subarray(raw.length - MAC_BYTES);
+  if (!timingSafeEqual(given, mac(secret, payload))) return null;
+  if (payload.readUInt8(0) !== VERSION) return null;
+  return {
+    environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
+    issuedAt: payload.readUIntBE(2, 6),
+    accountId: payload.subarray(HEADER_BYTES).toString('utf8'),
+  };
+}

@@ -1,0 +1,107 @@
+import type { Redis, Result } from 'ioredis';
+import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
+import type { Tenant } from '../domain/environment';
+import { storedProfileSchema, type StoredProfile } from './profile';
+
+/**
+ * Redis cache of profiles (docs/adr/0003-cache-versioning.md). A write never replaces a newer
+ * version of the same generation, and never revives a generation that was erased, so the
+ * cache cannot move backwards whatever order API and workers write in.
+ */
+const WRITE_IF_NEWER = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
+if cur[1] and cur[2] == ARGV[2] and tonumber(cur[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'd', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1`;
+
+const PUT_IF_ABSENT = `
+local cur = redis.call('HGET', KEYS[1], 'd')
+if cur then return cur end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'd', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return ARGV[3]`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cosWriteProfileIfNewer(profileKey: string, erasedKey: string, version: number, generation: string, data: string, ttl: number): Result<number, Context>;
+    cosPutProfileIfAbsent(profileKey: string, version: number, generation: string, data: string, ttl: number): Result<string, Context>;
+  }
+}
+
+export function defineProfileCacheScripts(redis: Redis): void {
+  if (typeof (redis as Partial<Redis>).cosWriteProfileIfNewer === 'function') return;
+  redis.defineCommand('cosWriteProfileIfNewer', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
+  redis.defineCommand('cosPutProfileIfAbsent', { numberOfKeys: 1, lua: PUT_IF_ABSENT });
+}
+
+function decode(data: string | null | undefined): StoredProfile | null {
+  if (!data) return null;
+  const parsed = storedProfileSchema.safeParse(JSON.parse(data));
+  return parsed.success ? parsed.data : null;
+}
+
+export class ProfileCache {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {
+    defineProfileCacheScripts(redis);
+  }
+
+  async read(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
+    return decode(await this.redis.hget(this.keys.profile(tenant, userId), 'd'));
+  }
+
+  async writeIfNewer(tenant: Tenant, profile: StoredProfile): Promise<boolean> {
+    const written = await this.redis.cosWriteProfileIfNewer(
+      this.keys.profile(tenant, profile.userId),
+      this.keys.erasedGeneration(profile.generation),
+      profile.version,
+      profile.generation,
+      JSON.stringify(profile),
+      PROFILE_CACHE_TTL_SECONDS,
+    );
+    return written === 1;
+  }
+
+  /** Many writes in one round trip (the worker refreshes a whole batch at once). */
+  async writeManyIfNewer(entries: Array<{ tenant: Tenant; profile: StoredProfile }>): Promise<void> {
+    if (entries.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const { tenant, profile } of entries) {
+      pipeline.cosWriteProfileIfNewer(
+        this.keys.profile(tenant, profile.userId),
+        this.keys.erasedGeneration(profile.generation),
+        profile.version,
+        profile.generation,
+        JSON.stringify(profile),
+        PROFILE_CACHE_TTL_SECONDS,
+      );
+    }
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) throw failed[0];
+  }
+
+  /** Caches a brand-new profile unless one is cached already; returns the cached one. */
+  async putIfAbsent(tenant: Tenant, profile: StoredProfile): Promise<StoredProfile> {
+    const data = await this.redis.cosPutProfileIfAbsent(
+      this.keys.profile(tenant, profile.userId),
+      profile.version,
+      profile.generation,
+      JSON.stringify(profile),
+      PROFILE_CACHE_TTL_SECONDS,
+    );
+    return decode(data) ?? profile;
+  }
+
+  /** Drops the cached profile and fences off late writes of the erased generations. */
+  async erase(tenant: Tenant, userId: string, generations: string[]): Promise<void> {
+    const multi = this.redis.multi();
+    for (const generation of generations) multi.set(this.keys.erasedGeneration(generation), '1', 'EX', ERASED_TTL_SECONDS);
+    multi.del(this.keys.profile(tenant, userId));
+    await multi.exec();
+  }
+}

@@ -1,0 +1,170 @@
+import { sql } from 'kysely';
+import type { DbOrTx } from '../db/database';
+import type { ProfilesTable } from '../db/schema';
+import type { Tenant } from '../domain/environment';
+import { pinsSchema } from '../domain/arms';
+import type { StoredProfile } from './profile';
+
+type ProfileRow = Pick<
+  ProfilesTable,
+  'user_id' | 'generation' | 'profile_version' | 'interaction_count'
+> & { state: unknown; pins: unknown; updated_at: Date };
+
+const COLUMNS = ['user_id', 'generation', 'state', 'pins', 'profile_version', 'interaction_count', 'updated_at'] as const;
+
+function toProfile(row: ProfileRow): StoredProfile {
+  return {
+    userId: row.user_id,
+    generation: row.generation,
+    version: row.profile_version,
+    state: row.state,
+    pins: pinsSchema.parse(row.pins ?? {}),
+    interactionCount: row.interaction_count,
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+const byTenant = (tenant: Tenant) => ({ account_id: tenant.accountId, environment: tenant.environment });
+
+export async function findProfile(db: DbOrTx, tenant: Tenant, userId: string, forUpdate = false): Promise<StoredProfile | null> {
+  let query = db
+    .selectFrom('profiles')
+    .select(COLUMNS)
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .where('user_id', '=', userId);
+  if (forUpdate) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row ? toProfile(row as ProfileRow) : null;
+}
+
+/** Locks the rows of these users in a stable order (no deadlocks between workers). */
+export async function lockProfiles(db: DbOrTx, tenant: Tenant, userIds: string[]): Promise<Map<string, StoredProfile>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('profiles')
+    .select(COLUMNS)
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .where('user_id', 'in', userIds)
+    .orderBy('user_id')
+    .forUpdate()
+    .execute();
+  return new Map(rows.map((row) => [row.user_id, toProfile(row as ProfileRow)]));
+}
+
+/** Inserts profiles that do not exist yet; existing rows are left as they are. */
+export async function insertProfilesIfMissing(db: DbOrTx, tenant: Tenant, profiles: StoredProfile[]): Promise<void> {
+  if (profiles.length === 0) return;
+  const sorted = [...profiles].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+  await db
+    .insertInto('profiles')
+    .values(
+      sorted.map((p) => ({
+        ...byTenant(tenant),
+        user_id: p.userId,
+        generation: p.generation,
+        state: JSON.stringify(p.state),
+        pins: JSON.stringify(p.pins),
+        profile_version: p.version,
+        interaction_count: p.interactionCount,
+        updated_at: p.updatedAt,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['account_id', 'environment', 'user_id']).doNothing())
+    .execute();
+}
+
+export async function updateProfiles(db: DbOrTx, tenant: Tenant, profiles: StoredProfile[]): Promise<void> {
+  if (profiles.length === 0) return;
+  // One statement for the whole batch: UPDATE … FROM (VALUES …).
+  const values = sql.join(
+    profiles.map(
+      (p) =>
+        sql`(${p.userId}, ${JSON.stringify(p.state)}::jsonb, ${JSON.stringify(p.pins)}::jsonb, ${p.version}::int, ${p.interactionCount}::int, ${p.updatedAt}::timestamptz)`,
+    ),
+  );
+  await sql`
+    update profiles as p set state = v.state, pins = v.pins, profile_version = v.version,
+      interaction_count = v.interaction_count, updated_at = v.updated_at
+    from (values ${values}) as v(user_id, state, pins, version, interaction_count, updated_at)
+    where p.account_id = ${tenant.accountId} and p.environment = ${tenant.environment} and p.user_id = v.user_id`.execute(db);
+}
+
+export interface VersionRow {
+  userId: string;
+  version: number;
+  cause: 'outcome' | 'manual' | 'reset';
+  changed: string[];
+  createdAt: string;
+}
+
+export async function insertVersions(db: DbOrTx, tenant: Tenant, rows: VersionRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('profile_versions')
+    .values(
+      rows.map((row) => ({
+        ...byTenant(tenant),
+        user_id: row.userId,
+        profile_version: row.version,
+        cause: row.cause,
+        changed: JSON.stringify(row.changed),
+        created_at: row.createdAt,
+      })),
+    )
+    .execute();
+}
+
+export async function listVersions(
+  db: DbOrTx,
+  tenant: Tenant,
+  userId: string,
+  limit: number,
+  beforeVersion?: number,
+): Promise<{ data: Array<Omit<VersionRow, 'userId'>>; hasMore: boolean }> {
+  let query = db
+    .selectFrom('profile_versions')
+    .select(['profile_version', 'cause', 'changed', 'created_at'])
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .where('user_id', '=', userId)
+    .orderBy('profile_version', 'desc')
+    .limit(limit + 1);
+  if (beforeVersion !== undefined) query = query.where('profile_version', '<', beforeVersion);
+  const rows = await query.execute();
+  return {
+    data: rows.slice(0, limit).map((row) => ({
+      version: row.profile_version,
+      cause: row.cause,
+      changed: row.changed as unknown as string[],
+      createdAt: new Date(row.created_at).toISOString(),
+    })),
+    hasMore: rows.length > limit,
+  };
+}
+
+/** Right to erasure: the profile, its versions, decisions and outcomes. Returns the erased generation. */
+export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, now: Date): Promise<string | null> {
+  const erased = await db
+    .deleteFrom('profiles')
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .where('user_id', '=', userId)
+    .returning('generation')
+    .executeTakeFirst();
+  for (const table of ['profile_versions', 'decisions', 'outcomes'] as const) {
+    await db
+      .deleteFrom(table)
+      .where('account_id', '=', tenant.accountId)
+      .where('environment', '=', tenant.environment)
+      .where('user_id', '=', userId)
+      .execute();
+  }
+  await db
+    .insertInto('erasures')
+    .values({ ...byTenant(tenant), user_id: userId, erased_at: now })
+    .onConflict((oc) => oc.columns(['account_id', 'environment', 'user_id']).doUpdateSet({ erased_at: now }))
+    .execute();
+  return erased?.generation ?? null;
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { DIMENSIONS, DIMENSION_NAMES, pinsSchema, profilePhaseSchema, type Dimension, type Pins } from '../domain/arms';
+import type { Learner } from '../domain/learner';
+
+/** A profile as stored in Postgres and cached in Redis. */
+export const storedProfileSchema = z.object({
+  userId: z.string(),
+  /** Changes when a profile is erased and created again; guards caches against resurrection. */
+  generation: z.string(),
+  version: z.number().int().min(0),
+  state: z.unknown(),
+  pins: pinsSchema,
+  interactionCount: z.number().int().min(0),
+  updatedAt: z.string(),
+});
+export type StoredProfile = z.infer<typeof storedProfileSchema>;
+
+/** SPEC §4 profile object. */
+export const profileResponseSchema = z.object({
+  userId: z.string(),
+  preferredFraming: z.enum(DIMENSIONS.framing.values),
+  communicationStyle: z.enum(DIMENSIONS.style.values),
+  complexityPreference: z.enum(DIMENSIONS.complexity.values),
+  encouragementLevel: z.enum(DIMENSIONS.encouragement.values),
+  pinned: z.array(z.string()),
+  profilePhase: profilePhaseSchema,
+  interactionCount: z.number().int(),
+  lastUpdated: z.string(),
+  profileVersion: z.string(),
+});
+export type ProfileResponse = z.infer<typeof profileResponseSchema>;
+
+export function newProfile(userId: string, generation: string, learner: Learner, now: Date): StoredProfile {
+  return {
+    userId,
+    generation,
+    version: 0,
+    state: learner.initialState(),
+    pins: {},
+    interactionCount: 0,
+    updatedAt: now.toISOString(),
+  };
+}
+
+export function pinnedFields(pins: Pins): string[] {
+  return DIMENSION_NAMES.filter((dim) => pins[dim] !== undefined).map((dim) => DIMENSIONS[dim].profileField);
+}
+
+export function toProfileResponse(profile: StoredProfile, learner: Learner): ProfileResponse {
+  const summary = learner.summarize(learner.parseState(profile.state));
+  const current = (dim: Dimension) => profile.pins[dim] ?? summary.best[dim];
+  return {
+    userId: profile.userId,
+    preferredFraming: current('framing') as ProfileResponse['preferredFraming'],
+    communicationStyle: current('style') as ProfileResponse['communicationStyle'],
+    complexityPreference: current('complexity') as ProfileResponse['complexityPreference'],
+    encouragementLevel: current('encouragement') as ProfileResponse['encouragementLevel'],
+    pinned: pinnedFields(profile.pins),
+    profilePhase: summary.phase,
+    interactionCount: profile.interactionCount,
+    lastUpdated: new Date(profile.updatedAt).toISOString(),
+    profileVersion: `v${profile.version}`,
+  };
+}
+
+/** Profile fields whose value differs between two responses (for version history). */
+export function changedFields(before: ProfileResponse, after: ProfileResponse): string[] {
+  const fields = ['preferredFraming', 'communicationStyle', 'complexityPreference', 'encouragementLevel', 'pinned', 'profilePhase', 'interactionCount'] as const;
+  return fields.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
+}

@@ -1,0 +1,32 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Producers (API, CLI) fail fast while Redis is down so the API can answer 503; consumers
+ * (workers) wait for Redis to come back (BullMQ's production guide).
+ */
+export function createRedis(url: string, role: 'producer' | 'consumer'): Redis {
+  const options: RedisOptions =
+    role === 'producer'
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false }
+      : { maxRetriesPerRequest: null, enableReadyCheck: true };
+  const client = new Redis(url, {
+    ...options,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  client.on('error', () => undefined); // reported by the callers' failing commands
+  return client;
+}
+
+/** Resolves once the client is ready (or rejects after timeoutMs). */
+export async function waitForReady(client: Redis, timeoutMs = 5000): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Redis did not become ready in time')), timeoutMs);
+    client.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+export type { Redis };

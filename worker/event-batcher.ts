@@ -1,0 +1,141 @@
+import type { Queue } from 'bullmq';
+import type { Db } from '../shared/db/database';
+import type { Tenant } from '../shared/domain/environment';
+import type { Learner } from '../shared/domain/learner';
+import { JOBS } from '../shared/jobs/catalog';
+import type { Logger } from '../shared/logger/logger';
+import type { ProfileCache } from '../shared/profile/profile-cache.repository';
+import { applyTenantEvents, DecisionNotYetStored } from './handlers/apply-events';
+import type { BatchItem } from './handlers/event-batch';
+
+const FLUSH_DELAY_MS = 2;
+const MAX_PARALLEL_FLUSHES = 4;
+const DEADLOCK_RETRIES = 3;
+const PENDING_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed']);
+
+/**
+ * Collects jobs handed over by the BullMQ processor and applies them in batches: one Postgres
+ * transaction per batch, grouped per tenant and user. Each job's promise settles with its own
+ * result, so BullMQ still completes, retries or fails jobs one by one.
+ */
+export class EventBatcher {
+  private pending: BatchItem[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private flushing = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly cache: ProfileCache,
+    private readonly queue: Queue,
+    private readonly learner: Learner,
+    private readonly logger: Logger,
+    private readonly maxBatch: number,
+  ) {}
+
+  submit(item: Omit<BatchItem, 'resolve' | 'reject'>): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ ...item, resolve, reject } as BatchItem);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.flushing >= MAX_PARALLEL_FLUSHES) return; // a finishing flush reschedules
+    if (this.pending.length >= this.maxBatch) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      void this.flush();
+    } else if (!this.timer && this.pending.length > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        void this.flush();
+      }, FLUSH_DELAY_MS);
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0, this.maxBatch);
+    if (batch.length === 0) return;
+    this.flushing++;
+    try {
+      await this.applyWithFallback(batch);
+    } finally {
+      this.flushing--;
+      this.schedule();
+    }
+  }
+
+  /** A failing batch is split into single jobs so one bad job cannot fail the others. */
+  private async applyWithFallback(batch: BatchItem[]): Promise<void> {
+    try {
+      await this.apply(batch);
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.reject(error);
+      this.logger.warn({ err: error, size: batch.length }, 'batch failed; applying its jobs one by one');
+      for (const item of batch) await this.apply([item]).catch((e: unknown) => item.reject(e));
+    }
+  }
+
+  private async apply(batch: BatchItem[]): Promise<void> {
+    const byTenant = new Map<string, { tenant: Tenant; items: BatchItem[] }>();
+    for (const item of batch) {
+      const key = `${item.data.accountId}\u0000${item.data.environment}`;
+      const group = byTenant.get(key) ?? { tenant: { accountId: item.data.accountId, environment: item.data.environment }, items: [] };
+      group.items.push(item);
+      byTenant.set(key, group);
+    }
+    const results = await this.withDeadlockRetry(() =>
+      this.db.transaction().execute(async (tx) => {
+        const now = new Date();
+        const out = [];
+        for (const { tenant, items } of [...byTenant.values()].sort((a, b) => (a.tenant.accountId < b.tenant.accountId ? -1 : 1))) {
+          const decisions = items.flatMap((i) => (i.kind === 'decision' ? [i.data] : []));
+          const outcomes = items.flatMap((i) => (i.kind === 'outcome' ? [i.data] : []));
+          out.push({ tenant, result: await applyTenantEvents(tx, tenant, decisions, outcomes, this.learner, now) });
+        }
+        return out;
+      }),
+    );
+    // Postgres has committed: refresh the cache (never to an older version), then settle jobs.
+    await this.cache
+      .writeManyIfNewer(results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile }))))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'profile cache refresh failed; next read reloads from Postgres'));
+    const missing = new Set(results.flatMap(({ result }) => [...result.missingDecisions]));
+    const dropped = new Set(results.flatMap(({ result }) => [...result.droppedDecisions]));
+    const applied = new Set(results.flatMap(({ result }) => [...result.appliedOutcomes]));
+    for (const item of batch) {
+      const id = item.data.requestId;
+      if (item.kind === 'decision') item.resolve(dropped.has(id) ? 'dropped: user erased' : 'stored');
+      else if (!missing.has(id)) item.resolve(applied.has(id) ? 'applied' : 'already applied');
+      else await this.settleMissingDecision(item);
+    }
+  }
+
+  /**
+   * An outcome whose decision is not in Postgres: if the decision job is still queued, retry
+   * later; if it already ran (completed or removed), the user was erased — drop the outcome.
+   */
+  private async settleMissingDecision(item: BatchItem): Promise<void> {
+    const state = await this.queue.getJobState(JOBS.decision.jobId({ requestId: item.data.requestId } as never));
+    if (PENDING_STATES.has(state)) item.reject(new DecisionNotYetStored(item.data.requestId));
+    else item.resolve('dropped: decision erased');
+  }
+
+  private async withDeadlockRetry<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if ((code !== '40P01' && code !== '40001') || attempt >= DEADLOCK_RETRIES) throw error;
+      }
+    }
+  }
+
+  /** Applies whatever is pending (used when the worker drains on SIGTERM). */
+  async drain(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.pending.length > 0) await this.flush();
+  }
+}

@@ -1,0 +1,86 @@
+import { sql } from 'kysely';
+import type { DbOrTx } from '../../shared/db/database';
+import { choiceSchema } from '../../shared/domain/arms';
+import type { Tenant } from '../../shared/domain/environment';
+import { decisionContextSchema } from '../../shared/domain/learner';
+import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
+import type { StoredDecision } from './apply-events';
+
+/** When each of these users was last erased (epoch ms). */
+export async function erasedSince(db: DbOrTx, tenant: Tenant, userIds: string[]): Promise<Map<string, number>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('erasures')
+    .select(['user_id', 'erased_at'])
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .where('user_id', 'in', userIds)
+    .execute();
+  return new Map(rows.map((row) => [row.user_id, new Date(row.erased_at).getTime()]));
+}
+
+export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: DecisionJob[]): Promise<void> {
+  if (decisions.length === 0) return;
+  await db
+    .insertInto('decisions')
+    .values(
+      decisions.map((d) => ({
+        request_id: d.requestId,
+        account_id: tenant.accountId,
+        environment: tenant.environment,
+        user_id: d.userId,
+        chosen: JSON.stringify(d.choice),
+        probabilities: JSON.stringify(d.probabilities),
+        context: JSON.stringify(d.context),
+        explored: JSON.stringify(d.explored),
+        confidence: d.confidence,
+        issued_at: new Date(d.issuedAt),
+      })),
+    )
+    .onConflict((oc) => oc.column('request_id').doNothing())
+    .execute();
+}
+
+export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: string[]): Promise<Map<string, StoredDecision>> {
+  if (requestIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('decisions')
+    .select(['request_id', 'user_id', 'chosen', 'context'])
+    .where('request_id', 'in', requestIds)
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.request_id,
+      { userId: row.user_id, choice: choiceSchema.parse(row.chosen), context: decisionContextSchema.parse(row.context) },
+    ]),
+  );
+}
+
+/** Inserts outcomes; returns the request ids inserted now (not already applied before). */
+export async function insertOutcomes(
+  db: DbOrTx,
+  tenant: Tenant,
+  outcomes: Array<{ job: OutcomeJob; userId: string; reward: number }>,
+): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const rows = await db
+    .insertInto('outcomes')
+    .values(
+      outcomes.map(({ job, userId, reward }) => ({
+        request_id: job.requestId,
+        account_id: tenant.accountId,
+        environment: tenant.environment,
+        user_id: userId,
+        fields: JSON.stringify({ ...job.signals, ...(job.metadata ? { metadata: job.metadata } : {}) }),
+        reward,
+        received_at: new Date(job.receivedAt),
+        applied_at: sql`now()`,
+      })),
+    )
+    .onConflict((oc) => oc.column('request_id').doNothing())
+    .returning('request_id')
+    .execute();
+  return new Set(rows.map((row) => row.request_id));
+}
