@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { startLocalServices, type LocalServices } from '../../scripts/local-services';
+
+/**
+ * Starts throwaway Postgres and Redis on free ports (unless DATABASE_URL / REDIS_URL are
+ * given), migrates a template database once with the built `npm run migrate`, and hands the
+ * URLs to the test files through the environment.
+ */
+export default async function globalSetup(): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cos-test-'));
+  chmodSync(dir, 0o755); // the postgres user must reach its data folder inside
+  const services: LocalServices = await startLocalServices(dir, {
+    databaseUrl: process.env.DATABASE_URL,
+    redisUrl: process.env.REDIS_URL,
+    durable: false,
+  });
+  (globalThis as { __COS_SERVICES__?: LocalServices }).__COS_SERVICES__ = services;
+
+  const template = `cos_template_${process.pid}`;
+  const admin = new Client({ connectionString: services.databaseUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${template}`);
+  await admin.query(`create database ${template}`);
+  await admin.end();
+  const templateUrl = withDatabase(services.databaseUrl, template);
+  const migrate = spawnSync(process.execPath, [path.join(__dirname, '../../dist/shared/db/migrate.main.js')], {
+    env: { ...process.env, DATABASE_URL: templateUrl },
+    encoding: 'utf8',
+  });
+  if (migrate.status !== 0) throw new Error(`migration of the template database failed: ${migrate.stderr}${migrate.stdout}`);
+
+  process.env.COS_TEST_ADMIN_URL = services.databaseUrl;
+  process.env.COS_TEST_TEMPLATE_DB = template;
+  process.env.COS_TEST_REDIS_URL = services.redisUrl;
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}

@@ -1,0 +1,67 @@
+import type { Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../../api/app';
+import { buildApiDependencies } from '../../api/dependencies';
+import { loadApiConfig, loadWorkerConfig } from '../../shared/config/config';
+import type { Environment } from '../../shared/domain/environment';
+import type { Scope } from '../../shared/keys/api-key';
+import { KeyService } from '../../shared/keys/key.service';
+import { createLogger } from '../../shared/logger/logger';
+import { startWorker, type RunningWorker } from '../../worker/worker';
+import { createTestEnv, TEST_SECRET, type TestEnv } from './test-env';
+
+export interface Harness {
+  env: TestEnv;
+  app: Express;
+  http: () => ReturnType<typeof request>;
+  keys: KeyService;
+  /** Creates a key (and its account if missing) and returns the plain key. */
+  key(account: string, environment?: Environment, scopes?: Scope[]): Promise<string>;
+  startWorker(): RunningWorker;
+  close(): Promise<void>;
+}
+
+/** The real API app (supertest) and in-process workers on this test file's database and prefix. */
+export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
+  const env = await createTestEnv();
+  const logger = createLogger('silent', 'test');
+  const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger);
+  const app = createApp(deps);
+  const keys = new KeyService(env.db, TEST_SECRET);
+  const workers: RunningWorker[] = [];
+  return {
+    env,
+    app,
+    http: () => request(app),
+    keys,
+    key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
+    startWorker: () => {
+      const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), logger);
+      workers.push(worker);
+      return worker;
+    },
+    close: async () => {
+      await Promise.all(workers.map((w) => w.close()));
+      await deps.close();
+      await env.close();
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** Polls until `check` returns a truthy value (or throws after timeoutMs). */
+export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
