@@ -1,0 +1,80 @@
+import { bearer, startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+let key: string;
+beforeAll(async () => {
+  h = await startHarness();
+  key = await h.key('protocol', 'test');
+});
+afterAll(() => h.close());
+
+const errorShape = (code: string, statusCode: number) => ({ error: expect.objectContaining({ code, statusCode, message: expect.any(String) }) });
+
+describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
+  it('answers an unknown route with 404 NOT_FOUND before checking auth', async () => {
+    const res = await h.http().get('/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual(errorShape('NOT_FOUND', 404));
+    expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('answers a known route with the wrong method with 405 METHOD_NOT_ALLOWED and an Allow header, before auth', async () => {
+    const res = await h.http().get('/v1/context');
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual(errorShape('METHOD_NOT_ALLOWED', 405));
+    expect(res.headers.allow).toBe('POST');
+    const patch = await h.http().patch('/v1/profile/u1').set(bearer(key));
+    expect(patch.status).toBe(405);
+    expect(patch.headers.allow).toContain('PUT');
+  });
+
+  it('answers a body over 64 KiB with 413 PAYLOAD_TOO_LARGE', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json')
+      .send(JSON.stringify({ userId: 'u', task: 'x'.repeat(70 * 1024), complexity: 'low' }));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual(errorShape('PAYLOAD_TOO_LARGE', 413));
+  });
+
+  it('answers a non-JSON body with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'text/plain').send('hello');
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual(errorShape('UNSUPPORTED_MEDIA_TYPE', 415));
+    const form = await h.http().put('/v1/profile/u1').set(bearer(key)).type('form').send({ preferredFraming: 'purpose' });
+    expect(form.status).toBe(415);
+  });
+
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('{"userId": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorShape('INVALID_JSON', 400));
+  });
+
+  it('treats a JSON body that is not an object as a validation error', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('[1,2]');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('accepts application/json with a charset and echoes a client X-Request-Id', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('X-Request-Id', 'client-abc.123')
+      .set('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify({ userId: 'u', task: 't', complexity: 'low' }));
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toBe('client-abc.123');
+  });
+
+  it('replaces an unsafe client X-Request-Id with its own', async () => {
+    const res = await h.http().get('/v1/profile/u').set(bearer(key)).set('X-Request-Id', 'bad id with spaces');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('never includes a stack trace in an error', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('{');
+    expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/);
+  });
+
+  it('reports health of Redis and Postgres without auth', async () => {
+    const res = await h.http().get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', checks: { redis: 'ok', postgres: 'ok' } });
+  });
+});

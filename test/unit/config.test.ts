@@ -1,0 +1,119 @@
+import { ConfigError, loadApiConfig, loadCliConfig, loadWorkerConfig } from '../../shared/config/config';
+
+const BASE = {
+  DATABASE_URL: 'postgres://cos:cos@localhost:5432/cos',
+  REDIS_URL: 'redis://localhost:6379',
+  COS_SECRET: 'a-production-secret-of-32-chars!',
+};
+
+function configError(load: () => unknown): ConfigError {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe.each([
+  ['loadApiConfig', loadApiConfig],
+  ['loadWorkerConfig', loadWorkerConfig],
+  ['loadCliConfig', loadCliConfig],
+] as const)('%s', (_name, load) => {
+  it('accepts a complete production environment', () => {
+    const config = load({ ...BASE });
+    expect(config.NODE_ENV).toBe('production');
+    expect(config.COS_SECRET).toBe(BASE.COS_SECRET);
+    expect(config.DATABASE_URL).toBe(BASE.DATABASE_URL);
+  });
+
+  it('lists every bad variable when several are missing or invalid', () => {
+    const error = configError(() => load({ COS_SECRET: BASE.COS_SECRET, LOG_LEVEL: 'loud', OUTCOME_WINDOW: '7' }));
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'OUTCOME_WINDOW']) expect(error.message).toContain(name);
+  });
+
+  it('requires COS_SECRET when NODE_ENV is unset (production is the default)', () => {
+    const { COS_SECRET: _secret, ...withoutSecret } = BASE;
+    expect(configError(() => load(withoutSecret)).message).toContain('COS_SECRET');
+    expect(configError(() => load({ ...withoutSecret, NODE_ENV: 'production' })).message).toContain('COS_SECRET');
+  });
+
+  it('rejects a COS_SECRET shorter than 16 characters', () => {
+    expect(configError(() => load({ ...BASE, COS_SECRET: 'short' })).message).toContain('COS_SECRET');
+  });
+
+  it.each(['development', 'test'])('falls back to a development secret when NODE_ENV=%s', (nodeEnv) => {
+    const { COS_SECRET: _secret, ...withoutSecret } = BASE;
+    const config = load({ ...withoutSecret, NODE_ENV: nodeEnv });
+    expect(config.COS_SECRET.length).toBeGreaterThanOrEqual(16);
+    expect(load({ ...BASE, NODE_ENV: nodeEnv }).COS_SECRET).toBe(BASE.COS_SECRET);
+  });
+
+  it('parses OUTCOME_WINDOW as a duration in ms, 7 days by default', () => {
+    expect(load({ ...BASE }).OUTCOME_WINDOW).toBe(7 * 86_400_000);
+    expect(load({ ...BASE, OUTCOME_WINDOW: '24h' }).OUTCOME_WINDOW).toBe(86_400_000);
+    expect(configError(() => load({ ...BASE, OUTCOME_WINDOW: '5w' })).message).toContain('OUTCOME_WINDOW');
+  });
+
+  it('rejects an unknown NODE_ENV instead of treating it as production or development', () => {
+    expect(configError(() => load({ ...BASE, NODE_ENV: 'staging' })).message).toContain('NODE_ENV');
+  });
+});
+
+describe('loadApiConfig', () => {
+  it('reports a missing COS_SECRET together with the other bad variables, not on a second run', () => {
+    // ENGINEERING.md: "on failure print every bad variable" — an operator fixing DATABASE_URL
+    // should not discover the missing secret only on the next boot.
+    const error = configError(() => loadApiConfig({}));
+    expect(error.message).toContain('DATABASE_URL');
+    expect(error.message).toContain('REDIS_URL');
+    expect(error.message).toContain('COS_SECRET');
+  });
+
+  it('parses SERVE_ENVIRONMENTS as a comma list of test|live, both by default', () => {
+    expect(loadApiConfig({ ...BASE }).SERVE_ENVIRONMENTS).toEqual(['test', 'live']);
+    expect(loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: 'test' }).SERVE_ENVIRONMENTS).toEqual(['test']);
+    expect(loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: 'live' }).SERVE_ENVIRONMENTS).toEqual(['live']);
+    expect(loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: 'test,live' }).SERVE_ENVIRONMENTS).toEqual(['test', 'live']);
+    expect(loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: ' live , test ' }).SERVE_ENVIRONMENTS).toEqual(['live', 'test']);
+  });
+
+  it.each(['prod', 'test,prod', '', ','])('rejects SERVE_ENVIRONMENTS=%p', (value) => {
+    expect(configError(() => loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: value })).message).toContain('SERVE_ENVIRONMENTS');
+  });
+
+  it('coerces PORT to a number, 3000 by default', () => {
+    expect(loadApiConfig({ ...BASE }).PORT).toBe(3000);
+    expect(loadApiConfig({ ...BASE, PORT: '8080' }).PORT).toBe(8080);
+    expect(loadApiConfig({ ...BASE, PORT: '0' }).PORT).toBe(0);
+  });
+
+  it.each(['abc', '70000', '-1', '80.5'])('rejects PORT=%p', (port) => {
+    expect(configError(() => loadApiConfig({ ...BASE, PORT: port })).message).toContain('PORT');
+  });
+
+  it('does not turn an empty PORT into port 0 (a random port) silently', () => {
+    let port: number | undefined;
+    try {
+      port = loadApiConfig({ ...BASE, PORT: '' }).PORT;
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return;
+    }
+    expect(port).toBe(3000);
+  });
+
+  it('parses KEY_REFRESH_INTERVAL as a duration, 1 s by default', () => {
+    expect(loadApiConfig({ ...BASE }).KEY_REFRESH_INTERVAL).toBe(1000);
+    expect(loadApiConfig({ ...BASE, KEY_REFRESH_INTERVAL: '5s' }).KEY_REFRESH_INTERVAL).toBe(5000);
+  });
+});
+
+describe('loadWorkerConfig', () => {
+  it('coerces WORKER_CONCURRENCY and rejects zero', () => {
+    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(256);
+    expect(loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '8' }).WORKER_CONCURRENCY).toBe(8);
+    expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '0' })).message).toContain('WORKER_CONCURRENCY');
+  });
+});
