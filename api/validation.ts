@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { AppError, type ErrorCode, type FieldError } from '../shared/errors/app-error';
 
+const EXPECTED: Record<string, string> = { record: 'an object', object: 'an object', array: 'an array', int: 'an integer' };
+
 /** Field errors of a zod failure, with the allowed values of enum fields. */
 export function fieldErrors(error: z.ZodError): FieldError[] {
   return error.issues.flatMap((issue): FieldError[] => {
@@ -12,7 +14,7 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
     const allowed = issue.code === 'invalid_value' ? issue.values.map(String) : undefined;
     let message = issue.message;
     if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
-    else if (issue.code === 'invalid_type') message = `must be ${issue.expected === 'record' ? 'an object' : `a ${issue.expected}`}`;
+    else if (issue.code === 'invalid_type') message = `must be ${EXPECTED[issue.expected] ?? `a ${issue.expected}`}`;
     else if (allowed) message = `must be one of: ${allowed.join(', ')}`;
     return [allowed ? { field, message, allowed } : { field, message }];
   });

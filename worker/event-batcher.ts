@@ -2,16 +2,15 @@ import type { Queue } from 'bullmq';
 import type { Db } from '../shared/db/database';
 import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
-import { JOBS } from '../shared/jobs/catalog';
+import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
-import { applyTenantEvents, DecisionNotYetStored } from './handlers/apply-events';
+import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
 
 const FLUSH_DELAY_MS = 2;
 const MAX_PARALLEL_FLUSHES = 4;
 const DEADLOCK_RETRIES = 3;
-const PENDING_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed']);
 
 /**
  * Collects jobs handed over by the BullMQ processor and applies them in batches: one Postgres
@@ -91,34 +90,35 @@ export class EventBatcher {
         for (const { tenant, items } of [...byTenant.values()].sort((a, b) => (a.tenant.accountId < b.tenant.accountId ? -1 : 1))) {
           const decisions = items.flatMap((i) => (i.kind === 'decision' ? [i.data] : []));
           const outcomes = items.flatMap((i) => (i.kind === 'outcome' ? [i.data] : []));
-          out.push({ tenant, result: await applyTenantEvents(tx, tenant, decisions, outcomes, this.learner, now) });
+          const findQueued = (requestId: string) => this.findQueuedDecision(requestId);
+          out.push({ tenant, result: await applyTenantEvents(tx, tenant, decisions, outcomes, this.learner, now, findQueued) });
         }
         return out;
       }),
     );
     // Postgres has committed: refresh the cache (never to an older version), then settle jobs.
-    await this.cache
-      .writeManyIfNewer(results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile }))))
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'profile cache refresh failed; next read reloads from Postgres'));
-    const missing = new Set(results.flatMap(({ result }) => [...result.missingDecisions]));
-    const dropped = new Set(results.flatMap(({ result }) => [...result.droppedDecisions]));
-    const applied = new Set(results.flatMap(({ result }) => [...result.appliedOutcomes]));
+    // If the refresh fails the jobs fail too; their retry finds the outcomes applied and
+    // refreshes the cache from the committed rows.
+    await this.cache.writeManyIfNewer(
+      results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile }))),
+    );
+    const all = (pick: (r: (typeof results)[number]['result']) => Set<string>) => new Set(results.flatMap(({ result }) => [...pick(result)]));
+    const droppedDecisions = all((r) => r.droppedDecisions);
+    const droppedOutcomes = all((r) => r.droppedOutcomes);
+    const applied = all((r) => r.appliedOutcomes);
     for (const item of batch) {
       const id = item.data.requestId;
-      if (item.kind === 'decision') item.resolve(dropped.has(id) ? 'dropped: user erased' : 'stored');
-      else if (!missing.has(id)) item.resolve(applied.has(id) ? 'applied' : 'already applied');
-      else await this.settleMissingDecision(item);
+      if (item.kind === 'decision') item.resolve(droppedDecisions.has(id) ? 'dropped: user erased' : 'stored');
+      else if (droppedOutcomes.has(id)) item.resolve('dropped: decision erased');
+      else item.resolve(applied.has(id) ? 'applied' : 'already applied');
     }
   }
 
-  /**
-   * An outcome whose decision is not in Postgres: if the decision job is still queued, retry
-   * later; if it already ran (completed or removed), the user was erased — drop the outcome.
-   */
-  private async settleMissingDecision(item: BatchItem): Promise<void> {
-    const state = await this.queue.getJobState(JOBS.decision.jobId({ requestId: item.data.requestId } as never));
-    if (PENDING_STATES.has(state)) item.reject(new DecisionNotYetStored(item.data.requestId));
-    else item.resolve('dropped: decision erased');
+  /** The payload of a decision job still in the queue (not yet applied, or kept after completion). */
+  private async findQueuedDecision(requestId: string): Promise<DecisionJob | null> {
+    const job = await this.queue.getJob(JOBS.decision.jobId({ requestId } as DecisionJob));
+    const parsed = job ? JOBS.decision.schema.safeParse(job.data) : null;
+    return parsed?.success ? parsed.data : null;
   }
 
   private async withDeadlockRetry<T>(run: () => Promise<T>): Promise<T> {

@@ -32,7 +32,7 @@ export class CredentialCache {
         if (this.timer) this.timer = setTimeout(tick, this.refreshMs);
       });
     };
-    this.timer = setTimeout(tick, this.refreshMs);
+    this.timer = setTimeout(tick, 0);
   }
 
   async stop(): Promise<void> {
@@ -63,7 +63,8 @@ export class CredentialCache {
   async poll(): Promise<void> {
     try {
       const mark = await credentialsWatermark(this.db);
-      if (this.watermark !== null && mark !== this.watermark) this.entries.clear();
+      // Entries cached before the first observation have no baseline to compare with.
+      if (mark !== this.watermark) this.entries.clear();
       this.watermark = mark;
     } catch (error) {
       this.logger.warn({ err: error }, 'could not check key changes; cached credentials kept');

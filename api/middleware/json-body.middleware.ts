@@ -10,7 +10,8 @@ function hasBody(req: Request): boolean {
 
 /** Body checks in SPEC §5 order: 413, then 415, then 400 INVALID_JSON (via the parser). */
 export function jsonBody(req: Request, _res: Response, next: NextFunction): void {
-  if (!hasBody(req)) {
+  // Only POST and PUT carry a body here; a body sent with GET or DELETE is ignored.
+  if (!hasBody(req) || (req.method !== 'POST' && req.method !== 'PUT')) {
     req.body = undefined;
     return next();
   }

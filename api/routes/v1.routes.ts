@@ -7,9 +7,10 @@ import {
   contextRequestSchema,
   outcomeRequestSchema,
   profileUpdateSchema,
-  userIdSchema,
+  profilePathSchema,
   versionsQuerySchema,
 } from '../schemas/request.schemas';
+
 import type { ContextService } from '../services/context.service';
 import type { OutcomeService } from '../services/outcome.service';
 import type { ProfileService } from '../services/profile.service';
@@ -25,7 +26,7 @@ export interface V1Services {
 }
 
 function pathUserId(req: Request): string {
-  return parseOrThrow(userIdSchema, req.params.userId, { '(body)': 'INVALID_USER_ID' });
+  return parseOrThrow(profilePathSchema, { userId: req.params.userId }, { userId: 'INVALID_USER_ID' }).userId;
 }
 
 /**

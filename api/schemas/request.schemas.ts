@@ -19,6 +19,9 @@ export const userIdSchema = z
   .max(256, 'must be 1 to 256 characters')
   .refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
 
+/** Path parameters of /v1/profile/:userId routes. */
+export const profilePathSchema = z.object({ userId: userIdSchema });
+
 export const metadataSchema = z
   .record(z.string(), z.unknown())
   .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= METADATA_MAX_BYTES, 'must be at most 8 KiB when serialized');

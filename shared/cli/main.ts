@@ -16,7 +16,14 @@ const USAGE = `usage: cos <command> [--json]
   jobs failed [--limit N] | jobs retry-failed`;
 
 /** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
-export async function runCli(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
+export interface CliIo {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<number> {
+  const { out = process.stdout, err = process.stderr, env = process.env } = io;
   const args = parseArgs(argv);
   const name = args.positionals.slice(0, 2).join(' ');
   const command = COMMANDS[name];
@@ -24,10 +31,10 @@ export async function runCli(argv: string[], out = process.stdout, err = process
     (command ? out : err).write(`${USAGE}\n`);
     return command || args.flags.has('help') ? 0 : 2;
   }
-  loadDotCosEnv();
+  loadDotCosEnv(env);
   let db;
   try {
-    const config = loadCliConfig();
+    const config = loadCliConfig(env);
     db = createDb(config.DATABASE_URL, 2);
     const result = await command({ db, config, args });
     out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);

@@ -17,6 +17,14 @@ const NOUN: Record<Dimension, (value: string) => string> = {
   encouragement: (v) => `${v} encouragement`,
 };
 
+/** The value as the subject of "is being tried". */
+const TRIED: Record<Dimension, (value: string) => string> = {
+  framing: (v) => `the ${v} framing`,
+  style: (v) => `the ${v} style`,
+  complexity: (v) => `${v} handling`,
+  encouragement: (v) => `${v} encouragement`,
+};
+
 const LABEL: Record<Dimension, string> = {
   framing: 'framing',
   style: 'communication style',
@@ -40,9 +48,9 @@ function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interact
     return `No ${complexity}-complexity outcomes yet for ${subject}; across other tasks this user started ${astarted} of ${an} (average reward ${(asum / an).toFixed(2)}).`;
   }
   if (interactionCount === 0) {
-    return `No outcomes reported for this user yet, so ${subject} is being tried first; recommendations adapt with each reported outcome.`;
+    return `No outcomes reported for this user yet, so ${TRIED[e.dimension](e.value)} is being tried first; recommendations adapt with each reported outcome.`;
   }
-  return `This user has ${interactionCount} reported outcomes but none with ${subject} yet, so it is being tried.`;
+  return `This user has ${interactionCount} reported outcome${interactionCount === 1 ? '' : 's'} but none with ${subject} yet, so ${TRIED[e.dimension](e.value)} is being tried.`;
 }
 
 /**

@@ -4,9 +4,9 @@ import { z } from 'zod';
 export const outcomeSignalsSchema = z.object({
   started: z.boolean(),
   completed: z.boolean().optional(),
-  timeToStart: z.number().finite().min(0).optional(),
+  timeToStart: z.number().finite().min(0, 'must be a number of seconds ≥ 0').optional(),
   flowState: z.boolean().optional(),
-  satisfaction: z.number().min(0).max(1).optional(),
+  satisfaction: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').optional(),
 });
 export type OutcomeSignals = z.infer<typeof outcomeSignalsSchema>;
 

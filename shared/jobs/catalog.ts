@@ -41,8 +41,8 @@ export const outcomeJobSchema = z.object({
 export type OutcomeJob = z.infer<typeof outcomeJobSchema>;
 
 const retrying: JobsOptions = {
-  // A missing decision (its job not yet applied) or a database outage is transient: retry
-  // with exponential backoff for ~17 minutes, then keep the job in the failed set.
+  // Failures here are transient (database or Redis outage): 10 attempts with exponential
+  // backoff from 1 s (≈ 8.5 minutes in all), then the job stays in the failed set for 30 days.
   attempts: 10,
   backoff: { type: 'exponential', delay: 1000 },
   removeOnComplete: { count: 1000, age: 3600 },

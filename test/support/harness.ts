@@ -24,7 +24,7 @@ export interface Harness {
 /** The real API app (supertest) and in-process workers on this test file's database and prefix. */
 export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
   const env = await createTestEnv();
-  const logger = createLogger('silent', 'test');
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
   const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger);
   const app = createApp(deps);
   const keys = new KeyService(env.db, TEST_SECRET);

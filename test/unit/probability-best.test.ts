@@ -63,6 +63,8 @@ describe('probabilityBest', () => {
   it.each([
     [[{ alpha: 5, beta: 5 }, { alpha: 7, beta: 4 }, { alpha: 3, beta: 6 }]],
     [[{ alpha: 1, beta: 1 }, { alpha: 2, beta: 1 }]],
+    // small-count, skewed posteriors as the learner sees early on (a rewarded arm vs untried ones)
+    [[{ alpha: 10, beta: 2 }, { alpha: 1, beta: 1 }]],
     [[{ alpha: 12, beta: 3 }, { alpha: 20, beta: 6 }, { alpha: 2, beta: 1 }, { alpha: 1, beta: 1 }]],
   ])('agrees with a 20k-draw Monte Carlo estimate within 0.02 (%j)', (arms) => {
     const exact = probabilityBest(arms);

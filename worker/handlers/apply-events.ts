@@ -15,21 +15,14 @@ import {
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { erasedSince, findDecisions, insertDecisions, insertOutcomes } from './events.repository';
 
-export class DecisionNotYetStored extends Error {
-  constructor(readonly requestId: string) {
-    super(`decision ${requestId} is not stored yet`);
-    this.name = 'DecisionNotYetStored';
-  }
-}
-
 export interface TenantBatchResult {
   /** Decision request ids dropped because the user was erased after they were issued. */
   droppedDecisions: Set<string>;
   /** Outcomes newly applied; others in the batch had been applied before (retries). */
   appliedOutcomes: Set<string>;
-  /** Outcomes whose decision is not in Postgres (not yet stored, or erased). */
-  missingDecisions: Set<string>;
-  /** Profiles changed by this batch, to refresh in the cache after commit. */
+  /** Outcomes dropped because their decision was erased with its user. */
+  droppedOutcomes: Set<string>;
+  /** Profiles changed by this batch or touched by a retried outcome, to refresh in the cache. */
   updatedProfiles: StoredProfile[];
 }
 
@@ -38,8 +31,10 @@ const compareUser = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /**
  * Applies one tenant's decisions and outcomes inside the caller's transaction
  * (docs/adr/0002-exactly-once-outcomes.md):
- * 1. create missing profiles, then lock every involved profile row in user order;
- * 2. store decisions (skipping users erased since they were issued);
+ * 1. find each outcome's decision: in Postgres, in this batch, or — when its own job has not
+ *    been applied yet — from that queued job (`findQueuedDecision`), so outcomes never wait on
+ *    decision jobs; store decisions, skipping users erased since they were issued;
+ * 2. create missing profiles, then lock every involved profile row in user order;
  * 3. insert outcomes with ON CONFLICT DO NOTHING — only rows inserted now are applied, so a
  *    retried or duplicated job never counts twice;
  * 4. run the learner update per outcome in arrival order, one version per outcome.
@@ -51,13 +46,21 @@ export async function applyTenantEvents(
   outcomes: OutcomeJob[],
   learner: Learner,
   now: Date,
+  findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>,
 ): Promise<TenantBatchResult> {
   const result: TenantBatchResult = {
     droppedDecisions: new Set(),
     appliedOutcomes: new Set(),
-    missingDecisions: new Set(),
+    droppedOutcomes: new Set(),
     updatedProfiles: [],
   };
+
+  outcomes = [...new Map(outcomes.map((o) => [o.requestId, o] as const)).values()];
+  const stored = await findDecisions(tx, tenant, outcomes.map((o) => o.requestId));
+  const inBatch = new Set(decisions.map((d) => d.requestId));
+  const unresolved = outcomes.filter((o) => !stored.has(o.requestId) && !inBatch.has(o.requestId));
+  const queued = await Promise.all(unresolved.map((o) => findQueuedDecision(o.requestId)));
+  decisions = [...decisions, ...queued.filter((d): d is DecisionJob => d !== null && d.accountId === tenant.accountId && d.environment === tenant.environment)];
 
   const erased = await erasedSince(tx, tenant, [...new Set(decisions.map((d) => d.userId))]);
   const keptDecisions = decisions.filter((d) => {
@@ -67,14 +70,13 @@ export async function applyTenantEvents(
     return !drop;
   });
 
-  outcomes = [...new Map(outcomes.map((o) => [o.requestId, o] as const)).values()];
-  const stored = await findDecisions(tx, tenant, outcomes.map((o) => o.requestId));
   for (const d of keptDecisions) {
     stored.set(d.requestId, { userId: d.userId, choice: d.choice, context: { complexity: d.context.complexity, taskType: d.context.taskType } });
   }
   const applicable = outcomes.filter((o) => {
     if (stored.has(o.requestId)) return true;
-    result.missingDecisions.add(o.requestId);
+    // Neither stored nor queued: its decision was erased with the user.
+    result.droppedOutcomes.add(o.requestId);
     return false;
   });
 
@@ -98,6 +100,8 @@ export async function applyTenantEvents(
   const versions: VersionRow[] = [];
   const changed = new Set<string>();
   const ordered = applicable.filter((o) => inserted.has(o.requestId)).sort((a, b) => a.receivedAt - b.receivedAt);
+  // A retried outcome (already applied) may follow a failed cache refresh: refresh it again.
+  for (const o of applicable) if (!inserted.has(o.requestId)) changed.add(stored.get(o.requestId)!.userId);
   for (const outcome of ordered) {
     const decision = stored.get(outcome.requestId)!;
     const profile = profiles.get(decision.userId)!;
@@ -128,7 +132,7 @@ export async function applyTenantEvents(
     result.appliedOutcomes.add(outcome.requestId);
   }
   result.updatedProfiles = [...changed].map((userId) => profiles.get(userId)!);
-  await updateProfiles(tx, tenant, result.updatedProfiles);
+  await updateProfiles(tx, tenant, [...new Set(ordered.map((o) => stored.get(o.requestId)!.userId))].map((userId) => profiles.get(userId)!));
   await insertVersions(tx, tenant, versions);
   return result;
 }

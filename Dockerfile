@@ -1,0 +1,18 @@
+# One image for every app role: api (default command), worker and migrate (see docker-compose.yml).
+FROM node:20-slim
+WORKDIR /app
+
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
+COPY tsconfig.json tsconfig.build.json ./
+COPY api ./api
+COPY worker ./worker
+COPY shared ./shared
+COPY scripts ./scripts
+RUN npm run build && npm prune --omit=dev
+
+ENV NODE_ENV=production
+USER node
+EXPOSE 3000
+CMD ["node", "dist/api/main.js"]

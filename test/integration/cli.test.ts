@@ -1,0 +1,110 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { runCli } from '../../shared/cli/main';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const sink = (append: (s: string) => void) => new Writable({ write: (chunk, _e, done) => (append(chunk.toString()), done()) });
+  const code = await runCli(argv, { out: sink((s) => (out += s)), err: sink((s) => (err += s)), env: h.env.processEnv() });
+  return { code, out, err };
+}
+const json = async (...argv: string[]) => {
+  const result = await cli(...argv, '--json');
+  expect(result).toMatchObject({ code: 0, err: '' });
+  expect(result.out.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(result.out);
+};
+
+describe('operator CLI (SPEC §7)', () => {
+  it('keys create prints exactly {id, key, account, environment, scopes, createdAt} and creates the account as starter', async () => {
+    const issued = await json('keys', 'create', '--account', 'cli-new', '--env', 'live');
+    expect(Object.keys(issued).sort()).toEqual(['account', 'createdAt', 'environment', 'id', 'key', 'scopes']);
+    expect(issued).toMatchObject({ account: 'cli-new', environment: 'live', scopes: ['context', 'outcome', 'profile'] });
+    expect(issued.key).toMatch(/^cos_sk_live_[0-9A-Za-z]{40}$/);
+    const accounts = await json('accounts', 'list');
+    expect(accounts.data).toContainEqual(expect.objectContaining({ name: 'cli-new', plan: 'starter', restricted: false }));
+    const res = await h.http().get('/v1/profile/x').set(bearer(issued.key));
+    expect(res.status).toBe(404);
+  });
+
+  it('keys create honours --name, --scopes and --rps', async () => {
+    const issued = await json('keys', 'create', '--account', 'cli-scoped', '--env', 'test', '--name', 'ingest', '--scopes', 'outcome', '--rps', '50');
+    expect(issued.scopes).toEqual(['outcome']);
+    const listed = await json('keys', 'list', '--account', 'cli-scoped');
+    expect(listed.data).toEqual([expect.objectContaining({ id: issued.id, name: 'ingest', environment: 'test', scopes: ['outcome'], rateLimitRps: 50, status: 'active', last4: issued.key.slice(-4) })]);
+    expect(JSON.stringify(listed)).not.toContain(issued.key);
+    expect((await h.http().get('/v1/profile/x').set(bearer(issued.key))).status).toBe(403);
+  });
+
+  it('accounts create, restrict and unrestrict change what the API answers', async () => {
+    const account = await json('accounts', 'create', '--name', 'cli-acme', '--plan', 'pro');
+    expect(account).toMatchObject({ id: expect.stringMatching(/^acct_/), name: 'cli-acme', plan: 'pro', restricted: false });
+    const { key } = await json('keys', 'create', '--account', 'cli-acme', '--env', 'test');
+    expect(await json('accounts', 'restrict', 'cli-acme')).toMatchObject({ restricted: true });
+    await eventually(async () => (await h.http().get('/v1/profile/x').set(bearer(key))).status === 403, 2500);
+    expect(await json('accounts', 'unrestrict', account.id)).toMatchObject({ restricted: false });
+    await eventually(async () => (await h.http().get('/v1/profile/x').set(bearer(key))).status === 404, 2500);
+  });
+
+  it('keys revoke and delete take the printed id and refuse the key within 2 s', async () => {
+    const a = await json('keys', 'create', '--account', 'cli-revoke', '--env', 'test');
+    const b = await json('keys', 'create', '--account', 'cli-revoke', '--env', 'test');
+    expect((await h.http().get('/v1/profile/x').set(bearer(a.key))).status).toBe(404);
+    expect((await h.http().get('/v1/profile/x').set(bearer(b.key))).status).toBe(404);
+    expect(await json('keys', 'revoke', a.id)).toMatchObject({ id: a.id, status: 'revoked' });
+    expect(await json('keys', 'delete', b.id)).toMatchObject({ id: b.id, status: 'deleted' });
+    await eventually(async () => (await h.http().get('/v1/profile/x').set(bearer(a.key))).status === 401, 2500);
+    await eventually(async () => (await h.http().get('/v1/profile/x').set(bearer(b.key))).status === 401, 2500);
+    const listed = await json('keys', 'list', '--account', 'cli-revoke');
+    expect(listed.data.map((k: { id: string; status: string }) => [k.id, k.status])).toEqual([[a.id, 'revoked']]);
+  });
+
+  it('keys rotate prints the new key in the create shape; the old key works until the grace ends', async () => {
+    const old = await json('keys', 'create', '--account', 'cli-rotate', '--env', 'test', '--scopes', 'profile,context');
+    const rotated = await json('keys', 'rotate', old.id, '--grace', '2s');
+    expect(Object.keys(rotated).sort()).toEqual(['account', 'createdAt', 'environment', 'id', 'key', 'scopes']);
+    expect(rotated).toMatchObject({ account: 'cli-rotate', environment: 'test', scopes: ['profile', 'context'] });
+    expect(rotated.id).not.toBe(old.id);
+    expect((await h.http().get('/v1/profile/x').set(bearer(old.key))).status).toBe(404);
+    expect((await h.http().get('/v1/profile/x').set(bearer(rotated.key))).status).toBe(404);
+    await eventually(async () => (await h.http().get('/v1/profile/x').set(bearer(old.key))).status === 401, 5000);
+    expect((await h.http().get('/v1/profile/x').set(bearer(rotated.key))).status).toBe(404);
+  });
+
+  it.each([
+    [['keys', 'create', '--env', 'test'], /--account is required/],
+    [['keys', 'create', '--account', 'a', '--env', 'prod'], /invalid --env/],
+    [['keys', 'create', '--account', 'a', '--env', 'test', '--scopes', 'admin'], /invalid --scopes/],
+    [['keys', 'rotate', 'key_nope'], /no active key/],
+    [['keys', 'rotate', 'key_nope', '--grace', 'soon'], /invalid --grace/],
+    [['keys', 'revoke', 'key_nope'], /no key/],
+    [['accounts', 'restrict', 'nobody'], /no account/],
+    [['accounts', 'create', '--name', 'x', '--plan', 'gold'], /invalid --plan/],
+    [['bogus', 'command'], /usage/],
+  ])('fails with a non-zero exit and a message for %j', async (argv, message) => {
+    const result = await cli(...argv);
+    expect(result.code).not.toBe(0);
+    expect(result.err).toMatch(message);
+    expect(result.out).toBe('');
+  });
+
+  it('runs as the built `cos` binary with exit codes and one-line errors', () => {
+    const bin = path.join(__dirname, '../../dist/shared/cli/main.js');
+    const ok = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'cli-bin', '--env', 'test', '--json'], { env: h.env.processEnv(), encoding: 'utf8' });
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ account: 'cli-bin', environment: 'test' });
+    const bad = spawnSync(process.execPath, [bin, 'keys', 'revoke', 'key_missing'], { env: h.env.processEnv(), encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stdout).toBe('');
+  });
+});

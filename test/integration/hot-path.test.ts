@@ -1,0 +1,70 @@
+import request from 'supertest';
+import { createApp } from '../../api/app';
+import { buildApiDependencies } from '../../api/dependencies';
+import { loadApiConfig } from '../../shared/config/config';
+import { KeyService } from '../../shared/keys/key.service';
+import { createLogger } from '../../shared/logger/logger';
+import { bearer } from '../support/harness';
+import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
+import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
+
+/** SPEC §4 budget: a cached context touches Redis at most twice and Postgres never. */
+let env: TestEnv;
+let redisProxy: CountingProxy;
+let pgProxy: CountingProxy;
+let deps: ReturnType<typeof buildApiDependencies>;
+let app: ReturnType<typeof createApp>;
+let key: string;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  redisProxy = await startCountingProxy(env.redisUrl);
+  pgProxy = await startCountingProxy(env.databaseUrl);
+  key = (await new KeyService(env.db, TEST_SECRET).create({ account: 'hot', environment: 'test' })).key;
+  // The credential watermark poll is background work; park it so it cannot blur the count.
+  const config = loadApiConfig(env.processEnv({ REDIS_URL: redisProxy.url, DATABASE_URL: pgProxy.url, KEY_REFRESH_INTERVAL: '1h' }));
+  deps = buildApiDependencies(config, createLogger('silent', 'test'));
+  app = createApp(deps);
+});
+afterAll(async () => {
+  await deps.close();
+  await redisProxy.close();
+  await pgProxy.close();
+  await env.close();
+});
+
+const context = (userId: string) => request(app).post('/v1/context').set(bearer(key)).send({ userId, task: 'Reply to emails', complexity: 'low' });
+
+it('serves a cached profile with at most two Redis round trips and no Postgres query', async () => {
+  expect((await context('cached-user')).status).toBe(200); // miss: loads, caches, warms the key cache
+  expect((await context('cached-user')).status).toBe(200);
+  redisProxy.reset();
+  pgProxy.reset();
+  const n = 20;
+  for (let i = 0; i < n; i++) expect((await context('cached-user')).status).toBe(200);
+  expect(pgProxy.writes()).toBe(0);
+  expect(redisProxy.writes()).toBeLessThanOrEqual(2 * n);
+});
+
+it('loads a profile from Postgres once on a cache miss, then serves it from the cache', async () => {
+  await request(app).put('/v1/profile/stored-user').set(bearer(key)).send({ preferredFraming: 'purpose' });
+  await env.redis.del(env.keys.profile({ accountId: (await env.db.selectFrom('accounts').select('id').where('name', '=', 'hot').executeTakeFirstOrThrow()).id, environment: 'test' }, 'stored-user'));
+  pgProxy.reset();
+  expect((await context('stored-user')).body.suggestedFraming).toBe('purpose');
+  const afterMiss = pgProxy.writes();
+  expect(afterMiss).toBeGreaterThan(0);
+  expect((await context('stored-user')).body.suggestedFraming).toBe('purpose');
+  expect(pgProxy.writes()).toBe(afterMiss);
+});
+
+it('records an outcome with two Redis round trips and no Postgres query', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) ids.push((await context('outcome-user')).body.requestId);
+  redisProxy.reset();
+  pgProxy.reset();
+  for (const requestId of ids) {
+    expect((await request(app).post('/v1/outcome').set(bearer(key)).send({ requestId, started: true })).status).toBe(202);
+  }
+  expect(pgProxy.writes()).toBe(0);
+  expect(redisProxy.writes()).toBeLessThanOrEqual(2 * ids.length);
+});

@@ -1,0 +1,96 @@
+import { Queue } from 'bullmq';
+import { EVENTS_QUEUE, JOBS } from '../../shared/jobs/catalog';
+import { runCli } from '../../shared/cli/main';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { Writable } from 'node:stream';
+
+let h: Harness;
+let key: string;
+let queue: Queue;
+beforeAll(async () => {
+  h = await startHarness();
+  key = await h.key('jobs', 'test');
+  queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+  h.startWorker();
+});
+afterAll(async () => {
+  await queue.close();
+  await h.close();
+});
+
+function capture(): { stream: Writable; text: () => string } {
+  let text = '';
+  return { stream: new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) }), text: () => text };
+}
+
+describe('worker job handling', () => {
+  it('declares retries with exponential backoff and bounded history for every job', () => {
+    for (const spec of Object.values(JOBS)) {
+      expect(spec.options.attempts).toBeGreaterThan(1);
+      expect(spec.options.backoff).toEqual({ type: 'exponential', delay: expect.any(Number) });
+      expect(spec.options.removeOnComplete).toBeTruthy();
+    }
+  });
+
+  it('puts a job with an invalid payload in the failed set without retries, where the operator CLI lists it', async () => {
+    await queue.add('outcome', { requestId: 42 }, { jobId: 'broken-outcome', attempts: 5 });
+    const job = await eventually(async () => {
+      const j = await queue.getJob('broken-outcome');
+      return (await j?.isFailed()) ? j : null;
+    });
+    expect(job!.attemptsMade).toBe(1);
+    expect(job!.failedReason).toMatch(/invalid outcome payload/);
+    const out = capture();
+    const code = await runCli(['jobs', 'failed', '--json'], { out: out.stream, err: out.stream, env: h.env.processEnv() });
+    expect(code).toBe(0);
+    const listed = JSON.parse(out.text());
+    expect(listed.counts.failed).toBeGreaterThanOrEqual(1);
+    expect(listed.data.map((j: { id: string }) => j.id)).toContain('broken-outcome');
+  });
+
+  it('applies the good jobs of a batch even when one job in it fails', async () => {
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body.requestId;
+    const decision = await eventually(() => queue.getJob(JOBS.decision.jobId({ requestId: rid } as never)));
+    // A NUL byte cannot be stored in Postgres text: this decision fails inside the batch.
+    const poison = { ...decision!.data, requestId: `${rid}x`, userId: 'bad\u0000user' };
+    await queue.addBulk([
+      { name: 'decision', data: poison, opts: { jobId: 'poison-decision', attempts: 1 } },
+      { name: 'outcome', data: { accountId: decision!.data.accountId, environment: 'test', requestId: rid, signals: { started: true }, receivedAt: Date.now() }, opts: { jobId: 'good-outcome' } },
+    ]);
+    await eventually(async () => (await h.http().get('/v1/profile/batch-good').set(bearer(key))).body.interactionCount === 1);
+    await eventually(async () => (await queue.getJob('poison-decision'))?.isFailed());
+  });
+
+  it('applies an outcome whose decision job has not run yet, from the queued decision', async () => {
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'early-outcome', task: 't', complexity: 'high' })).body.requestId;
+    // Simulate a decision job still waiting: remove the stored decision and the profile row,
+    // then re-add its job as delayed so the outcome arrives first.
+    const decisionId = JOBS.decision.jobId({ requestId: rid } as never);
+    const decision = await eventually(async () => {
+      const j = await queue.getJob(decisionId);
+      return (await j?.isCompleted()) ? j : null;
+    });
+    await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
+    await decision!.remove();
+    await queue.add('decision', decision!.data, { ...JOBS.decision.options, jobId: decisionId, delay: 60_000 });
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
+    await eventually(async () => (await h.http().get('/v1/profile/early-outcome').set(bearer(key))).body.interactionCount === 1);
+    const row = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', '=', rid).executeTakeFirst();
+    expect(row?.user_id).toBe('early-outcome');
+  });
+
+  it('drops the decisions and outcomes of a user erased after they were issued', async () => {
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'erased-later', task: 't', complexity: 'low' })).body.requestId;
+    await eventually(() => h.env.db.selectFrom('decisions').select('request_id').where('request_id', '=', rid).executeTakeFirst());
+    expect((await h.http().delete('/v1/profile/erased-later').set(bearer(key))).status).toBe(204);
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
+    const job = await eventually(async () => {
+      const j = await queue.getJob(JOBS.outcome.jobId({ requestId: rid } as never));
+      return (await j?.isCompleted()) ? j : null;
+    });
+    expect(job!.returnvalue).toMatch(/dropped/);
+    expect((await h.http().get('/v1/profile/erased-later').set(bearer(key))).status).toBe(404);
+    const outcomes = await h.env.db.selectFrom('outcomes').select('request_id').where('user_id', '=', 'erased-later').execute();
+    expect(outcomes).toEqual([]);
+  });
+});

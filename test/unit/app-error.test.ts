@@ -1,0 +1,55 @@
+import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../shared/errors/app-error';
+
+/** SPEC §5, transcribed. */
+const SPEC_STATUS: Record<ErrorCode, number> = {
+  INVALID_USER_ID: 400,
+  INVALID_REQUEST_ID: 400,
+  INVALID_JSON: 400,
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  ACCOUNT_RESTRICTED: 403,
+  NOT_FOUND: 404,
+  REQUEST_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  OUTCOME_CONFLICT: 409,
+  OUTCOME_WINDOW_CLOSED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+describe('AppError', () => {
+  it('knows exactly the SPEC §5 codes', () => {
+    expect(Object.keys(ERROR_STATUS).sort()).toEqual(Object.keys(SPEC_STATUS).sort());
+  });
+
+  it.each(Object.entries(SPEC_STATUS))('maps %s to HTTP %d', (code, status) => {
+    const error = new AppError(code as ErrorCode, 'message');
+    expect(error.statusCode).toBe(status);
+    expect(error.code).toBe(code);
+    expect(error).toBeInstanceOf(Error);
+    expect(isAppError(error)).toBe(true);
+  });
+
+  it('renders the SPEC body without details when there are none', () => {
+    const body = new AppError('USER_NOT_FOUND', 'No such user').toBody();
+    expect(body).toEqual({ error: { code: 'USER_NOT_FOUND', message: 'No such user', statusCode: 404 } });
+    expect('details' in body.error).toBe(false);
+  });
+
+  it('renders details when given', () => {
+    const details = { fields: [{ field: 'complexity', message: 'must be one of: low, medium, high', allowed: ['low', 'medium', 'high'] }] };
+    expect(new AppError('VALIDATION_ERROR', 'Invalid request', details).toBody()).toEqual({
+      error: { code: 'VALIDATION_ERROR', message: 'Invalid request', statusCode: 400, details },
+    });
+  });
+
+  it('is not confused with plain errors', () => {
+    expect(isAppError(new Error('x'))).toBe(false);
+    expect(isAppError({ code: 'NOT_FOUND', statusCode: 404 })).toBe(false);
+  });
+});
