@@ -45,18 +45,18 @@ export type CliConfig = z.infer<typeof cliSchema> & { COS_SECRET: string };
 export class ConfigError extends Error {}
 
 function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> & { COS_SECRET: string } {
-  const result = schema.safeParse(env);
-  if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  // An empty variable counts as unset (PORT= must not mean port 0).
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = schema.safeParse(given);
+  const issues = result.success ? [] : result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  const nodeEnv = given.NODE_ENV ?? 'production';
+  if (!given.COS_SECRET && nodeEnv === 'production') {
+    issues.push('  COS_SECRET: required when NODE_ENV is production (at least 16 characters)');
   }
-  const config = result.data as z.infer<S> & { COS_SECRET?: string; NODE_ENV: string };
-  if (!config.COS_SECRET) {
-    if (config.NODE_ENV === 'production') {
-      throw new ConfigError('invalid configuration:\n  COS_SECRET: required when NODE_ENV is production (at least 16 characters)');
-    }
-    config.COS_SECRET = DEV_SECRET;
-  }
+  if (!result.success || issues.length > 0) throw new ConfigError(`invalid configuration:\n${issues.join('\n')}`);
+  const config = result.data as z.infer<S> & { COS_SECRET?: string };
+  // Development and test runs without a secret get a fixed, clearly non-production one.
+  config.COS_SECRET ??= DEV_SECRET;
   return config as z.infer<S> & { COS_SECRET: string };
 }
 

@@ -12,12 +12,13 @@ import { buildRationale, type ValueEvidence } from './rationale';
  * evidence in other contexts, so a new context starts from what the user showed elsewhere.
  */
 const cellSchema = z.tuple([z.number(), z.number(), z.number()]);
-const dimensionCellsSchema = z.array(cellSchema);
+/** One cell per value of the dimension: a state from another value set is not this learner's. */
+const cellsOf = (dim: Dimension) => z.array(cellSchema).length(DIMENSIONS[dim].values.length);
 const contextCellsSchema = z.object({
-  framing: dimensionCellsSchema,
-  style: dimensionCellsSchema,
-  complexity: dimensionCellsSchema,
-  encouragement: dimensionCellsSchema,
+  framing: cellsOf('framing'),
+  style: cellsOf('style'),
+  complexity: cellsOf('complexity'),
+  encouragement: cellsOf('encouragement'),
 });
 export const thompsonStateSchema = z.object({
   learner: z.literal('thompson-v1'),

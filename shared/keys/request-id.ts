@@ -43,6 +43,8 @@ export const isWellFormedRequestId = (value: unknown): value is string =>
 export function verifyRequestId(requestId: string, secret: string): RequestIdClaims | null {
   if (!isWellFormedRequestId(requestId)) return null;
   const raw = Buffer.from(requestId.slice(4), 'base64url');
+  // Node decodes base64url leniently; accept only the canonical spelling of an id.
+  if (raw.toString('base64url') !== requestId.slice(4)) return null;
   if (raw.length <= HEADER_BYTES + MAC_BYTES) return null;
   const payload = raw.subarray(0, raw.length - MAC_BYTES);
   const given = raw.subarray(raw.length - MAC_BYTES);

@@ -79,7 +79,11 @@ describe('loadApiConfig', () => {
     expect(loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: ' live , test ' }).SERVE_ENVIRONMENTS).toEqual(['live', 'test']);
   });
 
-  it.each(['prod', 'test,prod', '', ','])('rejects SERVE_ENVIRONMENTS=%p', (value) => {
+  it('treats an empty SERVE_ENVIRONMENTS as unset (both environments)', () => {
+    expect(loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: '' }).SERVE_ENVIRONMENTS).toEqual(['test', 'live']);
+  });
+
+  it.each(['prod', 'test,prod', ','])('rejects SERVE_ENVIRONMENTS=%p', (value) => {
     expect(configError(() => loadApiConfig({ ...BASE, SERVE_ENVIRONMENTS: value })).message).toContain('SERVE_ENVIRONMENTS');
   });
 
