@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
-import type { Scope } from '../shared/keys/api-key';
 import type { Logger } from '../shared/logger/logger';
 import { AppError } from '../shared/errors/app-error';
 import { errorHandler } from './middleware/error.middleware';
-import { v1Router, type V1Services } from './routes/v1.routes';
+import { v1Router, type RouteGuards, type V1Services } from './routes/v1.routes';
 
 export interface AppDeps extends V1Services {
   logger: Logger;
-  auth: (scope: Scope) => RequestHandler;
+  guards: RouteGuards;
   /** Readiness of Redis and Postgres for GET /healthz. */
   health: () => Promise<Record<string, 'ok' | 'unavailable'>>;
 }
@@ -44,7 +43,7 @@ export function createApp(deps: AppDeps): Express {
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', checks });
   });
 
-  app.use(v1Router(deps, deps.auth));
+  app.use(v1Router(deps, deps.guards));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;

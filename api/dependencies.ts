@@ -10,13 +10,20 @@ import { createRedis } from '../shared/redis/redis';
 import type { AppDeps } from './app';
 import { CredentialCache } from './auth/credential-cache';
 import { authenticate } from './middleware/auth.middleware';
+import { rateLimit } from './middleware/rate-limit.middleware';
+import { Limiter } from '../shared/limits/limiter';
 import { ContextService } from './services/context.service';
 import { OutcomeService } from './services/outcome.service';
 import { ProfileLoader } from './services/profile-loader';
 import { ProfileService } from './services/profile.service';
 
 /** Wires the API's dependencies from config; `close` releases every connection. */
-export function buildApiDependencies(config: ApiConfig, logger: Logger): AppDeps & { close: () => Promise<void> } {
+export function buildApiDependencies(
+  config: ApiConfig,
+  logger: Logger,
+  /** Injected in tests to cross month boundaries. */
+  clock: () => number = Date.now,
+): AppDeps & { close: () => Promise<void> } {
   const db = createDb(config.DATABASE_URL, 10);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
@@ -26,10 +33,22 @@ export function buildApiDependencies(config: ApiConfig, logger: Logger): AppDeps
   const loader = new ProfileLoader(db, cache, learner);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
   credentials.start();
+  const limiter = new Limiter(redis, keys, clock);
 
   return {
     logger,
-    auth: authenticate({ credentials, secret: config.COS_SECRET, environments: config.SERVE_ENVIRONMENTS }),
+    guards: {
+      auth: authenticate({
+        credentials,
+        secret: config.COS_SECRET,
+        environments: config.SERVE_ENVIRONMENTS,
+        meterRefused: (credential, endpoint) => {
+          if (credential.environment !== 'live') return;
+          limiter.meterOnly(credential.id, endpoint, '4xx').catch((error: unknown) => logger.warn({ err: error }, 'usage metering failed'));
+        },
+      }),
+      limit: rateLimit(limiter, logger),
+    },
     context: new ContextService(loader, learner, producer, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW),
     profiles: new ProfileService(db, cache, loader, learner),

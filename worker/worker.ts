@@ -3,55 +3,92 @@ import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
 import { createDb } from '../shared/db/database';
 import { thompsonLearner } from '../shared/domain/thompson-learner';
-import { EVENTS_QUEUE } from '../shared/jobs/catalog';
+import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE, type DecisionJob, type OutcomeJob } from '../shared/jobs/catalog';
+import { utcMonth } from '../shared/limits/calendar';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis } from '../shared/redis/redis';
+import { catchUpTestDataReset, resetTestData } from '../shared/test-data/test-data-reset';
+import { flushUsage } from '../shared/usage/usage-flush';
 import { EventBatcher } from './event-batcher';
 import { buildRegistry, processorFor } from './registry';
 
 export interface RunningWorker {
-  worker: Worker;
+  workers: Worker[];
+  /** Resolves once the maintenance schedules are registered and a missed reset caught up. */
+  ready: Promise<void>;
   /** Stops fetching, applies every in-flight job, then releases connections. */
   close(): Promise<void>;
 }
 
-/** One BullMQ Worker on the events queue, applying jobs in batched transactions. */
-export function startWorker(config: WorkerConfig, logger: Logger): RunningWorker {
+/**
+ * One BullMQ Worker on the events queue (decisions and outcomes, applied in batched
+ * transactions) and one on the maintenance queue (usage flushes, the monthly test reset).
+ */
+export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
   const keys = redisKeys(config.COS_REDIS_PREFIX);
   const db = createDb(config.DATABASE_URL, 10);
   const redis = createRedis(config.REDIS_URL, 'consumer');
-  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
-  queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
-  const batcher = new EventBatcher(db, new ProfileCache(redis, keys), queue, thompsonLearner, logger, config.WORKER_BATCH_SIZE);
+  const events = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
+  const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
+  for (const queue of [events, maintenance]) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
+  const batcher = new EventBatcher(db, new ProfileCache(redis, keys), events, thompsonLearner, logger, config.WORKER_BATCH_SIZE);
 
-  const workerConnection = createRedis(config.REDIS_URL, 'consumer');
-  const worker = new Worker(EVENTS_QUEUE, processorFor(buildRegistry(batcher)), {
-    connection: workerConnection,
-    prefix: keys.queuePrefix,
-    concurrency: config.WORKER_CONCURRENCY,
+  const registry = buildRegistry({
+    decision: (data) => batcher.submit({ kind: 'decision', data: data as DecisionJob }),
+    outcome: (data) => batcher.submit({ kind: 'outcome', data: data as OutcomeJob }),
+    usageFlush: async () => {
+      const result = await flushUsage(redis, keys, db);
+      return `flushed ${result.snapshots} snapshots, ${result.rows} rows`;
+    },
+    testDataReset: async () => {
+      const result = await resetTestData(db, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
+      if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');
+      return result.ran ? `reset ${result.period}: ${JSON.stringify(result.rowsRemoved)}` : `reset ${result.period} already done`;
+    },
+  });
+
+  const connections = [createRedis(config.REDIS_URL, 'consumer'), createRedis(config.REDIS_URL, 'consumer')];
+  const common = { prefix: keys.queuePrefix, lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 10 };
+  const workers = [
     // A killed worker's jobs return to waiting once their lock expires, and run again.
-    lockDuration: 15_000,
-    stalledInterval: 5_000,
-    maxStalledCount: 10,
-  });
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
-  worker.on('failed', (job, error) => {
-    const final = !!job && job.attemptsMade >= (job.opts.attempts ?? 1);
-    logger[final ? 'error' : 'warn'](
-      { jobId: job?.id, name: job?.name, attempts: job?.attemptsMade, err: error },
-      final ? 'job failed for good; kept in the failed set' : 'job failed; will retry',
+    new Worker(EVENTS_QUEUE, processorFor(registry), { ...common, connection: connections[0]!, concurrency: config.WORKER_CONCURRENCY }),
+    new Worker(MAINTENANCE_QUEUE, processorFor(registry), { ...common, connection: connections[1]!, concurrency: 1 }),
+  ];
+  for (const worker of workers) {
+    worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+    worker.on('failed', (job, error) => {
+      const final = !!job && job.attemptsMade >= (job.opts.attempts ?? 1);
+      logger[final ? 'error' : 'warn'](
+        { jobId: job?.id, name: job?.name, attempts: job?.attemptsMade, err: error },
+        final ? 'job failed for good; kept in the failed set' : 'job failed; will retry',
+      );
+    });
+  }
+
+  const ready = (async () => {
+    const { usageFlush, testDataReset } = JOBS;
+    await maintenance.upsertJobScheduler(usageFlush.scheduler.id, { every: config.USAGE_FLUSH_INTERVAL }, { name: 'usageFlush', data: {}, opts: usageFlush.options });
+    await maintenance.upsertJobScheduler(
+      testDataReset.scheduler.id,
+      { pattern: testDataReset.scheduler.pattern, tz: testDataReset.scheduler.tz },
+      { name: 'testDataReset', data: {}, opts: testDataReset.options },
     );
-  });
+    const caughtUp = await catchUpTestDataReset(db, redis, keys, clock());
+    if (caughtUp?.ran) logger.info({ period: caughtUp.period, rowsRemoved: caughtUp.rowsRemoved }, 'missed test-data reset caught up');
+  })();
+  ready.catch((error: unknown) => logger.error({ err: error }, 'could not set up maintenance schedules'));
 
   return {
-    worker,
+    workers,
+    ready,
     close: async () => {
-      const closing = worker.close();
+      const closing = Promise.all(workers.map((worker) => worker.close()));
       await batcher.drain();
       await closing;
-      await queue.close();
-      workerConnection.disconnect();
+      await ready.catch(() => undefined);
+      await Promise.all([events.close(), maintenance.close()]);
+      for (const connection of connections) connection.disconnect();
       redis.disconnect();
       await db.destroy();
     },

@@ -17,8 +17,14 @@ export function authContext(res: Response): AuthContext {
 }
 
 /** SPEC §3 authentication and scopes; runs after routing and before the body is read. */
-export function authenticate(deps: { credentials: CredentialCache; secret: string; environments: readonly Environment[] }) {
-  return (scope: Scope) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+export function authenticate(deps: {
+  credentials: CredentialCache;
+  secret: string;
+  environments: readonly Environment[];
+  /** Meters an authenticated request refused here (403), which never reaches the limiter. */
+  meterRefused: (credential: KeyCredential, endpoint: string) => void;
+}) {
+  return (scope: Scope, endpoint: string) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const header = req.get('authorization') ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) return next(unauthorized('Missing API key: send Authorization: Bearer <key>'));
@@ -46,8 +52,12 @@ export function authenticate(deps: { credentials: CredentialCache; secret: strin
     ) {
       return next(unauthorized('Invalid API key'));
     }
-    if (credential.restricted) return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted'));
+    if (credential.restricted) {
+      deps.meterRefused(credential, endpoint);
+      return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted'));
+    }
     if (!credential.scopes.includes(scope)) {
+      deps.meterRefused(credential, endpoint);
       return next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }));
     }
     deps.credentials.markUsed(credential.id, new Date(now));

@@ -30,14 +30,23 @@ function pathUserId(req: Request): string {
 }
 
 /**
- * The /v1 route table. Each route runs: auth (401/403) → body checks (413/415/400) → handler;
+ * The /v1 route table. Each route runs: auth (401/403) → rate limit (429) → body checks
+ * (413/415/400) → handler;
  * a known path with another method is a 405 before auth, an unknown path a 404.
  */
-export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHandler): Router {
-  const routes: Array<{ method: Method; path: string; scope: Scope; handler: Handler }> = [
+export interface RouteGuards {
+  /** Authentication and scope check (401/403). */
+  auth: (scope: Scope, endpoint: string) => RequestHandler;
+  /** Rate limit, quota and metering (429). */
+  limit: (endpoint: string) => RequestHandler;
+}
+
+export function v1Router(services: V1Services, guards: RouteGuards): Router {
+  const routes: Array<{ method: Method; path: string; name: string; scope: Scope; handler: Handler }> = [
     {
       method: 'post',
       path: '/v1/context',
+      name: 'context',
       scope: 'context',
       handler: async (req, res) => {
         const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
@@ -47,6 +56,7 @@ export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHa
     {
       method: 'post',
       path: '/v1/outcome',
+      name: 'outcome',
       scope: 'outcome',
       handler: async (req, res) => {
         const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
@@ -57,6 +67,7 @@ export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHa
     {
       method: 'get',
       path: '/v1/profile/:userId',
+      name: 'profile.get',
       scope: 'profile',
       handler: async (req, res) => {
         res.status(200).json(await services.profiles.get(authContext(res).tenant, pathUserId(req)));
@@ -65,6 +76,7 @@ export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHa
     {
       method: 'put',
       path: '/v1/profile/:userId',
+      name: 'profile.update',
       scope: 'profile',
       handler: async (req, res) => {
         const userId = pathUserId(req);
@@ -75,6 +87,7 @@ export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHa
     {
       method: 'delete',
       path: '/v1/profile/:userId',
+      name: 'profile.delete',
       scope: 'profile',
       handler: async (req, res) => {
         await services.profiles.erase(authContext(res).tenant, pathUserId(req));
@@ -84,6 +97,7 @@ export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHa
     {
       method: 'get',
       path: '/v1/profile/:userId/versions',
+      name: 'profile.versions',
       scope: 'profile',
       handler: async (req, res) => {
         const userId = pathUserId(req);
@@ -99,7 +113,7 @@ export function v1Router(services: V1Services, auth: (scope: Scope) => RequestHa
   for (const [path, pathRoutes] of byPath) {
     const chain = router.route(path);
     for (const route of pathRoutes) {
-      chain[route.method](auth(route.scope), jsonBody, (req: Request, res: Response, next: NextFunction) => {
+      chain[route.method](guards.auth(route.scope, route.name), guards.limit(route.name), jsonBody, (req: Request, res: Response, next: NextFunction) => {
         route.handler(req, res).catch(next);
       });
     }

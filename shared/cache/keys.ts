@@ -19,9 +19,22 @@ export function redisKeys(prefix: string) {
   return {
     /** Hash {v: version, g: generation, d: cached profile JSON}. */
     profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}`,
+    /** SCAN pattern of the cached profiles of an account ('*' for all) in an environment. */
+    profilePattern: (accountId: string, environment: string) => `${base}:profile:${accountId}:${environment}:*`,
     erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
     outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
+    /** Per-key one-second rate windows: `<rateWindow>:<epoch second>`, TTL 5 s. */
+    rateWindow: (keyId: string) => `${base}:rl:${keyId}`,
+    /** Requests accepted for a key in a UTC month (YYYY-MM); kept 40 days past the month. */
+    monthlyCount: (keyId: string, month: string) => `${base}:quota:${keyId}:${month}`,
+    /** Metered usage of a UTC day: hash `<keyId>|<endpoint>|<class>` → count, until flushed. */
+    usage: (day: string) => `${base}:usage:${day}`,
+    /** Days (YYYY-MM-DD) with metered usage that may not be flushed yet. */
+    usageDays: `${base}:usage-days`,
+    /** Usage snapshots taken by a flush and not yet deleted after their Postgres commit. */
+    usageSnapshot: (flushId: string) => `${base}:usage-flush:${flushId}`,
+    usageSnapshots: `${base}:usage-flushes`,
     queuePrefix: `${prefix}:q`,
   };
 }

@@ -11,6 +11,10 @@ import { scopeSchema } from '../keys/api-key';
 import { listKeys, type ApiKeyRecord } from '../keys/key.repository';
 import { KeyService } from '../keys/key.service';
 import { createRedis } from '../redis/redis';
+import { utcMonth } from '../limits/calendar';
+import { resetTestData } from '../test-data/test-data-reset';
+import { flushUsage } from '../usage/usage-flush';
+import { monthlyTotals, usageForMonth } from '../usage/usage.repository';
 import { stringFlag, UsageError, type ParsedArgs } from './args';
 
 export interface CommandContext {
@@ -23,6 +27,8 @@ export interface CommandContext {
 export interface CommandOutput {
   json: unknown;
   text: string;
+  /** Printed as is, even with --json (e.g. `usage --format csv`). */
+  raw?: string;
 }
 
 const accountJson = (a: Account) => ({ id: a.id, name: a.name, plan: a.plan, restricted: a.restricted, createdAt: a.createdAt });
@@ -130,6 +136,30 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     const { previousKeyExpiresAt, ...issued } = await new KeyService(db, config.COS_SECRET).rotate(positional(args, 2, 'key id'), grace);
     return { json: issued, text: `${issuedText(issued)}\nthe previous key works until ${previousKeyExpiresAt}` };
   },
+  'test-data reset': async ({ db, config, args }) => {
+    const accountRef = stringFlag(args, 'account');
+    const account = accountRef === undefined ? undefined : await requireAccount(db, accountRef);
+    const result = await withRedis(config, (redis) =>
+      resetTestData(db, redis, redisKeys(config.COS_REDIS_PREFIX), { trigger: 'manual', accountId: account?.id }),
+    );
+    const scope = account ? `account ${account.name}` : 'all accounts';
+    return {
+      json: { account: account?.name ?? null, rowsRemoved: result.rowsRemoved },
+      text: `test data reset for ${scope}: ${Object.entries(result.rowsRemoved).map(([t, n]) => `${t} ${n}`).join(', ')}`,
+    };
+  },
+  usage: async ({ db, config, args }) => {
+    const account = await requireAccount(db, stringFlag(args, 'account', true));
+    const month = parseWith(z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'use YYYY-MM'), stringFlag(args, 'month') ?? utcMonth(Date.now()), 'month');
+    const format = parseWith(z.enum(['json', 'csv']), stringFlag(args, 'format') ?? (args.flags.get('json') ? 'json' : 'csv'), 'format');
+    // Flush first so the report includes what is still metered in Redis (flushes are idempotent).
+    await withRedis(config, (redis) => flushUsage(redis, redisKeys(config.COS_REDIS_PREFIX), db));
+    const rows = await usageForMonth(db, account.id, month);
+    const totals = await monthlyTotals(db, account.id, month);
+    const csv = ['day,key_id,endpoint,status_class,count', ...rows.map((r) => `${r.day},${r.keyId},${r.endpoint},${r.statusClass},${r.count}`)].join('\n');
+    const json = { account: account.name, accountId: account.id, month, totals, data: rows };
+    return { json, text: csv, raw: format === 'csv' ? csv : JSON.stringify(json) };
+  },
   'jobs failed': async ({ config, args }) => withQueue(config, async (queue) => {
     const limit = parseWith(z.coerce.number().int().min(1).max(1000), stringFlag(args, 'limit') ?? '50', 'limit');
     const jobs = await queue.getFailed(0, limit - 1);
@@ -146,6 +176,15 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
   }),
 };
+
+async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof createRedis>) => Promise<T>): Promise<T> {
+  const redis = createRedis(config.REDIS_URL, 'consumer');
+  try {
+    return await run(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
 
 async function withQueue(config: CliConfig, run: (queue: Queue) => Promise<CommandOutput>): Promise<CommandOutput> {
   const redis = createRedis(config.REDIS_URL, 'consumer');

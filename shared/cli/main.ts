@@ -13,6 +13,8 @@ const USAGE = `usage: cos <command> [--json]
   keys create --account N --env test|live [--name L] [--scopes context,outcome,profile] [--rps R]
   keys list --account N
   keys revoke ID | keys delete ID | keys rotate ID [--grace 24h]
+  test-data reset [--account N]
+  usage --account N [--month YYYY-MM] [--format json|csv]
   jobs failed [--limit N] | jobs retry-failed`;
 
 /** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
@@ -25,7 +27,7 @@ export interface CliIo {
 export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<number> {
   const { out = process.stdout, err = process.stderr, env = process.env } = io;
   const args = parseArgs(argv);
-  const name = args.positionals.slice(0, 2).join(' ');
+  const name = COMMANDS[args.positionals[0] ?? ''] ? args.positionals[0]! : args.positionals.slice(0, 2).join(' ');
   const command = COMMANDS[name];
   if (!command || args.flags.has('help')) {
     (command ? out : err).write(`${USAGE}\n`);
@@ -37,7 +39,8 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
     const config = loadCliConfig(env);
     db = createDb(config.DATABASE_URL, 2);
     const result = await command({ db, config, args });
-    out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    if (result.raw !== undefined) out.write(`${result.raw}\n`);
+    else out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     return 0;
   } catch (error) {
     const known = error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof ConfigError;

@@ -34,6 +34,8 @@ const workerSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
   /** Most jobs applied in one Postgres transaction. */
   WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
+  /** How often metered usage is moved from Redis to Postgres. */
+  USAGE_FLUSH_INTERVAL: durationMs.default(10_000),
 });
 
 const cliSchema = z.object({ ...common });

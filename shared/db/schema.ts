@@ -88,6 +88,42 @@ export interface ErasuresTable {
   erased_at: Timestamp;
 }
 
+export interface UsageDailyTable {
+  key_id: string;
+  account_id: string;
+  day: ColumnType<string, string, string>;
+  endpoint: string;
+  status_class: '2xx' | '4xx' | '5xx' | '429';
+  count: number;
+}
+
+export interface UsageFlushesTable {
+  flush_id: string;
+  rows: number;
+  flushed_at: DefaultedTimestamp;
+}
+
+export interface BillingUsageMonthlyView {
+  account_id: string;
+  month: string;
+  billable_requests: number | null;
+  requests_2xx: number | null;
+  requests_4xx: number | null;
+  requests_5xx: number | null;
+  requests_429: number | null;
+  total_requests: number;
+}
+
+export interface TestDataResetsTable {
+  id: Generated<number>;
+  period: string | null;
+  account_id: string | null;
+  trigger: 'schedule' | 'catch-up' | 'manual' | 'baseline';
+  started_at: Timestamp;
+  finished_at: Timestamp;
+  rows_removed: Json<Record<string, number>>;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -96,4 +132,8 @@ export interface Database {
   decisions: DecisionsTable;
   outcomes: OutcomesTable;
   erasures: ErasuresTable;
+  usage_daily: UsageDailyTable;
+  usage_flushes: UsageFlushesTable;
+  billing_usage_monthly: BillingUsageMonthlyView;
+  test_data_resets: TestDataResetsTable;
 }

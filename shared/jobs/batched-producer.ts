@@ -1,9 +1,9 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOBS, type JobName, type JobPayload } from './catalog';
+import { JOBS, type JobPayload, type ProducedJobName } from './catalog';
 
 interface Pending {
-  name: JobName;
+  name: ProducedJobName;
   data: unknown;
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -35,7 +35,7 @@ export class BatchedProducer {
     return queue;
   }
 
-  add<N extends JobName>(name: N, data: JobPayload<N>): Promise<void> {
+  add<N extends ProducedJobName>(name: N, data: JobPayload<N>): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ name, data, resolve, reject });
       if (this.pending.length >= this.maxBatch) this.flush();

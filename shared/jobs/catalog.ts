@@ -10,6 +10,8 @@ import type { JobsOptions } from 'bullmq';
  * dedup key (the BullMQ job id). Jobs carry ids and the change, never secrets.
  */
 export const EVENTS_QUEUE = 'events';
+/** Scheduled upkeep: usage flushes and the monthly test-data reset (one at a time per worker). */
+export const MAINTENANCE_QUEUE = 'maintenance';
 
 const tenant = { accountId: z.string(), environment: environmentSchema };
 
@@ -49,6 +51,16 @@ const retrying: JobsOptions = {
   removeOnFail: { age: 30 * 86_400 },
 };
 
+const upkeep: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { count: 100 },
+  removeOnFail: { count: 1000 },
+};
+
+export const usageFlushJobSchema = z.object({});
+export const testDataResetJobSchema = z.object({});
+
 export const JOBS = {
   decision: {
     queue: EVENTS_QUEUE,
@@ -62,7 +74,26 @@ export const JOBS = {
     options: retrying,
     jobId: (data: OutcomeJob) => `outcome-${data.requestId}`,
   },
+  usageFlush: {
+    queue: MAINTENANCE_QUEUE,
+    schema: usageFlushJobSchema,
+    options: upkeep,
+    /** Run by a job scheduler every USAGE_FLUSH_INTERVAL; flushes are idempotent. */
+    scheduler: { id: 'usage-flush' },
+    jobId: null,
+  },
+  testDataReset: {
+    queue: MAINTENANCE_QUEUE,
+    schema: testDataResetJobSchema,
+    options: upkeep,
+    /** 00:00 UTC on the 1st of every month; the reset itself runs once per month. */
+    scheduler: { id: 'test-data-reset', pattern: '0 0 1 * *', tz: 'UTC' },
+    jobId: null,
+  },
 } as const;
+
+/** Jobs enqueued by the API (the others are created by job schedulers in the worker). */
+export type ProducedJobName = 'decision' | 'outcome';
 
 export type JobName = keyof typeof JOBS;
 export type JobPayload<N extends JobName> = z.infer<(typeof JOBS)[N]['schema']>;

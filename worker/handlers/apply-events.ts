@@ -13,10 +13,10 @@ import {
   type VersionRow,
 } from '../../shared/profile/profile.repository';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import { erasedSince, findDecisions, insertDecisions, insertOutcomes } from './events.repository';
+import { erasedSince, findDecisions, insertDecisions, insertOutcomes, lastTestReset } from './events.repository';
 
 export interface TenantBatchResult {
-  /** Decision request ids dropped because the user was erased after they were issued. */
+  /** Decision request ids dropped because the user was erased (or test data reset) since. */
   droppedDecisions: Set<string>;
   /** Outcomes newly applied; others in the batch had been applied before (retries). */
   appliedOutcomes: Set<string>;
@@ -63,9 +63,10 @@ export async function applyTenantEvents(
   decisions = [...decisions, ...queued.filter((d): d is DecisionJob => d !== null && d.accountId === tenant.accountId && d.environment === tenant.environment)];
 
   const erased = await erasedSince(tx, tenant, [...new Set(decisions.map((d) => d.userId))]);
+  const resetAt = decisions.length > 0 ? await lastTestReset(tx, tenant) : undefined;
   const keptDecisions = decisions.filter((d) => {
     const erasedAt = erased.get(d.userId);
-    const drop = erasedAt !== undefined && erasedAt >= d.issuedAt;
+    const drop = (erasedAt !== undefined && erasedAt >= d.issuedAt) || (resetAt !== undefined && resetAt >= d.issuedAt);
     if (drop) result.droppedDecisions.add(d.requestId);
     return !drop;
   });

@@ -19,6 +19,18 @@ export async function erasedSince(db: DbOrTx, tenant: Tenant, userIds: string[])
   return new Map(rows.map((row) => [row.user_id, new Date(row.erased_at).getTime()]));
 }
 
+/** When test data of this tenant was last reset (epoch ms); live data is never reset. */
+export async function lastTestReset(db: DbOrTx, tenant: Tenant): Promise<number | undefined> {
+  if (tenant.environment !== 'test') return undefined;
+  const row = await db
+    .selectFrom('test_data_resets')
+    .select((eb) => eb.fn.max('started_at').as('at'))
+    .where('trigger', '!=', 'baseline')
+    .where((eb) => eb.or([eb('account_id', 'is', null), eb('account_id', '=', tenant.accountId)]))
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at).getTime() : undefined;
+}
+
 export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: DecisionJob[]): Promise<void> {
   if (decisions.length === 0) return;
   await db

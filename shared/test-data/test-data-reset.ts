@@ -1,0 +1,105 @@
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from '../cache/keys';
+import { ERASED_TTL_SECONDS } from '../cache/keys';
+import type { Db } from '../db/database';
+import { utcMonth } from '../limits/calendar';
+
+/**
+ * The monthly test-environment reset (SPEC §6): deletes every test-environment profile,
+ * version, decision, outcome and erasure record (of all accounts, or of one), never live data,
+ * then drops the matching cache entries and fences their generations against late writes.
+ * A scheduled run carries its period (YYYY-MM); a unique index on it makes it run once per
+ * month however many workers race for it.
+ */
+export type ResetTrigger = 'schedule' | 'catch-up' | 'manual';
+
+export interface ResetResult {
+  ran: boolean;
+  period: string | null;
+  rowsRemoved: Record<string, number>;
+}
+
+const TABLES = ['outcomes', 'decisions', 'profile_versions', 'erasures'] as const;
+
+export async function resetTestData(
+  db: Db,
+  redis: Redis,
+  keys: RedisKeys,
+  options: { trigger: ResetTrigger; period?: string; accountId?: string; now?: number },
+): Promise<ResetResult> {
+  const startedAt = new Date(options.now ?? Date.now());
+  const period = options.period ?? null;
+  const outcome = await db.transaction().execute(async (tx) => {
+    const claimed = await tx
+      .insertInto('test_data_resets')
+      .values({
+        period,
+        account_id: options.accountId ?? null,
+        trigger: options.trigger,
+        started_at: startedAt,
+        finished_at: startedAt,
+        rows_removed: JSON.stringify({}),
+      })
+      .onConflict((oc) => oc.column('period').where('period', 'is not', null).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!claimed) return null;
+    const rowsRemoved: Record<string, number> = {};
+    for (const table of TABLES) {
+      let query = tx.deleteFrom(table).where('environment', '=', 'test');
+      if (options.accountId) query = query.where('account_id', '=', options.accountId);
+      rowsRemoved[table] = Number((await query.executeTakeFirst()).numDeletedRows);
+    }
+    let profiles = tx.deleteFrom('profiles').where('environment', '=', 'test');
+    if (options.accountId) profiles = profiles.where('account_id', '=', options.accountId);
+    const generations = (await profiles.returning('generation').execute()).map((row) => row.generation);
+    rowsRemoved.profiles = generations.length;
+    await tx
+      .updateTable('test_data_resets')
+      .set({ finished_at: new Date(), rows_removed: JSON.stringify(rowsRemoved) })
+      .where('id', '=', claimed.id)
+      .execute();
+    return { rowsRemoved, generations };
+  });
+  if (!outcome) return { ran: false, period, rowsRemoved: {} };
+  await dropTestCaches(redis, keys, outcome.generations, options.accountId);
+  return { ran: true, period, rowsRemoved: outcome.rowsRemoved };
+}
+
+async function dropTestCaches(redis: Redis, keys: RedisKeys, generations: string[], accountId?: string): Promise<void> {
+  for (let i = 0; i < generations.length; i += 500) {
+    const pipeline = redis.pipeline();
+    for (const generation of generations.slice(i, i + 500)) pipeline.set(keys.erasedGeneration(generation), '1', 'EX', ERASED_TTL_SECONDS);
+    await pipeline.exec();
+  }
+  const pattern = keys.profilePattern(accountId ?? '*', 'test');
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (found.length > 0) await redis.del(...found);
+  } while (cursor !== '0');
+}
+
+/**
+ * On worker start: run the current month's reset if it was missed while no worker ran. A fresh
+ * install records a baseline instead, so its first reset is the coming 1st.
+ */
+export async function catchUpTestDataReset(db: Db, redis: Redis, keys: RedisKeys, now = Date.now()): Promise<ResetResult | null> {
+  const period = utcMonth(now);
+  const last = await db
+    .selectFrom('test_data_resets')
+    .select((eb) => eb.fn.max('period').as('period'))
+    .where('period', 'is not', null)
+    .executeTakeFirst();
+  if (!last?.period) {
+    await db
+      .insertInto('test_data_resets')
+      .values({ period, trigger: 'baseline', started_at: new Date(now), finished_at: new Date(now), rows_removed: JSON.stringify({}) })
+      .onConflict((oc) => oc.column('period').where('period', 'is not', null).doNothing())
+      .execute();
+    return null;
+  }
+  if (last.period >= period) return null;
+  return resetTestData(db, redis, keys, { trigger: 'catch-up', period, now });
+}
