@@ -22,10 +22,10 @@ export interface Harness {
 }
 
 /** The real API app (supertest) and in-process workers on this test file's database and prefix. */
-export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(extraEnv: Record<string, string> = {}, clock: () => number = Date.now): Promise<Harness> {
   const env = await createTestEnv();
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
-  const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger);
+  const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger, clock);
   const app = createApp(deps);
   const keys = new KeyService(env.db, TEST_SECRET);
   const workers: RunningWorker[] = [];
@@ -36,7 +36,7 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
     startWorker: () => {
-      const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), logger);
+      const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), logger, clock);
       workers.push(worker);
       return worker;
     },

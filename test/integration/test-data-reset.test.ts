@@ -1,0 +1,132 @@
+import { Queue } from 'bullmq';
+import { JOBS, MAINTENANCE_QUEUE } from '../../shared/jobs/catalog';
+import { findAccount } from '../../shared/keys/account.repository';
+import { startOfNextMonth } from '../../shared/limits/calendar';
+import { catchUpTestDataReset, resetTestData } from '../../shared/test-data/test-data-reset';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { Writable } from 'node:stream';
+import { runCli } from '../../shared/cli/main';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+  h.startWorker();
+});
+afterAll(() => h.close());
+
+async function seedUser(key: string, userId: string): Promise<void> {
+  const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
+  await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true });
+  await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
+}
+
+async function counts(accountName: string, environment: 'test' | 'live') {
+  const account = (await findAccount(h.env.db, accountName))!;
+  const out: Record<string, number> = {};
+  for (const table of ['profiles', 'profile_versions', 'decisions', 'outcomes'] as const) {
+    const row = await h.env.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', account.id)
+      .where('environment', '=', environment)
+      .executeTakeFirstOrThrow();
+    out[table] = Number(row.n);
+  }
+  return out;
+}
+
+const none = { profiles: 0, profile_versions: 0, decisions: 0, outcomes: 0 };
+const one = { profiles: 1, profile_versions: 1, decisions: 1, outcomes: 1 };
+
+describe('monthly test-data reset', () => {
+  it('deletes every test profile, version, decision and outcome and their cache, never live data; test keys keep working', async () => {
+    const aTest = await h.key('reset-a', 'test');
+    const aLive = await h.key('reset-a', 'live');
+    const bTest = await h.key('reset-b', 'test');
+    await seedUser(aTest, 'ra');
+    await seedUser(aLive, 'ra');
+    await seedUser(bTest, 'rb');
+    const result = await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual' });
+    expect(result.ran).toBe(true);
+    expect(result.rowsRemoved.profiles).toBeGreaterThanOrEqual(2);
+    expect(await counts('reset-a', 'test')).toEqual(none);
+    expect(await counts('reset-b', 'test')).toEqual(none);
+    expect(await counts('reset-a', 'live')).toEqual(one);
+    expect((await h.http().get('/v1/profile/ra').set(bearer(aTest))).status).toBe(404);
+    expect((await h.http().get('/v1/profile/ra').set(bearer(aLive))).body.interactionCount).toBe(1);
+    const fresh = await h.http().post('/v1/context').set(bearer(aTest)).send({ userId: 'ra', task: 't', complexity: 'low' });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.metadata).toMatchObject({ profilePhase: 'cold_start', interactionCount: 0 });
+    const run = await h.env.db.selectFrom('test_data_resets').selectAll().where('trigger', '=', 'manual').executeTakeFirstOrThrow();
+    expect(run.rows_removed).toEqual(result.rowsRemoved);
+  });
+
+  it('resets one account only with --account, through the CLI', async () => {
+    const cTest = await h.key('reset-c', 'test');
+    const dTest = await h.key('reset-d', 'test');
+    await seedUser(cTest, 'rc');
+    await seedUser(dTest, 'rd');
+    let out = '';
+    const stream = new Writable({ write: (chunk, _e, done) => ((out += chunk.toString()), done()) });
+    expect(await runCli(['test-data', 'reset', '--account', 'reset-c', '--json'], { out: stream, err: stream, env: h.env.processEnv() })).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ account: 'reset-c', rowsRemoved: { profiles: 1, outcomes: 1, decisions: 1 } });
+    expect(await counts('reset-c', 'test')).toEqual(none);
+    expect(await counts('reset-d', 'test')).toEqual(one);
+  });
+
+  it('drops queued test decisions issued before the reset instead of reviving their users', async () => {
+    const key = await h.key('reset-queued', 'test');
+    const account = (await findAccount(h.env.db, 'reset-queued'))!;
+    const issuedAt = Date.now() - 60_000;
+    await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
+    const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const rid = `req_before_reset_${Date.now()}`;
+    await queue.add('decision', {
+      accountId: account.id, environment: 'test', requestId: rid, userId: 'ghost', generation: 'g-old',
+      context: { complexity: 'low' }, choice: { framing: 'purpose', style: 'warm', complexity: 'whole', encouragement: 'minimal' },
+      probabilities: { framing: 0.2, style: 0.25, complexity: 0.3, encouragement: 0.3 }, explored: [], confidence: 0.01, issuedAt,
+    }, { jobId: `decision-${rid}` });
+    const job = await eventually(async () => {
+      const j = await queue.getJob(`decision-${rid}`);
+      return (await j?.isCompleted()) ? j : null;
+    });
+    expect(job!.returnvalue).toMatch(/dropped/);
+    expect((await h.http().get('/v1/profile/ghost').set(bearer(key))).status).toBe(404);
+    await queue.close();
+  });
+
+  it('runs once per period however many workers race for it', async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, () => resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'schedule', period: '2031-05' })),
+    );
+    expect(runs.filter((r) => r.ran)).toHaveLength(1);
+    const rows = await h.env.db.selectFrom('test_data_resets').select('id').where('period', '=', '2031-05').execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it('catches up a month missed while no worker ran, once; a fresh install records a baseline instead', async () => {
+    await h.env.db.deleteFrom('test_data_resets').execute();
+    const nov = Date.UTC(2032, 10, 14, 9);
+    expect(await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, nov)).toBeNull();
+    const baseline = await h.env.db.selectFrom('test_data_resets').selectAll().execute();
+    expect(baseline).toEqual([expect.objectContaining({ period: '2032-11', trigger: 'baseline' })]);
+    expect(await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, nov + 86_400_000)).toBeNull();
+    const key = await h.key('reset-catchup', 'test');
+    await seedUser(key, 'rcu');
+    const feb = Date.UTC(2033, 1, 2, 8); // December and January passed with no worker
+    const caughtUp = await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, feb);
+    expect(caughtUp).toMatchObject({ ran: true, period: '2033-02' });
+    expect(await counts('reset-catchup', 'test')).toEqual(none);
+    expect(await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, feb + 3_600_000)).toBeNull();
+  });
+
+  it('schedules the reset for 00:00 UTC on the 1st and usage flushes in the worker', async () => {
+    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const scheduler = await eventually(() => queue.getJobScheduler(JOBS.testDataReset.scheduler.id));
+    expect(scheduler).toMatchObject({ pattern: '0 0 1 * *', tz: 'UTC' });
+    expect(scheduler!.next).toBe(startOfNextMonth(Date.now()));
+    const flush = await queue.getJobScheduler(JOBS.usageFlush.scheduler.id);
+    expect(flush?.every).toBeGreaterThan(0);
+    await queue.close();
+  });
+});

@@ -1,0 +1,116 @@
+import { Writable } from 'node:stream';
+import { runCli } from '../../shared/cli/main';
+import { flushUsage } from '../../shared/usage/usage-flush';
+import { bearer, startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+let now: number | null = null;
+beforeAll(async () => {
+  h = await startHarness({}, () => now ?? Date.now());
+});
+afterAll(() => h.close());
+
+async function usageRows(keyId: string) {
+  const rows = await h.env.db.selectFrom('usage_daily').selectAll().where('key_id', '=', keyId).orderBy('endpoint').orderBy('status_class').execute();
+  return rows.map((r) => ({ day: new Date(r.day as unknown as Date).toISOString().slice(0, 10), endpoint: r.endpoint, statusClass: r.status_class, count: Number(r.count) }));
+}
+
+async function cli(...argv: string[]) {
+  let out = '';
+  const stream = new Writable({ write: (chunk, _e, done) => ((out += chunk.toString()), done()) });
+  const code = await runCli(argv, { out: stream, err: stream, env: h.env.processEnv() });
+  return { code, out };
+}
+
+describe('usage flush to Postgres', () => {
+  it('moves metered counts into usage_daily, equal to the requests made', async () => {
+    const issued = await h.keys.create({ account: 'flush-basic', environment: 'live', rateLimitRps: 1000 });
+    now = Date.UTC(2026, 2, 3, 10);
+    for (let i = 0; i < 7; i++) await h.http().get(`/v1/profile/u${i}`).set(bearer(issued.key));
+    await new Promise((r) => setTimeout(r, 200));
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-03', endpoint: 'profile.get', statusClass: '4xx', count: 7 }]);
+    // A second flush with nothing new adds nothing.
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect((await usageRows(issued.id))[0]!.count).toBe(7);
+    for (let i = 0; i < 3; i++) await h.http().get(`/v1/profile/u${i}`).set(bearer(issued.key));
+    await new Promise((r) => setTimeout(r, 200));
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect((await usageRows(issued.id))[0]!.count).toBe(10);
+  });
+
+  it('neither loses nor double-counts when the flush dies after its commit', async () => {
+    const issued = await h.keys.create({ account: 'flush-crash-late', environment: 'live', rateLimitRps: 1000 });
+    now = Date.UTC(2026, 2, 4, 10);
+    for (let i = 0; i < 5; i++) await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'c', task: 't', complexity: 'low' });
+    await expect(
+      flushUsage(h.env.redis, h.env.keys, h.env.db, {
+        afterCommit: () => {
+          throw new Error('killed after commit');
+        },
+      }),
+    ).rejects.toThrow('killed after commit');
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
+    expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBeGreaterThan(0); // snapshot left behind
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
+    expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBe(0);
+  });
+
+  it('neither loses nor double-counts when the flush dies before writing, while requests continue', async () => {
+    const issued = await h.keys.create({ account: 'flush-crash-early', environment: 'live', rateLimitRps: 1000 });
+    now = Date.UTC(2026, 2, 5, 10);
+    for (let i = 0; i < 4; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
+    await new Promise((r) => setTimeout(r, 200));
+    await expect(
+      flushUsage(h.env.redis, h.env.keys, h.env.db, {
+        afterSnapshot: () => {
+          throw new Error('killed after snapshot');
+        },
+      }),
+    ).rejects.toThrow('killed after snapshot');
+    expect(await usageRows(issued.id)).toEqual([]);
+    for (let i = 0; i < 2; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
+    await new Promise((r) => setTimeout(r, 200));
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-05', endpoint: 'profile.get', statusClass: '4xx', count: 6 }]);
+  });
+
+  it('survives two flushes racing: each snapshot counted once', async () => {
+    const issued = await h.keys.create({ account: 'flush-race', environment: 'live', rateLimitRps: 1000 });
+    now = Date.UTC(2026, 2, 6, 10);
+    for (let i = 0; i < 9; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
+    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([flushUsage(h.env.redis, h.env.keys, h.env.db), flushUsage(h.env.redis, h.env.keys, h.env.db)]);
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-06', endpoint: 'profile.get', statusClass: '4xx', count: 9 }]);
+  });
+
+  it('exposes per account and month totals in billing_usage_monthly and through `cos usage`', async () => {
+    const issued = await h.keys.create({ account: 'flush-billing', environment: 'live', rateLimitRps: 2 });
+    now = Date.UTC(2026, 3, 30, 23, 59, 59);
+    await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' });
+    now = Date.UTC(2026, 4, 1, 0, 0, 1);
+    const burst = await Promise.all(Array.from({ length: 6 }, () => h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' })));
+    const accepted = burst.filter((r) => r.status === 200).length;
+    const refused = burst.filter((r) => r.status === 429).length;
+    expect(accepted + refused).toBe(6);
+    const json = await cli('usage', '--account', 'flush-billing', '--month', '2026-05', '--format', 'json');
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.out);
+    expect(report).toMatchObject({ account: 'flush-billing', month: '2026-05' });
+    expect(report.totals).toEqual({
+      billableRequests: accepted,
+      requests2xx: accepted,
+      requests4xx: 0,
+      requests5xx: 0,
+      requests429: refused,
+      totalRequests: 6,
+    });
+    const april = JSON.parse((await cli('usage', '--account', 'flush-billing', '--month', '2026-04', '--json')).out);
+    expect(april.data).toEqual([{ day: '2026-04-30', keyId: issued.id, endpoint: 'context', statusClass: '2xx', count: 1 }]);
+    const csv = await cli('usage', '--account', 'flush-billing', '--month', '2026-04', '--format', 'csv');
+    expect(csv.out.trim().split('\n')).toEqual(['day,key_id,endpoint,status_class,count', `2026-04-30,${issued.id},context,2xx,1`]);
+    const view = await h.env.db.selectFrom('billing_usage_monthly').selectAll().where('month', '=', '2026-05').execute();
+    expect(view.map((r) => Number(r.total_requests))).toContain(6);
+  });
+});
