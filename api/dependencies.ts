@@ -51,7 +51,7 @@ export function buildApiDependencies(
     },
     context: new ContextService(loader, learner, producer, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW),
-    profiles: new ProfileService(db, cache, loader, learner),
+    profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
     health: async () => ({
       redis: await redis.ping().then(() => 'ok' as const, () => 'unavailable' as const),
       postgres: await sql`select 1`.execute(db).then(() => 'ok' as const, () => 'unavailable' as const),

@@ -1,14 +1,22 @@
-import type { Queue } from 'bullmq';
+import { UnrecoverableError, type Queue } from 'bullmq';
 import type { Db } from '../shared/db/database';
 import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
 import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
+import { userHash } from '../shared/keys/user-hash';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
 
 const FLUSH_DELAY_MS = 2;
+/** Postgres refusing the data itself (bad encoding, invalid text): retrying cannot help. */
+const DATA_ERRORS = new Set(['22021', '22P02', '22P05', '22001', '22003']);
+
+function unrecoverableIfBadData(error: unknown): unknown {
+  const code = (error as { code?: string }).code;
+  return code && DATA_ERRORS.has(code) ? new UnrecoverableError(`the database refused this job's data: ${(error as Error).message}`) : error;
+}
 const MAX_PARALLEL_FLUSHES = 4;
 const DEADLOCK_RETRIES = 3;
 
@@ -29,6 +37,7 @@ export class EventBatcher {
     private readonly learner: Learner,
     private readonly logger: Logger,
     private readonly maxBatch: number,
+    private readonly secret: string,
   ) {}
 
   submit(item: Omit<BatchItem, 'resolve' | 'reject'>): Promise<string> {
@@ -69,9 +78,9 @@ export class EventBatcher {
     try {
       await this.apply(batch);
     } catch (error) {
-      if (batch.length === 1) return batch[0]!.reject(error);
+      if (batch.length === 1) return batch[0]!.reject(unrecoverableIfBadData(error));
       this.logger.warn({ err: error, size: batch.length }, 'batch failed; applying its jobs one by one');
-      for (const item of batch) await this.apply([item]).catch((e: unknown) => item.reject(e));
+      for (const item of batch) await this.apply([item]).catch((e: unknown) => item.reject(unrecoverableIfBadData(e)));
     }
   }
 
@@ -87,11 +96,18 @@ export class EventBatcher {
       this.db.transaction().execute(async (tx) => {
         const now = new Date();
         const out = [];
-        for (const { tenant, items } of [...byTenant.values()].sort((a, b) => (a.tenant.accountId < b.tenant.accountId ? -1 : 1))) {
+        for (const [, { tenant, items }] of [...byTenant.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
           const decisions = items.flatMap((i) => (i.kind === 'decision' ? [i.data] : []));
           const outcomes = items.flatMap((i) => (i.kind === 'outcome' ? [i.data] : []));
-          const findQueued = (requestId: string) => this.findQueuedDecision(requestId);
-          out.push({ tenant, result: await applyTenantEvents(tx, tenant, decisions, outcomes, this.learner, now, findQueued) });
+          out.push({
+            tenant,
+            result: await applyTenantEvents(tx, tenant, decisions, outcomes, {
+              learner: this.learner,
+              now,
+              findQueuedDecision: (requestId) => this.findQueuedDecision(requestId),
+              hashUser: (t, userId) => userHash(this.secret, t, userId),
+            }),
+          });
         }
         return out;
       }),
@@ -105,11 +121,13 @@ export class EventBatcher {
     const all = (pick: (r: (typeof results)[number]['result']) => Set<string>) => new Set(results.flatMap(({ result }) => [...pick(result)]));
     const droppedDecisions = all((r) => r.droppedDecisions);
     const droppedOutcomes = all((r) => r.droppedOutcomes);
+    const missingOutcomes = all((r) => r.missingOutcomes);
     const applied = all((r) => r.appliedOutcomes);
     for (const item of batch) {
       const id = item.data.requestId;
       if (item.kind === 'decision') item.resolve(droppedDecisions.has(id) ? 'dropped: user erased' : 'stored');
-      else if (droppedOutcomes.has(id)) item.resolve('dropped: decision erased');
+      else if (droppedOutcomes.has(id)) item.resolve('dropped: user erased or test data reset');
+      else if (missingOutcomes.has(id)) item.reject(new Error(`decision of ${id} not found; retrying`));
       else item.resolve(applied.has(id) ? 'applied' : 'already applied');
     }
   }

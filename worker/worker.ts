@@ -32,7 +32,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const events = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   for (const queue of [events, maintenance]) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
-  const batcher = new EventBatcher(db, new ProfileCache(redis, keys), events, thompsonLearner, logger, config.WORKER_BATCH_SIZE);
+  const batcher = new EventBatcher(db, new ProfileCache(redis, keys), events, thompsonLearner, logger, config.WORKER_BATCH_SIZE, config.COS_SECRET);
 
   const registry = buildRegistry({
     decision: (data) => batcher.submit({ kind: 'decision', data: data as DecisionJob }),

@@ -4,6 +4,7 @@ import type { Learner } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import { issueRequestId } from '../../shared/keys/request-id';
+import { userHash } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
 import type { ProfileLoader } from './profile-loader';
 
@@ -34,7 +35,7 @@ export class ContextService {
     const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)));
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
-    const requestId = issueRequestId({ ...tenant, issuedAt }, this.secret);
+    const requestId = issueRequestId({ ...tenant, issuedAt, userHash: userHash(this.secret, tenant, request.userId) }, this.secret);
     await this.producer.add('decision', {
       ...tenant,
       requestId,

@@ -15,6 +15,8 @@ import {
   updateProfiles,
 } from '../../shared/profile/profile.repository';
 import type { ProfileUpdate } from '../schemas/request.schemas';
+import { lockUsers } from '../../shared/db/locks';
+import { userHash } from '../../shared/keys/user-hash';
 import type { ProfileLoader } from './profile-loader';
 
 const userNotFound = (userId: string) => new AppError('USER_NOT_FOUND', `No profile for user ${JSON.stringify(userId)}`);
@@ -26,6 +28,7 @@ export class ProfileService {
     private readonly cache: ProfileCache,
     private readonly loader: ProfileLoader,
     private readonly learner: Learner,
+    private readonly secret: string,
   ) {}
 
   async get(tenant: Tenant, userId: string): Promise<ProfileResponse> {
@@ -66,7 +69,11 @@ export class ProfileService {
   /** Right to erasure; idempotent. */
   async erase(tenant: Tenant, userId: string): Promise<void> {
     const cached = await this.cache.read(tenant, userId);
-    const generation = await this.db.transaction().execute((tx) => eraseUser(tx, tenant, userId, new Date()));
+    const generation = await this.db.transaction().execute(async (tx) => {
+      // Serialises with workers applying this user's events: none can revive the profile.
+      await lockUsers(tx, tenant, [userId]);
+      return eraseUser(tx, tenant, userId, userHash(this.secret, tenant, userId), new Date());
+    });
     const generations = [generation, cached?.generation].filter((g): g is string => typeof g === 'string');
     await this.cache.erase(tenant, userId, [...new Set(generations)]);
   }

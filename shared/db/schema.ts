@@ -84,7 +84,7 @@ export interface OutcomesTable {
 export interface ErasuresTable {
   account_id: string;
   environment: 'test' | 'live';
-  user_id: string;
+  user_hash: string;
   erased_at: Timestamp;
 }
 

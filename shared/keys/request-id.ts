@@ -6,19 +6,24 @@ import type { Environment } from '../domain/environment';
  * issued to and when, authenticated by an HMAC under the server secret, so POST /v1/outcome
  * can answer 404 (not issued to this tenant) and 410 (window closed) without reading storage.
  *
- * Layout (base64url): version(1) | env(1) | issuedAt ms (6) | nonce (12) | accountId (utf8)
- * followed by a 16-byte truncated HMAC-SHA-256 over "rid:" + the payload bytes.
+ * Layout (base64url): version(1) | env(1) | issuedAt ms (6) | nonce (12) | userHash (8) |
+ * accountId (utf8), followed by a 16-byte truncated HMAC-SHA-256 over "rid:" + the payload.
+ * The user is bound by a keyed hash (shared/keys/user-hash.ts), never in clear.
  */
-const VERSION = 1;
+const VERSION = 2;
 const NONCE_BYTES = 12;
+const USER_HASH_BYTES = 8;
 const MAC_BYTES = 16;
-const HEADER_BYTES = 1 + 1 + 6 + NONCE_BYTES;
+const USER_HASH_OFFSET = 1 + 1 + 6 + NONCE_BYTES;
+const HEADER_BYTES = USER_HASH_OFFSET + USER_HASH_BYTES;
 export const REQUEST_ID_PATTERN = /^req_[A-Za-z0-9_-]{40,200}$/;
 
 export interface RequestIdClaims {
   accountId: string;
   environment: Environment;
   issuedAt: number;
+  /** userHash(secret, tenant, userId): 16 hex characters. */
+  userHash: string;
 }
 
 function mac(secret: string, payload: Buffer): Buffer {
@@ -32,12 +37,33 @@ export function issueRequestId(claims: RequestIdClaims, secret: string): string 
   payload.writeUInt8(claims.environment === 'live' ? 1 : 0, 1);
   payload.writeUIntBE(claims.issuedAt, 2, 6);
   randomBytes(NONCE_BYTES).copy(payload, 8);
+  Buffer.from(claims.userHash, 'hex').copy(payload, USER_HASH_OFFSET, 0, USER_HASH_BYTES);
   account.copy(payload, HEADER_BYTES);
   return `req_${Buffer.concat([payload, mac(secret, payload)]).toString('base64url')}`;
 }
 
 export const isWellFormedRequestId = (value: unknown): value is string =>
   typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
+
+function decode(payload: Buffer): RequestIdClaims | null {
+  if (payload.length <= HEADER_BYTES || payload.readUInt8(0) !== VERSION) return null;
+  return {
+    environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
+    issuedAt: payload.readUIntBE(2, 6),
+    userHash: payload.subarray(USER_HASH_OFFSET, HEADER_BYTES).toString('hex'),
+    accountId: payload.subarray(HEADER_BYTES).toString('utf8'),
+  };
+}
+
+/**
+ * The claims of a requestId the API has already verified (the worker reads them from jobs);
+ * no signature check.
+ */
+export function readRequestIdClaims(requestId: string): RequestIdClaims | null {
+  if (!isWellFormedRequestId(requestId)) return null;
+  const raw = Buffer.from(requestId.slice(4), 'base64url');
+  return raw.length > MAC_BYTES ? decode(raw.subarray(0, raw.length - MAC_BYTES)) : null;
+}
 
 /** The claims of an authentic requestId, or null when it was not issued by this service. */
 export function verifyRequestId(requestId: string, secret: string): RequestIdClaims | null {
@@ -49,10 +75,5 @@ export function verifyRequestId(requestId: string, secret: string): RequestIdCla
   const payload = raw.subarray(0, raw.length - MAC_BYTES);
   const given = raw.subarray(raw.length - MAC_BYTES);
   if (!timingSafeEqual(given, mac(secret, payload))) return null;
-  if (payload.readUInt8(0) !== VERSION) return null;
-  return {
-    environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
-    issuedAt: payload.readUIntBE(2, 6),
-    accountId: payload.subarray(HEADER_BYTES).toString('utf8'),
-  };
+  return decode(payload);
 }

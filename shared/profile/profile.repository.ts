@@ -144,8 +144,12 @@ export async function listVersions(
   };
 }
 
-/** Right to erasure: the profile, its versions, decisions and outcomes. Returns the erased generation. */
-export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, now: Date): Promise<string | null> {
+/**
+ * Right to erasure: the profile, its versions, decisions and outcomes; records the erasure
+ * under the user's keyed hash. Call inside a transaction holding lockUsers for this user.
+ * Returns the erased generation.
+ */
+export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, userHash: string, now: Date): Promise<string | null> {
   const erased = await db
     .deleteFrom('profiles')
     .where('account_id', '=', tenant.accountId)
@@ -163,8 +167,8 @@ export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, now:
   }
   await db
     .insertInto('erasures')
-    .values({ ...byTenant(tenant), user_id: userId, erased_at: now })
-    .onConflict((oc) => oc.columns(['account_id', 'environment', 'user_id']).doUpdateSet({ erased_at: now }))
+    .values({ ...byTenant(tenant), user_hash: userHash, erased_at: now })
+    .onConflict((oc) => oc.columns(['account_id', 'environment', 'user_hash']).doUpdateSet({ erased_at: now }))
     .execute();
   return erased?.generation ?? null;
 }

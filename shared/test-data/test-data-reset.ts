@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { ERASED_TTL_SECONDS } from '../cache/keys';
 import type { Db } from '../db/database';
+import { lockTestDataReset } from '../db/locks';
 import { utcMonth } from '../limits/calendar';
 
 /**
@@ -30,6 +31,8 @@ export async function resetTestData(
   const startedAt = new Date(options.now ?? Date.now());
   const period = options.period ?? null;
   const outcome = await db.transaction().execute(async (tx) => {
+    // Waits for batches applying test events to finish; later ones see this reset's record.
+    await lockTestDataReset(tx, 'exclusive');
     const claimed = await tx
       .insertInto('test_data_resets')
       .values({

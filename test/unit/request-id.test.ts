@@ -8,20 +8,34 @@ import {
 
 const SECRET = 'unit-test-secret-0123456789';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const claims: RequestIdClaims = { accountId: 'acct_7fQ2kLm9xPz4Rt1B', environment: 'live', issuedAt: 1_790_000_000_123 };
+const claims: RequestIdClaims = { accountId: 'acct_7fQ2kLm9xPz4Rt1B', environment: 'live', issuedAt: 1_790_000_000_123, userHash: '0123456789abcdef' };
 
 describe('request ids', () => {
   it('round-trips: verify returns exactly the claims it was issued with', () => {
     const id = issueRequestId(claims, SECRET);
     expect(id).toMatch(REQUEST_ID_PATTERN);
     expect(verifyRequestId(id, SECRET)).toEqual(claims);
-    const testClaims: RequestIdClaims = { accountId: 'acct_other', environment: 'test', issuedAt: 0 };
+    const testClaims: RequestIdClaims = { accountId: 'acct_other', environment: 'test', issuedAt: 0, userHash: 'ffffffffffffffff' };
     expect(verifyRequestId(issueRequestId(testClaims, SECRET), SECRET)).toEqual(testClaims);
   });
 
   it('keeps non-ASCII account ids and millisecond timestamps intact', () => {
-    const c: RequestIdClaims = { accountId: 'acct_ünï_東京', environment: 'test', issuedAt: 2 ** 47 + 5 };
+    const c: RequestIdClaims = { accountId: 'acct_ünï_東京', environment: 'test', issuedAt: 2 ** 47 + 5, userHash: '00ff00ff00ff00ff' };
     expect(verifyRequestId(issueRequestId(c, SECRET), SECRET)).toEqual(c);
+  });
+
+  it('carries the user only as a keyed hash, readable without the secret by the worker', () => {
+    const { userHash } = require('../../shared/keys/user-hash') as typeof import('../../shared/keys/user-hash');
+    const tenant = { accountId: 'acct_x', environment: 'live' as const };
+    const hash = userHash(SECRET, tenant, 'alice@example.com');
+    expect(hash).toMatch(/^[0-9a-f]{16}$/);
+    expect(userHash(SECRET, tenant, 'bob@example.com')).not.toBe(hash);
+    expect(userHash(`${SECRET}2`, tenant, 'alice@example.com')).not.toBe(hash);
+    expect(userHash(SECRET, { ...tenant, environment: 'test' }, 'alice@example.com')).not.toBe(hash);
+    const id = issueRequestId({ ...tenant, issuedAt: 5, userHash: hash }, SECRET);
+    expect(Buffer.from(id.slice(4), 'base64url').toString('latin1')).not.toContain('alice');
+    const { readRequestIdClaims } = require('../../shared/keys/request-id') as typeof import('../../shared/keys/request-id');
+    expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash });
   });
 
   it('is refused under another secret', () => {

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTx } from '../../shared/db/database';
+import { lockTestDataReset, lockUsers } from '../../shared/db/locks';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Choice } from '../../shared/domain/arms';
 import type { DecisionContext, Learner } from '../../shared/domain/learner';
 import { computeReward } from '../../shared/domain/reward';
+import { readRequestIdClaims } from '../../shared/keys/request-id';
 import { changedFields, newProfile, toProfileResponse, type StoredProfile } from '../../shared/profile/profile';
 import {
   insertProfilesIfMissing,
@@ -13,15 +15,28 @@ import {
   type VersionRow,
 } from '../../shared/profile/profile.repository';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import { erasedSince, findDecisions, insertDecisions, insertOutcomes, lastTestReset } from './events.repository';
+import { erasuresByHash, findDecisions, insertDecisions, insertOutcomes, lastTestReset } from './events.repository';
+
+export type StoredDecision = { userId: string; choice: Choice; context: DecisionContext; issuedAt: number };
+
+export interface ApplyDeps {
+  learner: Learner;
+  now: Date;
+  /** The payload of a decision job still in the queue, or null. */
+  findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>;
+  /** userHash(secret, tenant, userId) — erasures are recorded under it. */
+  hashUser: (tenant: Tenant, userId: string) => string;
+}
 
 export interface TenantBatchResult {
   /** Decision request ids dropped because the user was erased (or test data reset) since. */
   droppedDecisions: Set<string>;
   /** Outcomes newly applied; others in the batch had been applied before (retries). */
   appliedOutcomes: Set<string>;
-  /** Outcomes dropped because their decision was erased with its user. */
+  /** Outcomes dropped because their user was erased (or test data reset) after the decision. */
   droppedOutcomes: Set<string>;
+  /** Outcomes whose decision is nowhere to be found and whose user was not erased: retry. */
+  missingOutcomes: Set<string>;
   /** Profiles changed by this batch or touched by a retried outcome, to refresh in the cache. */
   updatedProfiles: StoredProfile[];
 }
@@ -32,72 +47,96 @@ const compareUser = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * Applies one tenant's decisions and outcomes inside the caller's transaction
  * (docs/adr/0002-exactly-once-outcomes.md):
  * 1. find each outcome's decision: in Postgres, in this batch, or — when its own job has not
- *    been applied yet — from that queued job (`findQueuedDecision`), so outcomes never wait on
- *    decision jobs; store decisions, skipping users erased since they were issued;
- * 2. create missing profiles, then lock every involved profile row in user order;
- * 3. insert outcomes with ON CONFLICT DO NOTHING — only rows inserted now are applied, so a
- *    retried or duplicated job never counts twice;
- * 4. run the learner update per outcome in arrival order, one version per outcome.
+ *    been applied yet — from that queued job, so outcomes never wait on decision jobs;
+ * 2. take the users' advisory locks (shared with erasure; test tenants also share the reset
+ *    lock), then drop whatever an erasure or test-data reset issued after has made void;
+ * 3. create missing profiles, lock their rows in user order, store the decisions;
+ * 4. insert outcomes with ON CONFLICT DO NOTHING — only rows inserted now are applied, so a
+ *    retried or duplicated job never counts twice — and run the learner update per outcome in
+ *    arrival order, one version per outcome.
  */
 export async function applyTenantEvents(
   tx: DbOrTx,
   tenant: Tenant,
   decisions: DecisionJob[],
   outcomes: OutcomeJob[],
-  learner: Learner,
-  now: Date,
-  findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>,
+  deps: ApplyDeps,
 ): Promise<TenantBatchResult> {
+  const { learner, now } = deps;
   const result: TenantBatchResult = {
     droppedDecisions: new Set(),
     appliedOutcomes: new Set(),
     droppedOutcomes: new Set(),
+    missingOutcomes: new Set(),
     updatedProfiles: [],
   };
 
+  // 1. Decisions of the outcomes.
   outcomes = [...new Map(outcomes.map((o) => [o.requestId, o] as const)).values()];
   const stored = await findDecisions(tx, tenant, outcomes.map((o) => o.requestId));
   const inBatch = new Set(decisions.map((d) => d.requestId));
   const unresolved = outcomes.filter((o) => !stored.has(o.requestId) && !inBatch.has(o.requestId));
-  const queued = await Promise.all(unresolved.map((o) => findQueuedDecision(o.requestId)));
-  decisions = [...decisions, ...queued.filter((d): d is DecisionJob => d !== null && d.accountId === tenant.accountId && d.environment === tenant.environment)];
+  const queued = (await Promise.all(unresolved.map((o) => deps.findQueuedDecision(o.requestId)))).filter(
+    (d): d is DecisionJob => d !== null && d.accountId === tenant.accountId && d.environment === tenant.environment,
+  );
+  decisions = [...decisions, ...queued];
+  // A decision job may have completed (and been removed) since the first read: read again.
+  const queuedIds = new Set(queued.map((d) => d.requestId));
+  const recheck = unresolved.filter((o) => !queuedIds.has(o.requestId)).map((o) => o.requestId);
+  for (const [requestId, decision] of await findDecisions(tx, tenant, recheck)) stored.set(requestId, decision);
 
-  const erased = await erasedSince(tx, tenant, [...new Set(decisions.map((d) => d.userId))]);
-  const resetAt = decisions.length > 0 ? await lastTestReset(tx, tenant) : undefined;
+  // 2. Serialise with erasure and resets, then drop what they voided.
+  const userIds = [...new Set([...decisions.map((d) => d.userId), ...[...stored.values()].map((d) => d.userId)])].sort(compareUser);
+  if (tenant.environment === 'test') await lockTestDataReset(tx, 'shared');
+  await lockUsers(tx, tenant, userIds);
+  const missing = outcomes.filter((o) => !stored.has(o.requestId) && !decisions.some((d) => d.requestId === o.requestId));
+  const missingClaims = new Map(missing.map((o) => [o.requestId, readRequestIdClaims(o.requestId)] as const));
+  const hashOf = new Map(userIds.map((userId) => [userId, deps.hashUser(tenant, userId)] as const));
+  const erased = await erasuresByHash(tx, tenant, [
+    ...hashOf.values(),
+    ...[...missingClaims.values()].flatMap((claims) => (claims ? [claims.userHash] : [])),
+  ]);
+  const resetAt = await lastTestReset(tx, tenant);
+  const voided = (hash: string | undefined, issuedAt: number) => {
+    const erasedAt = hash === undefined ? undefined : erased.get(hash);
+    return (erasedAt !== undefined && erasedAt >= issuedAt) || (resetAt !== undefined && resetAt >= issuedAt);
+  };
+
   const keptDecisions = decisions.filter((d) => {
-    const erasedAt = erased.get(d.userId);
-    const drop = (erasedAt !== undefined && erasedAt >= d.issuedAt) || (resetAt !== undefined && resetAt >= d.issuedAt);
+    const drop = voided(hashOf.get(d.userId), d.issuedAt);
     if (drop) result.droppedDecisions.add(d.requestId);
     return !drop;
   });
-
+  for (const [requestId, d] of stored) if (voided(hashOf.get(d.userId), d.issuedAt)) stored.delete(requestId);
   for (const d of keptDecisions) {
-    stored.set(d.requestId, { userId: d.userId, choice: d.choice, context: { complexity: d.context.complexity, taskType: d.context.taskType } });
+    stored.set(d.requestId, { userId: d.userId, choice: d.choice, context: { complexity: d.context.complexity, taskType: d.context.taskType }, issuedAt: d.issuedAt });
   }
   const applicable = outcomes.filter((o) => {
     if (stored.has(o.requestId)) return true;
-    // Neither stored nor queued: its decision was erased with the user.
-    result.droppedOutcomes.add(o.requestId);
+    const claims = missingClaims.get(o.requestId);
+    if (claims === null || (claims === undefined) || voided(claims.userHash, claims.issuedAt)) result.droppedOutcomes.add(o.requestId);
+    else result.missingOutcomes.add(o.requestId);
     return false;
   });
 
+  // 3. Profiles and decisions.
   const seeds = new Map<string, StoredProfile>();
   for (const d of keptDecisions) if (!seeds.has(d.userId)) seeds.set(d.userId, newProfile(d.userId, d.generation, learner, now));
   for (const o of applicable) {
     const userId = stored.get(o.requestId)!.userId;
     if (!seeds.has(userId)) seeds.set(userId, newProfile(userId, randomUUID(), learner, now));
   }
-  const userIds = [...seeds.keys()].sort(compareUser);
-  await insertProfilesIfMissing(tx, tenant, userIds.map((id) => seeds.get(id)!));
-  const profiles = await lockProfiles(tx, tenant, userIds);
-
+  const profileUsers = [...seeds.keys()].sort(compareUser);
+  await insertProfilesIfMissing(tx, tenant, profileUsers.map((id) => seeds.get(id)!));
+  const profiles = await lockProfiles(tx, tenant, profileUsers);
   await insertDecisions(tx, tenant, keptDecisions);
+
+  // 4. Outcomes, exactly once.
   const inserted = await insertOutcomes(
     tx,
     tenant,
     applicable.map((o) => ({ job: o, userId: stored.get(o.requestId)!.userId, reward: computeReward(o.signals) })),
   );
-
   const versions: VersionRow[] = [];
   const changed = new Set<string>();
   const ordered = applicable.filter((o) => inserted.has(o.requestId)).sort((a, b) => a.receivedAt - b.receivedAt);
@@ -107,13 +146,7 @@ export async function applyTenantEvents(
     const decision = stored.get(outcome.requestId)!;
     const profile = profiles.get(decision.userId)!;
     const before = toProfileResponse(profile, learner);
-    const state = learner.update(
-      learner.parseState(profile.state),
-      decision.context,
-      decision.choice,
-      computeReward(outcome.signals),
-      outcome.signals.started,
-    );
+    const state = learner.update(learner.parseState(profile.state), decision.context, decision.choice, computeReward(outcome.signals), outcome.signals.started);
     const next: StoredProfile = {
       ...profile,
       state,
@@ -137,5 +170,3 @@ export async function applyTenantEvents(
   await insertVersions(tx, tenant, versions);
   return result;
 }
-
-export type StoredDecision = { userId: string; choice: Choice; context: DecisionContext };

@@ -6,17 +6,17 @@ import { decisionContextSchema } from '../../shared/domain/learner';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import type { StoredDecision } from './apply-events';
 
-/** When each of these users was last erased (epoch ms). */
-export async function erasedSince(db: DbOrTx, tenant: Tenant, userIds: string[]): Promise<Map<string, number>> {
-  if (userIds.length === 0) return new Map();
+/** When each of these users (by keyed hash) was last erased (epoch ms). */
+export async function erasuresByHash(db: DbOrTx, tenant: Tenant, userHashes: string[]): Promise<Map<string, number>> {
+  if (userHashes.length === 0) return new Map();
   const rows = await db
     .selectFrom('erasures')
-    .select(['user_id', 'erased_at'])
+    .select(['user_hash', 'erased_at'])
     .where('account_id', '=', tenant.accountId)
     .where('environment', '=', tenant.environment)
-    .where('user_id', 'in', userIds)
+    .where('user_hash', 'in', [...new Set(userHashes)])
     .execute();
-  return new Map(rows.map((row) => [row.user_id, new Date(row.erased_at).getTime()]));
+  return new Map(rows.map((row) => [row.user_hash, new Date(row.erased_at).getTime()]));
 }
 
 /** When test data of this tenant was last reset (epoch ms); live data is never reset. */
@@ -57,7 +57,7 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
   if (requestIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('decisions')
-    .select(['request_id', 'user_id', 'chosen', 'context'])
+    .select(['request_id', 'user_id', 'chosen', 'context', 'issued_at'])
     .where('request_id', 'in', requestIds)
     .where('account_id', '=', tenant.accountId)
     .where('environment', '=', tenant.environment)
@@ -65,7 +65,12 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
   return new Map(
     rows.map((row) => [
       row.request_id,
-      { userId: row.user_id, choice: choiceSchema.parse(row.chosen), context: decisionContextSchema.parse(row.context) },
+      {
+        userId: row.user_id,
+        choice: choiceSchema.parse(row.chosen),
+        context: decisionContextSchema.parse(row.context),
+        issuedAt: new Date(row.issued_at).getTime(),
+      },
     ]),
   );
 }

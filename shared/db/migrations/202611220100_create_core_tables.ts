@@ -86,9 +86,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('outcomes_user_idx').on('outcomes').columns(['account_id', 'environment', 'user_id']).execute();
 
-  await tenantColumns('erasures')
+  // Erasure records keep a keyed hash of the userId (shared/keys/user-hash.ts), never the id.
+  await db.schema
+    .createTable('erasures')
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('environment', 'text', (c) => c.notNull().check(sql`environment in ('test', 'live')`))
+    .addColumn('user_hash', 'text', (c) => c.notNull())
     .addColumn('erased_at', 'timestamptz', (c) => c.notNull())
-    .addPrimaryKeyConstraint('erasures_pk', ['account_id', 'environment', 'user_id'])
+    .addPrimaryKeyConstraint('erasures_pk', ['account_id', 'environment', 'user_hash'])
     .execute();
 }
 
