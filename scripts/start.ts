@@ -35,7 +35,8 @@ async function demoKey(databaseUrl: string, secret: string): Promise<string> {
     if (existsSync(file)) {
       const saved = readFileSync(file, 'utf8').trim();
       const credential = await findCredentialByHash(db, hashApiKey(saved, secret));
-      if (credential && !credential.revokedAt && !credential.deletedAt) return saved;
+      const expired = credential?.expiresAt && Date.parse(credential.expiresAt) <= Date.now();
+      if (credential && !credential.revokedAt && !credential.deletedAt && !expired && !credential.restricted) return saved;
     }
     const issued = await new KeyService(db, secret).create({ account: 'demo', environment: 'test', name: 'demo test key' });
     writeFileSync(file, issued.key, { mode: 0o600 });

@@ -5,6 +5,8 @@ import type { Logger } from '../../shared/logger/logger';
 const POSITIVE_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 1_000;
 const MAX_ENTRIES = 50_000;
+/** How long a cached valid key is still honoured while Postgres cannot be reached. */
+const STALE_GRACE_MS = 10 * 60_000;
 
 /**
  * In-process cache of key credentials so the hot path never reads Postgres. Each instance
@@ -19,6 +21,8 @@ export class CredentialCache {
   private watermark: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticks = 0;
+  /** Bumped whenever the cache is cleared; a lookup that raced a clear is not cached. */
+  private epoch = 0;
 
   constructor(
     private readonly db: Db,
@@ -44,15 +48,29 @@ export class CredentialCache {
   async lookup(hashHex: string, keyHash: Buffer, now = Date.now()): Promise<KeyCredential | null> {
     const cached = this.entries.get(hashHex);
     if (cached && now - cached.at < (cached.credential ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS)) return cached.credential;
+    const epoch = this.epoch;
     let pending = this.inflight.get(hashHex);
     if (!pending) {
       pending = findCredentialByHash(this.db, keyHash).finally(() => this.inflight.delete(hashHex));
       this.inflight.set(hashHex, pending);
     }
-    const credential = await pending;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    let credential: KeyCredential | null;
+    try {
+      credential = await pending;
+    } catch (error) {
+      // Postgres unreachable: a key known to be valid a little while ago keeps working.
+      if (cached?.credential && now - cached.at < STALE_GRACE_MS) return cached.credential;
+      throw error;
+    }
+    if (epoch !== this.epoch) return credential; // answered, but possibly from before a change
+    if (this.entries.size >= MAX_ENTRIES) this.clear();
     this.entries.set(hashHex, { credential, at: Date.now() });
     return credential;
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.epoch++;
   }
 
   markUsed(keyId: string, at: Date): void {
@@ -64,7 +82,7 @@ export class CredentialCache {
     try {
       const mark = await credentialsWatermark(this.db);
       // Entries cached before the first observation have no baseline to compare with.
-      if (mark !== this.watermark) this.entries.clear();
+      if (mark !== this.watermark) this.clear();
       this.watermark = mark;
     } catch (error) {
       this.logger.warn({ err: error }, 'could not check key changes; cached credentials kept');

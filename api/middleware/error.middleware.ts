@@ -22,9 +22,22 @@ function fromParserError(error: { type?: string }): AppError | null {
   }
 }
 
+/**
+ * Client errors raised by Express itself: a path that is not valid percent-encoding (only
+ * /v1/profile/:userId has a parameter), a body whose Content-Encoding does not decode.
+ */
+function fromHttpError(error: unknown): AppError | null {
+  if (error instanceof URIError) return new AppError('INVALID_USER_ID', 'userId in the path is not valid percent-encoded UTF-8');
+  const status = (error as { status?: number; statusCode?: number } | null)?.status ?? (error as { statusCode?: number } | null)?.statusCode;
+  if (status === 400) return new AppError('INVALID_JSON', 'Request body could not be read as JSON');
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${BODY_LIMIT_BYTES} bytes`, { limit: BODY_LIMIT_BYTES });
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send UTF-8 JSON with Content-Type: application/json');
+  return null;
+}
+
 /** The only place that turns errors into responses. Never leaks stack traces. */
 export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-  let appError = isAppError(error) ? error : fromParserError((error ?? {}) as { type?: string });
+  let appError = isAppError(error) ? error : (fromParserError((error ?? {}) as { type?: string }) ?? fromHttpError(error));
   if (!appError && isDependencyUnavailable(error)) {
     req.log?.warn({ err: error }, 'dependency unavailable');
     appError = serviceUnavailable();
@@ -36,6 +49,7 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
     req.log?.warn({ code: appError.code }, appError.message);
   }
   if (res.headersSent) return;
+  if (appError.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer realm="cos"');
   for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
   res.status(appError.statusCode).json(appError.toBody());
 }

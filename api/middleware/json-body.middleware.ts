@@ -1,8 +1,17 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
-const parseJson = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
+const parseJson = express.json({
+  limit: BODY_LIMIT_BYTES,
+  strict: false,
+  type: () => true,
+  // Invalid UTF-8 would otherwise be decoded into U+FFFD silently, merging distinct values.
+  verify: (_req, _res, buf) => {
+    if (!isUtf8(buf)) throw new AppError('INVALID_JSON', 'Request body is not valid UTF-8');
+  },
+});
 
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;

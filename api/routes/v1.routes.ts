@@ -120,6 +120,7 @@ export function v1Router(services: V1Services, guards: RouteGuards): Router {
     const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
     chain.all((req: Request, res: Response, next: NextFunction) => {
       res.setHeader('Allow', allow.join(', '));
+      if (req.method === 'OPTIONS') return void res.status(204).end();
       next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allow.join(', ')}`));
     });
   }

@@ -7,37 +7,53 @@ import {
   taskComplexitySchema,
 } from '../../shared/domain/arms';
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
+import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
 
 /** Request bodies of SPEC §4. Strict: unknown fields are a VALIDATION_ERROR. */
 export const METADATA_MAX_BYTES = 8 * 1024;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
-export const userIdSchema = z
-  .string()
-  .min(1, 'must be 1 to 256 characters')
-  .max(256, 'must be 1 to 256 characters')
-  .refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
+/** Text Postgres can store and that means one thing: no NUL, no unpaired surrogate. */
+const isStorableText = (value: string) => !value.includes('\u0000') && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Every string (keys included) of a JSON value is storable text. */
+function isStorableJson(value: unknown): boolean {
+  if (typeof value === 'string') return isStorableText(value);
+  if (Array.isArray(value)) return value.every(isStorableJson);
+  if (value && typeof value === 'object') return Object.entries(value).every(([k, v]) => isStorableText(k) && isStorableJson(v));
+  return true;
+}
+
+const text = (min: number, max: number) =>
+  z
+    .string()
+    .min(min, min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`)
+    .max(max, min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`)
+    .refine(isStorableText, 'must be valid Unicode text without NUL characters');
+
+export const userIdSchema = text(1, 256).refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
 
 /** Path parameters of /v1/profile/:userId routes. */
 export const profilePathSchema = z.object({ userId: userIdSchema });
 
 export const metadataSchema = z
   .record(z.string(), z.unknown())
-  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= METADATA_MAX_BYTES, 'must be at most 8 KiB when serialized');
+  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= METADATA_MAX_BYTES, 'must be at most 8 KiB when serialized')
+  .refine(isStorableJson, 'must contain only valid Unicode text without NUL characters');
 
 export const contextRequestSchema = z.strictObject({
   userId: userIdSchema,
-  task: z.string().min(1, 'must be 1 to 8000 characters').max(8000, 'must be 1 to 8000 characters'),
+  task: text(1, 8000),
   complexity: taskComplexitySchema,
-  taskType: z.string().max(100, 'must be at most 100 characters').optional(),
+  taskType: text(0, 100).optional(),
   metadata: metadataSchema.optional(),
 });
 export type ContextRequest = z.infer<typeof contextRequestSchema>;
 
 export const outcomeRequestSchema = outcomeSignalsSchema
   .extend({
-    requestId: z.string(),
+    requestId: z.string().regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)'),
     metadata: metadataSchema.optional(),
   })
   .strict();
@@ -54,10 +70,16 @@ export const profileUpdateSchema = z
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;
 
 export const versionsQuerySchema = z.strictObject({
-  limit: z.coerce.number().int('must be an integer').min(1, 'must be 1 to 100').max(100, 'must be 1 to 100').default(20),
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, 'must be an integer from 1 to 100')
+    .transform(Number)
+    .pipe(z.number().min(1, 'must be an integer from 1 to 100').max(100, 'must be an integer from 1 to 100'))
+    .default(20),
   before: z
     .string()
-    .regex(/^v?\d+$/, 'must be a profileVersion such as v12')
+    .regex(/^v?\d{1,10}$/, 'must be a profileVersion such as v12')
     .transform((value) => Number(value.replace(/^v/, '')))
+    .pipe(z.number().max(2_147_483_647, 'must be a profileVersion such as v12'))
     .optional(),
 });

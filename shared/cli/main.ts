@@ -29,9 +29,13 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
   const args = parseArgs(argv);
   const name = COMMANDS[args.positionals[0] ?? ''] ? args.positionals[0]! : args.positionals.slice(0, 2).join(' ');
   const command = COMMANDS[name];
-  if (!command || args.flags.has('help')) {
-    (command ? out : err).write(`${USAGE}\n`);
-    return command || args.flags.has('help') ? 0 : 2;
+  if (args.flags.has('help') || args.positionals.length === 0) {
+    (args.flags.has('help') ? out : err).write(`${USAGE}\n`);
+    return args.flags.has('help') ? 0 : 2;
+  }
+  if (!command) {
+    err.write(`cos: unknown command "${args.positionals.join(' ')}"; run cos --help for the list\n`);
+    return 2;
   }
   loadDotCosEnv(env);
   let db;

@@ -62,13 +62,21 @@ export function buildRationale(
   complexity: TaskComplexity,
   interactionCount: number,
 ): string {
-  const lead = evidence.find((e) => !e.pinned) ?? evidence[0]!;
+  const lead = evidence.find((e) => !e.pinned);
+  const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimension]} (${e.value})`).join(', ');
+  if (!lead) {
+    // Everything is pinned: say so, and what this user's evidence says about the framing.
+    const framing = evidence[0]!;
+    const sentences = [`Every dimension is pinned by the app: ${pinnedList(evidence)}.`];
+    if (framing.inContext[0] > 0 || framing.overall[0] > 0) sentences.push(evidenceSentence(framing, complexity, interactionCount));
+    return sentences.join(' ');
+  }
   const sentences = [evidenceSentence(lead, complexity, interactionCount)];
   const pinned = evidence.filter((e) => e.pinned);
   const explored = evidence.filter((e) => e.explored);
   const notes: string[] = [];
   if (pinned.length > 0) {
-    notes.push(`${pinned.map((e) => `${LABEL[e.dimension]} (${e.value})`).join(', ')} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
+    notes.push(`${pinnedList(pinned)} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
   }
   if (explored.length > 0 && interactionCount > 0) {
     notes.push(

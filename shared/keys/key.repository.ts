@@ -132,7 +132,8 @@ type KeyChange = { revoked_at?: Date; deleted_at?: Date; expires_at?: Date; repl
 export async function updateKey(db: DbOrTx, id: string, change: KeyChange): Promise<void> {
   await db
     .updateTable('api_keys')
-    .set({ ...change, updated_at: sql`now()` })
+    // clock_timestamp(): the watermark API instances poll must move past every earlier change.
+    .set({ ...change, updated_at: sql`clock_timestamp()` })
     .where('id', '=', id)
     .execute();
 }

@@ -59,8 +59,10 @@ export class KeyService {
     return { id: record.id, key, account: account.name, environment, scopes: record.scopes, createdAt: record.createdAt };
   }
 
+  /** Idempotent: revoking again keeps the first revocation time. */
   async revoke(id: string): Promise<ApiKeyRecord> {
-    await this.require(id);
+    const key = await this.require(id);
+    if (key.revokedAt) return key;
     await updateKey(this.db, id, { revoked_at: new Date() });
     return (await findKeyById(this.db, id))!;
   }
@@ -75,7 +77,8 @@ export class KeyService {
   async rotate(id: string, graceMs = DEFAULT_ROTATION_GRACE_MS): Promise<IssuedKey & { previousKeyExpiresAt: string }> {
     return this.db.transaction().execute(async (tx) => {
       const old = await findKeyById(tx, id);
-      if (!old || old.deletedAt || old.revokedAt) throw new KeyNotFoundError(`no active key with id ${id}`);
+      const expired = old?.expiresAt && Date.parse(old.expiresAt) <= Date.now();
+      if (!old || old.deletedAt || old.revokedAt || expired) throw new KeyNotFoundError(`no active key with id ${id}`);
       const account = await findOrCreateAccount(tx, old.accountId);
       const issued = await this.issue(tx, account, old.environment, old.name, old.scopes, old.rateLimitRps);
       const expiresAt = new Date(Date.now() + graceMs);

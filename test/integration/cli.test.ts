@@ -89,12 +89,31 @@ describe('operator CLI (SPEC §7)', () => {
     [['keys', 'revoke', 'key_nope'], /no key/],
     [['accounts', 'restrict', 'nobody'], /no account/],
     [['accounts', 'create', '--name', 'x', '--plan', 'gold'], /invalid --plan/],
-    [['bogus', 'command'], /usage/],
+    [['bogus', 'command'], /unknown command "bogus command"/],
   ])('fails with a non-zero exit and a message for %j', async (argv, message) => {
     const result = await cli(...argv);
     expect(result.code).not.toBe(0);
     expect(result.err).toMatch(message);
     expect(result.out).toBe('');
+  });
+
+  it('refuses to rotate an expired key and keeps the first revocation time', async () => {
+    const old = await json('keys', 'create', '--account', 'cli-expired', '--env', 'test');
+    await json('keys', 'rotate', old.id, '--grace', '1s');
+    await new Promise((r) => setTimeout(r, 1100));
+    const again = await cli('keys', 'rotate', old.id);
+    expect(again.code).not.toBe(0);
+    expect(again.err).toMatch(/no active key/);
+    const other = await json('keys', 'create', '--account', 'cli-expired', '--env', 'test');
+    const first = await json('keys', 'revoke', other.id);
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await json('keys', 'revoke', other.id)).revokedAt).toBe(first.revokedAt);
+  });
+
+  it('prints a one-line error for an unknown command', async () => {
+    const result = await cli('frobnicate');
+    expect(result.code).toBe(2);
+    expect(result.err.trim().split('\n')).toHaveLength(1);
   });
 
   it('runs as the built `cos` binary with exit codes and one-line errors', () => {

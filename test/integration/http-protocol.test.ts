@@ -72,6 +72,46 @@ describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/);
   });
 
+  it('answers OPTIONS with 204 and the Allow header, and 401s with WWW-Authenticate', async () => {
+    const options = await h.http().options('/v1/profile/u1');
+    expect(options.status).toBe(204);
+    expect(options.headers.allow).toBe('GET, PUT, DELETE, HEAD');
+    const unauthorized = await h.http().get('/v1/profile/u1');
+    expect(unauthorized.headers['www-authenticate']).toBe('Bearer realm="cos"');
+  });
+
+  it('answers a path userId that is not valid percent-encoding with 400 INVALID_USER_ID, not 500', async () => {
+    for (const path of ['/v1/profile/%ZZ', '/v1/profile/%FF', '/v1/profile/%ED%A0%80/versions']) {
+      const res = await h.http().get(path).set(bearer(key));
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_USER_ID');
+    }
+  });
+
+  it('answers a body whose Content-Encoding does not decode with 400 INVALID_JSON, not 500', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send('{}');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('INVALID_JSON');
+  });
+
+  it('answers a body that is not valid UTF-8 with 400 INVALID_JSON', async () => {
+    const body = Buffer.concat([Buffer.from('{"userId":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","task":"t","complexity":"low"}')]);
+    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').serialize(() => body as never).send(body as never);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('INVALID_JSON');
+  });
+
+  it('refuses text Postgres cannot store (NUL, unpaired surrogates) instead of accepting what can never be applied', async () => {
+    const post = (body: string) => h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send(body);
+    expect((await post('{"userId":"\\ud800","task":"t","complexity":"low"}')).body.error.code).toBe('INVALID_USER_ID');
+    expect((await post('{"userId":"u","task":"a\\u0000b","complexity":"low"}')).body.error.code).toBe('VALIDATION_ERROR');
+    const metadata = await post('{"userId":"u","task":"t","complexity":"low","metadata":{"x":"a\\u0000b"}}');
+    expect(metadata.status).toBe(400);
+    expect(metadata.body.error.details.fields[0].field).toBe('metadata');
+    const key2 = await post('{"userId":"u","task":"t","complexity":"low","metadata":{"\\udfff":1}}');
+    expect(key2.body.error.code).toBe('VALIDATION_ERROR');
+  });
+
   it('reports health of Redis and Postgres without auth', async () => {
     const res = await h.http().get('/healthz');
     expect(res.status).toBe(200);

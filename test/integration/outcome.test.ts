@@ -60,6 +60,7 @@ describe('POST /v1/outcome', () => {
     ['missing requestId', { started: true }],
     ['a requestId that is not a string', { requestId: 12, started: true }],
     ['a malformed requestId', { requestId: 'abc', started: true }],
+    ['a malformed requestId and no signals', { requestId: 'abc' }],
   ])('answers 400 INVALID_REQUEST_ID for %s', async (_label, body) => {
     const res = await postOutcome(body);
     expect(res.status).toBe(400);

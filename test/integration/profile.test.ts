@@ -159,7 +159,7 @@ describe('GET /v1/profile/:userId/versions', () => {
     expect(last.body).toEqual({ data: [expect.objectContaining({ profileVersion: 'v1', cause: 'manual', createdAt: expect.any(String) })], hasMore: false });
   });
 
-  it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['before=xyz'], ['sort=asc']])('answers 400 VALIDATION_ERROR for ?%s', async (query) => {
+  it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['limit=1e1'], ['limit=0x10'], ['before=xyz'], ['before=v2147483648'], ['before=99999999999999999999'], ['sort=asc']])('answers 400 VALIDATION_ERROR for ?%s', async (query) => {
     await put('p-vq', { preferredFraming: 'purpose' });
     const res = await h.http().get(`/v1/profile/p-vq/versions?${query}`).set(bearer(key));
     expect(res.status).toBe(400);

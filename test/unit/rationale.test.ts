@@ -54,15 +54,16 @@ describe('buildRationale', () => {
     expect(text).toContain('Framing (curiosity), encouragement (moderate) are pinned by the app.');
   });
 
-  it('leads with the framing when every dimension is pinned', () => {
+  it('says every dimension is pinned, then gives the framing evidence', () => {
     const all = { pinned: true };
     const text = buildRationale(
       buildEvidence({ framing: { ...all, inContext: [1, 1, 1] }, style: all, complexity: all, encouragement: all }),
       'low',
       1,
     );
-    expect(text).toMatch(/^Tasks framed as curiosity at low complexity/);
-    expect(text).toMatch(/are pinned by the app\.$/);
+    expect(text).toMatch(/^Every dimension is pinned by the app: framing \(curiosity\), communication style/);
+    expect(text).toMatch(/Tasks framed as curiosity at low complexity led this user to start 1 of 1 tasks/);
+    expect(text).not.toMatch(/being tried/);
   });
 
   it('adds an exploring note with how often each explored value was tried', () => {

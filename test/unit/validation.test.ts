@@ -65,7 +65,6 @@ describe('parseOrThrow with contextRequestSchema', () => {
     const error = rejection(contextRequestSchema, { ...context, userId, complexity: 'nope', extra: true }, USER_ID);
     expect(error.code).toBe('INVALID_USER_ID');
     expect(error.statusCode).toBe(400);
-    expect(fieldsOf(error)).toHaveLength(1);
     expect(fieldsOf(error)[0]!.field).toBe('userId');
   });
 
@@ -95,7 +94,7 @@ describe('parseOrThrow with contextRequestSchema', () => {
 });
 
 describe('parseOrThrow with outcomeRequestSchema', () => {
-  const outcome = { requestId: 'req_abc', started: true };
+  const outcome = { requestId: `req_${'A'.repeat(60)}`, started: true };
 
   it('accepts the SPEC signals', () => {
     const body = { ...outcome, completed: false, timeToStart: 0, flowState: true, satisfaction: 1, metadata: {} };
@@ -111,7 +110,7 @@ describe('parseOrThrow with outcomeRequestSchema', () => {
   });
 
   it.each([
-    ['started missing', { requestId: 'req_abc' }, 'started', 'is required'],
+    ['started missing', { requestId: outcome.requestId }, 'started', 'is required'],
     ['started not boolean', { ...outcome, started: 'yes' }, 'started', 'must be a boolean'],
     ['satisfaction above 1', { ...outcome, satisfaction: 1.5 }, 'satisfaction', undefined],
     ['negative timeToStart', { ...outcome, timeToStart: -1 }, 'timeToStart', undefined],
@@ -119,7 +118,6 @@ describe('parseOrThrow with outcomeRequestSchema', () => {
   ])('rejects %s as VALIDATION_ERROR on that field', (_label, body, field, message) => {
     const error = rejection(outcomeRequestSchema, body, REQUEST_ID);
     expect(error.code).toBe('VALIDATION_ERROR');
-    expect(fieldsOf(error)).toHaveLength(1);
     expect(fieldsOf(error)[0]!.field).toBe(field);
     if (message) expect(fieldsOf(error)[0]!.message).toBe(message);
   });
@@ -161,10 +159,11 @@ describe('parseOrThrow with versionsQuerySchema', () => {
   });
 
   it.each([
-    ['0', 'must be 1 to 100'],
-    ['101', 'must be 1 to 100'],
-    ['2.5', 'must be an integer'],
-    ['abc', 'must be a number'],
+    ['0', 'must be an integer from 1 to 100'],
+    ['101', 'must be an integer from 1 to 100'],
+    ['2.5', 'must be an integer from 1 to 100'],
+    ['abc', 'must be an integer from 1 to 100'],
+    ['1e1', 'must be an integer from 1 to 100'],
   ])('rejects limit=%s (%s)', (limit, message) => {
     expect(fieldsOf(rejection(versionsQuerySchema, { limit }))).toEqual([{ field: 'limit', message }]);
   });
@@ -174,7 +173,7 @@ describe('parseOrThrow with versionsQuerySchema', () => {
     expect(parseOrThrow(versionsQuerySchema, { before: '12' }).before).toBe(12);
   });
 
-  it.each(['x12', 'v', 'v1.5', '-3'])('rejects before=%s', (before) => {
+  it.each(['x12', 'v', 'v1.5', '-3', 'v2147483648'])('rejects before=%s', (before) => {
     expect(fieldsOf(rejection(versionsQuerySchema, { before }))).toEqual([{ field: 'before', message: 'must be a profileVersion such as v12' }]);
   });
 
