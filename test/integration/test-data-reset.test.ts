@@ -86,10 +86,8 @@ describe('monthly test-data reset', () => {
       context: { complexity: 'low' }, choice: { framing: 'purpose', style: 'warm', complexity: 'whole', encouragement: 'minimal' },
       probabilities: { framing: 0.2, style: 0.25, complexity: 0.3, encouragement: 0.3 }, explored: [], confidence: 0.01, issuedAt,
     }, { jobId: `decision-${rid}` });
-    const job = await eventually(async () => {
-      const j = await queue.getJob(`decision-${rid}`);
-      return (await j?.isCompleted()) ? j : null;
-    });
+    await eventually(async () => (await queue.getJob(`decision-${rid}`))?.isCompleted());
+    const job = await queue.getJob(`decision-${rid}`); // read again once settled
     expect(job!.returnvalue).toMatch(/dropped/);
     expect((await h.http().get('/v1/profile/ghost').set(bearer(key))).status).toBe(404);
     await queue.close();

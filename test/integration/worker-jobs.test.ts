@@ -64,10 +64,8 @@ describe('worker job handling', () => {
     // Simulate a decision job still waiting: remove the stored decision and the profile row,
     // then re-add its job as delayed so the outcome arrives first.
     const decisionId = JOBS.decision.jobId({ requestId: rid } as never);
-    const decision = await eventually(async () => {
-      const j = await queue.getJob(decisionId);
-      return (await j?.isCompleted()) ? j : null;
-    });
+    await eventually(async () => (await queue.getJob(decisionId))?.isCompleted());
+    const decision = await queue.getJob(decisionId); // read again once settled
     await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
     await decision!.remove();
     await queue.add('decision', decision!.data, { ...JOBS.decision.options, jobId: decisionId, delay: 60_000 });
@@ -82,10 +80,8 @@ describe('worker job handling', () => {
     await eventually(() => h.env.db.selectFrom('decisions').select('request_id').where('request_id', '=', rid).executeTakeFirst());
     expect((await h.http().delete('/v1/profile/erased-later').set(bearer(key))).status).toBe(204);
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
-    const job = await eventually(async () => {
-      const j = await queue.getJob(JOBS.outcome.jobId({ requestId: rid } as never));
-      return (await j?.isCompleted()) ? j : null;
-    });
+    await eventually(async () => (await queue.getJob(JOBS.outcome.jobId({ requestId: rid } as never)))?.isCompleted());
+    const job = await queue.getJob(JOBS.outcome.jobId({ requestId: rid } as never)); // read again once settled
     expect(job!.returnvalue).toMatch(/dropped/);
     expect((await h.http().get('/v1/profile/erased-later').set(bearer(key))).status).toBe(404);
     const outcomes = await h.env.db.selectFrom('outcomes').select('request_id').where('user_id', '=', 'erased-later').execute();
