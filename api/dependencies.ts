@@ -53,8 +53,14 @@ export function buildApiDependencies(
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW),
     profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
     health: async () => ({
-      redis: await redis.ping().then(() => 'ok' as const, () => 'unavailable' as const),
-      postgres: await sql`select 1`.execute(db).then(() => 'ok' as const, () => 'unavailable' as const),
+      redis: await redis.ping().then(
+        () => 'ok' as const,
+        () => 'unavailable' as const,
+      ),
+      postgres: await sql`select 1`.execute(db).then(
+        () => 'ok' as const,
+        () => 'unavailable' as const,
+      ),
     }),
     close: async () => {
       await credentials.stop();

@@ -35,7 +35,8 @@ export function parseOrThrow<S extends z.ZodType>(
   for (const [field, code] of Object.entries(dedicated)) {
     const failure = fields.find((f) => f.field === field);
     // The dedicated code names the first problem; details still list every field.
-    if (failure && code) throw new AppError(code, `${field} ${failure.message}`, { fields: [failure, ...fields.filter((f) => f !== failure)] });
+    if (failure && code)
+      throw new AppError(code, `${field} ${failure.message}`, { fields: [failure, ...fields.filter((f) => f !== failure)] });
   }
   const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
   throw new AppError('VALIDATION_ERROR', `Invalid request: ${summary}`, { fields });

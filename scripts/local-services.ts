@@ -78,7 +78,11 @@ export async function startPostgres(dataDir: string, options: { durable: boolean
   const owner = postgresUser();
   ensureOwnedDir(dataDir, owner);
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', ...(options.durable ? [] : ['--no-sync'])], owner);
+    run(
+      'initdb',
+      ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', ...(options.durable ? [] : ['--no-sync'])],
+      owner,
+    );
   }
   const port = await freePort();
   const args = ['-D', dataDir, '-p', String(port), '-k', dataDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'];
@@ -106,8 +110,26 @@ export async function startRedis(dataDir: string): Promise<{ url: string; child:
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec',
-      '--save', '', '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--loglevel', 'warning'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dataDir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+    ],
     { stdio: 'ignore' },
   );
   const url = `redis://127.0.0.1:${port}`;
@@ -163,5 +185,11 @@ export async function startLocalServices(
 
 export function writeEnvFile(file: string, values: Record<string, string>): void {
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  writeFileSync(
+    file,
+    Object.entries(values)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  );
 }

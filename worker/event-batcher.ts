@@ -15,7 +15,9 @@ const DATA_ERRORS = new Set(['22021', '22P02', '22P05', '22001', '22003']);
 
 function unrecoverableIfBadData(error: unknown): unknown {
   const code = (error as { code?: string }).code;
-  return code && DATA_ERRORS.has(code) ? new UnrecoverableError(`the database refused this job's data: ${(error as Error).message}`) : error;
+  return code && DATA_ERRORS.has(code)
+    ? new UnrecoverableError(`the database refused this job's data: ${(error as Error).message}`)
+    : error;
 }
 const MAX_PARALLEL_FLUSHES = 4;
 const DEADLOCK_RETRIES = 3;
@@ -118,7 +120,8 @@ export class EventBatcher {
     await this.cache.writeManyIfNewer(
       results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile }))),
     );
-    const all = (pick: (r: (typeof results)[number]['result']) => Set<string>) => new Set(results.flatMap(({ result }) => [...pick(result)]));
+    const all = (pick: (r: (typeof results)[number]['result']) => Set<string>) =>
+      new Set(results.flatMap(({ result }) => [...pick(result)]));
     const droppedDecisions = all((r) => r.droppedDecisions);
     const droppedOutcomes = all((r) => r.droppedOutcomes);
     const missingOutcomes = all((r) => r.missingOutcomes);

@@ -32,7 +32,15 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const events = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   for (const queue of [events, maintenance]) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
-  const batcher = new EventBatcher(db, new ProfileCache(redis, keys), events, thompsonLearner, logger, config.WORKER_BATCH_SIZE, config.COS_SECRET);
+  const batcher = new EventBatcher(
+    db,
+    new ProfileCache(redis, keys),
+    events,
+    thompsonLearner,
+    logger,
+    config.WORKER_BATCH_SIZE,
+    config.COS_SECRET,
+  );
 
   const registry = buildRegistry({
     decision: (data) => batcher.submit({ kind: 'decision', data: data as DecisionJob }),
@@ -68,7 +76,11 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
 
   const ready = (async () => {
     const { usageFlush, testDataReset } = JOBS;
-    await maintenance.upsertJobScheduler(usageFlush.scheduler.id, { every: config.USAGE_FLUSH_INTERVAL }, { name: 'usageFlush', data: {}, opts: usageFlush.options });
+    await maintenance.upsertJobScheduler(
+      usageFlush.scheduler.id,
+      { every: config.USAGE_FLUSH_INTERVAL },
+      { name: 'usageFlush', data: {}, opts: usageFlush.options },
+    );
     await maintenance.upsertJobScheduler(
       testDataReset.scheduler.id,
       { pattern: testDataReset.scheduler.pattern, tz: testDataReset.scheduler.tz },

@@ -24,44 +24,48 @@ export function authenticate(deps: {
   /** Meters an authenticated request refused here (403), which never reaches the limiter. */
   meterRefused: (credential: KeyCredential, endpoint: string) => void;
 }) {
-  return (scope: Scope, endpoint: string) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const header = req.get('authorization') ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) return next(unauthorized('Missing API key: send Authorization: Bearer <key>'));
-    const key = match[1]!;
-    const parsed = parseApiKey(key);
-    if (!parsed) return next(unauthorized('Invalid API key'));
-    if (!deps.environments.includes(parsed.environment)) {
-      return next(unauthorized(`This deployment does not serve ${parsed.environment} keys`));
-    }
-    const keyHash = hashApiKey(key, deps.secret);
-    let credential: KeyCredential | null;
-    try {
-      credential = await deps.credentials.lookup(keyHash.toString('hex'), keyHash);
-    } catch {
-      return next(new AppError('SERVICE_UNAVAILABLE', 'Key store unavailable, retry shortly', undefined, { 'Retry-After': '1' }));
-    }
-    const now = Date.now();
-    if (
-      !credential ||
-      !hashesEqual(credential.keyHash, keyHash) ||
-      credential.environment !== parsed.environment ||
-      credential.revokedAt ||
-      credential.deletedAt ||
-      (credential.expiresAt && Date.parse(credential.expiresAt) <= now)
-    ) {
-      return next(unauthorized('Invalid API key'));
-    }
-    if (credential.restricted) {
-      deps.meterRefused(credential, endpoint);
-      return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted'));
-    }
-    if (!credential.scopes.includes(scope)) {
-      deps.meterRefused(credential, endpoint);
-      return next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }));
-    }
-    deps.credentials.markUsed(credential.id, new Date(now));
-    res.locals.auth = { tenant: { accountId: credential.accountId, environment: credential.environment }, credential } satisfies AuthContext;
-    next();
-  };
+  return (scope: Scope, endpoint: string) =>
+    async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+      const header = req.get('authorization') ?? '';
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!match) return next(unauthorized('Missing API key: send Authorization: Bearer <key>'));
+      const key = match[1]!;
+      const parsed = parseApiKey(key);
+      if (!parsed) return next(unauthorized('Invalid API key'));
+      if (!deps.environments.includes(parsed.environment)) {
+        return next(unauthorized(`This deployment does not serve ${parsed.environment} keys`));
+      }
+      const keyHash = hashApiKey(key, deps.secret);
+      let credential: KeyCredential | null;
+      try {
+        credential = await deps.credentials.lookup(keyHash.toString('hex'), keyHash);
+      } catch {
+        return next(new AppError('SERVICE_UNAVAILABLE', 'Key store unavailable, retry shortly', undefined, { 'Retry-After': '1' }));
+      }
+      const now = Date.now();
+      if (
+        !credential ||
+        !hashesEqual(credential.keyHash, keyHash) ||
+        credential.environment !== parsed.environment ||
+        credential.revokedAt ||
+        credential.deletedAt ||
+        (credential.expiresAt && Date.parse(credential.expiresAt) <= now)
+      ) {
+        return next(unauthorized('Invalid API key'));
+      }
+      if (credential.restricted) {
+        deps.meterRefused(credential, endpoint);
+        return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted'));
+      }
+      if (!credential.scopes.includes(scope)) {
+        deps.meterRefused(credential, endpoint);
+        return next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }));
+      }
+      deps.credentials.markUsed(credential.id, new Date(now));
+      res.locals.auth = {
+        tenant: { accountId: credential.accountId, environment: credential.environment },
+        credential,
+      } satisfies AuthContext;
+      next();
+    };
 }

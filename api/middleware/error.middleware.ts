@@ -28,9 +28,11 @@ function fromParserError(error: { type?: string }): AppError | null {
  */
 function fromHttpError(error: unknown): AppError | null {
   if (error instanceof URIError) return new AppError('INVALID_USER_ID', 'userId in the path is not valid percent-encoded UTF-8');
-  const status = (error as { status?: number; statusCode?: number } | null)?.status ?? (error as { statusCode?: number } | null)?.statusCode;
+  const status =
+    (error as { status?: number; statusCode?: number } | null)?.status ?? (error as { statusCode?: number } | null)?.statusCode;
   if (status === 400) return new AppError('INVALID_JSON', 'Request body could not be read as JSON');
-  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${BODY_LIMIT_BYTES} bytes`, { limit: BODY_LIMIT_BYTES });
+  if (status === 413)
+    return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${BODY_LIMIT_BYTES} bytes`, { limit: BODY_LIMIT_BYTES });
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send UTF-8 JSON with Content-Type: application/json');
   return null;
 }

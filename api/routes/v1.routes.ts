@@ -113,9 +113,14 @@ export function v1Router(services: V1Services, guards: RouteGuards): Router {
   for (const [path, pathRoutes] of byPath) {
     const chain = router.route(path);
     for (const route of pathRoutes) {
-      chain[route.method](guards.auth(route.scope, route.name), guards.limit(route.name), jsonBody, (req: Request, res: Response, next: NextFunction) => {
-        route.handler(req, res).catch(next);
-      });
+      chain[route.method](
+        guards.auth(route.scope, route.name),
+        guards.limit(route.name),
+        jsonBody,
+        (req: Request, res: Response, next: NextFunction) => {
+          route.handler(req, res).catch(next);
+        },
+      );
     }
     const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
     chain.all((req: Request, res: Response, next: NextFunction) => {

@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import {
-  complexityHandlingSchema,
-  encouragementSchema,
-  framingSchema,
-  styleSchema,
-  taskComplexitySchema,
-} from '../../shared/domain/arms';
+import { complexityHandlingSchema, encouragementSchema, framingSchema, styleSchema, taskComplexitySchema } from '../../shared/domain/arms';
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
 import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
 

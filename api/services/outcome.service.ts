@@ -26,7 +26,13 @@ declare module 'ioredis' {
 
 /** Signals in a canonical order: the identity of an outcome for retries and conflicts. */
 export function outcomeFingerprint(signals: OutcomeSignals): string {
-  const canonical = JSON.stringify([signals.started, signals.completed ?? null, signals.timeToStart ?? null, signals.flowState ?? null, signals.satisfaction ?? null]);
+  const canonical = JSON.stringify([
+    signals.started,
+    signals.completed ?? null,
+    signals.timeToStart ?? null,
+    signals.flowState ?? null,
+    signals.satisfaction ?? null,
+  ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }
 

@@ -5,7 +5,7 @@ import type { CliConfig } from '../config/config';
 import { parseDuration } from '../config/duration';
 import type { Db } from '../db/database';
 import { environmentSchema } from '../domain/environment';
-import { EVENTS_QUEUE } from '../jobs/catalog';
+import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../jobs/catalog';
 import { createAccount, findAccount, listAccounts, planSchema, setRestricted, type Account } from '../keys/account.repository';
 import { scopeSchema } from '../keys/api-key';
 import { listKeys, type ApiKeyRecord } from '../keys/key.repository';
@@ -108,7 +108,17 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
       account: stringFlag(args, 'account', true),
       environment: parseWith(environmentSchema, stringFlag(args, 'env', true), 'env'),
       name: stringFlag(args, 'name'),
-      scopes: scopesFlag === undefined ? undefined : parseWith(z.array(scopeSchema).min(1), scopesFlag.split(',').map((s) => s.trim()).filter(Boolean), 'scopes'),
+      scopes:
+        scopesFlag === undefined
+          ? undefined
+          : parseWith(
+              z.array(scopeSchema).min(1),
+              scopesFlag
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean),
+              'scopes',
+            ),
       rateLimitRps: rps === undefined ? null : parseWith(z.coerce.number().int().positive(), rps, 'rps'),
     });
     return { json: issued, text: issuedText(issued) };
@@ -118,7 +128,9 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     const keys = await listKeys(db, account.id);
     return {
       json: { data: keys.map(keyJson) },
-      text: keys.map((k) => `${k.id}  ${k.environment}  …${k.last4}  ${keyStatus(k)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n') || '(no keys)',
+      text:
+        keys.map((k) => `${k.id}  ${k.environment}  …${k.last4}  ${keyStatus(k)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n') ||
+        '(no keys)',
     };
   },
   'keys revoke': async ({ db, config, args }) => {
@@ -145,36 +157,56 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     const scope = account ? `account ${account.name}` : 'all accounts';
     return {
       json: { account: account?.name ?? null, rowsRemoved: result.rowsRemoved },
-      text: `test data reset for ${scope}: ${Object.entries(result.rowsRemoved).map(([t, n]) => `${t} ${n}`).join(', ')}`,
+      text: `test data reset for ${scope}: ${Object.entries(result.rowsRemoved)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(', ')}`,
     };
   },
   usage: async ({ db, config, args }) => {
     const account = await requireAccount(db, stringFlag(args, 'account', true));
-    const month = parseWith(z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'use YYYY-MM'), stringFlag(args, 'month') ?? utcMonth(Date.now()), 'month');
+    const month = parseWith(
+      z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'use YYYY-MM'),
+      stringFlag(args, 'month') ?? utcMonth(Date.now()),
+      'month',
+    );
     const format = parseWith(z.enum(['json', 'csv']), stringFlag(args, 'format') ?? (args.flags.get('json') ? 'json' : 'csv'), 'format');
     // Flush first so the report includes what is still metered in Redis (flushes are idempotent).
     await withRedis(config, (redis) => flushUsage(redis, redisKeys(config.COS_REDIS_PREFIX), db));
     const rows = await usageForMonth(db, account.id, month);
     const totals = await monthlyTotals(db, account.id, month);
-    const csv = ['day,key_id,endpoint,status_class,count', ...rows.map((r) => `${r.day},${r.keyId},${r.endpoint},${r.statusClass},${r.count}`)].join('\n');
+    const csv = [
+      'day,key_id,endpoint,status_class,count',
+      ...rows.map((r) => `${r.day},${r.keyId},${r.endpoint},${r.statusClass},${r.count}`),
+    ].join('\n');
     const json = { account: account.name, accountId: account.id, month, totals, data: rows };
     return { json, text: csv, raw: format === 'csv' ? csv : JSON.stringify(json) };
   },
-  'jobs failed': async ({ config, args }) => withQueue(config, async (queue) => {
-    const limit = parseWith(z.coerce.number().int().min(1).max(1000), stringFlag(args, 'limit') ?? '50', 'limit');
-    const jobs = await queue.getFailed(0, limit - 1);
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
-    const data = jobs.map((job) => ({ id: job.id, name: job.name, attemptsMade: job.attemptsMade, failedReason: job.failedReason, finishedOn: job.finishedOn }));
-    return {
-      json: { counts, data },
-      text: [`counts: ${JSON.stringify(counts)}`, ...data.map((j) => `${j.id}  ${j.name}  attempts=${j.attemptsMade}  ${j.failedReason}`)].join('\n'),
-    };
-  }),
-  'jobs retry-failed': async ({ config }) => withQueue(config, async (queue) => {
-    const failed = await queue.getFailed(0, -1);
-    await Promise.all(failed.map((job) => job.retry('failed')));
-    return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
-  }),
+  'jobs failed': async ({ config, args }) =>
+    withQueue(config, args, async (queue) => {
+      const limit = parseWith(z.coerce.number().int().min(1).max(1000), stringFlag(args, 'limit') ?? '50', 'limit');
+      const jobs = await queue.getFailed(0, limit - 1);
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+      const data = jobs.map((job) => ({
+        id: job.id,
+        name: job.name,
+        attemptsMade: job.attemptsMade,
+        failedReason: job.failedReason,
+        finishedOn: job.finishedOn,
+      }));
+      return {
+        json: { counts, data },
+        text: [
+          `counts: ${JSON.stringify(counts)}`,
+          ...data.map((j) => `${j.id}  ${j.name}  attempts=${j.attemptsMade}  ${j.failedReason}`),
+        ].join('\n'),
+      };
+    }),
+  'jobs retry-failed': async ({ config, args }) =>
+    withQueue(config, args, async (queue) => {
+      const failed = await queue.getFailed(0, -1);
+      await Promise.all(failed.map((job) => job.retry('failed')));
+      return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
+    }),
 };
 
 async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof createRedis>) => Promise<T>): Promise<T> {
@@ -186,9 +218,10 @@ async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof cr
   }
 }
 
-async function withQueue(config: CliConfig, run: (queue: Queue) => Promise<CommandOutput>): Promise<CommandOutput> {
+async function withQueue(config: CliConfig, args: ParsedArgs, run: (queue: Queue) => Promise<CommandOutput>): Promise<CommandOutput> {
+  const name = parseWith(z.enum([EVENTS_QUEUE, MAINTENANCE_QUEUE]), stringFlag(args, 'queue') ?? EVENTS_QUEUE, 'queue');
   const redis = createRedis(config.REDIS_URL, 'consumer');
-  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(config.COS_REDIS_PREFIX).queuePrefix });
+  const queue = new Queue(name, { connection: redis, prefix: redisKeys(config.COS_REDIS_PREFIX).queuePrefix });
   try {
     return await run(queue);
   } finally {

@@ -6,7 +6,12 @@ const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
 
 const environmentList = z
   .string()
-  .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+  .transform((text) =>
+    text
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
 
 const common = {
@@ -17,7 +22,10 @@ const common = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   OUTCOME_WINDOW: durationMs.default(7 * 86_400_000),
   /** Prefix of every BullMQ and cache key; tests give each file its own. */
-  COS_REDIS_PREFIX: z.string().regex(/^[a-z0-9_-]+$/i).default('cos'),
+  COS_REDIS_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_-]+$/i)
+    .default('cos'),
 };
 
 const apiSchema = z.object({

@@ -57,11 +57,7 @@ function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interact
  * One or two plain sentences from this user's evidence: the framing's track record, then what
  * is pinned or explored. Never a fixed string: counts and rewards come from the state.
  */
-export function buildRationale(
-  evidence: ValueEvidence[],
-  complexity: TaskComplexity,
-  interactionCount: number,
-): string {
+export function buildRationale(evidence: ValueEvidence[], complexity: TaskComplexity, interactionCount: number): string {
   const lead = evidence.find((e) => !e.pinned);
   const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimension]} (${e.value})`).join(', ');
   if (!lead) {

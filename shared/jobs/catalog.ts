@@ -85,7 +85,8 @@ export const JOBS = {
   testDataReset: {
     queue: MAINTENANCE_QUEUE,
     schema: testDataResetJobSchema,
-    options: upkeep,
+    // A month's reset must not be given up quickly: retries back off for about 11 hours.
+    options: { ...upkeep, attempts: 12, backoff: { type: 'exponential', delay: 10_000 } },
     /** 00:00 UTC on the 1st of every month; the reset itself runs once per month. */
     scheduler: { id: 'test-data-reset', pattern: '0 0 1 * *', tz: 'UTC' },
     jobId: null,

@@ -61,5 +61,9 @@ export async function listAccounts(db: DbOrTx): Promise<Account[]> {
 }
 
 export async function setRestricted(db: DbOrTx, accountId: string, restricted: boolean): Promise<void> {
-  await db.updateTable('accounts').set({ restricted, updated_at: sql`clock_timestamp()` }).where('id', '=', accountId).execute();
+  await db
+    .updateTable('accounts')
+    .set({ restricted, updated_at: sql`clock_timestamp()` })
+    .where('id', '=', accountId)
+    .execute();
 }

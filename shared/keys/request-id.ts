@@ -42,8 +42,7 @@ export function issueRequestId(claims: RequestIdClaims, secret: string): string 
   return `req_${Buffer.concat([payload, mac(secret, payload)]).toString('base64url')}`;
 }
 
-export const isWellFormedRequestId = (value: unknown): value is string =>
-  typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
+export const isWellFormedRequestId = (value: unknown): value is string => typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
 
 function decode(payload: Buffer): RequestIdClaims | null {
   if (payload.length <= HEADER_BYTES || payload.readUInt8(0) !== VERSION) return null;

@@ -93,7 +93,13 @@ export class Limiter {
       day,
     );
     if (allowed === 1) {
-      return { allowed: true, limit: input.perSecond, remaining: Math.max(0, input.perSecond - count), resetAt: second + 1, meteredAt: now };
+      return {
+        allowed: true,
+        limit: input.perSecond,
+        remaining: Math.max(0, input.perSecond - count),
+        resetAt: second + 1,
+        meteredAt: now,
+      };
     }
     if (monthRefusal === 1) {
       return {
@@ -115,12 +121,18 @@ export class Limiter {
       .multi()
       .hincrby(usageKey, usageField(keyId, endpoint, '2xx'), -1)
       .hincrby(usageKey, usageField(keyId, endpoint, cls), 1)
+      // The day may have been flushed since the request was metered: flush it again.
+      .sadd(this.keys.usageDays, utcDay(meteredAt))
       .exec();
   }
 
   /** Meters a request that was refused before the limiter (e.g. 403) without limiting it. */
   async meterOnly(keyId: string, endpoint: string, cls: StatusClass, at = this.clock()): Promise<void> {
     const day = utcDay(at);
-    await this.redis.multi().hincrby(this.keys.usage(day), usageField(keyId, endpoint, cls), 1).sadd(this.keys.usageDays, day).exec();
+    await this.redis
+      .multi()
+      .hincrby(this.keys.usage(day), usageField(keyId, endpoint, cls), 1)
+      .sadd(this.keys.usageDays, day)
+      .exec();
   }
 }

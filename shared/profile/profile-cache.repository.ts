@@ -25,7 +25,14 @@ return ARGV[3]`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosWriteProfileIfNewer(profileKey: string, erasedKey: string, version: number, generation: string, data: string, ttl: number): Result<number, Context>;
+    cosWriteProfileIfNewer(
+      profileKey: string,
+      erasedKey: string,
+      version: number,
+      generation: string,
+      data: string,
+      ttl: number,
+    ): Result<number, Context>;
     cosPutProfileIfAbsent(profileKey: string, version: number, generation: string, data: string, ttl: number): Result<string, Context>;
   }
 }

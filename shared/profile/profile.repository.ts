@@ -5,10 +5,11 @@ import type { Tenant } from '../domain/environment';
 import { pinsSchema } from '../domain/arms';
 import type { StoredProfile } from './profile';
 
-type ProfileRow = Pick<
-  ProfilesTable,
-  'user_id' | 'generation' | 'profile_version' | 'interaction_count'
-> & { state: unknown; pins: unknown; updated_at: Date };
+type ProfileRow = Pick<ProfilesTable, 'user_id' | 'generation' | 'profile_version' | 'interaction_count'> & {
+  state: unknown;
+  pins: unknown;
+  updated_at: Date;
+};
 
 const COLUMNS = ['user_id', 'generation', 'state', 'pins', 'profile_version', 'interaction_count', 'updated_at'] as const;
 

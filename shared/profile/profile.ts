@@ -65,6 +65,14 @@ export function toProfileResponse(profile: StoredProfile, learner: Learner): Pro
 
 /** Profile fields whose value differs between two responses (for version history). */
 export function changedFields(before: ProfileResponse, after: ProfileResponse): string[] {
-  const fields = ['preferredFraming', 'communicationStyle', 'complexityPreference', 'encouragementLevel', 'pinned', 'profilePhase', 'interactionCount'] as const;
+  const fields = [
+    'preferredFraming',
+    'communicationStyle',
+    'complexityPreference',
+    'encouragementLevel',
+    'pinned',
+    'profilePhase',
+    'interactionCount',
+  ] as const;
   return fields.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
 }

@@ -26,7 +26,14 @@ return 0`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosSnapshotUsageDay(usageKey: string, snapshotKey: string, snapshotsKey: string, daysKey: string, snapshotId: string, day: string): Result<number, Context>;
+    cosSnapshotUsageDay(
+      usageKey: string,
+      snapshotKey: string,
+      snapshotsKey: string,
+      daysKey: string,
+      snapshotId: string,
+      day: string,
+    ): Result<number, Context>;
   }
 }
 
@@ -86,7 +93,14 @@ export async function flushUsage(redis: Redis, keys: RedisKeys, db: Db, hooks: F
   return result;
 }
 
-type UsageRow = { key_id: string; account_id: string; day: string; endpoint: string; status_class: '2xx' | '4xx' | '5xx' | '429'; count: number };
+type UsageRow = {
+  key_id: string;
+  account_id: string;
+  day: string;
+  endpoint: string;
+  status_class: '2xx' | '4xx' | '5xx' | '429';
+  count: number;
+};
 
 async function toRows(db: Db, day: string, counts: Record<string, string>): Promise<UsageRow[]> {
   const parsed = Object.entries(counts)
@@ -101,5 +115,12 @@ async function toRows(db: Db, day: string, counts: Record<string, string>): Prom
   const accountOf = new Map(owners.map((row) => [row.id, row.account_id]));
   return parsed
     .filter((row) => accountOf.has(row.keyId))
-    .map((row) => ({ key_id: row.keyId, account_id: accountOf.get(row.keyId)!, day, endpoint: row.endpoint, status_class: row.cls, count: row.count }));
+    .map((row) => ({
+      key_id: row.keyId,
+      account_id: accountOf.get(row.keyId)!,
+      day,
+      endpoint: row.endpoint,
+      status_class: row.cls,
+      count: row.count,
+    }));
 }

@@ -45,7 +45,12 @@ export async function usageForMonth(db: DbOrTx, accountId: string, month: string
 
 /** The billing view's row for an account and month (zeros when nothing was metered). */
 export async function monthlyTotals(db: DbOrTx, accountId: string, month: string): Promise<MonthlyTotals> {
-  const row = await db.selectFrom('billing_usage_monthly').selectAll().where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
+  const row = await db
+    .selectFrom('billing_usage_monthly')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .executeTakeFirst();
   return {
     billableRequests: Number(row?.billable_requests ?? 0),
     requests2xx: Number(row?.requests_2xx ?? 0),

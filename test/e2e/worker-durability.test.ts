@@ -41,7 +41,9 @@ async function issue(userId: string, n: number): Promise<string[]> {
   const api1 = client(api.url, key);
   const ids: string[] = [];
   for (let i = 0; i < n; i += 50) {
-    const batch = await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => api1.context(userId, ['low', 'medium', 'high'][i % 3])));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, n - i) }, () => api1.context(userId, ['low', 'medium', 'high'][i % 3])),
+    );
     for (const res of batch) {
       expect(res.status).toBe(200);
       ids.push(res.body.requestId);
@@ -56,20 +58,32 @@ describe('worker processes', () => {
     startWorker();
     const c = client(api.url, key);
     const ids = await issue('hot-user', 300);
-    const results = await Promise.all(ids.map((requestId, i) => c.outcome({ requestId, started: i % 2 === 0, satisfaction: (i % 10) / 10 })));
+    const results = await Promise.all(
+      ids.map((requestId, i) => c.outcome({ requestId, started: i % 2 === 0, satisfaction: (i % 10) / 10 })),
+    );
     expect(results.every((r) => r.status === 202)).toBe(true);
     // Retries of every outcome, concurrently, must not double-apply.
-    const retries = await Promise.all(ids.map((requestId, i) => c.outcome({ requestId, started: i % 2 === 0, satisfaction: (i % 10) / 10 })));
+    const retries = await Promise.all(
+      ids.map((requestId, i) => c.outcome({ requestId, started: i % 2 === 0, satisfaction: (i % 10) / 10 })),
+    );
     expect(retries.every((r) => r.status === 202)).toBe(true);
-    const profile = await eventually(async () => {
-      const p = await c.profile('hot-user');
-      return p.body.interactionCount === 300 ? p.body : null;
-    }, 60_000, 200);
+    const profile = await eventually(
+      async () => {
+        const p = await c.profile('hot-user');
+        return p.body.interactionCount === 300 ? p.body : null;
+      },
+      60_000,
+      200,
+    );
     expect(profile.profileVersion).toBe('v300');
     await new Promise((r) => setTimeout(r, 1000));
     expect((await c.profile('hot-user')).body).toMatchObject({ interactionCount: 300, profileVersion: 'v300' });
     expect(await counts('hot-user')).toEqual({ outcomes: 300, versions: 300, decisions: 300 });
-    const stored = await env.db.selectFrom('profiles').select(['profile_version', 'interaction_count']).where('user_id', '=', 'hot-user').executeTakeFirstOrThrow();
+    const stored = await env.db
+      .selectFrom('profiles')
+      .select(['profile_version', 'interaction_count'])
+      .where('user_id', '=', 'hot-user')
+      .executeTakeFirstOrThrow();
     expect(stored).toEqual({ profile_version: 300, interaction_count: 300 });
   }, 120_000);
 
@@ -80,10 +94,14 @@ describe('worker processes', () => {
     const victim = workers[0]!;
     const posting = Promise.all(ids.map((requestId) => c.outcome({ requestId, started: true, completed: requestId.length % 2 === 0 })));
     // Kill once the workers are demonstrably mid-stream: some outcomes applied, most not.
-    await eventually(async () => {
-      const applied = await sql<{ n: number }>`select count(*)::int as n from outcomes where user_id like 'kill-%'`.execute(env.db);
-      return applied.rows[0]!.n > 0;
-    }, 30_000, 5);
+    await eventually(
+      async () => {
+        const applied = await sql<{ n: number }>`select count(*)::int as n from outcomes where user_id like 'kill-%'`.execute(env.db);
+        return applied.rows[0]!.n > 0;
+      },
+      30_000,
+      5,
+    );
     victim.child.kill('SIGKILL');
     expect(await victim.exited).toBe('SIGKILL');
     const results = await posting;

@@ -75,7 +75,11 @@ describe('authentication (SPEC §3)', () => {
 
   it('refuses an expired key', async () => {
     const issued = await h.keys.create({ account: 'auth-expired', environment: 'test' });
-    await h.env.db.updateTable('api_keys').set({ expires_at: sql`now() - interval '1 second'`, updated_at: sql`now()` }).where('id', '=', issued.id).execute();
+    await h.env.db
+      .updateTable('api_keys')
+      .set({ expires_at: sql`now() - interval '1 second'`, updated_at: sql`now()` })
+      .where('id', '=', issued.id)
+      .execute();
     await eventually(async () => (await profileGet(issued.key)).status === 401, 2500, 50);
   });
 
@@ -95,10 +99,14 @@ describe('authentication (SPEC §3)', () => {
     expect((await profileGet(key)).status).toBe(404);
     const account = (await findAccount(h.env.db, 'auth-restricted'))!;
     await setRestricted(h.env.db, account.id, true);
-    const res = await eventually(async () => {
-      const r = await profileGet(key);
-      return r.status === 403 ? r : null;
-    }, 2500, 50);
+    const res = await eventually(
+      async () => {
+        const r = await profileGet(key);
+        return r.status === 403 ? r : null;
+      },
+      2500,
+      50,
+    );
     expect(res.body.error.code).toBe('ACCOUNT_RESTRICTED');
     await setRestricted(h.env.db, account.id, false);
     await eventually(async () => (await profileGet(key)).status === 404, 2500, 50);

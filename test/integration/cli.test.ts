@@ -37,10 +37,33 @@ describe('operator CLI (SPEC §7)', () => {
   });
 
   it('keys create honours --name, --scopes and --rps', async () => {
-    const issued = await json('keys', 'create', '--account', 'cli-scoped', '--env', 'test', '--name', 'ingest', '--scopes', 'outcome', '--rps', '50');
+    const issued = await json(
+      'keys',
+      'create',
+      '--account',
+      'cli-scoped',
+      '--env',
+      'test',
+      '--name',
+      'ingest',
+      '--scopes',
+      'outcome',
+      '--rps',
+      '50',
+    );
     expect(issued.scopes).toEqual(['outcome']);
     const listed = await json('keys', 'list', '--account', 'cli-scoped');
-    expect(listed.data).toEqual([expect.objectContaining({ id: issued.id, name: 'ingest', environment: 'test', scopes: ['outcome'], rateLimitRps: 50, status: 'active', last4: issued.key.slice(-4) })]);
+    expect(listed.data).toEqual([
+      expect.objectContaining({
+        id: issued.id,
+        name: 'ingest',
+        environment: 'test',
+        scopes: ['outcome'],
+        rateLimitRps: 50,
+        status: 'active',
+        last4: issued.key.slice(-4),
+      }),
+    ]);
     expect(JSON.stringify(listed)).not.toContain(issued.key);
     expect((await h.http().get('/v1/profile/x').set(bearer(issued.key))).status).toBe(403);
   });
@@ -118,7 +141,10 @@ describe('operator CLI (SPEC §7)', () => {
 
   it('runs as the built `cos` binary with exit codes and one-line errors', () => {
     const bin = path.join(__dirname, '../../dist/shared/cli/main.js');
-    const ok = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'cli-bin', '--env', 'test', '--json'], { env: h.env.processEnv(), encoding: 'utf8' });
+    const ok = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'cli-bin', '--env', 'test', '--json'], {
+      env: h.env.processEnv(),
+      encoding: 'utf8',
+    });
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ account: 'cli-bin', environment: 'test' });
     const bad = spawnSync(process.execPath, [bin, 'keys', 'revoke', 'key_missing'], { env: h.env.processEnv(), encoding: 'utf8' });

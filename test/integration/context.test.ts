@@ -11,7 +11,11 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const context = (body: Record<string, unknown>, k = key) =>
-  h.http().post('/v1/context').set(bearer(k)).send({ userId: 'u1', task: 'Write the report', complexity: 'high', ...body });
+  h
+    .http()
+    .post('/v1/context')
+    .set(bearer(k))
+    .send({ userId: 'u1', task: 'Write the report', complexity: 'high', ...body });
 
 describe('POST /v1/context', () => {
   it('answers with values from the SPEC value sets, a signed requestId and cold-start metadata', async () => {
@@ -39,10 +43,14 @@ describe('POST /v1/context', () => {
     await context({ userId: 'lazy-user' });
     const profile = await h.http().get('/v1/profile/lazy-user').set(bearer(key));
     expect(profile.status).toBe(200);
-    expect(profile.body).toMatchObject({ userId: 'lazy-user', profilePhase: 'cold_start', interactionCount: 0, profileVersion: 'v0', pinned: [] });
-    await eventually(() =>
-      h.env.db.selectFrom('profiles').select('user_id').where('user_id', '=', 'lazy-user').executeTakeFirst(),
-    );
+    expect(profile.body).toMatchObject({
+      userId: 'lazy-user',
+      profilePhase: 'cold_start',
+      interactionCount: 0,
+      profileVersion: 'v0',
+      pinned: [],
+    });
+    await eventually(() => h.env.db.selectFrom('profiles').select('user_id').where('user_id', '=', 'lazy-user').executeTakeFirst());
     await eventually(() => h.env.db.selectFrom('decisions').selectAll().where('user_id', '=', 'lazy-user').executeTakeFirst());
   });
 

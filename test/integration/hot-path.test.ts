@@ -33,7 +33,8 @@ afterAll(async () => {
   await env.close();
 });
 
-const context = (userId: string) => request(app).post('/v1/context').set(bearer(key)).send({ userId, task: 'Reply to emails', complexity: 'low' });
+const context = (userId: string) =>
+  request(app).post('/v1/context').set(bearer(key)).send({ userId, task: 'Reply to emails', complexity: 'low' });
 
 it('serves a cached profile with at most two Redis round trips and no Postgres query', async () => {
   expect((await context('cached-user')).status).toBe(200); // miss: loads, caches, warms the key cache
@@ -48,7 +49,15 @@ it('serves a cached profile with at most two Redis round trips and no Postgres q
 
 it('loads a profile from Postgres once on a cache miss, then serves it from the cache', async () => {
   await request(app).put('/v1/profile/stored-user').set(bearer(key)).send({ preferredFraming: 'purpose' });
-  await env.redis.del(env.keys.profile({ accountId: (await env.db.selectFrom('accounts').select('id').where('name', '=', 'hot').executeTakeFirstOrThrow()).id, environment: 'test' }, 'stored-user'));
+  await env.redis.del(
+    env.keys.profile(
+      {
+        accountId: (await env.db.selectFrom('accounts').select('id').where('name', '=', 'hot').executeTakeFirstOrThrow()).id,
+        environment: 'test',
+      },
+      'stored-user',
+    ),
+  );
   pgProxy.reset();
   expect((await context('stored-user')).body.suggestedFraming).toBe('purpose');
   const afterMiss = pgProxy.writes();

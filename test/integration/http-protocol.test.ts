@@ -8,7 +8,9 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const errorShape = (code: string, statusCode: number) => ({ error: expect.objectContaining({ code, statusCode, message: expect.any(String) }) });
+const errorShape = (code: string, statusCode: number) => ({
+  error: expect.objectContaining({ code, statusCode, message: expect.any(String) }),
+});
 
 describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
   it('answers an unknown route with 404 NOT_FOUND before checking auth', async () => {
@@ -29,7 +31,11 @@ describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
   });
 
   it('answers a body over 64 KiB with 413 PAYLOAD_TOO_LARGE', async () => {
-    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json')
+    const res = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
       .send(JSON.stringify({ userId: 'u', task: 'x'.repeat(70 * 1024), complexity: 'low' }));
     expect(res.status).toBe(413);
     expect(res.body).toEqual(errorShape('PAYLOAD_TOO_LARGE', 413));
@@ -56,8 +62,13 @@ describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
   });
 
   it('accepts application/json with a charset and echoes a client X-Request-Id', async () => {
-    const res = await h.http().post('/v1/context').set(bearer(key)).set('X-Request-Id', 'client-abc.123')
-      .set('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify({ userId: 'u', task: 't', complexity: 'low' }));
+    const res = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .set('X-Request-Id', 'client-abc.123')
+      .set('Content-Type', 'application/json; charset=utf-8')
+      .send(JSON.stringify({ userId: 'u', task: 't', complexity: 'low' }));
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBe('client-abc.123');
   });
@@ -89,14 +100,26 @@ describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
   });
 
   it('answers a body whose Content-Encoding does not decode with 400 INVALID_JSON, not 500', async () => {
-    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send('{}');
+    const res = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send('{}');
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_JSON');
   });
 
   it('answers a body that is not valid UTF-8 with 400 INVALID_JSON', async () => {
     const body = Buffer.concat([Buffer.from('{"userId":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","task":"t","complexity":"low"}')]);
-    const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').serialize(() => body as never).send(body as never);
+    const res = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .serialize(() => body as never)
+      .send(body as never);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_JSON');
   });

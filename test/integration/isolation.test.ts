@@ -18,7 +18,8 @@ describe('tenant and environment isolation (SPEC §3)', () => {
     expect((await h.http().get('/v1/profile/shared-user').set(bearer(aTest))).body.preferredFraming).toBe('purpose');
     expect((await h.http().get('/v1/profile/shared-user').set(bearer(aLive))).body.preferredFraming).toBe('challenge');
 
-    const rid = (await h.http().post('/v1/context').set(bearer(aTest)).send({ userId: 'shared-user', task: 't', complexity: 'low' })).body.requestId;
+    const rid = (await h.http().post('/v1/context').set(bearer(aTest)).send({ userId: 'shared-user', task: 't', complexity: 'low' })).body
+      .requestId;
     expect((await h.http().post('/v1/outcome').set(bearer(aTest)).send({ requestId: rid, started: true })).status).toBe(202);
     await eventually(async () => (await h.http().get('/v1/profile/shared-user').set(bearer(aTest))).body.interactionCount === 1);
     expect((await h.http().get('/v1/profile/shared-user').set(bearer(aLive))).body.interactionCount).toBe(0);

@@ -25,11 +25,19 @@ function simulatedOutcome(rec: { suggestedFraming: string; communicationStyle: s
 it('converges through the HTTP API and the worker to a simulated user’s clear preference', async () => {
   const framings: string[] = [];
   for (let round = 1; round <= 60; round++) {
-    const rec = await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'sim-user', task: `Task ${round}`, complexity: 'high' });
+    const rec = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .send({ userId: 'sim-user', task: `Task ${round}`, complexity: 'high' });
     expect(rec.status).toBe(200);
     expect(rec.body.metadata.interactionCount).toBe(round - 1);
     framings.push(rec.body.suggestedFraming);
-    const res = await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rec.body.requestId, ...simulatedOutcome(rec.body, round) });
+    const res = await h
+      .http()
+      .post('/v1/outcome')
+      .set(bearer(key))
+      .send({ requestId: rec.body.requestId, ...simulatedOutcome(rec.body, round) });
     expect(res.status).toBe(202);
     await eventually(async () => (await h.http().get('/v1/profile/sim-user').set(bearer(key))).body.interactionCount === round, 10_000, 10);
   }

@@ -44,7 +44,11 @@ describe('POST /v1/outcome', () => {
     await new Promise((r) => setTimeout(r, 500));
     const p = await profile('o-retry');
     expect(p.body).toMatchObject({ interactionCount: 1, profileVersion: 'v1' });
-    const count = await h.env.db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', 'o-retry').executeTakeFirstOrThrow();
+    const count = await h.env.db
+      .selectFrom('outcomes')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('user_id', '=', 'o-retry')
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   });
 
@@ -101,7 +105,10 @@ describe('POST /v1/outcome', () => {
 
   it('answers 410 OUTCOME_WINDOW_CLOSED past the outcome window', async () => {
     const account = (await findAccount(h.env.db, 'outcomes'))!;
-    const old = issueRequestId({ accountId: account.id, environment: 'test', issuedAt: Date.now() - 8 * 86_400_000, userHash: '00'.repeat(8) }, TEST_SECRET);
+    const old = issueRequestId(
+      { accountId: account.id, environment: 'test', issuedAt: Date.now() - 8 * 86_400_000, userHash: '00'.repeat(8) },
+      TEST_SECRET,
+    );
     const res = await postOutcome({ requestId: old, started: true });
     expect(res.status).toBe(410);
     expect(res.body.error.code).toBe('OUTCOME_WINDOW_CLOSED');

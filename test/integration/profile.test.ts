@@ -9,8 +9,17 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const get = (userId: string, k = key) => h.http().get(`/v1/profile/${encodeURIComponent(userId)}`).set(bearer(k));
-const put = (userId: string, body: unknown, k = key) => h.http().put(`/v1/profile/${encodeURIComponent(userId)}`).set(bearer(k)).send(body as object);
+const get = (userId: string, k = key) =>
+  h
+    .http()
+    .get(`/v1/profile/${encodeURIComponent(userId)}`)
+    .set(bearer(k));
+const put = (userId: string, body: unknown, k = key) =>
+  h
+    .http()
+    .put(`/v1/profile/${encodeURIComponent(userId)}`)
+    .set(bearer(k))
+    .send(body as object);
 const context = (userId: string, complexity = 'high', k = key) =>
   h.http().post('/v1/context').set(bearer(k)).send({ userId, task: 'Tidy the desk', complexity });
 
@@ -68,10 +77,20 @@ describe('PUT /v1/profile/:userId', () => {
   });
 
   it('makes /v1/context return pinned values every time, with selection probability 1', async () => {
-    await put('p-pinned-context', { preferredFraming: 'challenge', communicationStyle: 'playful', complexityPreference: 'whole', encouragementLevel: 'enthusiastic' });
+    await put('p-pinned-context', {
+      preferredFraming: 'challenge',
+      communicationStyle: 'playful',
+      complexityPreference: 'whole',
+      encouragementLevel: 'enthusiastic',
+    });
     for (let i = 0; i < 5; i++) {
       const res = await context('p-pinned-context');
-      expect(res.body).toMatchObject({ suggestedFraming: 'challenge', communicationStyle: 'playful', complexity: 'whole', encouragement: 'enthusiastic' });
+      expect(res.body).toMatchObject({
+        suggestedFraming: 'challenge',
+        communicationStyle: 'playful',
+        complexity: 'whole',
+        encouragement: 'enthusiastic',
+      });
       expect(res.body.metadata.explorationMode).toBe(false);
       expect(res.body.rationale).toMatch(/pinned/);
     }
@@ -100,7 +119,11 @@ describe('PUT /v1/profile/:userId', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
     expect(res.body.error.details.fields).toEqual([
-      { field: 'preferredFraming', message: expect.any(String), allowed: ['micro_steps', 'time_boxed', 'purpose', 'challenge', 'curiosity'] },
+      {
+        field: 'preferredFraming',
+        message: expect.any(String),
+        allowed: ['micro_steps', 'time_boxed', 'purpose', 'challenge', 'curiosity'],
+      },
       { field: 'encouragementLevel', message: expect.any(String), allowed: ['minimal', 'moderate', 'enthusiastic'] },
     ]);
   });
@@ -156,10 +179,23 @@ describe('GET /v1/profile/:userId/versions', () => {
     const next = await h.http().get('/v1/profile/p-pages/versions?limit=2&before=v4').set(bearer(key));
     expect(next.body.data.map((v: { profileVersion: string }) => v.profileVersion)).toEqual(['v3', 'v2']);
     const last = await h.http().get('/v1/profile/p-pages/versions?limit=2&before=2').set(bearer(key));
-    expect(last.body).toEqual({ data: [expect.objectContaining({ profileVersion: 'v1', cause: 'manual', createdAt: expect.any(String) })], hasMore: false });
+    expect(last.body).toEqual({
+      data: [expect.objectContaining({ profileVersion: 'v1', cause: 'manual', createdAt: expect.any(String) })],
+      hasMore: false,
+    });
   });
 
-  it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['limit=1e1'], ['limit=0x10'], ['before=xyz'], ['before=v2147483648'], ['before=99999999999999999999'], ['sort=asc']])('answers 400 VALIDATION_ERROR for ?%s', async (query) => {
+  it.each([
+    ['limit=0'],
+    ['limit=101'],
+    ['limit=abc'],
+    ['limit=1e1'],
+    ['limit=0x10'],
+    ['before=xyz'],
+    ['before=v2147483648'],
+    ['before=99999999999999999999'],
+    ['sort=asc'],
+  ])('answers 400 VALIDATION_ERROR for ?%s', async (query) => {
     await put('p-vq', { preferredFraming: 'purpose' });
     const res = await h.http().get(`/v1/profile/p-vq/versions?${query}`).set(bearer(key));
     expect(res.status).toBe(400);

@@ -127,7 +127,16 @@ describe('metering (live keys)', () => {
     const { key, id } = await liveKey('meter', 'starter', 1000);
     now = Date.UTC(2026, 5, 10, 12);
     const scoped = await h.keys.create({ account: 'meter', environment: 'live', scopes: ['context'] });
-    for (let i = 0; i < 3; i++) expect((await h.http().post('/v1/context').set(bearer(key)).send({ userId: `m${i}`, task: 't', complexity: 'low' })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await h
+            .http()
+            .post('/v1/context')
+            .set(bearer(key))
+            .send({ userId: `m${i}`, task: 't', complexity: 'low' })
+        ).status,
+      ).toBe(200);
     expect((await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'm', task: '', complexity: 'low' })).status).toBe(400);
     expect((await get(key)).status).toBe(404);
     expect((await get(scoped.key)).status).toBe(403);

@@ -68,7 +68,9 @@ describe('monthly test-data reset', () => {
     await seedUser(dTest, 'rd');
     let out = '';
     const stream = new Writable({ write: (chunk, _e, done) => ((out += chunk.toString()), done()) });
-    expect(await runCli(['test-data', 'reset', '--account', 'reset-c', '--json'], { out: stream, err: stream, env: h.env.processEnv() })).toBe(0);
+    expect(
+      await runCli(['test-data', 'reset', '--account', 'reset-c', '--json'], { out: stream, err: stream, env: h.env.processEnv() }),
+    ).toBe(0);
     expect(JSON.parse(out)).toMatchObject({ account: 'reset-c', rowsRemoved: { profiles: 1, outcomes: 1, decisions: 1 } });
     expect(await counts('reset-c', 'test')).toEqual(none);
     expect(await counts('reset-d', 'test')).toEqual(one);
@@ -81,11 +83,23 @@ describe('monthly test-data reset', () => {
     await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
     const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
     const rid = `req_before_reset_${Date.now()}`;
-    await queue.add('decision', {
-      accountId: account.id, environment: 'test', requestId: rid, userId: 'ghost', generation: 'g-old',
-      context: { complexity: 'low' }, choice: { framing: 'purpose', style: 'warm', complexity: 'whole', encouragement: 'minimal' },
-      probabilities: { framing: 0.2, style: 0.25, complexity: 0.3, encouragement: 0.3 }, explored: [], confidence: 0.01, issuedAt,
-    }, { jobId: `decision-${rid}` });
+    await queue.add(
+      'decision',
+      {
+        accountId: account.id,
+        environment: 'test',
+        requestId: rid,
+        userId: 'ghost',
+        generation: 'g-old',
+        context: { complexity: 'low' },
+        choice: { framing: 'purpose', style: 'warm', complexity: 'whole', encouragement: 'minimal' },
+        probabilities: { framing: 0.2, style: 0.25, complexity: 0.3, encouragement: 0.3 },
+        explored: [],
+        confidence: 0.01,
+        issuedAt,
+      },
+      { jobId: `decision-${rid}` },
+    );
     await eventually(async () => (await queue.getJob(`decision-${rid}`))?.isCompleted());
     const job = await queue.getJob(`decision-${rid}`); // read again once settled
     expect(job!.returnvalue).toMatch(/dropped/);

@@ -22,7 +22,10 @@ describe('Redis unreachable', () => {
     const { findAccount } = await import('../../shared/keys/account.repository');
     const { TEST_SECRET } = await import('../support/test-env');
     const account = (await findAccount(h.env.db, 'no-redis'))!;
-    const requestId = issueRequestId({ accountId: account.id, environment: 'test', issuedAt: Date.now(), userHash: '00'.repeat(8) }, TEST_SECRET);
+    const requestId = issueRequestId(
+      { accountId: account.id, environment: 'test', issuedAt: Date.now(), userHash: '00'.repeat(8) },
+      TEST_SECRET,
+    );
     const res = await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started: true });
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { runCli } from '../../shared/cli/main';
 import { flushUsage } from '../../shared/usage/usage-flush';
+import { Limiter } from '../../shared/limits/limiter';
 import { bearer, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -11,8 +12,19 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function usageRows(keyId: string) {
-  const rows = await h.env.db.selectFrom('usage_daily').selectAll().where('key_id', '=', keyId).orderBy('endpoint').orderBy('status_class').execute();
-  return rows.map((r) => ({ day: new Date(r.day as unknown as Date).toISOString().slice(0, 10), endpoint: r.endpoint, statusClass: r.status_class, count: Number(r.count) }));
+  const rows = await h.env.db
+    .selectFrom('usage_daily')
+    .selectAll()
+    .where('key_id', '=', keyId)
+    .orderBy('endpoint')
+    .orderBy('status_class')
+    .execute();
+  return rows.map((r) => ({
+    day: new Date(r.day as unknown as Date).toISOString().slice(0, 10),
+    endpoint: r.endpoint,
+    statusClass: r.status_class,
+    count: Number(r.count),
+  }));
 }
 
 async function cli(...argv: string[]) {
@@ -42,7 +54,8 @@ describe('usage flush to Postgres', () => {
   it('neither loses nor double-counts when the flush dies after its commit', async () => {
     const issued = await h.keys.create({ account: 'flush-crash-late', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 4, 10);
-    for (let i = 0; i < 5; i++) await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'c', task: 't', complexity: 'low' });
+    for (let i = 0; i < 5; i++)
+      await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'c', task: 't', complexity: 'low' });
     await expect(
       flushUsage(h.env.redis, h.env.keys, h.env.db, {
         afterCommit: () => {
@@ -76,6 +89,23 @@ describe('usage flush to Postgres', () => {
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-05', endpoint: 'profile.get', statusClass: '4xx', count: 6 }]);
   });
 
+  it('flushes a reclassification that lands after its day was flushed', async () => {
+    const issued = await h.keys.create({ account: 'flush-late-class', environment: 'live', rateLimitRps: 1000 });
+    const limiter = new Limiter(h.env.redis, h.env.keys);
+    const meteredAt = Date.UTC(2026, 2, 7, 23, 59, 59);
+    // One request metered on the 7th as 2xx, and flushed.
+    await h.env.redis.hincrby(h.env.keys.usage('2026-03-07'), `${issued.id}|context|2xx`, 1);
+    await h.env.redis.sadd(h.env.keys.usageDays, '2026-03-07');
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await limiter.reclassify(issued.id, 'context', '5xx', meteredAt);
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    const march7 = (await usageRows(issued.id)).filter((r) => r.day === '2026-03-07');
+    expect(march7).toEqual([
+      { day: '2026-03-07', endpoint: 'context', statusClass: '2xx', count: 0 },
+      { day: '2026-03-07', endpoint: 'context', statusClass: '5xx', count: 1 },
+    ]);
+  });
+
   it('survives two flushes racing: each snapshot counted once', async () => {
     const issued = await h.keys.create({ account: 'flush-race', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 6, 10);
@@ -90,7 +120,11 @@ describe('usage flush to Postgres', () => {
     now = Date.UTC(2026, 3, 30, 23, 59, 59);
     await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' });
     now = Date.UTC(2026, 4, 1, 0, 0, 1);
-    const burst = await Promise.all(Array.from({ length: 6 }, () => h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' })));
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' }),
+      ),
+    );
     const accepted = burst.filter((r) => r.status === 200).length;
     const refused = burst.filter((r) => r.status === 429).length;
     expect(accepted + refused).toBe(6);

@@ -47,20 +47,32 @@ describe('worker job handling', () => {
   });
 
   it('applies the good jobs of a batch even when one job in it fails', async () => {
-    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body.requestId;
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body
+      .requestId;
     const decision = await eventually(() => queue.getJob(JOBS.decision.jobId({ requestId: rid } as never)));
     // A NUL byte cannot be stored in Postgres text: this decision fails inside the batch.
     const poison = { ...decision!.data, requestId: `${rid}x`, userId: 'bad\u0000user' };
     await queue.addBulk([
       { name: 'decision', data: poison, opts: { jobId: 'poison-decision', attempts: 1 } },
-      { name: 'outcome', data: { accountId: decision!.data.accountId, environment: 'test', requestId: rid, signals: { started: true }, receivedAt: Date.now() }, opts: { jobId: 'good-outcome' } },
+      {
+        name: 'outcome',
+        data: {
+          accountId: decision!.data.accountId,
+          environment: 'test',
+          requestId: rid,
+          signals: { started: true },
+          receivedAt: Date.now(),
+        },
+        opts: { jobId: 'good-outcome' },
+      },
     ]);
     await eventually(async () => (await h.http().get('/v1/profile/batch-good').set(bearer(key))).body.interactionCount === 1);
     await eventually(async () => (await queue.getJob('poison-decision'))?.isFailed());
   });
 
   it('applies an outcome whose decision job has not run yet, from the queued decision', async () => {
-    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'early-outcome', task: 't', complexity: 'high' })).body.requestId;
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'early-outcome', task: 't', complexity: 'high' })).body
+      .requestId;
     // Simulate a decision job still waiting: remove the stored decision and the profile row,
     // then re-add its job as delayed so the outcome arrives first.
     const decisionId = JOBS.decision.jobId({ requestId: rid } as never);
@@ -76,7 +88,8 @@ describe('worker job handling', () => {
   });
 
   it('drops the decisions and outcomes of a user erased after they were issued', async () => {
-    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'erased-later', task: 't', complexity: 'low' })).body.requestId;
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'erased-later', task: 't', complexity: 'low' })).body
+      .requestId;
     await eventually(() => h.env.db.selectFrom('decisions').select('request_id').where('request_id', '=', rid).executeTakeFirst());
     expect((await h.http().delete('/v1/profile/erased-later').set(bearer(key))).status).toBe(204);
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);

@@ -8,7 +8,12 @@ import { thompsonLearner, type ThompsonState } from '../../shared/domain/thompso
  */
 export function buildLearnedState(
   best: Choice,
-  { complexity = 'high', rounds = 10, goodReward = 1, badReward = 0 }: Partial<{ complexity: TaskComplexity; rounds: number; goodReward: number; badReward: number }> = {},
+  {
+    complexity = 'high',
+    rounds = 10,
+    goodReward = 1,
+    badReward = 0,
+  }: Partial<{ complexity: TaskComplexity; rounds: number; goodReward: number; badReward: number }> = {},
   state: ThompsonState = thompsonLearner.initialState(),
 ): ThompsonState {
   const widest = Math.max(...DIMENSION_NAMES.map((dim) => DIMENSIONS[dim].values.length));

@@ -28,9 +28,22 @@ describe('probabilityBest', () => {
 
   it('sums to 1 and each value is in [0,1]', () => {
     for (const arms of [
-      [{ alpha: 1, beta: 1 }, { alpha: 1, beta: 1 }],
-      [{ alpha: 5, beta: 5 }, { alpha: 7, beta: 4 }, { alpha: 3, beta: 6 }],
-      [{ alpha: 100, beta: 1 }, { alpha: 1, beta: 100 }, { alpha: 2, beta: 2 }, { alpha: 1.5, beta: 1.2 }, { alpha: 9, beta: 9 }],
+      [
+        { alpha: 1, beta: 1 },
+        { alpha: 1, beta: 1 },
+      ],
+      [
+        { alpha: 5, beta: 5 },
+        { alpha: 7, beta: 4 },
+        { alpha: 3, beta: 6 },
+      ],
+      [
+        { alpha: 100, beta: 1 },
+        { alpha: 1, beta: 100 },
+        { alpha: 2, beta: 2 },
+        { alpha: 1.5, beta: 1.2 },
+        { alpha: 9, beta: 9 },
+      ],
     ]) {
       const p = probabilityBest(arms);
       expect(p).toHaveLength(arms.length);
@@ -43,29 +56,69 @@ describe('probabilityBest', () => {
   });
 
   it('gives identical arms identical probabilities', () => {
-    const p = probabilityBest([{ alpha: 1, beta: 1 }, { alpha: 1, beta: 1 }, { alpha: 1, beta: 1 }, { alpha: 1, beta: 1 }, { alpha: 1, beta: 1 }]);
+    const p = probabilityBest([
+      { alpha: 1, beta: 1 },
+      { alpha: 1, beta: 1 },
+      { alpha: 1, beta: 1 },
+      { alpha: 1, beta: 1 },
+      { alpha: 1, beta: 1 },
+    ]);
     for (const v of p) expect(v).toBeCloseTo(0.2, 6);
-    const q = probabilityBest([{ alpha: 4, beta: 9 }, { alpha: 4, beta: 9 }]);
+    const q = probabilityBest([
+      { alpha: 4, beta: 9 },
+      { alpha: 4, beta: 9 },
+    ]);
     expect(q[0]).toBeCloseTo(0.5, 6);
   });
 
   it('puts nearly all mass on a clearly better arm', () => {
-    const p = probabilityBest([{ alpha: 90, beta: 10 }, { alpha: 30, beta: 70 }, { alpha: 50, beta: 50 }]);
+    const p = probabilityBest([
+      { alpha: 90, beta: 10 },
+      { alpha: 30, beta: 70 },
+      { alpha: 50, beta: 50 },
+    ]);
     expect(p[0]).toBeGreaterThan(0.99);
   });
 
   it('orders arms with equal counts by their means', () => {
-    const p = probabilityBest([{ alpha: 4, beta: 6 }, { alpha: 6, beta: 4 }, { alpha: 5, beta: 5 }]);
+    const p = probabilityBest([
+      { alpha: 4, beta: 6 },
+      { alpha: 6, beta: 4 },
+      { alpha: 5, beta: 5 },
+    ]);
     expect(p[1]).toBeGreaterThan(p[2]!);
     expect(p[2]).toBeGreaterThan(p[0]!);
   });
 
   it.each([
-    [[{ alpha: 5, beta: 5 }, { alpha: 7, beta: 4 }, { alpha: 3, beta: 6 }]],
-    [[{ alpha: 1, beta: 1 }, { alpha: 2, beta: 1 }]],
+    [
+      [
+        { alpha: 5, beta: 5 },
+        { alpha: 7, beta: 4 },
+        { alpha: 3, beta: 6 },
+      ],
+    ],
+    [
+      [
+        { alpha: 1, beta: 1 },
+        { alpha: 2, beta: 1 },
+      ],
+    ],
     // small-count, skewed posteriors as the learner sees early on (a rewarded arm vs untried ones)
-    [[{ alpha: 10, beta: 2 }, { alpha: 1, beta: 1 }]],
-    [[{ alpha: 12, beta: 3 }, { alpha: 20, beta: 6 }, { alpha: 2, beta: 1 }, { alpha: 1, beta: 1 }]],
+    [
+      [
+        { alpha: 10, beta: 2 },
+        { alpha: 1, beta: 1 },
+      ],
+    ],
+    [
+      [
+        { alpha: 12, beta: 3 },
+        { alpha: 20, beta: 6 },
+        { alpha: 2, beta: 1 },
+        { alpha: 1, beta: 1 },
+      ],
+    ],
   ])('agrees with a 20k-draw Monte Carlo estimate within 0.02 (%j)', (arms) => {
     const exact = probabilityBest(arms);
     const estimate = monteCarlo(arms, 20_000, 2024);

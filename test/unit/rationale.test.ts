@@ -81,11 +81,9 @@ describe('buildRationale', () => {
   });
 
   it('joins a pinned and an exploring note in one sentence', () => {
-    const text = buildRationale(
-      buildEvidence({ framing: { pinned: true }, style: { explored: true, overall: [2, 1, 1] } }),
-      'medium',
-      4,
+    const text = buildRationale(buildEvidence({ framing: { pinned: true }, style: { explored: true, overall: [2, 1, 1] } }), 'medium', 4);
+    expect(text).toMatch(
+      /Framing \(curiosity\) is pinned by the app; exploring communication style warm \(tried 2 times\) to learn more\.$/,
     );
-    expect(text).toMatch(/Framing \(curiosity\) is pinned by the app; exploring communication style warm \(tried 2 times\) to learn more\.$/);
   });
 });

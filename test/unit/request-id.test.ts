@@ -2,13 +2,20 @@ import {
   REQUEST_ID_PATTERN,
   isWellFormedRequestId,
   issueRequestId,
+  readRequestIdClaims,
   verifyRequestId,
   type RequestIdClaims,
 } from '../../shared/keys/request-id';
+import { userHash } from '../../shared/keys/user-hash';
 
 const SECRET = 'unit-test-secret-0123456789';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const claims: RequestIdClaims = { accountId: 'acct_7fQ2kLm9xPz4Rt1B', environment: 'live', issuedAt: 1_790_000_000_123, userHash: '0123456789abcdef' };
+const claims: RequestIdClaims = {
+  accountId: 'acct_7fQ2kLm9xPz4Rt1B',
+  environment: 'live',
+  issuedAt: 1_790_000_000_123,
+  userHash: '0123456789abcdef',
+};
 
 describe('request ids', () => {
   it('round-trips: verify returns exactly the claims it was issued with', () => {
@@ -25,7 +32,6 @@ describe('request ids', () => {
   });
 
   it('carries the user only as a keyed hash, readable without the secret by the worker', () => {
-    const { userHash } = require('../../shared/keys/user-hash') as typeof import('../../shared/keys/user-hash');
     const tenant = { accountId: 'acct_x', environment: 'live' as const };
     const hash = userHash(SECRET, tenant, 'alice@example.com');
     expect(hash).toMatch(/^[0-9a-f]{16}$/);
@@ -34,7 +40,6 @@ describe('request ids', () => {
     expect(userHash(SECRET, { ...tenant, environment: 'test' }, 'alice@example.com')).not.toBe(hash);
     const id = issueRequestId({ ...tenant, issuedAt: 5, userHash: hash }, SECRET);
     expect(Buffer.from(id.slice(4), 'base64url').toString('latin1')).not.toContain('alice');
-    const { readRequestIdClaims } = require('../../shared/keys/request-id') as typeof import('../../shared/keys/request-id');
     expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash });
   });
 

@@ -33,7 +33,12 @@ function exploitedFramings(state: ThompsonState, complexity: TaskComplexity, see
 
 describe('thompsonLearner learning', () => {
   it.each([11, 22, 33])('converges on curiosity for a user who responds to it at high complexity (seed %d)', (seed) => {
-    const { state, picks } = simulate(60, () => 'high', (c) => (c.framing === 'curiosity' ? 0.9 : 0.3), seed);
+    const { state, picks } = simulate(
+      60,
+      () => 'high',
+      (c) => (c.framing === 'curiosity' ? 0.9 : 0.3),
+      seed,
+    );
     const lastTen = picks.slice(-10).filter((p) => p.choice.framing === 'curiosity').length;
     expect(lastTen).toBeGreaterThanOrEqual(8);
     const summary = learner.summarize(state);
@@ -69,7 +74,12 @@ describe('thompsonLearner learning', () => {
   });
 
   it('is more confident after learning than at cold start', () => {
-    const { state } = simulate(60, () => 'high', (c) => (c.framing === 'curiosity' ? 0.9 : 0.3), 11);
+    const { state } = simulate(
+      60,
+      () => 'high',
+      (c) => (c.framing === 'curiosity' ? 0.9 : 0.3),
+      11,
+    );
     const pins = { style: 'warm', complexity: 'whole', encouragement: 'minimal' } as const;
     const cold = learner.decide(learner.initialState(), { complexity: 'high' }, pins, seededRandom(1));
     const learned = learner.decide(state, { complexity: 'high' }, pins, seededRandom(1));

@@ -9,7 +9,10 @@ describe('isDependencyUnavailable', () => {
     ['an AggregateError of refused connections (Node happy eyeballs)', Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' })],
     ['ioredis "Connection is closed."', new Error('Connection is closed.')],
     ['ioredis with the offline queue disabled', new Error("Stream isn't writeable and enableOfflineQueue options is false")],
-    ['ioredis max retries', new Error('Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.')],
+    [
+      'ioredis max retries',
+      new Error('Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.'),
+    ],
     ['pg connect timeout', new Error('timeout exceeded when trying to connect')],
     ['pg terminated connection', new Error('Connection terminated unexpectedly')],
     ['Postgres admin shutdown (57P01)', withCode('terminating connection due to administrator command', '57P01')],

@@ -1,10 +1,5 @@
 import type { z } from 'zod';
-import {
-  contextRequestSchema,
-  outcomeRequestSchema,
-  profileUpdateSchema,
-  versionsQuerySchema,
-} from '../../api/schemas/request.schemas';
+import { contextRequestSchema, outcomeRequestSchema, profileUpdateSchema, versionsQuerySchema } from '../../api/schemas/request.schemas';
 import { parseOrThrow } from '../../api/validation';
 import { FRAMINGS, STYLES } from '../../shared/domain/arms';
 import { AppError, type ErrorCode, type FieldError } from '../../shared/errors/app-error';
@@ -84,12 +79,19 @@ describe('parseOrThrow with contextRequestSchema', () => {
       field: 'metadata',
       message: 'must be at most 8 KiB when serialized',
     });
-    expect(fieldsOf(rejection(contextRequestSchema, { ...context, metadata: 'x' }))[0]).toEqual({ field: 'metadata', message: 'must be an object' });
+    expect(fieldsOf(rejection(contextRequestSchema, { ...context, metadata: 'x' }))[0]).toEqual({
+      field: 'metadata',
+      message: 'must be an object',
+    });
   });
 
   it('treats a missing body as an empty object', () => {
     const error = rejection(contextRequestSchema, undefined);
-    expect(fieldsOf(error).map((f) => f.field).sort()).toEqual(['complexity', 'task', 'userId']);
+    expect(
+      fieldsOf(error)
+        .map((f) => f.field)
+        .sort(),
+    ).toEqual(['complexity', 'task', 'userId']);
   });
 });
 
@@ -174,7 +176,9 @@ describe('parseOrThrow with versionsQuerySchema', () => {
   });
 
   it.each(['x12', 'v', 'v1.5', '-3', 'v2147483648'])('rejects before=%s', (before) => {
-    expect(fieldsOf(rejection(versionsQuerySchema, { before }))).toEqual([{ field: 'before', message: 'must be a profileVersion such as v12' }]);
+    expect(fieldsOf(rejection(versionsQuerySchema, { before }))).toEqual([
+      { field: 'before', message: 'must be a profileVersion such as v12' },
+    ]);
   });
 
   it('rejects unknown query parameters', () => {

@@ -73,7 +73,11 @@ export async function applyTenantEvents(
 
   // 1. Decisions of the outcomes.
   outcomes = [...new Map(outcomes.map((o) => [o.requestId, o] as const)).values()];
-  const stored = await findDecisions(tx, tenant, outcomes.map((o) => o.requestId));
+  const stored = await findDecisions(
+    tx,
+    tenant,
+    outcomes.map((o) => o.requestId),
+  );
   const inBatch = new Set(decisions.map((d) => d.requestId));
   const unresolved = outcomes.filter((o) => !stored.has(o.requestId) && !inBatch.has(o.requestId));
   const queued = (await Promise.all(unresolved.map((o) => deps.findQueuedDecision(o.requestId)))).filter(
@@ -109,12 +113,17 @@ export async function applyTenantEvents(
   });
   for (const [requestId, d] of stored) if (voided(hashOf.get(d.userId), d.issuedAt)) stored.delete(requestId);
   for (const d of keptDecisions) {
-    stored.set(d.requestId, { userId: d.userId, choice: d.choice, context: { complexity: d.context.complexity, taskType: d.context.taskType }, issuedAt: d.issuedAt });
+    stored.set(d.requestId, {
+      userId: d.userId,
+      choice: d.choice,
+      context: { complexity: d.context.complexity, taskType: d.context.taskType },
+      issuedAt: d.issuedAt,
+    });
   }
   const applicable = outcomes.filter((o) => {
     if (stored.has(o.requestId)) return true;
     const claims = missingClaims.get(o.requestId);
-    if (claims === null || (claims === undefined) || voided(claims.userHash, claims.issuedAt)) result.droppedOutcomes.add(o.requestId);
+    if (claims === null || claims === undefined || voided(claims.userHash, claims.issuedAt)) result.droppedOutcomes.add(o.requestId);
     else result.missingOutcomes.add(o.requestId);
     return false;
   });
@@ -127,7 +136,11 @@ export async function applyTenantEvents(
     if (!seeds.has(userId)) seeds.set(userId, newProfile(userId, randomUUID(), learner, now));
   }
   const profileUsers = [...seeds.keys()].sort(compareUser);
-  await insertProfilesIfMissing(tx, tenant, profileUsers.map((id) => seeds.get(id)!));
+  await insertProfilesIfMissing(
+    tx,
+    tenant,
+    profileUsers.map((id) => seeds.get(id)!),
+  );
   const profiles = await lockProfiles(tx, tenant, profileUsers);
   await insertDecisions(tx, tenant, keptDecisions);
 
@@ -146,7 +159,13 @@ export async function applyTenantEvents(
     const decision = stored.get(outcome.requestId)!;
     const profile = profiles.get(decision.userId)!;
     const before = toProfileResponse(profile, learner);
-    const state = learner.update(learner.parseState(profile.state), decision.context, decision.choice, computeReward(outcome.signals), outcome.signals.started);
+    const state = learner.update(
+      learner.parseState(profile.state),
+      decision.context,
+      decision.choice,
+      computeReward(outcome.signals),
+      outcome.signals.started,
+    );
     const next: StoredProfile = {
       ...profile,
       state,
@@ -166,7 +185,11 @@ export async function applyTenantEvents(
     result.appliedOutcomes.add(outcome.requestId);
   }
   result.updatedProfiles = [...changed].map((userId) => profiles.get(userId)!);
-  await updateProfiles(tx, tenant, [...new Set(ordered.map((o) => stored.get(o.requestId)!.userId))].map((userId) => profiles.get(userId)!));
+  await updateProfiles(
+    tx,
+    tenant,
+    [...new Set(ordered.map((o) => stored.get(o.requestId)!.userId))].map((userId) => profiles.get(userId)!),
+  );
   await insertVersions(tx, tenant, versions);
   return result;
 }

@@ -1,0 +1,33 @@
+// Lint rules: the recommended sets, plus the layering rule that api/ and worker/ never import
+// each other (ENGINEERING.md, "Dependency rule").
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cos/', 'jest.config.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/worker/**'], message: 'api/ must not depend on worker/' }] }] },
+  },
+  {
+    files: ['worker/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/api/**'], message: 'worker/ must not depend on api/' }] }] },
+  },
+  {
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api/**', '**/worker/**'], message: 'shared/ must not depend on api/ or worker/' }] },
+      ],
+    },
+  },
+);
