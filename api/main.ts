@@ -1,4 +1,4 @@
-import { loadApiConfig, ConfigError } from '../shared/config/config';
+import { configOrExit, loadApiConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
 import { createApp } from './app';
@@ -6,13 +6,7 @@ import { buildApiDependencies } from './dependencies';
 
 function main(): void {
   loadDotCosEnv();
-  let config;
-  try {
-    config = loadApiConfig();
-  } catch (error) {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
-    process.exit(1);
-  }
+  const config = configOrExit(() => loadApiConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-api');
   const deps = buildApiDependencies(config, logger);
   const server = createApp(deps).listen(config.PORT, () => {

@@ -1,17 +1,11 @@
-import { ConfigError, loadWorkerConfig } from '../shared/config/config';
+import { configOrExit, loadWorkerConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
 import { startWorker } from './worker';
 
 function main(): void {
   loadDotCosEnv();
-  let config;
-  try {
-    config = loadWorkerConfig();
-  } catch (error) {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
-    process.exit(1);
-  }
+  const config = configOrExit(() => loadWorkerConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-worker');
   const running = startWorker(config, logger);
   logger.info({ concurrency: config.WORKER_CONCURRENCY, batchSize: config.WORKER_BATCH_SIZE }, 'worker started');

@@ -73,3 +73,13 @@ function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<
 export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig => parse(apiSchema, env);
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => parse(workerSchema, env);
 export const loadCliConfig = (env: NodeJS.ProcessEnv = process.env): CliConfig => parse(cliSchema, env);
+
+/** For process entrypoints: the config, or every problem on stderr and exit code 1. */
+export function configOrExit<C>(load: () => C): C {
+  try {
+    return load();
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}

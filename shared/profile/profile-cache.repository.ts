@@ -61,32 +61,27 @@ export class ProfileCache {
     return decode(await this.redis.hget(this.keys.profile(tenant, userId), 'd'));
   }
 
-  async writeIfNewer(tenant: Tenant, profile: StoredProfile): Promise<boolean> {
-    const written = await this.redis.cosWriteProfileIfNewer(
+  /** Arguments of cosWriteProfileIfNewer for one profile. */
+  private writeArgs(tenant: Tenant, profile: StoredProfile) {
+    return [
       this.keys.profile(tenant, profile.userId),
       this.keys.erasedGeneration(profile.generation),
       profile.version,
       profile.generation,
       JSON.stringify(profile),
       PROFILE_CACHE_TTL_SECONDS,
-    );
-    return written === 1;
+    ] as const;
+  }
+
+  async writeIfNewer(tenant: Tenant, profile: StoredProfile): Promise<boolean> {
+    return (await this.redis.cosWriteProfileIfNewer(...this.writeArgs(tenant, profile))) === 1;
   }
 
   /** Many writes in one round trip (the worker refreshes a whole batch at once). */
   async writeManyIfNewer(entries: Array<{ tenant: Tenant; profile: StoredProfile }>): Promise<void> {
     if (entries.length === 0) return;
     const pipeline = this.redis.pipeline();
-    for (const { tenant, profile } of entries) {
-      pipeline.cosWriteProfileIfNewer(
-        this.keys.profile(tenant, profile.userId),
-        this.keys.erasedGeneration(profile.generation),
-        profile.version,
-        profile.generation,
-        JSON.stringify(profile),
-        PROFILE_CACHE_TTL_SECONDS,
-      );
-    }
+    for (const { tenant, profile } of entries) pipeline.cosWriteProfileIfNewer(...this.writeArgs(tenant, profile));
     const results = await pipeline.exec();
     const failed = results?.find(([error]) => error);
     if (failed) throw failed[0];
