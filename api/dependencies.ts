@@ -24,7 +24,7 @@ export function buildApiDependencies(
   /** Injected in tests to cross month boundaries. */
   clock: () => number = Date.now,
 ): AppDeps & { close: () => Promise<void> } {
-  const db = createDb(config.DATABASE_URL, 10);
+  const db = createDb(config.DATABASE_URL, 20);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
   const learner = thompsonLearner;

@@ -10,7 +10,7 @@ export type Db = Kysely<Database>;
 export type DbOrTx = Kysely<Database> | Transaction<Database>;
 
 export function createDb(databaseUrl: string, poolSize = 10): Db {
-  const pool = new Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 5000 });
+  const pool = new Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 10_000 });
   pool.on('error', () => undefined); // idle client errors surface on the next query instead
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

@@ -7,7 +7,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 export function createRedis(url: string, role: 'producer' | 'consumer'): Redis {
   const options: RedisOptions =
     role === 'producer'
-      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false }
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 5000, lazyConnect: false }
       : { maxRetriesPerRequest: null, enableReadyCheck: true };
   const client = new Redis(url, {
     ...options,

@@ -11,14 +11,26 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** What a client does with 503 SERVICE_UNAVAILABLE: retry after a moment. */
+async function withRetry(send: () => Promise<{ status: number; body: any }>): Promise<{ status: number; body: any }> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await send();
+    if (res.status !== 503 || attempt === 5) return res;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 it('never revives a user erased while its outcome is being applied', async () => {
   const users = Array.from({ length: 150 }, (_, i) => `er-${i}`);
   await Promise.all(
     users.map(async (userId, i) => {
-      const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
-      expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
+      const context = await withRetry(() => h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' }));
+      const rid = context.body.requestId;
+      expect((await withRetry(() => h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true }))).status).toBe(
+        202,
+      );
       await new Promise((r) => setTimeout(r, i % 7));
-      expect((await h.http().delete(`/v1/profile/${userId}`).set(bearer(key))).status).toBe(204);
+      expect((await withRetry(() => h.http().delete(`/v1/profile/${userId}`).set(bearer(key)))).status).toBe(204);
     }),
   );
   // Let the workers drain whatever was still queued.
