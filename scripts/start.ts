@@ -46,6 +46,20 @@ async function demoKey(databaseUrl: string, secret: string): Promise<string> {
   }
 }
 
+/** The banner is printed once the API answers, so its curl works right away. */
+async function waitForApi(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the API did not answer on ${url} within ${timeoutMs / 1000} s`);
+}
+
 async function main(): Promise<void> {
   const services = await startLocalServices(dotCos, {
     databaseUrl: process.env.DATABASE_URL,
@@ -103,6 +117,7 @@ async function main(): Promise<void> {
       });
       children.push(child);
     }
+    await waitForApi(`http://127.0.0.1:${port}/healthz`);
     log(`Postgres: ${services.databaseUrl}`);
     log(`Redis:    ${services.redisUrl}`);
     log(`API:      http://localhost:${port}  (one worker running; Ctrl-C stops everything)`);
