@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { runCli } from '../../shared/cli/main';
 import { flushUsage } from '../../shared/usage/usage-flush';
@@ -68,6 +70,29 @@ describe('usage flush to Postgres', () => {
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
     expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBe(0);
+  });
+
+  it('neither loses nor double-counts when the flushing process is SIGKILLed between commit and cleanup', async () => {
+    const issued = await h.keys.create({ account: 'flush-sigkill', environment: 'live', rateLimitRps: 1000 });
+    now = Date.UTC(2026, 2, 8, 10);
+    for (let i = 0; i < 8; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
+    await new Promise((r) => setTimeout(r, 200));
+    const dist = path.join(__dirname, '../../dist');
+    // A real process runs the built flush and is killed (SIGKILL) right after its commit.
+    const script = `
+      const { createRedis } = require(${JSON.stringify(`${dist}/shared/redis/redis.js`)});
+      const { createDb } = require(${JSON.stringify(`${dist}/shared/db/database.js`)});
+      const { redisKeys } = require(${JSON.stringify(`${dist}/shared/cache/keys.js`)});
+      const { flushUsage } = require(${JSON.stringify(`${dist}/shared/usage/usage-flush.js`)});
+      flushUsage(createRedis(process.env.REDIS_URL, 'consumer'), redisKeys(process.env.COS_REDIS_PREFIX), createDb(process.env.DATABASE_URL, 1), {
+        afterCommit: () => process.kill(process.pid, 'SIGKILL'),
+      });`;
+    const child = spawnSync(process.execPath, ['-e', script], { env: h.env.processEnv(), encoding: 'utf8', timeout: 30_000 });
+    expect(child.signal).toBe('SIGKILL');
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
+    expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBeGreaterThan(0);
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
   });
 
   it('neither loses nor double-counts when the flush dies before writing, while requests continue', async () => {
