@@ -1,0 +1,132 @@
+import { performance } from 'node:perf_hooks';
+import { seededRandom } from '../shared/domain/random';
+import { thompsonLearner } from '../shared/domain/thompson-learner';
+import { enginePolicy, epsilonGreedyPolicy, oraclePolicy, pooledThompsonPolicy, randomPolicy, type Policy } from './bench/policies';
+import { formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from './bench/report';
+import { runPolicy, summarize } from './bench/run';
+import { createSimulation, DEFAULT_INTERACTIONS, DRIFT_AFTER, mixSeed, type Simulation } from './bench/simulator';
+import { squareCBPolicy, type SquareCBParams } from './bench/squarecb';
+
+/**
+ * `npm run bench:learning` (SPEC §9, issue 4 item 2): runs the seeded end-user simulator
+ * (scripts/bench/simulator.ts) against the service's learning engine — whatever
+ * `thompsonLearner` currently is, through its Learner interface — and the baselines of
+ * scripts/bench/policies.ts, then prints a table, or with --json exactly one JSON object.
+ *
+ *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N]
+ *
+ * SquareCB's γ schedule is tuned first on a separate seed (derived from --seed, never the
+ * evaluated one) over SQUARECB_GRID by mean reward over the whole run, then fixed.
+ */
+
+const DEFAULTS = { seed: 1, users: 500, interactions: DEFAULT_INTERACTIONS };
+
+/** Fixed γ (exponent 0) and VW's growing schedule γ = scale·√t (VW's default is scale 10). */
+export const SQUARECB_GRID: SquareCBParams[] = [
+  ...[10, 20, 50, 100, 200, 500, 1000].map((gammaScale) => ({ gammaScale, gammaExponent: 0 })),
+  ...[0.3, 1, 3, 10].map((gammaScale) => ({ gammaScale, gammaExponent: 0.5 })),
+];
+
+interface Options {
+  json: boolean;
+  seed: number;
+  users: number;
+  interactions: number;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { json: false, ...DEFAULTS };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--json') {
+      options.json = true;
+      continue;
+    }
+    const key = ({ '--seed': 'seed', '--users': 'users', '--interactions': 'interactions' } as const)[arg];
+    const value = Number(argv[i + 1]);
+    if (!key || !Number.isInteger(value) || value < (key === 'seed' ? 0 : 1)) {
+      throw new Error(`usage: bench-learning [--json] [--seed N] [--users N] [--interactions N] (bad argument: ${arg})`);
+    }
+    options[key] = value;
+    i += 1;
+  }
+  return options;
+}
+
+function makePolicy(name: PolicyName, sim: Simulation, squareCB: SquareCBParams): Policy {
+  const random = seededRandom(mixSeed(sim.seed, 100, POLICY_NAMES.indexOf(name)));
+  switch (name) {
+    case 'engine':
+      return enginePolicy(thompsonLearner, random);
+    case 'random':
+      return randomPolicy(random);
+    case 'epsilonGreedy':
+      return epsilonGreedyPolicy(random, 0.2);
+    case 'pooledThompson':
+      return pooledThompsonPolicy(random);
+    case 'squareCB':
+      return squareCBPolicy(random, squareCB);
+    case 'oracle':
+      return oraclePolicy(sim);
+  }
+}
+
+/** Picks SquareCB's γ schedule on a separate seed: the grid point with the highest mean reward. */
+export function tuneSquareCB(seed: number, users: number, interactions: number) {
+  const sim = createSimulation(mixSeed(seed, 0x7e57), users, interactions);
+  const scored = SQUARECB_GRID.map((params) => ({
+    params,
+    meanReward: summarize(sim, runPolicy(sim, squareCBPolicy(seededRandom(mixSeed(sim.seed, 200)), params))).meanRewardAll,
+  }));
+  const best = scored.reduce((a, b) => (b.meanReward > a.meanReward ? b : a));
+  return { best: best.params, scored, tuningSeed: sim.seed };
+}
+
+export function runBenchmark(seed: number, users: number, interactions: number, squareCB: SquareCBParams): Results {
+  const sim = createSimulation(seed, users, interactions);
+  const results = {} as Results;
+  for (const name of POLICY_NAMES) results[name] = summarize(sim, runPolicy(sim, makePolicy(name, sim, squareCB)));
+  return results;
+}
+
+function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const tuning = tuneSquareCB(options.seed, options.users, options.interactions);
+  const results = runBenchmark(options.seed, options.users, options.interactions, tuning.best);
+  const seconds = (performance.now() - started) / 1000;
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(toJson(options.seed, options.users, results))}\n`);
+    return;
+  }
+  const sim = createSimulation(options.seed, options.users, options.interactions);
+  const drifting = sim.users.filter((u) => u.drifts).length;
+  const gamma = ({ gammaScale, gammaExponent }: SquareCBParams) =>
+    gammaExponent === 0 ? `γ = ${gammaScale}` : `γ = ${gammaScale}·t^${gammaExponent}`;
+  const lines = [
+    `bench:learning — seed ${options.seed}, ${options.users} users × ${options.interactions} interactions; ` +
+      (options.interactions > DRIFT_AFTER
+        ? `${drifting} users change preferences after interaction ${DRIFT_AFTER}`
+        : `no drift (it happens after interaction ${DRIFT_AFTER})`),
+    `SquareCB ${gamma(tuning.best)} (tuned on seed ${tuning.tuningSeed}: ` +
+      tuning.scored.map((s) => `${gamma(s.params)} → ${s.meanReward.toFixed(3)}`).join(', ') +
+      ')',
+    '',
+    formatTable(results, options.interactions),
+    '',
+    'best framing 31–40: non-drifting users; drift recovery: mean interactions after the change until ≥ 7 of the last 10 picks are ' +
+      'the new best framing (users who never recover count as ' +
+      `${options.interactions - DRIFT_AFTER + 1}; n/a when fewer than half recover); ECE: confidence vs "the combination is the user's best"`,
+    `finished in ${seconds.toFixed(1)} s`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+if (require.main === module) {
+  try {
+    main();
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,99 @@
+import type { PolicyMetrics, PolicyResult } from './run';
+
+export const POLICY_NAMES = ['engine', 'random', 'epsilonGreedy', 'pooledThompson', 'squareCB', 'oracle'] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+export type Results = Record<PolicyName, PolicyResult>;
+
+/** The one JSON object `--json` prints. */
+export function toJson(seed: number, users: number, results: Results) {
+  const policies = {} as Record<PolicyName, PolicyMetrics>;
+  for (const name of POLICY_NAMES) policies[name] = results[name].metrics;
+  return { seed, users, policies };
+}
+
+const fmt = (x: number | null, digits = 3) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
+
+export interface TargetCheck {
+  target: string;
+  value: string;
+  pass: boolean;
+}
+
+/** The issue-4 targets, checked for the engine. */
+export function checkTargets(results: Results): TargetCheck[] {
+  const e = results.engine.metrics;
+  const r1140 = (name: PolicyName) => results[name].metrics.meanReward_11_40 ?? NaN;
+  const engine1140 = r1140('engine');
+  const ratio = (other: PolicyName) => engine1140 / r1140(other);
+  const share = e.bestFramingShareLast10 ?? NaN;
+  return [
+    { target: 'best-framing share over the last 10 of 40 ≥ 0.80', value: fmt(share), pass: share >= 0.8 },
+    { target: 'mean reward 11–40 ≥ 0.90 × oracle', value: `${fmt(ratio('oracle'))} × oracle`, pass: ratio('oracle') >= 0.9 },
+    { target: 'mean reward 11–40 ≥ 1.05 × ε-greedy', value: `${fmt(ratio('epsilonGreedy'))} ×`, pass: ratio('epsilonGreedy') >= 1.05 },
+    {
+      target: 'mean reward 11–40 ≥ 1.05 × pooled Thompson',
+      value: `${fmt(ratio('pooledThompson'))} ×`,
+      pass: ratio('pooledThompson') >= 1.05,
+    },
+    { target: 'mean reward 11–40 > SquareCB', value: `${fmt(ratio('squareCB'))} ×`, pass: ratio('squareCB') > 1 },
+    {
+      target: 'cold-start reward ≥ pooled Thompson',
+      value: `${fmt(e.coldStartReward)} vs ${fmt(results.pooledThompson.metrics.coldStartReward)}`,
+      pass: (e.coldStartReward ?? -1) >= (results.pooledThompson.metrics.coldStartReward ?? Infinity),
+    },
+    {
+      target: 'recovery after drift ≤ 20 interactions',
+      value: e.driftRecovery === null ? 'not recovered' : fmt(e.driftRecovery, 1),
+      pass: e.driftRecovery !== null && e.driftRecovery <= 20,
+    },
+    { target: 'calibration error (ECE) ≤ 0.10', value: fmt(e.ece), pass: e.ece !== null && e.ece <= 0.1 },
+  ];
+}
+
+function row(cells: string[], widths: number[]): string {
+  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+}
+
+/** The human-readable table: one row per policy, then the engine's targets. */
+export function formatTable(results: Results, interactions: number): string {
+  const oracleAll = results.oracle.meanRewardAll;
+  const header = [
+    'policy',
+    'reward 1–10',
+    'reward 11–40',
+    'reward 41–80',
+    `regret/user 1–${interactions}`,
+    'best framing 31–40',
+    'cold start 1–3',
+    'drift recovery',
+    'recovered',
+    'ECE',
+  ];
+  const rows = POLICY_NAMES.map((name) => {
+    const { metrics: m, meanRewardAll, driftRecoveredShare } = results[name];
+    return [
+      name,
+      fmt(m.meanReward_1_10),
+      fmt(m.meanReward_11_40),
+      fmt(m.meanReward_41_80),
+      fmt((oracleAll - meanRewardAll) * interactions, 2),
+      fmt(m.bestFramingShareLast10),
+      fmt(m.coldStartReward),
+      m.driftRecovery === null ? 'n/a' : fmt(m.driftRecovery, 1),
+      `${Math.round(driftRecoveredShare * 100)}%`,
+      fmt(m.ece),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const lines = [
+    row(header, widths),
+    row(
+      widths.map((w) => '-'.repeat(w)),
+      widths,
+    ),
+    ...rows.map((r) => row(r, widths)),
+  ];
+  lines.push('', 'issue-4 targets for "engine":');
+  for (const check of checkTargets(results)) lines.push(`  [${check.pass ? 'PASS' : 'FAIL'}] ${check.target}: ${check.value}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,154 @@
+import { bestChoice, complexityAt, DRIFT_AFTER, simulateOutcome, type Simulation } from './simulator';
+import type { Policy } from './policies';
+
+/** What the benchmark records of one interaction. */
+export interface InteractionRecord {
+  reward: number;
+  /** The framing picked is the user's best framing in this context at this time. */
+  bestFraming: boolean;
+  /** The framing picked is the user's best after the drift (the same as bestFraming for non-drifters). */
+  framingIsDriftBest: boolean;
+  /** The whole combination is the user's best in this context at this time. */
+  bestCombination: boolean;
+  confidence: number | null;
+}
+
+/** The JSON metrics of issue 4; null where a metric does not apply (or the run is too short for it). */
+export interface PolicyMetrics {
+  meanReward_1_10: number | null;
+  meanReward_11_40: number | null;
+  meanReward_41_80: number | null;
+  bestFramingShareLast10: number | null;
+  coldStartReward: number | null;
+  driftRecovery: number | null;
+  ece: number | null;
+}
+
+export interface PolicyResult {
+  metrics: PolicyMetrics;
+  /** Mean reward over the whole run (for regret vs the oracle and for tuning). */
+  meanRewardAll: number;
+  /** Share of drifting users whose picks reached the recovery criterion within the run. */
+  driftRecoveredShare: number;
+}
+
+/**
+ * Runs one policy over the simulation. Users join in a staggered way (sim.arrival) and their
+ * interactions interleave round by round, so a policy that learns across users can help the
+ * later ones; every update happens before the user's next interaction.
+ */
+export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][] {
+  const records: InteractionRecord[][] = sim.users.map(() => []);
+  const lastRound = Math.max(0, ...sim.arrival) + sim.interactions;
+  for (let round = 0; round < lastRound; round++) {
+    for (const user of sim.users) {
+      const interaction = round - sim.arrival[user.index]! + 1;
+      if (interaction < 1 || interaction > sim.interactions) continue;
+      const complexity = complexityAt(sim, user, interaction);
+      const context = { complexity, interaction };
+      const decided = policy.choose(user.index, context);
+      const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice);
+      policy.update(user.index, context, decided.choice, reward, signals.started);
+      const best = bestChoice(user, complexity, interaction);
+      const driftBest = bestChoice(user, complexity, DRIFT_AFTER + 1);
+      records[user.index]!.push({
+        reward,
+        bestFraming: decided.choice.framing === best.framing,
+        framingIsDriftBest: decided.choice.framing === driftBest.framing,
+        bestCombination:
+          decided.choice.framing === best.framing &&
+          decided.choice.style === best.style &&
+          decided.choice.complexity === best.complexity &&
+          decided.choice.encouragement === best.encouragement,
+        confidence: decided.confidence,
+      });
+    }
+  }
+  return records;
+}
+
+const mean = (xs: readonly number[]) => (xs.length === 0 ? NaN : xs.reduce((s, x) => s + x, 0) / xs.length);
+
+/**
+ * Mean over users of each user's mean reward over interactions from..to (1-based, inclusive);
+ * null when the run is shorter than `to`.
+ */
+function meanReward(records: InteractionRecord[][], from: number, to: number): number | null {
+  if (records.length === 0 || records[0]!.length < to) return null;
+  return mean(records.map((user) => mean(user.slice(from - 1, to).map((r) => r.reward))));
+}
+
+/** Recovery rule: ≥ 7 of the last 10 picks are the user's new best framing. */
+export const RECOVERY_WINDOW = 10;
+export const RECOVERY_HITS = 7;
+
+/**
+ * Interactions after the change until the sliding window of the last 10 picks (pre-change
+ * picks included, judged against the new preference) holds ≥ 7 picks of the new best
+ * framing; null when that never happens within the run.
+ */
+export function recoveryOf(user: InteractionRecord[]): number | null {
+  for (let k = 1; DRIFT_AFTER + k <= user.length; k++) {
+    const end = DRIFT_AFTER + k;
+    const window = user.slice(Math.max(0, end - RECOVERY_WINDOW), end);
+    if (window.filter((r) => r.framingIsDriftBest).length >= RECOVERY_HITS) return k;
+  }
+  return null;
+}
+
+/**
+ * Expected calibration error of `confidence` against the event "the returned combination is
+ * the user's best in this context": 10 equal-width bins, Σ_b (n_b / N)·|mean confidence_b −
+ * hit rate_b|. Null when the policy reports no confidence.
+ */
+export function expectedCalibrationError(pairs: ReadonlyArray<{ confidence: number; hit: boolean }>, bins = 10): number | null {
+  if (pairs.length === 0) return null;
+  const count = new Array<number>(bins).fill(0);
+  const conf = new Array<number>(bins).fill(0);
+  const hits = new Array<number>(bins).fill(0);
+  for (const { confidence, hit } of pairs) {
+    const b = Math.min(bins - 1, Math.max(0, Math.floor(confidence * bins)));
+    count[b]! += 1;
+    conf[b]! += confidence;
+    hits[b]! += hit ? 1 : 0;
+  }
+  let ece = 0;
+  for (let b = 0; b < bins; b++)
+    if (count[b]! > 0) ece += (count[b]! / pairs.length) * Math.abs(conf[b]! / count[b]! - hits[b]! / count[b]!);
+  return ece;
+}
+
+export function summarize(sim: Simulation, records: InteractionRecord[][]): PolicyResult {
+  // Best-framing share over interactions 31–40 (the last 10 of the first 40), for the users
+  // who do not drift: their preferences are stationary over the whole run.
+  const stable = sim.users.filter((u) => !u.drifts).map((u) => records[u.index]!);
+  const bestFramingShareLast10 =
+    stable.length === 0 || sim.interactions < 40
+      ? null
+      : mean(stable.map((user) => mean(user.slice(30, 40).map((r) => (r.bestFraming ? 1 : 0)))));
+
+  // Drift recovery: mean over drifting users of recoveryOf(); a user who never recovers counts
+  // as the censored value (interactions after the change + 1), and the figure is null when
+  // fewer than half of the drifting users recover (the mean would be meaningless).
+  const drifters = sim.users.filter((u) => u.drifts).map((u) => records[u.index]!);
+  const recoveries = drifters.map(recoveryOf);
+  const recovered = recoveries.filter((k): k is number => k !== null);
+  const censored = sim.interactions - DRIFT_AFTER + 1;
+  const driftRecoveredShare = drifters.length === 0 ? 0 : recovered.length / drifters.length;
+  const driftRecovery = driftRecoveredShare >= 0.5 ? mean(recoveries.map((k) => k ?? censored)) : null;
+
+  const pairs = records.flat().flatMap((r) => (r.confidence === null ? [] : [{ confidence: r.confidence, hit: r.bestCombination }]));
+  return {
+    metrics: {
+      meanReward_1_10: meanReward(records, 1, 10),
+      meanReward_11_40: meanReward(records, 11, 40),
+      meanReward_41_80: meanReward(records, 41, 80),
+      bestFramingShareLast10,
+      coldStartReward: meanReward(records, 1, 3),
+      driftRecovery,
+      ece: expectedCalibrationError(pairs),
+    },
+    meanRewardAll: meanReward(records, 1, sim.interactions) ?? NaN,
+    driftRecoveredShare,
+  };
+}

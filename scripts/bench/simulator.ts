@@ -1,0 +1,213 @@
+import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
+import { seededRandom, type Random } from '../../shared/domain/random';
+import { computeReward, type OutcomeSignals } from '../../shared/domain/reward';
+
+/**
+ * Seeded simulator of end users for `npm run bench:learning` (SPEC §9, issue 4 item 2).
+ *
+ * Each user has, per task complexity and per dimension, a hidden utility for every value; the
+ * value with utility 1 is that user's best. A population best exists per (complexity,
+ * dimension) and a user shares it with probability MAJORITY_SHARE (independently per
+ * dimension); otherwise the user has an own best, mostly the same at every complexity. The
+ * presented combination sets a latent success probability (framing matters most); outcome
+ * signals are drawn from it with noise and some signals missing, and turned into a reward by
+ * computeReward (the one SPEC §4 definition). DRIFT_SHARE of the users change every best
+ * value after interaction DRIFT_AFTER.
+ *
+ * Calibration: the effect sizes below put SquareCB at about 0.77–0.83 best-framing share over
+ * interactions 31–40 (seeds 1–2), close to the ≈ 78% issue 4 reports for Vowpal Wabbit's
+ * --squarecb on an independent simulator of this kind.
+ */
+
+/** Interactions per user unless --interactions says otherwise. */
+export const DEFAULT_INTERACTIONS = 80;
+export const MAJORITY_SHARE = 0.6;
+export const DRIFT_SHARE = 0.25;
+/** Drifting users' new preferences apply from interaction DRIFT_AFTER + 1 on. */
+export const DRIFT_AFTER = 40;
+/** Users join one after another over this many rounds, so later users meet a trained population. */
+const ARRIVAL_ROUNDS = 40;
+/** How much each dimension moves the latent success probability from its worst to its best value. */
+const DIMENSION_WEIGHT: Record<Dimension, number> = { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 };
+/** Harder tasks are started less often whatever the presentation. */
+const COMPLEXITY_PENALTY: Record<TaskComplexity, number> = { low: 0, medium: 0.04, high: 0.08 };
+/** A minority user's own best value changes with the task complexity with this probability. */
+const OWN_BEST_SWITCH = 0.3;
+/** Non-best values get utilities in [0, OTHER_UTILITY_MAX). */
+const OTHER_UTILITY_MAX = 0.25;
+
+/** utility[complexity][dimension][valueIndex] ∈ [0,1]; exactly one value per row has utility 1. */
+export type Utilities = Record<TaskComplexity, Record<Dimension, number[]>>;
+
+export interface SimUser {
+  index: number;
+  /** Base success probability before the presentation's effect. */
+  base: number;
+  /** Probability of each task complexity for this user's tasks. */
+  complexityMix: [number, number, number];
+  drifts: boolean;
+  before: Utilities;
+  /** Utilities after the drift (the same object as `before` for users who do not drift). */
+  after: Utilities;
+}
+
+export interface Simulation {
+  seed: number;
+  /** Interactions per user. */
+  interactions: number;
+  users: SimUser[];
+  /** Round at which each user's first interaction happens. */
+  arrival: number[];
+}
+
+/** Derives an independent seed from a seed and some integers (murmur3-style finaliser). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x9e3779b9;
+  for (const part of parts) {
+    h = Math.imul(h ^ (part >>> 0), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+  }
+  return h >>> 0;
+}
+
+const pick = (n: number, random: Random): number => Math.min(n - 1, Math.floor(random() * n));
+
+function otherUtilities(n: number, best: number, random: Random): number[] {
+  return Array.from({ length: n }, (_, i) => (i === best ? 1 : random() * OTHER_UTILITY_MAX));
+}
+
+/** Population utilities: a best value per (complexity, dimension) that differs across complexities. */
+function populationUtilities(random: Random): Utilities {
+  const result = {} as Utilities;
+  const previousBest = {} as Record<Dimension, number>;
+  for (const complexity of TASK_COMPLEXITY) {
+    result[complexity] = {} as Record<Dimension, number[]>;
+    for (const dim of DIMENSION_NAMES) {
+      const n = DIMENSIONS[dim].values.length;
+      let best = pick(n, random);
+      // Make the context matter: the next complexity's best differs from the previous one's.
+      if (previousBest[dim] === best) best = (best + 1 + pick(n - 1, random)) % n;
+      previousBest[dim] = best;
+      result[complexity][dim] = otherUtilities(n, best, random);
+    }
+  }
+  return result;
+}
+
+/**
+ * An individual's utilities: the population's (with noise) for majority dimensions; otherwise
+ * an own best value, the same at every complexity except with probability OWN_BEST_SWITCH.
+ */
+function userUtilities(population: Utilities, random: Random, majority: Record<Dimension, boolean>): Utilities {
+  const result = {} as Utilities;
+  const own = {} as Record<Dimension, number>;
+  for (const dim of DIMENSION_NAMES) own[dim] = pick(DIMENSIONS[dim].values.length, random);
+  for (const complexity of TASK_COMPLEXITY) {
+    result[complexity] = {} as Record<Dimension, number[]>;
+    for (const dim of DIMENSION_NAMES) {
+      const pop = population[complexity][dim];
+      if (majority[dim]) {
+        result[complexity][dim] = pop.map((u) => (u === 1 ? 1 : Math.min(OTHER_UTILITY_MAX, Math.max(0, u + (random() - 0.5) * 0.3))));
+      } else {
+        const best = random() < OWN_BEST_SWITCH ? (own[dim] + 1 + pick(pop.length - 1, random)) % pop.length : own[dim];
+        result[complexity][dim] = otherUtilities(pop.length, best, random);
+      }
+    }
+  }
+  return result;
+}
+
+/** Drifted utilities: a new own best per dimension, never the old best at that complexity. */
+function driftedUtilities(before: Utilities, random: Random): Utilities {
+  const result = {} as Utilities;
+  const own = {} as Record<Dimension, number>;
+  for (const dim of DIMENSION_NAMES) own[dim] = pick(DIMENSIONS[dim].values.length, random);
+  for (const complexity of TASK_COMPLEXITY) {
+    result[complexity] = {} as Record<Dimension, number[]>;
+    for (const dim of DIMENSION_NAMES) {
+      const old = before[complexity][dim];
+      const oldBest = old.indexOf(1);
+      const best = own[dim] !== oldBest ? own[dim] : (oldBest + 1 + pick(old.length - 1, random)) % old.length;
+      result[complexity][dim] = otherUtilities(old.length, best, random);
+    }
+  }
+  return result;
+}
+
+export function createSimulation(seed: number, userCount: number, interactions = DEFAULT_INTERACTIONS): Simulation {
+  const random = seededRandom(mixSeed(seed, 1));
+  const population = populationUtilities(random);
+  const users: SimUser[] = [];
+  for (let index = 0; index < userCount; index++) {
+    const majority = {} as Record<Dimension, boolean>;
+    for (const dim of DIMENSION_NAMES) majority[dim] = random() < MAJORITY_SHARE;
+    const before = userUtilities(population, random, majority);
+    const drifts = random() < DRIFT_SHARE;
+    const weights = [0.5 + random(), 0.5 + random(), 0.5 + random()];
+    const total = weights[0]! + weights[1]! + weights[2]!;
+    users.push({
+      index,
+      base: 0.15 + random() * 0.05,
+      complexityMix: [weights[0]! / total, weights[1]! / total, weights[2]! / total],
+      drifts,
+      before,
+      after: drifts ? driftedUtilities(before, random) : before,
+    });
+  }
+  const arrival = users.map((u) => Math.floor((u.index * ARRIVAL_ROUNDS) / Math.max(1, userCount)));
+  return { seed, interactions, users, arrival };
+}
+
+/** Utilities in force at a 1-based interaction number. */
+export const utilitiesAt = (user: SimUser, interaction: number): Utilities => (interaction > DRIFT_AFTER ? user.after : user.before);
+
+/** Task complexity of a user's interaction (the same for every policy given the seed). */
+export function complexityAt(sim: Simulation, user: SimUser, interaction: number): TaskComplexity {
+  const u = seededRandom(mixSeed(sim.seed, 2, user.index, interaction))();
+  const [low, medium] = user.complexityMix;
+  return u < low ? 'low' : u < low + medium ? 'medium' : 'high';
+}
+
+/** The user's hidden best combination for this complexity at this interaction. */
+export function bestChoice(user: SimUser, complexity: TaskComplexity, interaction: number): Choice {
+  const utilities = utilitiesAt(user, interaction)[complexity];
+  const best = {} as Record<Dimension, string>;
+  for (const dim of DIMENSION_NAMES) best[dim] = DIMENSIONS[dim].values[utilities[dim].indexOf(1)]!;
+  return best as Choice;
+}
+
+/** Latent probability that the user starts (and does well on) the task presented this way. */
+export function successProbability(user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice): number {
+  const utilities = utilitiesAt(user, interaction)[complexity];
+  let p = user.base - COMPLEXITY_PENALTY[complexity];
+  for (const dim of DIMENSION_NAMES) {
+    const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(choice[dim]);
+    p += DIMENSION_WEIGHT[dim] * utilities[dim][index]!;
+  }
+  return Math.min(0.97, Math.max(0.03, p));
+}
+
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
+/**
+ * Noisy, partial outcome signals for one interaction. The noise is keyed by (seed, user,
+ * interaction) so every policy meets the same luck when it presents the same combination.
+ */
+export function simulateOutcome(sim: Simulation, user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice) {
+  const random = seededRandom(mixSeed(sim.seed, 3, user.index, interaction));
+  const p = successProbability(user, complexity, interaction, choice);
+  const started = random() < p;
+  const signals: OutcomeSignals = { started };
+  if (started) {
+    if (random() < 0.8) signals.completed = random() < clamp01(0.3 + 0.65 * p);
+    if (random() < 0.6) signals.timeToStart = -Math.log(1 - random()) * 900 * (1.3 - p);
+    if (random() < 0.4) signals.flowState = random() < 0.8 * p;
+    if (random() < 0.5) signals.satisfaction = clamp01(p + (random() - 0.5) * 0.5);
+  } else {
+    if (random() < 0.5) signals.completed = false;
+    if (random() < 0.2) signals.satisfaction = clamp01(0.1 + random() * 0.3);
+  }
+  return { signals, reward: computeReward(signals) };
+}

@@ -1,0 +1,88 @@
+import { seededRandom } from '../../shared/domain/random';
+import { oraclePolicy, randomPolicy } from '../../scripts/bench/policies';
+import { expectedCalibrationError, runPolicy, summarize } from '../../scripts/bench/run';
+import { bestChoice, complexityAt, createSimulation, simulateOutcome } from '../../scripts/bench/simulator';
+import { RidgeBlock } from '../../scripts/bench/squarecb';
+
+/** The bench:learning simulator (scripts/bench): deterministic by seed, and it separates good from bad policies. */
+describe('bench:learning simulator', () => {
+  const trace = (seed: number) => {
+    const sim = createSimulation(seed, 20, 30);
+    const random = randomPolicy(seededRandom(seed));
+    return sim.users.map((user) =>
+      Array.from({ length: sim.interactions }, (_, i) => {
+        const complexity = complexityAt(sim, user, i + 1);
+        const { choice } = random.choose(user.index, { complexity, interaction: i + 1 });
+        return [complexity, bestChoice(user, complexity, i + 1), simulateOutcome(sim, user, complexity, i + 1, choice)];
+      }),
+    );
+  };
+
+  it('is deterministic given the seed and differs between seeds', () => {
+    expect(createSimulation(7, 50)).toEqual(createSimulation(7, 50));
+    expect(trace(7)).toEqual(trace(7));
+    expect(trace(8)).not.toEqual(trace(7));
+  });
+
+  it('gives the oracle a clearly higher mean reward than uniform random', () => {
+    const sim = createSimulation(3, 60, 40);
+    const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
+    const random = summarize(sim, runPolicy(sim, randomPolicy(seededRandom(3))));
+    expect(oracle.meanRewardAll).toBeGreaterThan(random.meanRewardAll + 0.2);
+    expect(oracle.metrics.bestFramingShareLast10).toBe(1);
+    expect(random.metrics.bestFramingShareLast10).toBeLessThan(0.4);
+    // 40 interactions: nothing after the drift, and no range 41–80 to report
+    expect(oracle.metrics.meanReward_41_80).toBeNull();
+    expect(oracle.metrics.driftRecovery).toBeNull();
+  });
+
+  it('computes the expected calibration error over 10 equal-width bins', () => {
+    const pairs = [
+      { confidence: 0.95, hit: true },
+      { confidence: 0.95, hit: false },
+      { confidence: 0.05, hit: false },
+      { confidence: 0.05, hit: false },
+    ];
+    // bin 9: |0.95 − 0.5| = 0.45 with weight 1/2; bin 0: |0.05 − 0| = 0.05 with weight 1/2
+    expect(expectedCalibrationError(pairs)).toBeCloseTo(0.25, 10);
+    expect(expectedCalibrationError([])).toBeNull();
+  });
+
+  it("SquareCB's incremental ridge regression equals the batch least-squares fit", () => {
+    const random = seededRandom(5);
+    const contexts = ['low', 'medium', 'high'] as const;
+    const block = new RidgeBlock();
+    const obs: Array<[number, number, number]> = [];
+    for (let i = 0; i < 40; i++) {
+      const o: [number, number, number] = [Math.floor(random() * 4), Math.floor(random() * 3), random()];
+      obs.push(o);
+      block.update(o[0], contexts[o[1]]!, o[2]);
+    }
+    // Batch ridge (λ = 1) over 4 user + 3 context one-hot features, by Gaussian elimination.
+    const d = 7;
+    const a = Array.from({ length: d }, (_, i) => Array.from({ length: d }, (_, j) => (i === j ? 1 : 0)));
+    const b = new Array<number>(d).fill(0);
+    for (const [u, c, y] of obs) {
+      for (const i of [u, 4 + c]) {
+        b[i]! += y;
+        for (const j of [u, 4 + c]) a[i]![j]! += 1;
+      }
+    }
+    for (let col = 0; col < d; col++) {
+      for (let row = col + 1; row < d; row++) {
+        const f = a[row]![col]! / a[col]![col]!;
+        for (let k = col; k < d; k++) a[row]![k]! -= f * a[col]![k]!;
+        b[row]! -= f * b[col]!;
+      }
+    }
+    const w = new Array<number>(d).fill(0);
+    for (let row = d - 1; row >= 0; row--) {
+      let s = b[row]!;
+      for (let k = row + 1; k < d; k++) s -= a[row]![k]! * w[k]!;
+      w[row] = s / a[row]![row]!;
+    }
+    for (let u = 0; u < 4; u++) {
+      contexts.forEach((c, ci) => expect(block.predict(u, c)).toBeCloseTo(w[u]! + w[4 + ci]!, 10));
+    }
+  });
+});
