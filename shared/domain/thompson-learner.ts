@@ -156,7 +156,8 @@ export const thompsonLearner: Learner<ThompsonState> = {
       const params = state.all[dim].map((cell) => posterior(cell, cell));
       const top = argmax(params.map(mean));
       best[dim] = DIMENSIONS[dim].values[top]!;
-      if (dim === 'framing') framingProbability = probabilityBest(params)[top]!;
+      // Only the phase rule needs it, and only once enough outcomes are in.
+      if (dim === 'framing' && state.n >= ESTABLISHED_MIN_OUTCOMES) framingProbability = probabilityBest(params)[top]!;
     }
     const phase =
       state.n === 0
