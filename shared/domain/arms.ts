@@ -31,7 +31,6 @@ export const DIMENSIONS = {
 
 export type Dimension = keyof typeof DIMENSIONS;
 export const DIMENSION_NAMES = Object.keys(DIMENSIONS) as Dimension[];
-export type ArmValue<D extends Dimension> = (typeof DIMENSIONS)[D]['values'][number];
 
 /** One value per dimension: what a context response recommends. */
 export const choiceSchema = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { choiceSchema, Dimension, Pins, ProfilePhase, taskComplexitySchema, type Choice } from './arms';
+import { Dimension, Pins, ProfilePhase, taskComplexitySchema, type Choice } from './arms';
 import type { Random } from './random';
 
 /** What the learner conditions a decision on (from the context request). */
@@ -34,8 +34,6 @@ export interface ProfileSummary {
   phase: ProfilePhase;
   interactionCount: number;
 }
-
-export { choiceSchema };
 
 /**
  * The learning engine behind a small interface so it can be replaced. Implementations are

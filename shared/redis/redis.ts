@@ -17,16 +17,4 @@ export function createRedis(url: string, role: 'producer' | 'consumer'): Redis {
   return client;
 }
 
-/** Resolves once the client is ready (or rejects after timeoutMs). */
-export async function waitForReady(client: Redis, timeoutMs = 5000): Promise<void> {
-  if (client.status === 'ready') return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('Redis did not become ready in time')), timeoutMs);
-    client.once('ready', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
 export type { Redis };

@@ -4,9 +4,3 @@ import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 export type BatchItem =
   | { kind: 'decision'; data: DecisionJob; resolve: (result: string) => void; reject: (error: unknown) => void }
   | { kind: 'outcome'; data: OutcomeJob; resolve: (result: string) => void; reject: (error: unknown) => void };
-
-/** What happened to each item of a batch: applied / skipped (done), or retry later. */
-export interface BatchResult {
-  done: Map<BatchItem, string>;
-  retry: Map<BatchItem, Error>;
-}
