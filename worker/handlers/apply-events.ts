@@ -151,6 +151,9 @@ export async function applyTenantEvents(
     applicable.map((o) => ({ job: o, userId: stored.get(o.requestId)!.userId, reward: computeReward(o.signals) })),
   );
   const versions: VersionRow[] = [];
+  // A user's profile as seen by clients after its latest outcome in this batch: the "before"
+  // of the next one, so each outcome summarises the profile once, not twice.
+  const shown = new Map<string, ReturnType<typeof toProfileResponse>>();
   const changed = new Set<string>();
   const ordered = applicable.filter((o) => inserted.has(o.requestId)).sort((a, b) => a.receivedAt - b.receivedAt);
   // A retried outcome (already applied) may follow a failed cache refresh: refresh it again.
@@ -158,7 +161,7 @@ export async function applyTenantEvents(
   for (const outcome of ordered) {
     const decision = stored.get(outcome.requestId)!;
     const profile = profiles.get(decision.userId)!;
-    const before = toProfileResponse(profile, learner);
+    const before = shown.get(decision.userId) ?? toProfileResponse(profile, learner);
     const state = learner.update(
       learner.parseState(profile.state),
       decision.context,
@@ -174,12 +177,14 @@ export async function applyTenantEvents(
       updatedAt: now.toISOString(),
     };
     profiles.set(decision.userId, next);
+    const after = toProfileResponse(next, learner);
+    shown.set(decision.userId, after);
     changed.add(decision.userId);
     versions.push({
       userId: decision.userId,
       version: next.version,
       cause: 'outcome',
-      changed: changedFields(before, toProfileResponse(next, learner)),
+      changed: changedFields(before, after),
       createdAt: next.updatedAt,
     });
     result.appliedOutcomes.add(outcome.requestId);
