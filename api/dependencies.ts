@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { ApiConfig } from '../shared/config/config';
 import { redisKeys } from '../shared/cache/keys';
 import { createDb } from '../shared/db/database';
-import { thompsonLearner } from '../shared/domain/thompson-learner';
+import { engine } from '../shared/domain/engine/engine';
+import { PopulationCache } from '../shared/population/population-cache.repository';
 import { BatchedProducer } from '../shared/jobs/batched-producer';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
@@ -14,7 +15,9 @@ import { rateLimit } from './middleware/rate-limit.middleware';
 import { Limiter } from '../shared/limits/limiter';
 import { ContextService } from './services/context.service';
 import { OutcomeService } from './services/outcome.service';
+import { PopulationLoader } from './services/population-loader';
 import { ProfileLoader } from './services/profile-loader';
+import type { Learner } from '../shared/domain/learner';
 import { ProfileService } from './services/profile.service';
 
 /** Wires the API's dependencies from config; `close` releases every connection. */
@@ -27,10 +30,11 @@ export function buildApiDependencies(
   const db = createDb(config.DATABASE_URL, 20);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
-  const learner = thompsonLearner;
+  const learner = engine as Learner;
   const producer = new BatchedProducer(redis, keys.queuePrefix);
   const cache = new ProfileCache(redis, keys);
-  const loader = new ProfileLoader(db, cache, learner);
+  const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
+  const loader = new ProfileLoader(db, cache, learner, populations);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
   credentials.start();
   const limiter = new Limiter(redis, keys, clock);
@@ -49,7 +53,7 @@ export function buildApiDependencies(
       }),
       limit: rateLimit(limiter, logger),
     },
-    context: new ContextService(loader, learner, producer, config.COS_SECRET),
+    context: new ContextService(loader, populations, learner, producer, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW),
     profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
     health: async () => ({

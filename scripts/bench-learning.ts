@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { seededRandom } from '../shared/domain/random';
-import { thompsonLearner } from '../shared/domain/thompson-learner';
+import { engine } from '../shared/domain/engine/engine';
 import { enginePolicy, epsilonGreedyPolicy, oraclePolicy, pooledThompsonPolicy, randomPolicy, type Policy } from './bench/policies';
 import { formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from './bench/report';
 import { runPolicy, summarize } from './bench/run';
@@ -10,7 +10,7 @@ import { squareCBPolicy, type SquareCBParams } from './bench/squarecb';
 /**
  * `npm run bench:learning` (SPEC §9, issue 4 item 2): runs the seeded end-user simulator
  * (scripts/bench/simulator.ts) against the service's learning engine — whatever
- * `thompsonLearner` currently is, through its Learner interface — and the baselines of
+ * `engine` currently is, through its Learner interface — and the baselines of
  * scripts/bench/policies.ts, then prints a table, or with --json exactly one JSON object.
  *
  *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N]
@@ -57,7 +57,7 @@ function makePolicy(name: PolicyName, sim: Simulation, squareCB: SquareCBParams)
   const random = seededRandom(mixSeed(sim.seed, 100, POLICY_NAMES.indexOf(name)));
   switch (name) {
     case 'engine':
-      return enginePolicy(thompsonLearner, random);
+      return enginePolicy(engine, random);
     case 'random':
       return randomPolicy(random);
     case 'epsilonGreedy':

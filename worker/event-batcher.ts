@@ -5,6 +5,7 @@ import type { Learner } from '../shared/domain/learner';
 import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
+import type { PopulationCache } from '../shared/population/population-cache.repository';
 import { userHash } from '../shared/keys/user-hash';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
@@ -35,6 +36,7 @@ export class EventBatcher {
   constructor(
     private readonly db: Db,
     private readonly cache: ProfileCache,
+    private readonly populations: PopulationCache,
     private readonly queue: Queue,
     private readonly learner: Learner,
     private readonly logger: Logger,
@@ -117,9 +119,12 @@ export class EventBatcher {
     // Postgres has committed: refresh the cache (never to an older version), then settle jobs.
     // If the refresh fails the jobs fail too; their retry finds the outcomes applied and
     // refreshes the cache from the committed rows.
-    await this.cache.writeManyIfNewer(
-      results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile }))),
-    );
+    await Promise.all([
+      this.cache.writeManyIfNewer(results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile })))),
+      this.populations.writeManyIfNewer(
+        results.flatMap(({ tenant, result }) => (result.population ? [{ tenant, population: result.population }] : [])),
+      ),
+    ]);
     const all = (pick: (r: (typeof results)[number]['result']) => Set<string>) =>
       new Set(results.flatMap(({ result }) => [...pick(result)]));
     const droppedDecisions = all((r) => r.droppedDecisions);

@@ -2,7 +2,9 @@ import { Queue, Worker } from 'bullmq';
 import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
 import { createDb } from '../shared/db/database';
-import { thompsonLearner } from '../shared/domain/thompson-learner';
+import { engine } from '../shared/domain/engine/engine';
+import type { Learner } from '../shared/domain/learner';
+import { PopulationCache } from '../shared/population/population-cache.repository';
 import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE, type DecisionJob, type OutcomeJob } from '../shared/jobs/catalog';
 import { utcMonth } from '../shared/limits/calendar';
 import type { Logger } from '../shared/logger/logger';
@@ -35,8 +37,9 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const batcher = new EventBatcher(
     db,
     new ProfileCache(redis, keys),
+    new PopulationCache(redis, keys),
     events,
-    thompsonLearner,
+    engine as Learner,
     logger,
     config.WORKER_BATCH_SIZE,
     config.COS_SECRET,

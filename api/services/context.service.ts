@@ -6,6 +6,7 @@ import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import { issueRequestId } from '../../shared/keys/request-id';
 import { userHash } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
+import type { PopulationLoader } from './population-loader';
 import type { ProfileLoader } from './profile-loader';
 
 export interface ContextResponse {
@@ -23,16 +24,17 @@ export interface ContextResponse {
 export class ContextService {
   constructor(
     private readonly profiles: ProfileLoader,
+    private readonly populations: PopulationLoader,
     private readonly learner: Learner,
     private readonly producer: BatchedProducer,
     private readonly secret: string,
   ) {}
 
   async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
-    const profile = await this.profiles.findOrCreate(tenant, request.userId);
+    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId), this.populations.get(tenant)]);
     const state = this.learner.parseState(profile.state);
     const context = { complexity: request.complexity, taskType: request.taskType };
-    const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)));
+    const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)), prior);
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
     const requestId = issueRequestId({ ...tenant, issuedAt, userHash: userHash(this.secret, tenant, request.userId) }, this.secret);

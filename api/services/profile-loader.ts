@@ -5,6 +5,7 @@ import type { Learner } from '../../shared/domain/learner';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { findProfile } from '../../shared/profile/profile.repository';
+import type { PopulationLoader } from './population-loader';
 
 /**
  * Cache-first profile reads. A hit is one Redis round trip; a miss reads Postgres once and
@@ -15,6 +16,7 @@ export class ProfileLoader {
     private readonly db: Db,
     private readonly cache: ProfileCache,
     private readonly learner: Learner,
+    private readonly populations: PopulationLoader,
   ) {}
 
   /** The user's profile, or null when it exists neither in the cache nor in Postgres. */
@@ -30,6 +32,11 @@ export class ProfileLoader {
   async findOrCreate(tenant: Tenant, userId: string): Promise<StoredProfile> {
     const found = await this.find(tenant, userId);
     if (found) return found;
-    return this.cache.putIfAbsent(tenant, newProfile(userId, randomUUID(), this.learner, new Date()));
+    return this.cache.putIfAbsent(tenant, await this.seed(tenant, userId, randomUUID(), new Date()));
+  }
+
+  /** A new profile for this user, starting from the tenant's population prior. */
+  async seed(tenant: Tenant, userId: string, generation: string, now: Date): Promise<StoredProfile> {
+    return newProfile(userId, generation, this.learner, now, await this.populations.get(tenant));
   }
 }

@@ -4,7 +4,7 @@ import { DIMENSIONS, DIMENSION_NAMES, type Pins } from '../../shared/domain/arms
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import { AppError } from '../../shared/errors/app-error';
-import { changedFields, newProfile, toProfileResponse, type ProfileResponse } from '../../shared/profile/profile';
+import { changedFields, toProfileResponse, type ProfileResponse } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import {
   eraseUser,
@@ -40,9 +40,9 @@ export class ProfileService {
   /** Pins (value) and unpins (null) dimensions; a no-op change does not bump the version. */
   async update(tenant: Tenant, userId: string, update: ProfileUpdate): Promise<ProfileResponse> {
     const cached = await this.cache.read(tenant, userId);
+    const now = new Date();
+    const seed = await this.loader.seed(tenant, userId, cached?.generation ?? randomUUID(), now);
     const saved = await this.db.transaction().execute(async (tx) => {
-      const now = new Date();
-      const seed = newProfile(userId, cached?.generation ?? randomUUID(), this.learner, now);
       await insertProfilesIfMissing(tx, tenant, [seed]);
       const current = (await findProfile(tx, tenant, userId, true))!;
       const pins: Pins = { ...current.pins };

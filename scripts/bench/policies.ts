@@ -1,6 +1,6 @@
 import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
-import type { Learner } from '../../shared/domain/learner';
-import { probabilityBest, type BetaParams } from '../../shared/domain/probability-best';
+import type { Learner, SelectionProbabilities } from '../../shared/domain/learner';
+import { probabilityBest, type BetaParams } from './beta-probability-best';
 import { sampleBeta, type Random } from '../../shared/domain/random';
 import { bestChoice, type Simulation } from './simulator';
 
@@ -158,19 +158,23 @@ export function oraclePolicy(sim: Simulation): Policy {
 }
 
 /**
- * The service's engine, through its Learner interface: one learner state per simulated user,
- * decide(state, {complexity}, no pins, random) and update(state, context, choice, reward,
- * started). Whatever `learner` is passed in is measured, so an improved engine is measured by
- * the same benchmark.
+ * The service's engine, through its Learner interface, as the service runs it: one learner
+ * state per simulated user and one population prior for the tenant. decide(state, {complexity},
+ * no pins, random, prior); after each outcome the worker's two steps — observe() into a delta
+ * with the decision's logged selection probabilities, mergePrior() — then update(). Whatever
+ * `learner` is passed in is measured, so an improved engine is measured by the same benchmark.
  */
-export function enginePolicy<State>(learner: Learner<State>, random: Random): Policy {
+export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, random: Random): Policy {
+  let prior = learner.emptyPrior();
   const states = new Map<number, State>();
-  const stateOf = (userId: number): State => states.get(userId) ?? learner.initialState();
+  const logged = new Map<number, SelectionProbabilities>();
+  const stateOf = (userId: number): State => states.get(userId) ?? learner.initialState(prior);
   return {
     name: 'engine',
     choose(userId, context) {
-      const decision = learner.decide(stateOf(userId), { complexity: context.complexity }, {}, random);
+      const decision = learner.decide(stateOf(userId), { complexity: context.complexity }, {}, random, prior);
       const p = decision.probabilities;
+      logged.set(userId, p);
       return {
         choice: decision.choice,
         probability: p.framing * p.style * p.complexity * p.encouragement,
@@ -178,7 +182,11 @@ export function enginePolicy<State>(learner: Learner<State>, random: Random): Po
       };
     },
     update(userId, context, choice, reward, started) {
-      states.set(userId, learner.update(stateOf(userId), { complexity: context.complexity }, choice, reward, started));
+      const state = stateOf(userId);
+      const delta = learner.emptyPrior();
+      learner.observe(delta, prior, state, { complexity: context.complexity }, choice, logged.get(userId)!, reward);
+      prior = learner.mergePrior(prior, delta);
+      states.set(userId, learner.update(state, { complexity: context.complexity }, choice, reward, started, prior));
     },
   };
 }

@@ -21,6 +21,8 @@ export function redisKeys(prefix: string) {
     profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}`,
     /** SCAN pattern of the cached profiles of an account ('*' for all) in an environment. */
     profilePattern: (accountId: string, environment: string) => `${base}:profile:${accountId}:${environment}:*`,
+    /** Hash {v: version, d: population prior JSON} of a tenant (no TTL: one small key per tenant). */
+    population: (tenant: Tenant) => `${base}:population:${tenant.accountId}:${tenant.environment}`,
     erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
     outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,

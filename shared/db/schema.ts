@@ -124,6 +124,14 @@ export interface TestDataResetsTable {
   rows_removed: Json<Record<string, number>>;
 }
 
+export interface PopulationPriorsTable {
+  account_id: string;
+  environment: 'test' | 'live';
+  prior: Json<unknown>;
+  version: ColumnType<string, string | undefined, string>;
+  updated_at: DefaultedTimestamp;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -136,4 +144,5 @@ export interface Database {
   usage_flushes: UsageFlushesTable;
   billing_usage_monthly: BillingUsageMonthlyView;
   test_data_resets: TestDataResetsTable;
+  population_priors: PopulationPriorsTable;
 }

@@ -24,27 +24,49 @@ export interface LearnerDecision {
   probabilities: SelectionProbabilities;
   /** Dimensions chosen off the current best, to explore. */
   explored: Dimension[];
+  /** Probability that `choice` is this user's best combination in this context. */
   confidence: number;
   rationale: string;
 }
 
 export interface ProfileSummary {
-  /** Learned best value per dimension, context-free. */
+  /** Learned best value per dimension (what the profile shows when nothing is pinned). */
   best: Choice;
   phase: ProfilePhase;
   interactionCount: number;
 }
 
 /**
- * The learning engine behind a small interface so it can be replaced. Implementations are
- * pure: no I/O, deterministic given the `random` source. State is plain JSON.
+ * The learning engine behind a small interface so it can be replaced and benchmarked.
+ * Implementations are pure: no I/O, deterministic given the `random` source; states and
+ * population priors are plain JSON. A `Prior` is what a tenant's users have in common: the
+ * worker folds each outcome into a delta with `observe` and merges it with `mergePrior`.
  */
-export interface Learner<State = unknown> {
+export interface Learner<State = unknown, Prior = unknown> {
   readonly name: string;
-  initialState(): State;
-  /** Validates persisted state; returns a fresh state when it belongs to another learner. */
+  /** A new user's state; its summary shows what the population prior recommends. */
+  initialState(prior: Prior): State;
+  /** Validates persisted state (converting older formats); a fresh state when it is not usable. */
   parseState(raw: unknown): State;
-  decide(state: State, context: DecisionContext, pins: Pins, random: Random): LearnerDecision;
-  update(state: State, context: DecisionContext, choice: Choice, reward: number, started: boolean): State;
+  emptyPrior(): Prior;
+  parsePrior(raw: unknown): Prior;
+  decide(state: State, context: DecisionContext, pins: Pins, random: Random, prior: Prior): LearnerDecision;
+  /** The state after one outcome; `prior` is used for the stored summary. */
+  update(state: State, context: DecisionContext, choice: Choice, reward: number, started: boolean, prior: Prior): State;
+  /** Adds one outcome (of a user whose state before it is `state`) to a population delta. */
+  observe(
+    delta: Prior,
+    prior: Prior,
+    state: State,
+    context: DecisionContext,
+    choice: Choice,
+    probabilities: SelectionProbabilities,
+    reward: number,
+  ): void;
+  mergePrior(prior: Prior, delta: Prior): Prior;
+  /** Number of outcomes a prior (or delta) holds. */
+  priorEvents(prior: Prior): number;
   summarize(state: State): ProfileSummary;
+  /** What the population prior recommends at a complexity (the "population best" policy). */
+  populationBest(prior: Prior, context: DecisionContext): Choice;
 }

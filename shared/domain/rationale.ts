@@ -1,27 +1,35 @@
 import type { Dimension, TaskComplexity } from './arms';
 
-/** Evidence about one chosen value: [count, rewardSum, startedCount] in this context and overall. */
+/** Decayed evidence about one value: outcomes, tasks started and reward sum. */
+export interface Evidence {
+  n: number;
+  started: number;
+  rewardSum: number;
+}
+
+/** What the engine knows about one chosen value, for the rationale. */
 export interface ValueEvidence {
   dimension: Dimension;
   value: string;
-  inContext: readonly [number, number, number];
-  overall: readonly [number, number, number];
+  /** This user's evidence in the request's task type (when it is tracked). */
+  taskType: { name: string; evidence: Evidence } | null;
+  /** This user's evidence at the request's complexity. */
+  inContext: Evidence;
+  /** This user's evidence at any complexity. */
+  overall: Evidence;
+  /** The population's (this client's users') evidence at this complexity. */
+  population: { n: number; meanReward: number };
   pinned: boolean;
   explored: boolean;
 }
+
+/** Evidence below this (decayed) weight is not worth quoting. */
+const QUOTABLE = 0.5;
 
 const NOUN: Record<Dimension, (value: string) => string> = {
   framing: (v) => `tasks framed as ${v}`,
   style: (v) => `a ${v} communication style`,
   complexity: (v) => `${v} task handling`,
-  encouragement: (v) => `${v} encouragement`,
-};
-
-/** The value as the subject of "is being tried". */
-const TRIED: Record<Dimension, (value: string) => string> = {
-  framing: (v) => `the ${v} framing`,
-  style: (v) => `the ${v} style`,
-  complexity: (v) => `${v} handling`,
   encouragement: (v) => `${v} encouragement`,
 };
 
@@ -32,56 +40,71 @@ const LABEL: Record<Dimension, string> = {
   encouragement: 'encouragement',
 };
 
-function times(n: number): string {
-  return n === 1 ? '1 time' : `${n} times`;
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+const reward = (e: Evidence) => (e.rewardSum / e.n).toFixed(2);
+
+/** "were started in 78% of this user's 9 recent cases (average reward 0.71)", or for a single case whether it was started. */
+function record(e: Evidence): string {
+  const cases = Math.round(e.n);
+  if (cases <= 1)
+    return `${e.started / e.n >= 0.5 ? 'were started' : 'were not started'} the one recent time this user saw them (reward ${reward(e)})`;
+  return `were started in ${Math.round((100 * e.started) / e.n)}% of this user's ${cases} recent cases (average reward ${reward(e)})`;
 }
 
+/** The strongest evidence behind one value, as a sentence. */
 function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interactionCount: number): string {
   const subject = NOUN[e.dimension](e.value);
-  const [n, sum, started] = e.inContext;
-  if (n > 0) {
-    const capitalized = subject.charAt(0).toUpperCase() + subject.slice(1);
-    return `${capitalized} at ${complexity} complexity led this user to start ${started} of ${n} tasks (average reward ${(sum / n).toFixed(2)}).`;
+  if (e.taskType && e.taskType.evidence.n >= QUOTABLE) {
+    const t = e.taskType.evidence;
+    return `For "${e.taskType.name}" tasks, ${subject} ${record(t)}.`;
   }
-  const [an, asum, astarted] = e.overall;
-  if (an > 0) {
-    return `No ${complexity}-complexity outcomes yet for ${subject}; across other tasks this user started ${astarted} of ${an} (average reward ${(asum / an).toFixed(2)}).`;
+  if (e.inContext.n >= QUOTABLE) {
+    return `${capitalize(subject)} at ${complexity} complexity ${record(e.inContext)}.`;
   }
+  if (e.overall.n >= QUOTABLE) {
+    return `No recent ${complexity}-complexity outcomes for ${subject}; at other complexities they ${record(e.overall)}.`;
+  }
+  const population = e.population.n >= QUOTABLE;
+  const popText = `among this app's users, ${subject} at ${complexity} complexity average a reward of ${e.population.meanReward.toFixed(2)} over ${Math.round(e.population.n)} outcomes`;
   if (interactionCount === 0) {
-    return `No outcomes reported for this user yet, so ${TRIED[e.dimension](e.value)} is being tried first; recommendations adapt with each reported outcome.`;
+    return population
+      ? `No outcomes from this user yet, so this follows the population: ${popText}.`
+      : `No outcomes from this user or this app's other users yet, so ${subject} are being tried first; recommendations adapt with each reported outcome.`;
   }
-  return `This user has ${interactionCount} reported outcome${interactionCount === 1 ? '' : 's'} but none with ${subject} yet, so ${TRIED[e.dimension](e.value)} is being tried.`;
+  return population
+    ? `This user has ${interactionCount} reported outcome${interactionCount === 1 ? '' : 's'} but none with ${subject} recently; ${popText}.`
+    : `This user has ${interactionCount} reported outcome${interactionCount === 1 ? '' : 's'} but none with ${subject} recently, so they are being tried.`;
 }
 
+const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimension]} (${e.value})`).join(', ');
+
 /**
- * One or two plain sentences from this user's evidence: the framing's track record, then what
- * is pinned or explored. Never a fixed string: counts and rewards come from the state.
+ * One or two plain sentences from this user's evidence: the track record of the first
+ * dimension the app has not pinned (usually the framing) — in this task type, at this
+ * complexity, elsewhere, or the population's when the user has none — then what is pinned or
+ * being explored. Never a fixed string: rates, counts and rewards come from the evidence.
  */
 export function buildRationale(evidence: ValueEvidence[], complexity: TaskComplexity, interactionCount: number): string {
   const lead = evidence.find((e) => !e.pinned);
-  const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimension]} (${e.value})`).join(', ');
   if (!lead) {
-    // Everything is pinned: say so, and what this user's evidence says about the framing.
-    const framing = evidence[0]!;
     const sentences = [`Every dimension is pinned by the app: ${pinnedList(evidence)}.`];
-    if (framing.inContext[0] > 0 || framing.overall[0] > 0) sentences.push(evidenceSentence(framing, complexity, interactionCount));
+    const framing = evidence[0]!;
+    if (framing.inContext.n >= QUOTABLE || framing.overall.n >= QUOTABLE)
+      sentences.push(evidenceSentence(framing, complexity, interactionCount));
     return sentences.join(' ');
   }
-  const sentences = [evidenceSentence(lead, complexity, interactionCount)];
-  const pinned = evidence.filter((e) => e.pinned);
-  const explored = evidence.filter((e) => e.explored);
   const notes: string[] = [];
-  if (pinned.length > 0) {
-    notes.push(`${pinnedList(pinned)} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
+  const pinned = evidence.filter((e) => e.pinned);
+  if (pinned.length > 0) notes.push(`${pinnedList(pinned)} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
+  const explored = evidence.filter((e) => e.explored);
+  if (explored.length > 0) {
+    const tried = (e: ValueEvidence) => {
+      const cases = Math.round(e.inContext.n);
+      return cases >= 1 ? `tried ${cases === 1 ? 'once' : `${cases} times`} recently here` : 'not tried recently at this complexity';
+    };
+    notes.push(`exploring ${explored.map((e) => `${LABEL[e.dimension]} ${e.value} (${tried(e)})`).join(', ')} to learn more`);
   }
-  if (explored.length > 0 && interactionCount > 0) {
-    notes.push(
-      `exploring ${explored.map((e) => `${LABEL[e.dimension]} ${e.value} (tried ${times(e.overall[0])})`).join(', ')} to learn more`,
-    );
-  }
-  if (notes.length > 0) {
-    const text = notes.join('; ');
-    sentences.push(text.charAt(0).toUpperCase() + text.slice(1) + '.');
-  }
+  const sentences = [evidenceSentence(lead, complexity, interactionCount)];
+  if (notes.length > 0) sentences.push(`${capitalize(notes.join('; '))}.`);
   return sentences.join(' ');
 }

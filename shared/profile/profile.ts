@@ -30,12 +30,13 @@ export const profileResponseSchema = z.object({
 });
 export type ProfileResponse = z.infer<typeof profileResponseSchema>;
 
-export function newProfile(userId: string, generation: string, learner: Learner, now: Date): StoredProfile {
+/** A profile with no outcomes yet; its learner state starts from the tenant's population prior. */
+export function newProfile(userId: string, generation: string, learner: Learner, now: Date, prior: unknown): StoredProfile {
   return {
     userId,
     generation,
     version: 0,
-    state: learner.initialState(),
+    state: learner.initialState(prior),
     pins: {},
     interactionCount: 0,
     updatedAt: now.toISOString(),

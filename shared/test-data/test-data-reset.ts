@@ -4,11 +4,14 @@ import { ERASED_TTL_SECONDS } from '../cache/keys';
 import type { Db } from '../db/database';
 import { lockTestDataReset } from '../db/locks';
 import { utcMonth } from '../limits/calendar';
+import { PopulationCache } from '../population/population-cache.repository';
+import { nextPopulationVersion } from '../population/population.repository';
 
 /**
  * The monthly test-environment reset (SPEC §6): deletes every test-environment profile,
- * version, decision, outcome and erasure record (of all accounts, or of one), never live data,
- * then drops the matching cache entries and fences their generations against late writes.
+ * version, decision, outcome, erasure record and population prior (of all accounts, or of
+ * one), never live data, then drops the matching cache entries and fences their generations
+ * (and the priors' versions) against late writes.
  * A scheduled run carries its period (YYYY-MM); a unique index on it makes it run once per
  * month however many workers race for it.
  */
@@ -57,15 +60,27 @@ export async function resetTestData(
     if (options.accountId) profiles = profiles.where('account_id', '=', options.accountId);
     const generations = (await profiles.returning('generation').execute()).map((row) => row.generation);
     rowsRemoved.profiles = generations.length;
+    let priors = tx.deleteFrom('population_priors').where('environment', '=', 'test');
+    if (options.accountId) priors = priors.where('account_id', '=', options.accountId);
+    const priorAccounts = (await priors.returning('account_id').execute()).map((row) => row.account_id);
+    rowsRemoved.population_priors = priorAccounts.length;
+    const priorFence = priorAccounts.length > 0 ? await nextPopulationVersion(tx) : 0;
     await tx
       .updateTable('test_data_resets')
       .set({ finished_at: new Date(), rows_removed: JSON.stringify(rowsRemoved) })
       .where('id', '=', claimed.id)
       .execute();
-    return { rowsRemoved, generations };
+    return { rowsRemoved, generations, priorAccounts, priorFence };
   });
   if (!outcome) return { ran: false, period, rowsRemoved: {} };
   await dropTestCaches(redis, keys, outcome.generations, options.accountId);
+  // An empty prior under a version newer than any written before the reset.
+  await new PopulationCache(redis, keys).writeManyIfNewer(
+    outcome.priorAccounts.map((accountId) => ({
+      tenant: { accountId, environment: 'test' as const },
+      population: { version: outcome.priorFence, prior: null },
+    })),
+  );
   return { ran: true, period, rowsRemoved: outcome.rowsRemoved };
 }
 

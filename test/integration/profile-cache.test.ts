@@ -1,6 +1,6 @@
 import { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { newProfile } from '../../shared/profile/profile';
-import { thompsonLearner } from '../../shared/domain/thompson-learner';
+import { engine } from '../../shared/domain/engine/engine';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 let env: TestEnv;
@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 const profileAt = (userId: string, version: number, generation = 'g1') => ({
-  ...newProfile(userId, generation, thompsonLearner, new Date()),
+  ...newProfile(userId, generation, engine, new Date(), engine.emptyPrior()),
   version,
   interactionCount: version,
 });

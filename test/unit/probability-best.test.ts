@@ -1,4 +1,4 @@
-import { probabilityBest, type BetaParams } from '../../shared/domain/probability-best';
+import { probabilityBest, type BetaParams } from '../../scripts/bench/beta-probability-best';
 import { sampleBeta, seededRandom } from '../../shared/domain/random';
 
 function monteCarlo(arms: readonly BetaParams[], draws: number, seed: number): number[] {

@@ -3,7 +3,8 @@ import type { DbOrTx } from '../../shared/db/database';
 import { lockTestDataReset, lockUsers } from '../../shared/db/locks';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Choice } from '../../shared/domain/arms';
-import type { DecisionContext, Learner } from '../../shared/domain/learner';
+import type { DecisionContext, Learner, SelectionProbabilities } from '../../shared/domain/learner';
+import { findPopulation, mergeIntoPopulation, type StoredPopulation } from '../../shared/population/population.repository';
 import { computeReward } from '../../shared/domain/reward';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
 import { changedFields, newProfile, toProfileResponse, type StoredProfile } from '../../shared/profile/profile';
@@ -17,7 +18,13 @@ import {
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { erasuresByHash, findDecisions, insertDecisions, insertOutcomes, lastTestReset } from './events.repository';
 
-export type StoredDecision = { userId: string; choice: Choice; context: DecisionContext; issuedAt: number };
+export type StoredDecision = {
+  userId: string;
+  choice: Choice;
+  probabilities: SelectionProbabilities;
+  context: DecisionContext;
+  issuedAt: number;
+};
 
 export interface ApplyDeps {
   learner: Learner;
@@ -39,6 +46,8 @@ export interface TenantBatchResult {
   missingOutcomes: Set<string>;
   /** Profiles changed by this batch or touched by a retried outcome, to refresh in the cache. */
   updatedProfiles: StoredProfile[];
+  /** The tenant's population prior after this batch's outcomes, when they changed it. */
+  population: StoredPopulation | null;
 }
 
 const compareUser = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -69,6 +78,7 @@ export async function applyTenantEvents(
     droppedOutcomes: new Set(),
     missingOutcomes: new Set(),
     updatedProfiles: [],
+    population: null,
   };
 
   // 1. Decisions of the outcomes.
@@ -116,6 +126,7 @@ export async function applyTenantEvents(
     stored.set(d.requestId, {
       userId: d.userId,
       choice: d.choice,
+      probabilities: d.probabilities,
       context: { complexity: d.context.complexity, taskType: d.context.taskType },
       issuedAt: d.issuedAt,
     });
@@ -128,12 +139,14 @@ export async function applyTenantEvents(
     return false;
   });
 
-  // 3. Profiles and decisions.
+  // 3. Profiles and decisions. New profiles start from the population prior (read unlocked:
+  // it is locked, merged and written only at the end, so batches queue on it briefly).
+  const prior = learner.parsePrior((await findPopulation(tx, tenant))?.prior);
   const seeds = new Map<string, StoredProfile>();
-  for (const d of keptDecisions) if (!seeds.has(d.userId)) seeds.set(d.userId, newProfile(d.userId, d.generation, learner, now));
+  for (const d of keptDecisions) if (!seeds.has(d.userId)) seeds.set(d.userId, newProfile(d.userId, d.generation, learner, now, prior));
   for (const o of applicable) {
     const userId = stored.get(o.requestId)!.userId;
-    if (!seeds.has(userId)) seeds.set(userId, newProfile(userId, randomUUID(), learner, now));
+    if (!seeds.has(userId)) seeds.set(userId, newProfile(userId, randomUUID(), learner, now, prior));
   }
   const profileUsers = [...seeds.keys()].sort(compareUser);
   await insertProfilesIfMissing(
@@ -155,6 +168,7 @@ export async function applyTenantEvents(
   // of the next one, so each outcome summarises the profile once, not twice.
   const shown = new Map<string, ReturnType<typeof toProfileResponse>>();
   const changed = new Set<string>();
+  const delta = learner.emptyPrior();
   const ordered = applicable.filter((o) => inserted.has(o.requestId)).sort((a, b) => a.receivedAt - b.receivedAt);
   // A retried outcome (already applied) may follow a failed cache refresh: refresh it again.
   for (const o of applicable) if (!inserted.has(o.requestId)) changed.add(stored.get(o.requestId)!.userId);
@@ -162,13 +176,10 @@ export async function applyTenantEvents(
     const decision = stored.get(outcome.requestId)!;
     const profile = profiles.get(decision.userId)!;
     const before = shown.get(decision.userId) ?? toProfileResponse(profile, learner);
-    const state = learner.update(
-      learner.parseState(profile.state),
-      decision.context,
-      decision.choice,
-      computeReward(outcome.signals),
-      outcome.signals.started,
-    );
+    const reward = computeReward(outcome.signals);
+    const current = learner.parseState(profile.state);
+    learner.observe(delta, prior, current, decision.context, decision.choice, decision.probabilities, reward);
+    const state = learner.update(current, decision.context, decision.choice, reward, outcome.signals.started, prior);
     const next: StoredProfile = {
       ...profile,
       state,
@@ -196,5 +207,10 @@ export async function applyTenantEvents(
     [...new Set(ordered.map((o) => stored.get(o.requestId)!.userId))].map((userId) => profiles.get(userId)!),
   );
   await insertVersions(tx, tenant, versions);
+  if (learner.priorEvents(delta) > 0) {
+    result.population = await mergeIntoPopulation(tx, tenant, learner.emptyPrior(), (stored) =>
+      learner.mergePrior(learner.parsePrior(stored), delta),
+    );
+  }
   return result;
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../shared/db/database';
 import { choiceSchema } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
-import { decisionContextSchema } from '../../shared/domain/learner';
+import { decisionContextSchema, selectionProbabilitiesSchema } from '../../shared/domain/learner';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import type { StoredDecision } from './apply-events';
 
@@ -57,7 +57,7 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
   if (requestIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('decisions')
-    .select(['request_id', 'user_id', 'chosen', 'context', 'issued_at'])
+    .select(['request_id', 'user_id', 'chosen', 'probabilities', 'context', 'issued_at'])
     .where('request_id', 'in', requestIds)
     .where('account_id', '=', tenant.accountId)
     .where('environment', '=', tenant.environment)
@@ -68,6 +68,7 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
       {
         userId: row.user_id,
         choice: choiceSchema.parse(row.chosen),
+        probabilities: selectionProbabilitiesSchema.parse(row.probabilities),
         context: decisionContextSchema.parse(row.context),
         issuedAt: new Date(row.issued_at).getTime(),
       },

@@ -1,0 +1,68 @@
+import type { Db } from '../../shared/db/database';
+import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
+import type { Logger } from '../../shared/logger/logger';
+import type { PopulationCache } from '../../shared/population/population-cache.repository';
+import { findPopulation } from '../../shared/population/population.repository';
+
+/** How long a tenant's prior is served from memory before it is refreshed in the background. */
+export const POPULATION_REFRESH_MS = 1_000;
+
+interface Entry {
+  version: number;
+  prior: unknown;
+  loadedAt: number;
+  refreshing: Promise<void> | null;
+}
+
+/**
+ * Population priors for the API, kept in process memory: a prior is what a tenant's users have
+ * in common, so serving one up to a second old is harmless, and keeping it off the request path
+ * keeps a cached context call at its two Redis round trips. The first request of a tenant waits
+ * for Redis (or Postgres when Redis has no copy); later ones are answered from memory while a
+ * refresh runs in the background. A failed refresh keeps serving what is in memory.
+ */
+export class PopulationLoader {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly cache: PopulationCache,
+    private readonly learner: Learner,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(tenant: Tenant): Promise<unknown> {
+    const key = `${tenant.accountId}\u0000${tenant.environment}`;
+    const entry = this.entries.get(key);
+    if (!entry) {
+      const loaded = await this.load(tenant);
+      const fresh: Entry = { ...loaded, loadedAt: this.now(), refreshing: null };
+      this.entries.set(key, fresh);
+      return fresh.prior;
+    }
+    if (!entry.refreshing && this.now() - entry.loadedAt >= POPULATION_REFRESH_MS) {
+      entry.refreshing = this.load(tenant)
+        .then((loaded) => {
+          if (loaded.version >= entry.version) Object.assign(entry, loaded);
+          entry.loadedAt = this.now();
+        })
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'population prior refresh failed'))
+        .finally(() => {
+          entry.refreshing = null;
+        });
+    }
+    return entry.prior;
+  }
+
+  private async load(tenant: Tenant): Promise<{ version: number; prior: unknown }> {
+    const cached = await this.cache.read(tenant);
+    if (cached) return { version: cached.version, prior: this.learner.parsePrior(cached.prior) };
+    const stored = await findPopulation(this.db, tenant);
+    if (stored) await this.cache.writeManyIfNewer([{ tenant, population: stored }]);
+    return stored
+      ? { version: stored.version, prior: this.learner.parsePrior(stored.prior) }
+      : { version: 0, prior: this.learner.emptyPrior() };
+  }
+}

@@ -1,0 +1,116 @@
+import { performance } from 'node:perf_hooks';
+import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension } from '../shared/domain/arms';
+import { engine } from '../shared/domain/engine/engine';
+import type { EngineState } from '../shared/domain/engine/evidence';
+import type { PopulationPrior } from '../shared/domain/engine/population';
+import { seededRandom, type Random } from '../shared/domain/random';
+
+/**
+ * `npm run bench:engine` (issue 4 item 1): the cost of one engine decision (all four
+ * dimensions: posteriors, Thompson draws, selection probabilities, confidence and rationale)
+ * and of one update, on a realistic user — 60 outcomes over three complexities and three
+ * task types — of a tenant with a trained population prior; and that user's state size.
+ * Each call is timed on its own and the median reported, next to a baseline measured in the
+ * same run: a uniform random choice plus a JSON round trip of the state (what any learner
+ * backed by a cached JSON state pays).
+ *
+ *   node dist/scripts/bench-engine.js [--json] [--calls N]
+ */
+const TASK_TYPES = ['email', 'report', 'chores'];
+
+function randomChoice(random: Random): Choice {
+  const choice = {} as Record<Dimension, string>;
+  for (const dim of DIMENSION_NAMES) {
+    const values = DIMENSIONS[dim].values;
+    choice[dim] = values[Math.floor(random() * values.length)]!;
+  }
+  return choice as Choice;
+}
+
+function trainedPopulation(random: Random): PopulationPrior {
+  let prior = engine.emptyPrior();
+  for (let user = 0; user < 200; user++) {
+    let state = engine.initialState(prior);
+    for (let i = 0; i < 20; i++) {
+      const context = { complexity: TASK_COMPLEXITY[i % 3]! };
+      const decision = engine.decide(state, context, {}, random, prior);
+      const reward = decision.choice.framing === 'purpose' ? 0.8 : 0.2 * random();
+      const delta = engine.emptyPrior();
+      engine.observe(delta, prior, state, context, decision.choice, decision.probabilities, reward);
+      prior = engine.mergePrior(prior, delta);
+      state = engine.update(state, context, decision.choice, reward, reward > 0.5, prior);
+    }
+  }
+  return prior;
+}
+
+function userState(prior: PopulationPrior, random: Random): EngineState {
+  let state = engine.initialState(prior);
+  for (let i = 0; i < 60; i++) {
+    const context = { complexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
+    const choice = randomChoice(random);
+    const reward = choice.framing === 'curiosity' ? 0.9 : random() * 0.3;
+    state = engine.update(state, context, choice, reward, reward > 0.5, prior);
+  }
+  return state;
+}
+
+function medianMicros(calls: number, run: (i: number) => void): number {
+  const times = new Float64Array(calls);
+  for (let i = 0; i < calls; i++) {
+    const start = performance.now();
+    run(i);
+    times[i] = (performance.now() - start) * 1000;
+  }
+  times.sort();
+  return times[Math.floor(calls / 2)]!;
+}
+
+function main() {
+  const argv = process.argv.slice(2);
+  const json = argv.includes('--json');
+  const callsArg = argv.indexOf('--calls');
+  const calls = callsArg >= 0 ? Number(argv[callsArg + 1]) : 20_000;
+  if (!Number.isInteger(calls) || calls < 100) throw new Error('usage: bench-engine [--json] [--calls N ≥ 100]');
+  const random = seededRandom(1);
+  const prior = trainedPopulation(random);
+  const state = userState(prior, random);
+  const serialized = JSON.stringify(state);
+  const contexts = TASK_COMPLEXITY.flatMap((complexity) => [...TASK_TYPES, undefined].map((taskType) => ({ complexity, taskType })));
+  // Warm up the JIT before measuring.
+  medianMicros(2_000, (i) => engine.decide(state, contexts[i % contexts.length]!, {}, random, prior));
+  const result = {
+    calls,
+    decideMedianMicros: medianMicros(calls, (i) => engine.decide(state, contexts[i % contexts.length]!, {}, random, prior)),
+    decidePinnedFramingMedianMicros: medianMicros(calls, (i) =>
+      engine.decide(state, contexts[i % contexts.length]!, { framing: 'purpose' }, random, prior),
+    ),
+    updateMedianMicros: medianMicros(Math.min(calls, 5_000), (i) =>
+      engine.update(state, contexts[i % contexts.length]!, randomChoice(random), random(), true, prior),
+    ),
+    baselineMedianMicros: medianMicros(calls, () => {
+      randomChoice(random);
+      engine.parseState(JSON.parse(serialized));
+    }),
+    stateBytes: Buffer.byteLength(serialized),
+    populationBytes: Buffer.byteLength(JSON.stringify(prior)),
+  };
+  if (json) {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  const f = (x: number) => x.toFixed(1).padStart(7);
+  process.stdout.write(
+    [
+      `bench:engine — ${calls} calls each; user with 60 outcomes over 3 complexities and 3 task types; trained population prior`,
+      `decide (4 dimensions)           median ${f(result.decideMedianMicros)} µs   (target ≤ 50 µs)`,
+      `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs`,
+      `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs`,
+      `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs`,
+      `user state ${result.stateBytes} bytes serialized (limit 8,192); population prior ${result.populationBytes} bytes`,
+      '',
+    ].join('\n'),
+  );
+}
+
+main();

@@ -1,0 +1,268 @@
+import { z } from 'zod';
+import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type Pins, type ProfilePhase } from '../arms';
+import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
+import type { Random } from '../random';
+import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
+import { addOutcome, emptySlot, engineStateSchema, slotOf, totals, type EngineState } from './evidence';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex, valueCount } from './layout';
+import { probabilityLargest, standardNormal } from './normal';
+import {
+  compilePopulation,
+  emptyPopulation,
+  mergePopulation,
+  observePopulation,
+  parsePopulation,
+  type CompiledPrior,
+  type PopulationPrior,
+} from './population';
+import { valuePosterior } from './posterior';
+import { personalize } from './conformity';
+
+/**
+ * The learning engine (docs/adr/0007-learning-engine.md): per user and dimension, Thompson
+ * sampling over the hierarchical Gaussian posteriors of posterior.ts — conditioned on task
+ * complexity and tracked task types, backing off to the user's context-free evidence and to
+ * the tenant's population prior, with evidence decaying per outcome so preference changes are
+ * followed. Pinned dimensions return the pin. The logged selection probability of a value is
+ * Thompson sampling's exact chance of choosing it (its posterior probability of being best),
+ * and `confidence` is the product of those over the dimensions — the posterior probability
+ * that the combination is the user's best in this context.
+ */
+
+/** Phase rule: `established` once the user has this many outcomes… */
+export const ESTABLISHED_MIN_OUTCOMES = 10;
+/** …and the best framing in the user's most frequent complexity is best with this probability. */
+export const ESTABLISHED_MIN_PROBABILITY = 0.8;
+
+/**
+ * Thompson draws use the posterior spread times this factor: a tempered sampler explores
+ * less than plain Thompson sampling, which over-explores when values are many and evidence is
+ * scarce (Chapelle & Li 2011). Tuned with bench:learning on its tuning seed.
+ */
+export const EXPLORATION_SCALE = 0.3;
+const MAX_VALUES = Math.max(...DIMENSION_NAMES.map(valueCount));
+const means = new Float64Array(MAX_VALUES);
+const sds = new Float64Array(MAX_VALUES);
+const drawSds = new Float64Array(MAX_VALUES);
+const out = new Float64Array(2);
+
+/** Posterior means and standard deviations of one dimension's values, into `means`/`sds`. */
+function dimensionPosteriors(state: EngineState, prior: CompiledPrior, dim: Dimension, complexity: number, taskSlot: number): number {
+  const k = valueCount(dim);
+  const first = DIMENSION_OFFSET[dim];
+  for (let i = 0; i < k; i++) {
+    valuePosterior(state, prior, complexity, taskSlot, first + i, out);
+    means[i] = out[0]!;
+    sds[i] = Math.sqrt(out[1]!);
+  }
+  return k;
+}
+
+function argmax(values: ArrayLike<number>, count: number): number {
+  let best = 0;
+  for (let i = 1; i < count; i++) if (values[i]! > values[best]!) best = i;
+  return best;
+}
+
+function computeSummary(state: EngineState, prior: CompiledPrior): EngineState['summary'] {
+  // Weigh complexities by how much of the user's evidence they hold (uniform when none).
+  const { n } = totals(state);
+  const weight = new Float64Array(COMPLEXITY_COUNT);
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+    for (let i = 0; i < valueCount('framing'); i++) weight[c]! += n[cellIndex(c, DIMENSION_OFFSET.framing + i)]!;
+    weight[c]! += 0.1;
+  }
+  const best = DIMENSION_NAMES.map((dim) => {
+    const scores = new Float64Array(valueCount(dim));
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      dimensionPosteriors(state, prior, dim, c, 0);
+      for (let i = 0; i < scores.length; i++) scores[i]! += weight[c]! * means[i]!;
+    }
+    return argmax(scores, scores.length);
+  }) as EngineState['summary']['best'];
+  let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
+  if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
+    const k = dimensionPosteriors(state, prior, 'framing', argmax(weight, COMPLEXITY_COUNT), 0);
+    if (probabilityLargest(argmax(means, k), means, sds, k) >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
+  }
+  return { best, phase };
+}
+
+function toChoice(indices: readonly number[]): Choice {
+  const choice = {} as Record<Dimension, string>;
+  DIMENSION_NAMES.forEach((dim, d) => (choice[dim] = DIMENSIONS[dim].values[indices[d]!]!));
+  return choice as Choice;
+}
+
+type Cells = { n: ArrayLike<number>; s: ArrayLike<number>; st: ArrayLike<number> };
+
+/** Evidence summed over some cells of one set of arrays. */
+function evidenceIn(cells: Cells, indices: readonly number[]): Evidence {
+  let n = 0;
+  let started = 0;
+  let rewardSum = 0;
+  for (const i of indices) {
+    n += cells.n[i]!;
+    started += cells.st[i]!;
+    rewardSum += cells.s[i]!;
+  }
+  return { n, started, rewardSum };
+}
+
+function valueEvidence(
+  state: EngineState,
+  sums: Cells,
+  prior: CompiledPrior,
+  complexity: number,
+  dim: Dimension,
+  index: number,
+  taskSlot: number,
+  pinned: boolean,
+  explored: boolean,
+): ValueEvidence {
+  const slot = DIMENSION_OFFSET[dim] + index;
+  const cell = cellIndex(complexity, slot);
+  const all = [cellIndex(0, slot), cellIndex(1, slot), cellIndex(2, slot)];
+  const typed = state.slots[taskSlot]!;
+  return {
+    dimension: dim,
+    value: DIMENSIONS[dim].values[index]!,
+    taskType: taskSlot > 0 ? { name: typed.taskType!, evidence: evidenceIn(typed, all) } : null,
+    inContext: evidenceIn(sums, [cell]),
+    overall: evidenceIn(sums, all),
+    population: { n: prior.support[cell]!, meanReward: prior.mean[cell]! },
+    pinned,
+    explored,
+  };
+}
+
+/** Reads a state of the first learner (Beta cells per complexity) as untyped evidence. */
+const legacyCells = z.array(z.tuple([z.number(), z.number(), z.number()]));
+const legacyStateSchema = z.object({
+  learner: z.literal('thompson-v1'),
+  n: z.number().int().min(0),
+  byComplexity: z.record(z.enum(TASK_COMPLEXITY), z.record(z.enum(DIMENSION_NAMES as [Dimension, ...Dimension[]]), legacyCells)),
+});
+
+function fromLegacy(raw: unknown): EngineState | null {
+  const parsed = legacyStateSchema.safeParse(raw);
+  if (!parsed.success) return null;
+  const slot = emptySlot(null);
+  TASK_COMPLEXITY.forEach((complexity, c) => {
+    for (const dim of DIMENSION_NAMES) {
+      parsed.data.byComplexity[complexity]?.[dim]?.forEach(([n, s, st], i) => {
+        const cell = cellIndex(c, DIMENSION_OFFSET[dim] + i);
+        if (i >= valueCount(dim) || cell >= CELL_COUNT) return;
+        slot.n[cell] = n;
+        slot.s[cell] = s;
+        slot.st[cell] = st;
+      });
+    }
+  });
+  const state: EngineState = {
+    learner: 'engine-v1',
+    outcomes: parsed.data.n,
+    slots: [slot],
+    summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
+  };
+  return { ...state, summary: computeSummary(state, compilePopulation(emptyPopulation())) };
+}
+
+export const engine: Learner<EngineState, PopulationPrior> = {
+  name: 'engine-v1',
+
+  initialState(prior) {
+    const state: EngineState = {
+      learner: 'engine-v1',
+      outcomes: 0,
+      slots: [emptySlot(null)],
+      summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
+    };
+    return { ...state, summary: computeSummary(state, compilePopulation(prior)) };
+  },
+
+  parseState(raw) {
+    const parsed = engineStateSchema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    return fromLegacy(raw) ?? this.initialState(emptyPopulation());
+  },
+
+  emptyPrior: emptyPopulation,
+  parsePrior: parsePopulation,
+
+  decide(state, context, pins: Pins, random: Random, population): LearnerDecision {
+    const shared = compilePopulation(population);
+    const sums = totals(state);
+    const prior = personalize(state, shared, sums);
+    const c = complexityIndex(context.complexity);
+    const taskSlot = slotOf(state, context.taskType);
+    const choice = {} as Record<Dimension, string>;
+    const probabilities = {} as SelectionProbabilities;
+    const explored: Dimension[] = [];
+    const evidence: ValueEvidence[] = [];
+    let confidence = 1;
+    for (const dim of DIMENSION_NAMES) {
+      const pinned = pins[dim];
+      if (pinned !== undefined) {
+        const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(pinned);
+        choice[dim] = pinned;
+        probabilities[dim] = 1;
+        evidence.push(valueEvidence(state, sums, shared, c, dim, index, taskSlot, true, false));
+        continue;
+      }
+      const k = dimensionPosteriors(state, prior, dim, c, taskSlot);
+      let chosen = 0;
+      let bestDraw = -Infinity;
+      for (let i = 0; i < k; i++) {
+        drawSds[i] = EXPLORATION_SCALE * sds[i]!;
+        const draw = means[i]! + drawSds[i]! * standardNormal(random);
+        if (draw > bestDraw) {
+          bestDraw = draw;
+          chosen = i;
+        }
+      }
+      const isExplored = chosen !== argmax(means, k);
+      choice[dim] = DIMENSIONS[dim].values[chosen]!;
+      probabilities[dim] = probabilityLargest(chosen, means, drawSds, k);
+      confidence *= probabilityLargest(chosen, means, sds, k);
+      if (isExplored) explored.push(dim);
+      evidence.push(valueEvidence(state, sums, shared, c, dim, chosen, taskSlot, false, isExplored));
+    }
+    return {
+      choice: choice as Choice,
+      probabilities,
+      explored,
+      confidence: Math.min(1, Math.max(0, confidence)),
+      rationale: buildRationale(evidence, context.complexity, state.outcomes),
+    };
+  },
+
+  update(state, context, choice, reward, started, population) {
+    const next = addOutcome(state, complexityIndex(context.complexity), context.taskType, choice, reward, started);
+    return { ...next, summary: computeSummary(next, personalize(next, compilePopulation(population), totals(next))) };
+  },
+
+  observe(delta, prior, state, context, choice, probabilities, reward) {
+    observePopulation(delta, prior, totals(state), complexityIndex(context.complexity), choiceSlots(choice), probabilities, reward);
+  },
+
+  mergePrior: mergePopulation,
+  priorEvents: (prior) => prior.events,
+
+  summarize(state) {
+    return { best: toChoice(state.summary.best), phase: state.summary.phase, interactionCount: state.outcomes };
+  },
+
+  populationBest(population, context) {
+    const prior = compilePopulation(population);
+    const c = complexityIndex(context.complexity);
+    return toChoice(
+      DIMENSION_NAMES.map((dim) => {
+        const first = DIMENSION_OFFSET[dim];
+        const k = valueCount(dim);
+        for (let i = 0; i < k; i++) means[i] = prior.mean[cellIndex(c, first + i)]!;
+        return argmax(means, k);
+      }),
+    );
+  },
+};

@@ -1,0 +1,35 @@
+import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../arms';
+
+/**
+ * Flat layout of the engine's evidence arrays: every value of every dimension has one slot
+ * (framing 0–4, style 5–8, complexity handling 9–11, encouragement 12–14), repeated per task
+ * complexity: cell index = complexity · VALUE_COUNT + value slot.
+ */
+export const DIMENSION_OFFSET = {} as Record<Dimension, number>;
+let offset = 0;
+for (const dim of DIMENSION_NAMES) {
+  DIMENSION_OFFSET[dim] = offset;
+  offset += DIMENSIONS[dim].values.length;
+}
+export const VALUE_COUNT = offset;
+export const COMPLEXITY_COUNT = TASK_COMPLEXITY.length;
+export const CELL_COUNT = COMPLEXITY_COUNT * VALUE_COUNT;
+
+export const valueCount = (dim: Dimension): number => DIMENSIONS[dim].values.length;
+export const complexityIndex = (complexity: TaskComplexity): number => TASK_COMPLEXITY.indexOf(complexity);
+export const cellIndex = (complexity: number, slot: number): number => complexity * VALUE_COUNT + slot;
+
+/** The value slot of each dimension's value in a choice (-1 for a value outside the set). */
+export function choiceSlots(choice: Choice): Record<Dimension, number> {
+  const slots = {} as Record<Dimension, number>;
+  for (const dim of DIMENSION_NAMES) {
+    const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(choice[dim]);
+    slots[dim] = index < 0 ? -1 : DIMENSION_OFFSET[dim] + index;
+  }
+  return slots;
+}
+
+export const zeros = (n: number): number[] => new Array<number>(n).fill(0);
+
+/** Rounds evidence so a state survives a JSON round trip unchanged and stays small. */
+export const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;

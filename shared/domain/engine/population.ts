@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import { DIMENSION_NAMES, type Dimension } from '../arms';
+import type { SelectionProbabilities } from '../learner';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, round4, valueCount, zeros } from './layout';
+
+/**
+ * Population prior of one (account, environment): aggregate evidence per task complexity and
+ * value, from which every user of that tenant starts (empirical Bayes). The worker keeps it up
+ * to date incrementally: each batch adds a delta (observePopulation) and merges it under a row
+ * lock (mergePopulation), decaying older evidence by POPULATION_DECAY per outcome.
+ *
+ * - Means are self-normalised inverse-propensity estimates: each outcome counts with weight
+ *   1/p (capped at MAX_WEIGHT) for the probability p with which its value was selected, so a
+ *   value explored by few users, or exploited only by users who like it, is not over- or
+ *   under-rated for the population as a whole.
+ * - Prior spreads come from moments of the same outcomes (method of moments): for an outcome
+ *   r of a user whose earlier rewards in the same cell average ȳ, E[(r − μ)(ȳ − μ)] is the
+ *   between-user variance of that cell's true reward; with ȳ from the user's other
+ *   complexities it is the part shared across complexities; E[(r − μ)²] minus the former is
+ *   the outcome noise. All are clamped so that the population never counts for more than
+ *   PRIOR_CAP of a user's own outcomes.
+ */
+const cells = z.array(z.number()).length(CELL_COUNT);
+/** [Σ, count] per (complexity, value). */
+const moments = z.array(z.number()).length(2 * CELL_COUNT);
+
+export const populationPriorSchema = z.object({
+  format: z.literal('pop-v1'),
+  /** Outcomes merged so far (decayed). */
+  events: z.number().min(0),
+  /** Σ weight, Σ weight·reward and raw outcome count per (complexity, value). */
+  w: cells,
+  wr: cells,
+  n: cells,
+  same: moments,
+  cross: moments,
+  spread: moments,
+});
+export type PopulationPrior = z.infer<typeof populationPriorSchema>;
+
+/** Per-outcome decay of population evidence (effective memory ≈ 5,000 outcomes). */
+export const POPULATION_DECAY = 0.9998;
+/** Cap on the inverse-propensity weight of one outcome. */
+export const MAX_WEIGHT = 10;
+/** The population never counts for more than this many of one user's own outcomes. */
+export const PRIOR_CAP = 4;
+/** Pseudo-outcomes pulling a value's mean toward its dimension's mean at that complexity. */
+const MEAN_SHRINK = 1;
+/** Moment estimates are used once they rest on this many outcomes. */
+const MIN_MOMENTS = 30;
+const DEFAULT_MEAN = 0.5;
+const DEFAULT_NOISE = 0.1;
+const DEFAULT_SPREAD = 0.05;
+const NOISE_RANGE = [0.02, 0.3] as const;
+const SPREAD_MAX = 0.25;
+/** The complexity-specific part of the spread is never below this share of it. */
+const MIN_CONTEXT_SHARE = 0.15;
+
+export function emptyPopulation(): PopulationPrior {
+  return {
+    format: 'pop-v1',
+    events: 0,
+    w: zeros(CELL_COUNT),
+    wr: zeros(CELL_COUNT),
+    n: zeros(CELL_COUNT),
+    same: zeros(2 * CELL_COUNT),
+    cross: zeros(2 * CELL_COUNT),
+    spread: zeros(2 * CELL_COUNT),
+  };
+}
+
+export function parsePopulation(raw: unknown): PopulationPrior {
+  const parsed = populationPriorSchema.safeParse(raw);
+  return parsed.success ? parsed.data : emptyPopulation();
+}
+
+/** What the engine uses of a population prior, derived once per prior object. */
+export interface CompiledPrior {
+  /** Prior mean reward per cell (complexity · VALUE_COUNT + slot). */
+  mean: Float64Array;
+  /** Uncertainty (variance) of that mean. */
+  meanVar: Float64Array;
+  /** Outcomes behind each cell (decayed). */
+  support: Float64Array;
+  /** Per cell: outcome noise σ², user-level spread τ_u² (shared across complexities), complexity-level spread τ_c². */
+  noise: Float64Array;
+  userVar: Float64Array;
+  contextVar: Float64Array;
+}
+
+const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+
+/** Σ/count of a moment over some cells, or null below MIN_MOMENTS. */
+function momentMean(m: readonly number[], cellsOf: readonly number[]): number | null {
+  let sum = 0;
+  let count = 0;
+  for (const cell of cellsOf) {
+    sum += m[2 * cell]!;
+    count += m[2 * cell + 1]!;
+  }
+  return count >= MIN_MOMENTS ? sum / count : null;
+}
+
+const compiled = new WeakMap<PopulationPrior, CompiledPrior>();
+
+/**
+ * Means, spreads and noise per cell. Spreads come from the cell's own moments once it has
+ * MIN_MOMENTS of them (values differ: the population's favourite splits users, a rarely liked
+ * value does not), else from the dimension's pooled moments, else from defaults.
+ */
+export function compilePopulation(prior: PopulationPrior): CompiledPrior {
+  const cached = compiled.get(prior);
+  if (cached) return cached;
+  const result: CompiledPrior = {
+    mean: new Float64Array(CELL_COUNT),
+    meanVar: new Float64Array(CELL_COUNT),
+    support: Float64Array.from(prior.n),
+    noise: new Float64Array(CELL_COUNT),
+    userVar: new Float64Array(CELL_COUNT),
+    contextVar: new Float64Array(CELL_COUNT),
+  };
+  for (const dim of DIMENSION_NAMES) {
+    const first = DIMENSION_OFFSET[dim];
+    const k = valueCount(dim);
+    const dimCells: number[] = [];
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) for (let slot = first; slot < first + k; slot++) dimCells.push(cellIndex(c, slot));
+    const pooledBetween = momentMean(prior.same, dimCells);
+    const pooledTotal = momentMean(prior.spread, dimCells);
+    const noise = pooledBetween !== null && pooledTotal !== null ? clamp(pooledTotal - pooledBetween, ...NOISE_RANGE) : DEFAULT_NOISE;
+    const pooledSpread = pooledBetween ?? DEFAULT_SPREAD;
+    const pooledShare = clamp((momentMean(prior.cross, dimCells) ?? pooledSpread / 2) / pooledSpread, 0, 1 - MIN_CONTEXT_SHARE);
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      let w = 0;
+      let wr = 0;
+      for (let slot = first; slot < first + k; slot++) {
+        w += prior.w[cellIndex(c, slot)]!;
+        wr += prior.wr[cellIndex(c, slot)]!;
+      }
+      const dimMean = w > 0 ? wr / w : DEFAULT_MEAN;
+      for (let slot = first; slot < first + k; slot++) {
+        const cell = cellIndex(c, slot);
+        const spread = clamp(momentMean(prior.same, [cell]) ?? pooledSpread, noise / PRIOR_CAP, SPREAD_MAX);
+        const share = clamp((momentMean(prior.cross, [cell]) ?? pooledShare * spread) / spread, 0, 1 - MIN_CONTEXT_SHARE);
+        result.mean[cell] = (prior.wr[cell]! + MEAN_SHRINK * dimMean) / (prior.w[cell]! + MEAN_SHRINK);
+        result.meanVar[cell] = noise / (prior.n[cell]! + MEAN_SHRINK);
+        result.noise[cell] = noise;
+        result.userVar[cell] = share * spread;
+        result.contextVar[cell] = (1 - share) * spread;
+      }
+    }
+  }
+  compiled.set(prior, result);
+  return result;
+}
+
+/** A user's evidence per (complexity, value) before an outcome: decayed counts and reward sums. */
+export interface UserCellTotals {
+  n: ArrayLike<number>;
+  s: ArrayLike<number>;
+}
+
+/**
+ * Adds one outcome to a population delta (a PopulationPrior holding only new evidence), using
+ * the prior as it was when the batch started and the user's evidence before this outcome.
+ */
+export function observePopulation(
+  delta: PopulationPrior,
+  prior: PopulationPrior,
+  user: UserCellTotals,
+  complexity: number,
+  slots: Record<Dimension, number>,
+  probabilities: SelectionProbabilities,
+  reward: number,
+): void {
+  const { mean } = compilePopulation(prior);
+  delta.events += 1;
+  for (const dim of DIMENSION_NAMES) {
+    const slot = slots[dim];
+    if (slot < 0) continue;
+    const cell = cellIndex(complexity, slot);
+    const weight = Math.min(MAX_WEIGHT, 1 / Math.max(probabilities[dim], 1 / MAX_WEIGHT));
+    delta.w[cell]! += weight;
+    delta.wr[cell]! += weight * reward;
+    delta.n[cell]! += 1;
+    const residual = reward - mean[cell]!;
+    delta.spread[2 * cell]! += residual * residual;
+    delta.spread[2 * cell + 1]! += 1;
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      const other = cellIndex(c, slot);
+      const n = user.n[other]!;
+      if (n < 0.5) continue;
+      const moment = c === complexity ? delta.same : delta.cross;
+      moment[2 * cell]! += residual * (user.s[other]! / n - mean[other]!);
+      moment[2 * cell + 1]! += 1;
+    }
+  }
+}
+
+/** prior · POPULATION_DECAY^(delta.events) + delta: a new object (the prior is not changed). */
+export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior): PopulationPrior {
+  const factor = Math.pow(POPULATION_DECAY, delta.events);
+  const mix = (a: readonly number[], b: readonly number[]) => a.map((x, i) => round4(x * factor + b[i]!));
+  return {
+    format: 'pop-v1',
+    events: round4(prior.events * factor + delta.events),
+    w: mix(prior.w, delta.w),
+    wr: mix(prior.wr, delta.wr),
+    n: mix(prior.n, delta.n),
+    same: mix(prior.same, delta.same),
+    cross: mix(prior.cross, delta.cross),
+    spread: mix(prior.spread, delta.spread),
+  };
+}

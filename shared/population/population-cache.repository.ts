@@ -1,0 +1,49 @@
+import type { Redis, Result } from 'ioredis';
+import type { RedisKeys } from '../cache/keys';
+import type { Tenant } from '../domain/environment';
+import type { StoredPopulation } from './population.repository';
+
+/**
+ * Redis copy of each tenant's population prior. Writes never replace a newer version: versions
+ * come from a Postgres sequence, so whatever order workers (and resets) write in, the cache
+ * only moves forward.
+ */
+const WRITE_IF_NEWER = `
+local cur = redis.call('HGET', KEYS[1], 'v')
+if cur and tonumber(cur) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
+return 1`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cosWritePopulationIfNewer(key: string, version: number, data: string): Result<number, Context>;
+  }
+}
+
+export class PopulationCache {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {
+    if (typeof (redis as Partial<Redis>).cosWritePopulationIfNewer !== 'function') {
+      redis.defineCommand('cosWritePopulationIfNewer', { numberOfKeys: 1, lua: WRITE_IF_NEWER });
+    }
+  }
+
+  async read(tenant: Tenant): Promise<StoredPopulation | null> {
+    const [version, data] = await this.redis.hmget(this.keys.population(tenant), 'v', 'd');
+    if (!version || !data) return null;
+    return { version: Number(version), prior: JSON.parse(data) as unknown };
+  }
+
+  async writeManyIfNewer(entries: Array<{ tenant: Tenant; population: StoredPopulation }>): Promise<void> {
+    if (entries.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const { tenant, population } of entries) {
+      pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior));
+    }
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) throw failed[0];
+  }
+}
