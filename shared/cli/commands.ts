@@ -5,6 +5,8 @@ import type { CliConfig } from '../config/config';
 import { parseDuration } from '../config/duration';
 import type { Db } from '../db/database';
 import { environmentSchema } from '../domain/environment';
+import { evaluationJson, evaluationText } from '../evaluation/evaluation-report';
+import { evaluateTenant } from '../evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../jobs/catalog';
 import { createAccount, findAccount, listAccounts, planSchema, setRestricted, type Account } from '../keys/account.repository';
 import { scopeSchema } from '../keys/api-key';
@@ -71,6 +73,15 @@ async function requireAccount(db: Db, ref: string): Promise<Account> {
   const account = await findAccount(db, ref);
   if (!account) throw new UsageError(`no account ${ref}`);
   return account;
+}
+
+/** `--since`: a date (from 00:00 UTC) or an ISO datetime with Z or an offset. */
+function parseSince(value: string): Date {
+  const schema = /^\d{4}-\d{2}-\d{2}$/.test(value) ? z.iso.date() : z.iso.datetime({ offset: true });
+  if (!schema.safeParse(value).success) {
+    throw new UsageError(`invalid --since: "${value}" is not a date like 2026-11-01 or a datetime like 2026-11-01T09:30:00Z`);
+  }
+  return new Date(value); // a date-only ISO string is read as UTC midnight
 }
 
 const issuedText = (k: { id: string; key: string; account: string; environment: string; scopes: string[] }) =>
@@ -180,6 +191,15 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     ].join('\n');
     const json = { account: account.name, accountId: account.id, month, totals, data: rows };
     return { json, text: csv, raw: format === 'csv' ? csv : JSON.stringify(json) };
+  },
+  evaluate: async ({ db, args }) => {
+    const account = await requireAccount(db, stringFlag(args, 'account', true));
+    const environment = parseWith(environmentSchema, stringFlag(args, 'env', true), 'env');
+    const sinceFlag = stringFlag(args, 'since');
+    const since = sinceFlag === undefined ? undefined : parseSince(sinceFlag);
+    const result = await evaluateTenant(db, { accountId: account.id, environment }, since);
+    const report = { account, environment, since, ...result };
+    return { json: evaluationJson(report), text: evaluationText(report) };
   },
   'jobs failed': async ({ config, args }) =>
     withQueue(config, args, async (queue) => {

@@ -15,6 +15,7 @@ const USAGE = `usage: cos <command> [--json]
   keys revoke ID | keys delete ID | keys rotate ID [--grace 24h]
   test-data reset [--account N]
   usage --account N [--month YYYY-MM] [--format json|csv]
+  evaluate --account N --env live|test [--since DATE]
   jobs failed [--queue events|maintenance] [--limit N] | jobs retry-failed [--queue …]`;
 
 /** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
