@@ -87,10 +87,11 @@ it('serves a new user from the population prior the worker builds from other use
 
   // Six users of the tenant `learning` all like micro_steps (the first test's user likes curiosity at high complexity).
   for (let user = 0; user < 6; user++) await drive(`crowd-${user}`, 12, 'micro_steps');
+  const account = await h.env.db.selectFrom('accounts').select('id').where('name', '=', 'learning').executeTakeFirstOrThrow();
   const stored = await h.env.db
     .selectFrom('population_priors')
     .selectAll()
-    .where('account_id', '=', 'learning')
+    .where('account_id', '=', account.id)
     .where('environment', '=', 'test')
     .executeTakeFirstOrThrow();
   expect(Number(stored.version)).toBeGreaterThan(0);
