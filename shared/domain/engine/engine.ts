@@ -3,7 +3,7 @@ import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimensi
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import type { Random } from '../random';
 import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
-import { addOutcome, emptySlot, engineStateSchema, slotOf, totals, type EngineState } from './evidence';
+import { addOutcome, discounted, emptySlot, engineStateSchema, slotOf, totals, type EngineState } from './evidence';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex, valueCount } from './layout';
 import { probabilityLargest, standardNormal } from './normal';
 import {
@@ -40,6 +40,15 @@ export const ESTABLISHED_MIN_PROBABILITY = 0.8;
  * scarce (Chapelle & Li 2011). Tuned with bench:learning on its tuning seed.
  */
 export const EXPLORATION_SCALE = 0.3;
+/**
+ * Change detection: a one-sided CUSUM of the standardised shortfall of each reward below the
+ * chosen framing's predicted reward, S ← max(0, S − z − CHANGE_SLACK). When S passes
+ * CHANGE_THRESHOLD the user's preferences have probably changed: all their evidence is
+ * multiplied by CHANGE_DISCOUNT (on top of the steady per-outcome decay) and S restarts.
+ */
+export const CHANGE_SLACK = 0.5;
+export const CHANGE_THRESHOLD = 4;
+export const CHANGE_DISCOUNT = 0.3;
 const MAX_VALUES = Math.max(...DIMENSION_NAMES.map(valueCount));
 const means = new Float64Array(MAX_VALUES);
 const sds = new Float64Array(MAX_VALUES);
@@ -86,6 +95,23 @@ function computeSummary(state: EngineState, prior: CompiledPrior): EngineState['
     if (probabilityLargest(argmax(means, k), means, sds, k) >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
   }
   return { best, phase };
+}
+
+/** The change detector's statistic after this outcome (before any reset). */
+function nextShortfall(
+  state: EngineState,
+  prior: CompiledPrior,
+  complexity: number,
+  taskSlot: number,
+  choice: Choice,
+  reward: number,
+): number {
+  const index = (DIMENSIONS.framing.values as readonly string[]).indexOf(choice.framing);
+  if (index < 0 || state.outcomes === 0) return state.shortfall;
+  const slot = DIMENSION_OFFSET.framing + index;
+  valuePosterior(state, prior, complexity, taskSlot, slot, out);
+  const z = (reward - out[0]!) / Math.sqrt(out[1]! + prior.noise[cellIndex(complexity, slot)]!);
+  return Math.max(0, state.shortfall - z - CHANGE_SLACK);
 }
 
 function toChoice(indices: readonly number[]): Choice {
@@ -162,6 +188,7 @@ function fromLegacy(raw: unknown): EngineState | null {
   const state: EngineState = {
     learner: 'engine-v1',
     outcomes: parsed.data.n,
+    shortfall: 0,
     slots: [slot],
     summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
   };
@@ -175,6 +202,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const state: EngineState = {
       learner: 'engine-v1',
       outcomes: 0,
+      shortfall: 0,
       slots: [emptySlot(null)],
       summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
     };
@@ -238,8 +266,15 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   },
 
   update(state, context, choice, reward, started, population) {
-    const next = addOutcome(state, complexityIndex(context.complexity), context.taskType, choice, reward, started);
-    return { ...next, summary: computeSummary(next, personalize(next, compilePopulation(population), totals(next))) };
+    const shared = compilePopulation(population);
+    const c = complexityIndex(context.complexity);
+    const taskSlot = slotOf(state, context.taskType);
+    const prior = personalize(state, shared, totals(state));
+    const shortfall = nextShortfall(state, prior, c, taskSlot, choice, reward);
+    const changed = shortfall > CHANGE_THRESHOLD;
+    const base = changed ? discounted(state, CHANGE_DISCOUNT) : state;
+    const next = addOutcome({ ...base, shortfall: changed ? 0 : shortfall }, c, context.taskType, choice, reward, started);
+    return { ...next, summary: computeSummary(next, personalize(next, shared, totals(next))) };
   },
 
   observe(delta, prior, state, context, choice, probabilities, reward) {

@@ -32,6 +32,8 @@ export const engineStateSchema = z.object({
   learner: z.literal('engine-v1'),
   /** Outcomes applied (not decayed). */
   outcomes: z.number().int().min(0),
+  /** Change detector: one-sided CUSUM of how far rewards fell short of the prediction. */
+  shortfall: z.number().min(0).default(0),
   slots: z
     .array(evidenceSlotSchema)
     .min(1)
@@ -91,6 +93,15 @@ function withTaskTypeSlot(slots: EvidenceSlot[], taskType: string | undefined): 
   addInto(slots[0]!, slots[weakest]!);
   slots[weakest] = emptySlot(taskType);
   return { slots, index: weakest };
+}
+
+/** All evidence multiplied by `factor` (after a detected change of preferences). */
+export function discounted(state: EngineState, factor: number): EngineState {
+  const scale = (cells: number[]) => cells.map((x) => round4(x * factor));
+  return {
+    ...state,
+    slots: state.slots.map((slot) => ({ taskType: slot.taskType, n: scale(slot.n), s: scale(slot.s), st: scale(slot.st) })),
+  };
 }
 
 /** Decays all evidence, then adds one outcome of `choice` in (complexity, task type). */
