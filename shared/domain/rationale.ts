@@ -28,9 +28,9 @@ const QUOTABLE = 0.5;
 
 const NOUN: Record<Dimension, (value: string) => string> = {
   framing: (v) => `tasks framed as ${v}`,
-  style: (v) => `a ${v} communication style`,
-  complexity: (v) => `${v} task handling`,
-  encouragement: (v) => `${v} encouragement`,
+  style: (v) => `tasks presented in a ${v} style`,
+  complexity: (v) => `tasks with ${v} handling`,
+  encouragement: (v) => `tasks with ${v} encouragement`,
 };
 
 const LABEL: Record<Dimension, string> = {

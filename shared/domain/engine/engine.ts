@@ -111,7 +111,7 @@ function nextShortfall(
   const slot = DIMENSION_OFFSET.framing + index;
   valuePosterior(state, prior, complexity, taskSlot, slot, out);
   const z = (reward - out[0]!) / Math.sqrt(out[1]! + prior.noise[cellIndex(complexity, slot)]!);
-  return Math.max(0, state.shortfall - z - CHANGE_SLACK);
+  return Number.isFinite(z) ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : state.shortfall;
 }
 
 function toChoice(indices: readonly number[]): Choice {

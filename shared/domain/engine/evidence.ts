@@ -38,7 +38,7 @@ export const engineStateSchema = z.object({
     .array(evidenceSlotSchema)
     .min(1)
     .max(MAX_TASK_TYPES + 1)
-    .refine((slots) => slots[0]!.taskType === null && slots.slice(1).every((slot) => slot.taskType !== null), 'slot 0 is untyped'),
+    .refine((slots) => slots[0]?.taskType === null && slots.slice(1).every((slot) => slot.taskType !== null), 'slot 0 is untyped'),
   summary: summarySchema,
 });
 export type EngineState = z.infer<typeof engineStateSchema>;

@@ -88,7 +88,8 @@ export interface CompiledPrior {
   contextVar: Float64Array;
 }
 
-const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+/** Clamps to [lo, hi]; NaN becomes lo. */
+const clamp = (x: number, lo: number, hi: number) => (Number.isNaN(x) ? lo : Math.min(hi, Math.max(lo, x)));
 
 /** Σ/count of a moment over some cells, or null below MIN_MOMENTS. */
 function momentMean(m: readonly number[], cellsOf: readonly number[]): number | null {
@@ -127,7 +128,8 @@ export function compilePopulation(prior: PopulationPrior): CompiledPrior {
     const pooledBetween = momentMean(prior.same, dimCells);
     const pooledTotal = momentMean(prior.spread, dimCells);
     const noise = pooledBetween !== null && pooledTotal !== null ? clamp(pooledTotal - pooledBetween, ...NOISE_RANGE) : DEFAULT_NOISE;
-    const pooledSpread = pooledBetween ?? DEFAULT_SPREAD;
+    // A moment that is not positive (e.g. every reward identical) says nothing about spread.
+    const pooledSpread = pooledBetween !== null && pooledBetween > 0 ? pooledBetween : DEFAULT_SPREAD;
     const pooledShare = clamp((momentMean(prior.cross, dimCells) ?? pooledSpread / 2) / pooledSpread, 0, 1 - MIN_CONTEXT_SHARE);
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let w = 0;
@@ -182,16 +184,18 @@ export function observePopulation(
     delta.w[cell]! += weight;
     delta.wr[cell]! += weight * reward;
     delta.n[cell]! += 1;
+    // Moments carry the same weight as the mean: a user who stopped choosing a value they
+    // dislike would otherwise drop out of its spread.
     const residual = reward - mean[cell]!;
-    delta.spread[2 * cell]! += residual * residual;
-    delta.spread[2 * cell + 1]! += 1;
+    delta.spread[2 * cell]! += weight * residual * residual;
+    delta.spread[2 * cell + 1]! += weight;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       const other = cellIndex(c, slot);
       const n = user.n[other]!;
       if (n < 0.5) continue;
       const moment = c === complexity ? delta.same : delta.cross;
-      moment[2 * cell]! += residual * (user.s[other]! / n - mean[other]!);
-      moment[2 * cell + 1]! += 1;
+      moment[2 * cell]! += weight * residual * (user.s[other]! / n - mean[other]!);
+      moment[2 * cell + 1]! += weight;
     }
   }
 }
