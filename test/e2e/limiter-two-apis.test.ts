@@ -25,7 +25,13 @@ it('never lets more than the limit through in any one-second window with two API
   const hammer = async (url: string) => {
     while (Date.now() < deadline && total < 5000) {
       total++;
-      const res = await fetch(`${url}/v1/profile/nobody`, { headers: { Authorization: `Bearer ${key}` } });
+      const res = await fetch(`${url}/v1/profile/nobody`, { headers: { Authorization: `Bearer ${key}` } }).catch((error: unknown) => {
+        // Say whether an API process died (and what it printed) rather than only "fetch failed".
+        const state = apis.map(
+          (api) => `exit=${api.child.exitCode ?? api.child.signalCode ?? 'running'} output=${api.output().slice(-2000)}`,
+        );
+        throw new Error(`request to ${url} failed: ${String((error as Error).cause ?? error)}; ${state.join(' | ')}`);
+      });
       await res.arrayBuffer();
       if (res.status === 429) refused++;
       else {

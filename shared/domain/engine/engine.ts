@@ -31,7 +31,10 @@ import { personalize } from './conformity';
 
 /** Phase rule: `established` once the user has this many outcomes… */
 export const ESTABLISHED_MIN_OUTCOMES = 10;
-/** …and the best framing in the user's most frequent complexity is best with this probability. */
+/**
+ * …and, at the complexity where the user has most evidence, the best of the framings the user
+ * has recent evidence for is the best of them with this probability.
+ */
 export const ESTABLISHED_MIN_PROBABILITY = 0.8;
 
 /**
@@ -91,8 +94,18 @@ function computeSummary(state: EngineState, prior: CompiledPrior): EngineState['
   }) as EngineState['summary']['best'];
   let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
   if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
-    const k = dimensionPosteriors(state, prior, 'framing', argmax(weight, COMPLEXITY_COUNT), 0);
-    if (probabilityLargest(argmax(means, k), means, sds, k) >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
+    // Judged among the framings this user has recent evidence for at their main complexity: a
+    // user served one framing they like is established, whatever untried framings might do.
+    const top = argmax(weight, COMPLEXITY_COUNT);
+    const k = dimensionPosteriors(state, prior, 'framing', top, 0);
+    let tried = 0;
+    for (let i = 0; i < k; i++) {
+      if (n[cellIndex(top, DIMENSION_OFFSET.framing + i)]! < 0.5) continue;
+      means[tried] = means[i]!;
+      sds[tried] = sds[i]!;
+      tried++;
+    }
+    if (tried > 0 && probabilityLargest(argmax(means, tried), means, sds, tried) >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
   }
   return { best, phase };
 }
