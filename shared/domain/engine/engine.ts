@@ -19,14 +19,15 @@ import { valuePosterior } from './posterior';
 import { personalize } from './conformity';
 
 /**
- * The learning engine (docs/adr/0007-learning-engine.md): per user and dimension, Thompson
- * sampling over the hierarchical Gaussian posteriors of posterior.ts — conditioned on task
- * complexity and tracked task types, backing off to the user's context-free evidence and to
- * the tenant's population prior, with evidence decaying per outcome so preference changes are
- * followed. Pinned dimensions return the pin. The logged selection probability of a value is
- * Thompson sampling's exact chance of choosing it (its posterior probability of being best),
- * and `confidence` is the product of those over the dimensions — the posterior probability
- * that the combination is the user's best in this context.
+ * The learning engine (docs/adr/0007-learning-engine.md): per user and dimension, tempered
+ * Thompson sampling over the hierarchical Gaussian posteriors of posterior.ts — conditioned on
+ * task complexity and tracked task types, backing off to the user's context-free evidence and
+ * to the tenant's population prior (scaled by the user's conformity, conformity.ts), with
+ * evidence decaying per outcome and discounted when a change of preference is detected.
+ * Pinned dimensions return the pin. The logged selection probability of a value is the
+ * tempered sampler's exact chance of choosing it; `confidence` is the product over the
+ * dimensions of the untempered posterior probability that the chosen value is the best — the
+ * posterior probability that the combination is the user's best in this context.
  */
 
 /** Phase rule: `established` once the user has this many outcomes… */
