@@ -76,6 +76,31 @@ function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interact
     : `This user has ${interactionCount} reported outcome${interactionCount === 1 ? '' : 's'} but none with ${subject} recently, so they are being tried.`;
 }
 
+/** How recently a value was tried here: [count, phrase], e.g. [2, 'tried 2 times recently here']. */
+function triedHere(e: ValueEvidence): string {
+  const cases = Math.round(e.inContext.n);
+  return cases >= 1 ? `tried ${cases === 1 ? 'once' : `${cases} times`} recently here` : '';
+}
+
+/** "exploring communication style warm (tried once recently here) to learn more", grouped when alike. */
+function explorationNote(explored: ValueEvidence[]): string {
+  const name = (e: ValueEvidence) => `${LABEL[e.dimension]} ${e.value}`;
+  const phrases = explored.map(triedHere);
+  const untried = 'not tried recently at this complexity';
+  if (phrases.every((phrase) => phrase === phrases[0])) {
+    const shared =
+      phrases[0] === ''
+        ? explored.length > 1
+          ? `none ${untried.slice(4)}`
+          : untried
+        : explored.length > 1
+          ? `each ${phrases[0]}`
+          : phrases[0];
+    return `exploring ${explored.map(name).join(', ')} (${shared}) to learn more`;
+  }
+  return `exploring ${explored.map((e, i) => `${name(e)} (${phrases[i] || untried})`).join(', ')} to learn more`;
+}
+
 const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimension]} (${e.value})`).join(', ');
 
 /**
@@ -97,13 +122,7 @@ export function buildRationale(evidence: ValueEvidence[], complexity: TaskComple
   const pinned = evidence.filter((e) => e.pinned);
   if (pinned.length > 0) notes.push(`${pinnedList(pinned)} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
   const explored = evidence.filter((e) => e.explored);
-  if (explored.length > 0) {
-    const tried = (e: ValueEvidence) => {
-      const cases = Math.round(e.inContext.n);
-      return cases >= 1 ? `tried ${cases === 1 ? 'once' : `${cases} times`} recently here` : 'not tried recently at this complexity';
-    };
-    notes.push(`exploring ${explored.map((e) => `${LABEL[e.dimension]} ${e.value} (${tried(e)})`).join(', ')} to learn more`);
-  }
+  if (explored.length > 0) notes.push(explorationNote(explored));
   const sentences = [evidenceSentence(lead, complexity, interactionCount)];
   if (notes.length > 0) sentences.push(`${capitalize(notes.join('; '))}.`);
   return sentences.join(' ');

@@ -216,3 +216,49 @@ describe('buildRationale: never a fixed string', () => {
     expect(new Set(texts).size).toBe(cases.length);
   });
 });
+
+describe('buildRationale: grouped exploration note', () => {
+  const ev = (n: number) => ({ n, started: n, rewardSum: n * 0.8 });
+  const item = (dimension: Dimension, value: string, n: number, explored: boolean): ValueEvidence => ({
+    dimension,
+    value,
+    taskType: null,
+    inContext: ev(n),
+    overall: ev(n),
+    population: { n: 0, meanReward: 0.5 },
+    pinned: false,
+    explored,
+  });
+
+  it('says once that none of several explored values was tried here', () => {
+    const text = buildRationale(
+      [
+        item('framing', 'curiosity', 3, false),
+        item('style', 'warm', 0, true),
+        item('complexity', 'whole', 0, true),
+        item('encouragement', 'minimal', 0, false),
+      ],
+      'high',
+      5,
+    );
+    expect(text).toMatch(
+      /Exploring communication style warm, complexity handling whole \(none tried recently at this complexity\) to learn more\.$/,
+    );
+  });
+
+  it('gives each explored value its own count when they differ', () => {
+    const text = buildRationale(
+      [
+        item('framing', 'curiosity', 3, false),
+        item('style', 'warm', 2, true),
+        item('complexity', 'whole', 0, true),
+        item('encouragement', 'minimal', 0, false),
+      ],
+      'high',
+      5,
+    );
+    expect(text).toContain(
+      'communication style warm (tried 2 times recently here), complexity handling whole (not tried recently at this complexity)',
+    );
+  });
+});
