@@ -68,22 +68,38 @@ describe('observePopulation', () => {
     expect(delta.cross.every((x) => x === 0)).toBe(true);
   });
 
-  it('records between-user moments against the user’s earlier mean: same complexity in `same`, others in `cross`', () => {
+  it('records between-user moments against the user’s earlier mean, around the user’s level: same complexity in `same`, others in `cross`', () => {
     const slot = slotOfFraming('purpose');
+    const other = slotOfFraming('curiosity');
     const user = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
     user.n[cellIndex(LOW, slot)] = 2;
     user.s[cellIndex(LOW, slot)] = 1.6; // earlier mean 0.8
+    user.n[cellIndex(LOW, other)] = 2;
+    user.s[cellIndex(LOW, other)] = 0.2; // earlier mean 0.1 → the user's level at LOW: (0.3 − 0.4) / 2 = −0.05
     user.n[cellIndex(2, slot)] = 1;
     user.s[cellIndex(2, slot)] = 0.2; // earlier mean 0.2
+    user.n[cellIndex(2, other)] = 1;
+    user.s[cellIndex(2, other)] = 1; // earlier mean 1 → level at high complexity: (−0.3 + 0.5) / 2 = 0.1
     user.n[cellIndex(MEDIUM, slot)] = 0.3; // below 0.5: too little to use
     user.s[cellIndex(MEDIUM, slot)] = 0.3;
     const delta = emptyPopulation();
     observePopulation(delta, emptyPopulation(), user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
     const cell = cellIndex(LOW, slot);
-    expect(delta.same[2 * cell]).toBeCloseTo((0.9 - 0.5) * (0.8 - 0.5), 12);
+    const residual = 0.9 - 0.5 + 0.05;
+    expect(delta.same[2 * cell]).toBeCloseTo(residual * (0.8 - 0.5 + 0.05), 12);
     expect(delta.same[2 * cell + 1]).toBe(1);
-    expect(delta.cross[2 * cell]).toBeCloseTo((0.9 - 0.5) * (0.2 - 0.5), 12);
+    expect(delta.cross[2 * cell]).toBeCloseTo(residual * (0.2 - 0.5 - 0.1), 12);
     expect(delta.cross[2 * cell + 1]).toBe(1);
+  });
+
+  it('learns nothing about between-user spread from a user who tried a single value (the level explains it)', () => {
+    const slot = slotOfFraming('purpose');
+    const user = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
+    user.n[cellIndex(LOW, slot)] = 3;
+    user.s[cellIndex(LOW, slot)] = 2.4;
+    const delta = emptyPopulation();
+    observePopulation(delta, emptyPopulation(), user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
+    expect(delta.same[2 * cellIndex(LOW, slot)]).toBeCloseTo(0, 12);
   });
 });
 

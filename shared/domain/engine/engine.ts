@@ -52,7 +52,7 @@ export const EXPLORATION_SCALE = 0.3;
  */
 export const CHANGE_SLACK = 0.5;
 export const CHANGE_THRESHOLD = 4;
-export const CHANGE_DISCOUNT = 0.3;
+export const CHANGE_DISCOUNT = 0.1;
 const MAX_VALUES = Math.max(...DIMENSION_NAMES.map(valueCount));
 const means = new Float64Array(MAX_VALUES);
 const sds = new Float64Array(MAX_VALUES);

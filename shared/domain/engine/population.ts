@@ -13,12 +13,13 @@ import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, round4, valu
  *   1/p (capped at MAX_WEIGHT) for the probability p with which its value was selected, so a
  *   value explored by few users, or exploited only by users who like it, is not over- or
  *   under-rated for the population as a whole.
- * - Prior spreads come from moments of the same outcomes (method of moments): for an outcome
- *   r of a user whose earlier rewards in the same cell average ȳ, E[(r − μ)(ȳ − μ)] is the
- *   between-user variance of that cell's true reward; with ȳ from the user's other
- *   complexities it is the part shared across complexities; E[(r − μ)²] minus the former is
- *   the outcome noise. All are clamped so that the population never counts for more than
- *   PRIOR_CAP of a user's own outcomes.
+ * - Prior spreads come from moments of the same outcomes (method of moments), weighted like the
+ *   means and taken around the user's general level ℓ in that dimension (userLevels): for an
+ *   outcome r of a user whose earlier rewards in the same cell average ȳ,
+ *   E[(r − μ − ℓ)(ȳ − μ − ℓ)] is the between-user variance of that value's true reward; with ȳ
+ *   from the user's other complexities it is the part shared across complexities;
+ *   E[(r − μ − ℓ)²] minus the former is the outcome noise. All are clamped so that the
+ *   population never counts for more than PRIOR_CAP of a user's own outcomes.
  */
 const cells = z.array(z.number()).length(CELL_COUNT);
 /** [Σ, count] per (complexity, value). */
@@ -43,7 +44,7 @@ export const POPULATION_DECAY = 0.9998;
 /** Cap on the inverse-propensity weight of one outcome. */
 export const MAX_WEIGHT = 10;
 /** The population never counts for more than this many of one user's own outcomes. */
-export const PRIOR_CAP = 4;
+export const PRIOR_CAP = 15;
 /** Pseudo-outcomes pulling a value's mean toward its dimension's mean at that complexity. */
 const MEAN_SHRINK = 1;
 /** Moment estimates are used once they rest on this many outcomes. */
@@ -176,9 +177,11 @@ export function observePopulation(
 ): void {
   const { mean } = compilePopulation(prior);
   delta.events += 1;
+  const level = new Float64Array(COMPLEXITY_COUNT);
   for (const dim of DIMENSION_NAMES) {
     const slot = slots[dim];
     if (slot < 0) continue;
+    userLevels(user, mean, dim, level);
     const cell = cellIndex(complexity, slot);
     const weight = Math.min(MAX_WEIGHT, 1 / Math.max(probabilities[dim], 1 / MAX_WEIGHT));
     delta.w[cell]! += weight;
@@ -186,7 +189,7 @@ export function observePopulation(
     delta.n[cell]! += 1;
     // Moments carry the same weight as the mean: a user who stopped choosing a value they
     // dislike would otherwise drop out of its spread.
-    const residual = reward - mean[cell]!;
+    const residual = reward - mean[cell]! - level[complexity]!;
     delta.spread[2 * cell]! += weight * residual * residual;
     delta.spread[2 * cell + 1]! += weight;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
@@ -194,9 +197,30 @@ export function observePopulation(
       const n = user.n[other]!;
       if (n < 0.5) continue;
       const moment = c === complexity ? delta.same : delta.cross;
-      moment[2 * cell]! += weight * residual * (user.s[other]! / n - mean[other]!);
+      moment[2 * cell]! += weight * residual * (user.s[other]! / n - mean[other]! - level[c]!);
       moment[2 * cell + 1]! += weight;
     }
+  }
+}
+
+/**
+ * The user's general level per complexity in one dimension: their average residual over all of
+ * the dimension's values there (0 without evidence). A user who does well whatever is shown —
+ * or whose framing suits them — is no evidence that users disagree about a communication
+ * style, so moments are taken around it; otherwise every dimension's spread would carry the
+ * framing's and the user's own level, and the minor dimensions' priors would be far too wide
+ * to follow the population.
+ */
+function userLevels(user: UserCellTotals, mean: Float64Array, dim: Dimension, level: Float64Array): void {
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+    let n = 0;
+    let residual = 0;
+    for (let i = 0; i < valueCount(dim); i++) {
+      const cell = cellIndex(c, DIMENSION_OFFSET[dim] + i);
+      n += user.n[cell]!;
+      residual += user.s[cell]! - user.n[cell]! * mean[cell]!;
+    }
+    level[c] = n >= 1 ? residual / n : 0;
   }
 }
 
