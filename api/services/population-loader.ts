@@ -59,7 +59,14 @@ export class PopulationLoader {
   private async load(tenant: Tenant): Promise<{ version: number; prior: unknown }> {
     const cached = await this.cache.read(tenant);
     if (cached) return { version: cached.version, prior: this.learner.parsePrior(cached.prior) };
-    const stored = await findPopulation(this.db, tenant);
+    // A prior is an optimisation, not the user's data: when Postgres cannot be read, serve an
+    // empty one for now (version -1, replaced by the next successful refresh) rather than fail
+    // a context call whose profile is cached.
+    const stored = await findPopulation(this.db, tenant).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'population prior unavailable; serving an empty prior');
+      return undefined;
+    });
+    if (stored === undefined) return { version: -1, prior: this.learner.emptyPrior() };
     if (stored) await this.cache.writeManyIfNewer([{ tenant, population: stored }]);
     return stored
       ? { version: stored.version, prior: this.learner.parsePrior(stored.prior) }
