@@ -44,7 +44,9 @@ it('converges through the HTTP API and the worker to a simulated user’s clear 
   const last10 = framings.slice(-10).filter((f) => f === 'curiosity').length;
   const first10 = framings.slice(0, 10).filter((f) => f === 'curiosity').length;
   expect(last10).toBeGreaterThanOrEqual(8);
-  expect(last10).toBeGreaterThan(first10);
+  // Never worse than at the start (a lucky first pick that the user liked can make the first ten
+  // perfect already: the engine then simply keeps it).
+  expect(last10).toBeGreaterThanOrEqual(first10);
   const profile = await h.http().get('/v1/profile/sim-user').set(bearer(key));
   expect(profile.body).toMatchObject({ preferredFraming: 'curiosity', interactionCount: 60, profileVersion: 'v60' });
   expect(profile.body.profilePhase).toBe('established');
