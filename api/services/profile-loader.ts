@@ -37,6 +37,6 @@ export class ProfileLoader {
 
   /** A new profile for this user, starting from the tenant's population prior. */
   async seed(tenant: Tenant, userId: string, generation: string, now: Date): Promise<StoredProfile> {
-    return newProfile(userId, generation, this.learner, now, await this.populations.get(tenant));
+    return newProfile(userId, generation, this.learner.initialState(await this.populations.get(tenant)), now);
   }
 }

@@ -64,8 +64,6 @@ export interface Learner<State = unknown, Prior = unknown> {
     reward: number,
   ): void;
   mergePrior(prior: Prior, delta: Prior): Prior;
-  /** Number of outcomes a prior (or delta) holds. */
-  priorEvents(prior: Prior): number;
   summarize(state: State): ProfileSummary;
   /** What the population prior recommends at a complexity (the "population best" policy). */
   populationBest(prior: Prior, context: DecisionContext): Choice;

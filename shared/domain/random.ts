@@ -12,7 +12,8 @@ export function seededRandom(seed: number): Random {
   };
 }
 
-function standardNormal(random: Random): number {
+/** A standard normal draw (Box–Muller). */
+export function standardNormal(random: Random): number {
   let u = 0;
   while (u === 0) u = random();
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());

@@ -1,6 +1,7 @@
 import type { Redis, Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
+import { execPipeline } from '../redis/redis';
 import type { StoredPopulation } from './population.repository';
 
 /**
@@ -42,8 +43,6 @@ export class PopulationCache {
     for (const { tenant, population } of entries) {
       pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior));
     }
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    await execPipeline(pipeline);
   }
 }

@@ -1,6 +1,7 @@
 import type { Redis, Result } from 'ioredis';
 import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
+import { execPipeline } from '../redis/redis';
 import { storedProfileSchema, type StoredProfile } from './profile';
 
 /**
@@ -82,9 +83,7 @@ export class ProfileCache {
     if (entries.length === 0) return;
     const pipeline = this.redis.pipeline();
     for (const { tenant, profile } of entries) pipeline.cosWriteProfileIfNewer(...this.writeArgs(tenant, profile));
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    await execPipeline(pipeline);
   }
 
   /** Caches a brand-new profile unless one is cached already; returns the cached one. */

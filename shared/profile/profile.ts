@@ -30,13 +30,13 @@ export const profileResponseSchema = z.object({
 });
 export type ProfileResponse = z.infer<typeof profileResponseSchema>;
 
-/** A profile with no outcomes yet; its learner state starts from the tenant's population prior. */
-export function newProfile(userId: string, generation: string, learner: Learner, now: Date, prior: unknown): StoredProfile {
+/** A profile with no outcomes yet; `state` is the learner's initial state for the tenant's population prior. */
+export function newProfile(userId: string, generation: string, state: unknown, now: Date): StoredProfile {
   return {
     userId,
     generation,
     version: 0,
-    state: learner.initialState(prior),
+    state,
     pins: {},
     interactionCount: 0,
     updatedAt: now.toISOString(),

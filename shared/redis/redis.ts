@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 
 /**
  * Producers (API, CLI) fail fast while Redis is down so the API can answer 503; consumers
@@ -15,6 +15,13 @@ export function createRedis(url: string, role: 'producer' | 'consumer'): Redis {
   });
   client.on('error', () => undefined); // reported by the callers' failing commands
   return client;
+}
+
+/** Runs a pipeline and throws the first command error (ioredis reports them per command). */
+export async function execPipeline(pipeline: ChainableCommander): Promise<void> {
+  const results = await pipeline.exec();
+  const failed = results?.find(([error]) => error);
+  if (failed) throw failed[0];
 }
 
 export type { Redis };

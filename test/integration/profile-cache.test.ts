@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 const profileAt = (userId: string, version: number, generation = 'g1') => ({
-  ...newProfile(userId, generation, engine, new Date(), engine.emptyPrior()),
+  ...newProfile(userId, generation, engine.initialState(engine.emptyPrior()), new Date()),
   version,
   interactionCount: version,
 });

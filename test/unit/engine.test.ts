@@ -11,10 +11,9 @@ import {
 import { CHANGE_DISCOUNT, CHANGE_THRESHOLD, ESTABLISHED_MIN_OUTCOMES, engine } from '../../shared/domain/engine/engine';
 import { DECAY, MAX_TASK_TYPES, addOutcome, engineStateSchema, type EngineState } from '../../shared/domain/engine/evidence';
 import { DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex } from '../../shared/domain/engine/layout';
-import { standardNormal } from '../../shared/domain/engine/normal';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import type { DecisionContext } from '../../shared/domain/learner';
-import { seededRandom } from '../../shared/domain/random';
+import { seededRandom, standardNormal } from '../../shared/domain/random';
 
 const EMPTY = engine.emptyPrior();
 const OTHERS_PINNED: Pins = { style: 'warm', complexity: 'chunked', encouragement: 'moderate' };

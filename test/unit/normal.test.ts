@@ -1,5 +1,5 @@
-import { fastNormalCdf, normalCdf, probabilityLargest, standardNormal } from '../../shared/domain/engine/normal';
-import { seededRandom } from '../../shared/domain/random';
+import { fastNormalCdf, normalCdf, probabilityLargest } from '../../shared/domain/engine/normal';
+import { seededRandom, standardNormal } from '../../shared/domain/random';
 
 /** Reference values of Φ (from the error function, to 16 digits). */
 const PHI: Array<[number, number]> = [

@@ -142,11 +142,13 @@ export async function applyTenantEvents(
   // 3. Profiles and decisions. New profiles start from the population prior (read unlocked:
   // it is locked, merged and written only at the end, so batches queue on it briefly).
   const prior = learner.parsePrior((await findPopulation(tx, tenant))?.prior);
+  // The same for every new user of the tenant: computed once per batch.
+  const initialState = learner.initialState(prior);
   const seeds = new Map<string, StoredProfile>();
-  for (const d of keptDecisions) if (!seeds.has(d.userId)) seeds.set(d.userId, newProfile(d.userId, d.generation, learner, now, prior));
+  for (const d of keptDecisions) if (!seeds.has(d.userId)) seeds.set(d.userId, newProfile(d.userId, d.generation, initialState, now));
   for (const o of applicable) {
     const userId = stored.get(o.requestId)!.userId;
-    if (!seeds.has(userId)) seeds.set(userId, newProfile(userId, randomUUID(), learner, now, prior));
+    if (!seeds.has(userId)) seeds.set(userId, newProfile(userId, randomUUID(), initialState, now));
   }
   const profileUsers = [...seeds.keys()].sort(compareUser);
   await insertProfilesIfMissing(
@@ -207,7 +209,8 @@ export async function applyTenantEvents(
     [...new Set(ordered.map((o) => stored.get(o.requestId)!.userId))].map((userId) => profiles.get(userId)!),
   );
   await insertVersions(tx, tenant, versions);
-  if (learner.priorEvents(delta) > 0) {
+  // Every newly applied outcome was folded into the delta.
+  if (ordered.length > 0) {
     result.population = await mergeIntoPopulation(tx, tenant, learner.emptyPrior(), (stored) =>
       learner.mergePrior(learner.parsePrior(stored), delta),
     );

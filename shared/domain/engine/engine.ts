@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type Pins, type ProfilePhase } from '../arms';
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
-import type { Random } from '../random';
+import { standardNormal, type Random } from '../random';
 import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
-import { addOutcome, discounted, emptySlot, engineStateSchema, slotOf, totals, type EngineState } from './evidence';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex, valueCount } from './layout';
-import { probabilityLargest, standardNormal } from './normal';
+import { addOutcome, discounted, emptySlot, engineStateSchema, slotOf, totals, type EngineState, type EvidenceSlot } from './evidence';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex, valueCount, valueIndex } from './layout';
+import { probabilityLargest } from './normal';
 import {
   compilePopulation,
   emptyPopulation,
@@ -120,7 +120,7 @@ function nextShortfall(
   choice: Choice,
   reward: number,
 ): number {
-  const index = (DIMENSIONS.framing.values as readonly string[]).indexOf(choice.framing);
+  const index = valueIndex('framing', choice.framing);
   if (index < 0 || state.outcomes === 0) return state.shortfall;
   const slot = DIMENSION_OFFSET.framing + index;
   valuePosterior(state, prior, complexity, taskSlot, slot, out);
@@ -199,28 +199,26 @@ function fromLegacy(raw: unknown): EngineState | null {
       });
     }
   });
+  return stateOf(parsed.data.n, slot, emptyPopulation());
+}
+
+/** A state holding `evidence` from `outcomes` outcomes, with its summary under `prior`. */
+function stateOf(outcomes: number, evidence: EvidenceSlot, prior: PopulationPrior): EngineState {
   const state: EngineState = {
     learner: 'engine-v1',
-    outcomes: parsed.data.n,
+    outcomes,
     shortfall: 0,
-    slots: [slot],
+    slots: [evidence],
     summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
   };
-  return { ...state, summary: computeSummary(state, compilePopulation(emptyPopulation())) };
+  return { ...state, summary: computeSummary(state, compilePopulation(prior)) };
 }
 
 export const engine: Learner<EngineState, PopulationPrior> = {
   name: 'engine-v1',
 
   initialState(prior) {
-    const state: EngineState = {
-      learner: 'engine-v1',
-      outcomes: 0,
-      shortfall: 0,
-      slots: [emptySlot(null)],
-      summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
-    };
-    return { ...state, summary: computeSummary(state, compilePopulation(prior)) };
+    return stateOf(0, emptySlot(null), prior);
   },
 
   parseState(raw) {
@@ -246,7 +244,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     for (const dim of DIMENSION_NAMES) {
       const pinned = pins[dim];
       if (pinned !== undefined) {
-        const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(pinned);
+        const index = valueIndex(dim, pinned);
         choice[dim] = pinned;
         probabilities[dim] = 1;
         evidence.push(valueEvidence(state, sums, shared, c, dim, index, taskSlot, true, false));
@@ -296,7 +294,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   },
 
   mergePrior: mergePopulation,
-  priorEvents: (prior) => prior.events,
 
   summarize(state) {
     return { best: toChoice(state.summary.best), phase: state.summary.phase, interactionCount: state.outcomes };

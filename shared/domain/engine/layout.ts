@@ -19,11 +19,14 @@ export const valueCount = (dim: Dimension): number => DIMENSIONS[dim].values.len
 export const complexityIndex = (complexity: TaskComplexity): number => TASK_COMPLEXITY.indexOf(complexity);
 export const cellIndex = (complexity: number, slot: number): number => complexity * VALUE_COUNT + slot;
 
+/** A value's index in its dimension's value set (-1 for a value outside the set). */
+export const valueIndex = (dim: Dimension, value: string): number => (DIMENSIONS[dim].values as readonly string[]).indexOf(value);
+
 /** The value slot of each dimension's value in a choice (-1 for a value outside the set). */
 export function choiceSlots(choice: Choice): Record<Dimension, number> {
   const slots = {} as Record<Dimension, number>;
   for (const dim of DIMENSION_NAMES) {
-    const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(choice[dim]);
+    const index = valueIndex(dim, choice[dim]);
     slots[dim] = index < 0 ? -1 : DIMENSION_OFFSET[dim] + index;
   }
   return slots;

@@ -1,9 +1,8 @@
 /**
- * Normal-distribution helpers for the engine: the CDF, a standard normal draw, and the
- * probability that one of several independent Gaussian arms is the largest (which is also
- * Thompson sampling's chance of selecting it).
+ * Normal-distribution helpers for the engine: the CDF and the probability that one of several
+ * independent Gaussian arms is the largest (which is also Thompson sampling's chance of
+ * selecting it).
  */
-import type { Random } from '../random';
 
 /** Φ(x), via the complementary error function (W. J. Cody's rational fit; |error| < 1.2e-7). */
 export function normalCdf(x: number): number {
@@ -39,12 +38,6 @@ export function fastNormalCdf(x: number): number {
   const i = Math.floor(position);
   const f = position - i;
   return TABLE[i]! + f * (TABLE[i + 1]! - TABLE[i]!);
-}
-
-export function standardNormal(random: Random): number {
-  let u = 0;
-  while (u === 0) u = random();
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
 }
 
 /** Simpson's rule on `nodes` points over z ∈ [-Z_MAX, Z_MAX]: nodes and weights × φ(z). */
