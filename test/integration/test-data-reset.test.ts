@@ -6,6 +6,8 @@ import { catchUpTestDataReset, resetTestData } from '../../shared/test-data/test
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { Writable } from 'node:stream';
 import { runCli } from '../../shared/cli/main';
+import { PopulationCache } from '../../shared/population/population-cache.repository';
+import { findPopulation } from '../../shared/population/population.repository';
 
 let h: Harness;
 beforeAll(async () => {
@@ -59,6 +61,32 @@ describe('monthly test-data reset', () => {
     expect(fresh.body.metadata).toMatchObject({ profilePhase: 'cold_start', interactionCount: 0 });
     const run = await h.env.db.selectFrom('test_data_resets').selectAll().where('trigger', '=', 'manual').executeTakeFirstOrThrow();
     expect(run.rows_removed).toEqual(result.rowsRemoved);
+  });
+
+  it('clears test population priors, in Postgres and in Redis (fenced against late writes), never live ones', async () => {
+    const pTest = await h.key('reset-p', 'test');
+    const pLive = await h.key('reset-p', 'live');
+    await seedUser(pTest, 'rp');
+    await seedUser(pLive, 'rp');
+    const account = (await findAccount(h.env.db, 'reset-p'))!;
+    const test = { accountId: account.id, environment: 'test' as const };
+    const live = { accountId: account.id, environment: 'live' as const };
+    const cache = new PopulationCache(h.env.redis, h.env.keys);
+    const before = await findPopulation(h.env.db, test);
+    expect(before).not.toBeNull();
+    await eventually(async () => (await cache.read(test))?.version === before!.version);
+
+    const result = await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
+    expect(result.rowsRemoved.population_priors).toBe(1);
+    expect(await findPopulation(h.env.db, test)).toBeNull();
+    expect(await findPopulation(h.env.db, live)).not.toBeNull();
+    const fenced = (await cache.read(test))!;
+    expect(fenced.prior).toBeNull();
+    expect(fenced.version).toBeGreaterThan(before!.version);
+    // A worker that committed before the reset and writes its copy late cannot bring it back.
+    await cache.writeManyIfNewer([{ tenant: test, population: before! }]);
+    expect((await cache.read(test))!.prior).toBeNull();
+    expect((await cache.read(live))?.prior).not.toBeNull();
   });
 
   it('resets one account only with --account, through the CLI', async () => {

@@ -413,6 +413,16 @@ describe('profile phase', () => {
     expect(engine.summarize(state).phase).toBe('established');
   });
 
+  it('is established for a user served one framing they keep responding to, whatever untried framings might do', () => {
+    const items = Array.from({ length: ESTABLISHED_MIN_OUTCOMES }, (): [DecisionContext, Choice, number] => [
+      high,
+      choice('curiosity'),
+      0.9,
+    ]);
+    const state = withOutcomes(engine.initialState(EMPTY), items);
+    expect(engine.summarize(state)).toMatchObject({ phase: 'established', interactionCount: ESTABLISHED_MIN_OUTCOMES });
+  });
+
   it('stays learning when no framing stands out', () => {
     const state = withOutcomes(
       engine.initialState(EMPTY),

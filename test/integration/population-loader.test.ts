@@ -1,0 +1,72 @@
+import { freePort } from '../../scripts/local-services';
+import { PopulationLoader, POPULATION_REFRESH_MS } from '../../api/services/population-loader';
+import { createDb, type Db } from '../../shared/db/database';
+import { engine } from '../../shared/domain/engine/engine';
+import type { PopulationPrior } from '../../shared/domain/engine/population';
+import type { Learner } from '../../shared/domain/learner';
+import { seededRandom } from '../../shared/domain/random';
+import { createLogger } from '../../shared/logger/logger';
+import { PopulationCache } from '../../shared/population/population-cache.repository';
+import { findPopulation, mergeIntoPopulation } from '../../shared/population/population.repository';
+import { eventually } from '../support/harness';
+import { createTestEnv, type TestEnv } from '../support/test-env';
+
+/** How the API gets a tenant's population prior: Redis, else Postgres, from memory in between. */
+let env: TestEnv;
+let unreachable: Db;
+let cache: PopulationCache;
+const logger = createLogger('silent', 'test');
+beforeAll(async () => {
+  env = await createTestEnv();
+  cache = new PopulationCache(env.redis, env.keys);
+  // A real connection to a port nobody listens on: every query fails as in a Postgres outage.
+  unreachable = createDb(`postgres://postgres@127.0.0.1:${await freePort()}/cos`, 1);
+});
+afterAll(async () => {
+  await unreachable.destroy();
+  await env.close();
+});
+
+/** A prior that has seen some outcomes (so it differs from the empty one). */
+function trainedPrior(): PopulationPrior {
+  const random = seededRandom(1);
+  let prior = engine.emptyPrior();
+  const state = engine.initialState(prior);
+  for (let i = 0; i < 20; i++) {
+    const decision = engine.decide(state, { complexity: 'low' }, {}, random, prior);
+    const delta = engine.emptyPrior();
+    engine.observe(delta, prior, state, { complexity: 'low' }, decision.choice, decision.probabilities, random());
+    prior = engine.mergePrior(prior, delta);
+  }
+  return prior;
+}
+
+it('reads Postgres when Redis has no copy, writes the copy, and serves from memory until the refresh interval', async () => {
+  const tenant = { accountId: 'acct_loader_pg', environment: 'live' as const };
+  const prior = trainedPrior();
+  const stored = await mergeIntoPopulation(env.db, tenant, engine.emptyPrior(), () => prior);
+  let now = 1_000;
+  const loader = new PopulationLoader(env.db, cache, engine as Learner, logger, () => now);
+  expect(await loader.get(tenant)).toEqual(prior);
+  expect((await cache.read(tenant))?.version).toBe(stored.version);
+
+  // A newer prior in Redis is picked up only after the refresh interval, in the background.
+  const newer = engine.mergePrior(prior, prior);
+  await cache.writeManyIfNewer([{ tenant, population: { version: stored.version + 1, prior: newer } }]);
+  expect(await loader.get(tenant)).toEqual(prior);
+  now += POPULATION_REFRESH_MS;
+  await eventually(async () => JSON.stringify(await loader.get(tenant)) === JSON.stringify(newer));
+});
+
+it('serves an empty prior when Postgres cannot be read, and the real one once it is in Redis', async () => {
+  const tenant = { accountId: 'acct_loader_down', environment: 'live' as const };
+  let now = 1_000;
+  const loader = new PopulationLoader(unreachable, cache, engine as Learner, logger, () => now);
+  expect(await loader.get(tenant)).toEqual(engine.emptyPrior());
+  await expect(findPopulation(unreachable, tenant)).rejects.toThrow();
+
+  const prior = trainedPrior();
+  await cache.writeManyIfNewer([{ tenant, population: { version: 3, prior } }]);
+  now += POPULATION_REFRESH_MS;
+  await eventually(async () => JSON.stringify(await loader.get(tenant)) === JSON.stringify(prior));
+});
