@@ -11,7 +11,7 @@ import { createRedis } from '../shared/redis/redis';
 import type { AppDeps } from './app';
 import { CredentialCache } from './auth/credential-cache';
 import { authenticate } from './middleware/auth.middleware';
-import { rateLimit } from './middleware/rate-limit.middleware';
+import { meterRefusal, rateLimit } from './middleware/rate-limit.middleware';
 import { Limiter } from '../shared/limits/limiter';
 import { ContextService } from './services/context.service';
 import { OutcomeService } from './services/outcome.service';
@@ -46,10 +46,7 @@ export function buildApiDependencies(
         credentials,
         secret: config.COS_SECRET,
         environments: config.SERVE_ENVIRONMENTS,
-        meterRefused: (credential, endpoint) => {
-          if (credential.environment !== 'live') return;
-          limiter.meterOnly(credential.id, endpoint, '4xx').catch((error: unknown) => logger.warn({ err: error }, 'usage metering failed'));
-        },
+        meterRefusal: meterRefusal(limiter, logger),
       }),
       limit: rateLimit(limiter, logger),
     },

@@ -21,8 +21,11 @@ export function authenticate(deps: {
   credentials: CredentialCache;
   secret: string;
   environments: readonly Environment[];
-  /** Meters an authenticated request refused here (403), which never reaches the limiter. */
-  meterRefused: (credential: KeyCredential, endpoint: string) => void;
+  /**
+   * Meters an authenticated request refused here (403), which never reaches the limiter, and
+   * returns the rate-limit headers its response carries (none for test keys).
+   */
+  meterRefusal: (credential: KeyCredential, endpoint: string) => Promise<Record<string, string>>;
 }) {
   return (scope: Scope, endpoint: string) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -54,12 +57,12 @@ export function authenticate(deps: {
         return next(unauthorized('Invalid API key'));
       }
       if (credential.restricted) {
-        deps.meterRefused(credential, endpoint);
-        return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted'));
+        const headers = await deps.meterRefusal(credential, endpoint);
+        return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted', undefined, headers));
       }
       if (!credential.scopes.includes(scope)) {
-        deps.meterRefused(credential, endpoint);
-        return next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }));
+        const headers = await deps.meterRefusal(credential, endpoint);
+        return next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }, headers));
       }
       deps.credentials.markUsed(credential.id, new Date(now));
       res.locals.auth = {

@@ -1,9 +1,37 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
 import { limitsFor } from '../../shared/limits/plans';
-import { statusClass, type Limiter } from '../../shared/limits/limiter';
+import { statusClass, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
+import type { KeyCredential } from '../../shared/keys/key.repository';
 import type { Logger } from '../../shared/logger/logger';
 import { authContext } from './auth.middleware';
+
+/** SPEC §6: the headers every live response carries. */
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(state.limit),
+    'X-RateLimit-Remaining': String(state.remaining),
+    'X-RateLimit-Reset': String(state.resetAt),
+  };
+}
+
+/**
+ * For a live request refused before the limiter (403): meters it and returns its rate-limit
+ * headers, without counting it against the limits. Test keys get none; a Redis failure costs
+ * the headers and the count (logged), not the answer.
+ */
+export function meterRefusal(limiter: Limiter, logger: Logger) {
+  return async (credential: KeyCredential, endpoint: string): Promise<Record<string, string>> => {
+    if (credential.environment !== 'live') return {};
+    try {
+      const limits = limitsFor(credential.plan, credential.rateLimitRps);
+      return rateLimitHeaders(await limiter.meterRefused({ keyId: credential.id, endpoint, ...limits }));
+    } catch (error) {
+      logger.warn({ err: error }, 'usage metering failed');
+      return {};
+    }
+  };
+}
 
 /**
  * SPEC §6 for live keys: per-second limit and monthly quota per key, plus usage metering, in one
@@ -21,9 +49,8 @@ export function rateLimit(limiter: Limiter, logger: Logger) {
       } catch (error) {
         return next(error);
       }
-      res.setHeader('X-RateLimit-Limit', String(decision.limit));
-      res.setHeader('X-RateLimit-Remaining', String(decision.allowed ? decision.remaining : 0));
-      res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
+      const remaining = decision.allowed ? decision.remaining : 0;
+      res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
       if (!decision.allowed) {
         const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
         const message =

@@ -31,6 +31,19 @@ redis.call('EXPIRE', KEYS[2], ARGV[5])
 redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
 return {1, 0, n, sec}`;
 
+/**
+ * Meters a request refused before the limiter (403: restricted account or missing scope) and
+ * reads the key's current window and monthly count, without counting the request in either.
+ */
+const METER_REFUSED = `
+local t = redis.call('TIME')
+local sec = tonumber(t[1])
+redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
+redis.call('SADD', KEYS[4], ARGV[2])
+local n = tonumber(redis.call('GET', KEYS[1] .. ':' .. sec) or '0')
+local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+return {n, used, sec}`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosLimitAndMeter(
@@ -45,6 +58,14 @@ declare module 'ioredis' {
       monthTtl: number,
       day: string,
     ): Result<[number, number, number, number], Context>;
+    cosMeterRefused(
+      secondKey: string,
+      monthKey: string,
+      usageKey: string,
+      usageDaysKey: string,
+      refusedField: string,
+      day: string,
+    ): Result<[number, number, number], Context>;
   }
 }
 
@@ -60,6 +81,16 @@ export function statusClass(status: number): StatusClass {
 /** The field of a usage hash: key, endpoint and status class. */
 export const usageField = (keyId: string, endpoint: string, cls: StatusClass) => `${keyId}|${endpoint}|${cls}`;
 
+/** What the X-RateLimit-* headers of a live response say. */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix epoch seconds when the window resets. */
+  resetAt: number;
+}
+
+export type LimitInput = { keyId: string; endpoint: string; perSecond: number; perMonth: number | null };
+
 export type LimitDecision =
   | { allowed: true; limit: number; remaining: number; resetAt: number; meteredAt: number }
   | { allowed: false; scope: 'second'; limit: number; resetAt: number; retryAfter: number }
@@ -74,9 +105,12 @@ export class Limiter {
     if (typeof (redis as Partial<Redis>).cosLimitAndMeter !== 'function') {
       redis.defineCommand('cosLimitAndMeter', { numberOfKeys: 4, lua: LIMIT_AND_METER });
     }
+    if (typeof (redis as Partial<Redis>).cosMeterRefused !== 'function') {
+      redis.defineCommand('cosMeterRefused', { numberOfKeys: 4, lua: METER_REFUSED });
+    }
   }
 
-  async check(input: { keyId: string; endpoint: string; perSecond: number; perMonth: number | null }): Promise<LimitDecision> {
+  async check(input: LimitInput): Promise<LimitDecision> {
     const now = this.clock();
     const day = utcDay(now);
     const nextMonth = startOfNextMonth(now);
@@ -126,13 +160,24 @@ export class Limiter {
       .exec();
   }
 
-  /** Meters a request that was refused before the limiter (e.g. 403) without limiting it. */
-  async meterOnly(keyId: string, endpoint: string, cls: StatusClass, at = this.clock()): Promise<void> {
-    const day = utcDay(at);
-    await this.redis
-      .multi()
-      .hincrby(this.keys.usage(day), usageField(keyId, endpoint, cls), 1)
-      .sadd(this.keys.usageDays, day)
-      .exec();
+  /**
+   * Meters a request refused before the limiter (e.g. 403) as 4xx without counting it against
+   * the limits, and returns the key's current state for its X-RateLimit-* headers.
+   */
+  async meterRefused(input: LimitInput): Promise<RateLimitState> {
+    const now = this.clock();
+    const day = utcDay(now);
+    const [count, used, second] = await this.redis.cosMeterRefused(
+      this.keys.rateWindow(input.keyId),
+      this.keys.monthlyCount(input.keyId, utcMonth(now)),
+      this.keys.usage(day),
+      this.keys.usageDays,
+      usageField(input.keyId, input.endpoint, '4xx'),
+      day,
+    );
+    if (input.perMonth !== null && used >= input.perMonth) {
+      return { limit: input.perMonth, remaining: 0, resetAt: startOfNextMonth(now) / 1000 };
+    }
+    return { limit: input.perSecond, remaining: Math.max(0, input.perSecond - count), resetAt: second + 1 };
   }
 }

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { findAccount } from '../../shared/keys/account.repository';
-import { bearer, startHarness, type Harness } from '../support/harness';
+import { findAccount, setRestricted } from '../../shared/keys/account.repository';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 /** SPEC §6 limits through the real API and Redis, with an injectable clock for month edges. */
 let h: Harness;
@@ -83,6 +83,40 @@ describe('per-second rate limit (live keys)', () => {
     expect((await get(key)).status).toBe(404);
     const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('{bad');
     expect(res.status).toBe(429);
+  });
+
+  it('sends X-RateLimit headers on live 403s without counting them against the limit', async () => {
+    const { key } = await liveKey('rl-refused', 'starter', 2);
+    const contextOnly = await h.keys.create({ account: 'rl-refused', environment: 'live', scopes: ['context'], rateLimitRps: 2 });
+    await atFreshSecond(h.env.redis);
+    const refused = await get(contextOnly.key);
+    expect(refused.status).toBe(403);
+    expect(refused.headers['x-ratelimit-limit']).toBe('2');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('2');
+    const accepted = await h.http().post('/v1/context').set(bearer(contextOnly.key)).send({ userId: 'u', task: 't', complexity: 'low' });
+    expect(accepted.status).toBe(200);
+    expect(accepted.headers['x-ratelimit-remaining']).toBe('1');
+    const again = await get(contextOnly.key);
+    expect(again.status).toBe(403);
+    expect(again.headers['x-ratelimit-remaining']).toBe('1');
+    expect(Number(again.headers['x-ratelimit-reset'])).toBe(Number(accepted.headers['x-ratelimit-reset']));
+
+    await setRestricted(h.env.db, (await findAccount(h.env.db, 'rl-refused'))!.id, true);
+    const restricted = await eventually(
+      async () => {
+        const res = await get(key);
+        return res.status === 403 ? res : null;
+      },
+      2500,
+      50,
+    );
+    expect(restricted.body.error.code).toBe('ACCOUNT_RESTRICTED');
+    expect(restricted.headers['x-ratelimit-limit']).toBe('2');
+
+    const testKey = await h.keys.create({ account: 'rl-refused-test', environment: 'test', scopes: ['context'] });
+    const testRefused = await get(testKey.key);
+    expect(testRefused.status).toBe(403);
+    expect(testRefused.headers['x-ratelimit-limit']).toBeUndefined();
   });
 
   it('never limits test keys and sends them no rate-limit headers', async () => {
