@@ -6,6 +6,7 @@ import { formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from
 import { runPolicy, summarize } from './bench/run';
 import { createSimulation, DEFAULT_INTERACTIONS, DRIFT_AFTER, mixSeed, type Simulation } from './bench/simulator';
 import { squareCBPolicy, type SquareCBParams } from './bench/squarecb';
+import { bayesReferencePolicy } from './bench/bayes-reference';
 
 /**
  * `npm run bench:learning` (SPEC §9, issue 4 item 2): runs the seeded end-user simulator
@@ -94,13 +95,16 @@ function main() {
   const started = performance.now();
   const tuning = tuneSquareCB(options.seed, options.users, options.interactions);
   const results = runBenchmark(options.seed, options.users, options.interactions, tuning.best);
-  const seconds = (performance.now() - started) / 1000;
   if (options.json) {
     process.stdout.write(`${JSON.stringify(toJson(options.seed, options.users, results))}\n`);
     return;
   }
   const sim = createSimulation(options.seed, options.users, options.interactions);
   const drifting = sim.users.filter((u) => u.drifts).length;
+  const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim))).metrics;
+  const seconds = (performance.now() - started) / 1000;
+  const oracle1140 = results.oracle.metrics.meanReward_11_40 ?? NaN;
+  const ratio = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(3)} (${(x / oracle1140).toFixed(3)} × oracle)`);
   const gamma = ({ gammaScale, gammaExponent }: SquareCBParams) =>
     gammaExponent === 0 ? `γ = ${gammaScale}` : `γ = ${gammaScale}·t^${gammaExponent}`;
   const lines = [
@@ -117,6 +121,11 @@ function main() {
     'best framing 31–40: non-drifting users; drift recovery: mean interactions after the change until ≥ 7 of the last 10 picks are ' +
       'the new best framing (users who never recover count as ' +
       `${options.interactions - DRIFT_AFTER + 1}; n/a when fewer than half recover); ECE: confidence vs "the combination is the user's best"`,
+    '',
+    'reference, not a competitor — a Bayes policy that knows how the simulator makes its users (population favourites, majority share, ' +
+      'how often own favourites change with complexity, reward levels) but not their hidden values ' +
+      `(scripts/bench/bayes-reference.ts): reward 11–40 ${ratio(reference.meanReward_11_40)}, ` +
+      `best framing 31–40 ${reference.bestFramingShareLast10?.toFixed(3) ?? 'n/a'}, cold start ${reference.coldStartReward?.toFixed(3) ?? 'n/a'}`,
     `finished in ${seconds.toFixed(1)} s`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -32,7 +32,7 @@ const DIMENSION_WEIGHT: Record<Dimension, number> = { framing: 0.62, style: 0.05
 /** Harder tasks are started less often whatever the presentation. */
 const COMPLEXITY_PENALTY: Record<TaskComplexity, number> = { low: 0, medium: 0.04, high: 0.08 };
 /** A minority user's own best value changes with the task complexity with this probability. */
-const OWN_BEST_SWITCH = 0.3;
+export const OWN_BEST_SWITCH = 0.3;
 /** Non-best values get utilities in [0, OTHER_UTILITY_MAX). */
 const OTHER_UTILITY_MAX = 0.25;
 
@@ -56,6 +56,8 @@ export interface Simulation {
   /** Interactions per user. */
   interactions: number;
   users: SimUser[];
+  /** The population's utilities: its favourite value per (complexity, dimension) has utility 1. */
+  population: Utilities;
   /** Round at which each user's first interaction happens. */
   arrival: number[];
 }
@@ -157,7 +159,7 @@ export function createSimulation(seed: number, userCount: number, interactions =
     });
   }
   const arrival = users.map((u) => Math.floor((u.index * ARRIVAL_ROUNDS) / Math.max(1, userCount)));
-  return { seed, interactions, users, arrival };
+  return { seed, interactions, users, population, arrival };
 }
 
 /** Utilities in force at a 1-based interaction number. */

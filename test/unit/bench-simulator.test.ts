@@ -1,7 +1,8 @@
 import { seededRandom } from '../../shared/domain/random';
 import { oraclePolicy, randomPolicy } from '../../scripts/bench/policies';
 import { expectedCalibrationError, runPolicy, summarize } from '../../scripts/bench/run';
-import { bestChoice, complexityAt, createSimulation, simulateOutcome } from '../../scripts/bench/simulator';
+import { bestChoice, complexityAt, createSimulation, MAJORITY_SHARE, simulateOutcome } from '../../scripts/bench/simulator';
+import { bayesReferencePolicy, favouritePosterior } from '../../scripts/bench/bayes-reference';
 import { RidgeBlock } from '../../scripts/bench/squarecb';
 
 /** The bench:learning simulator (scripts/bench): deterministic by seed, and it separates good from bad policies. */
@@ -84,5 +85,33 @@ describe('bench:learning simulator', () => {
     for (let u = 0; u < 4; u++) {
       contexts.forEach((c, ci) => expect(block.predict(u, c)).toBeCloseTo(w[u]! + w[4 + ci]!, 10));
     }
+  });
+});
+
+describe('bench:learning Bayes reference', () => {
+  const none = () => [0, 0, 0].map(() => [0, 0, 0, 0, 0]);
+
+  it('starts from the simulator prior: the population favourite with MAJORITY_SHARE + its share of own favourites', () => {
+    const posterior = favouritePosterior(none(), [4, 1, 2], 0);
+    expect(posterior[4]).toBeCloseTo(MAJORITY_SHARE + (1 - MAJORITY_SHARE) / 5, 10);
+    for (const f of [0, 1, 2, 3]) expect(posterior[f]).toBeCloseTo((1 - MAJORITY_SHARE) / 5, 10);
+    expect(posterior.reduce((s, p) => s + p, 0)).toBeCloseTo(1, 10);
+  });
+
+  it('moves to an own favourite seen at another complexity once the population favourite fails', () => {
+    const logLik = none();
+    logLik[0]![4] = -6; // the population favourite at low failed
+    logLik[1]![2] = 6; // framing 2 did well at medium
+    const posterior = favouritePosterior(logLik, [4, 1, 3], 0);
+    expect(posterior.indexOf(Math.max(...posterior))).toBe(2);
+  });
+
+  it('gets far closer to the oracle than the untrained baselines, up to interaction 40', () => {
+    const sim = createSimulation(5, 120, 40);
+    const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim))).metrics;
+    const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim))).metrics;
+    const random = summarize(sim, runPolicy(sim, randomPolicy(seededRandom(5)))).metrics;
+    expect(reference.meanReward_11_40!).toBeGreaterThan(0.8 * oracle.meanReward_11_40!);
+    expect(reference.meanReward_11_40!).toBeGreaterThan(random.meanReward_11_40! + 0.2);
   });
 });
