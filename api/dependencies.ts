@@ -34,7 +34,7 @@ export function buildApiDependencies(
   const producer = new BatchedProducer(redis, keys.queuePrefix);
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
-  const loader = new ProfileLoader(db, cache, learner, populations);
+  const loader = new ProfileLoader(db, cache, learner, populations, config.COS_SECRET);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
   credentials.start();
   const limiter = new Limiter(redis, keys, clock);

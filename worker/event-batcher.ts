@@ -6,6 +6,7 @@ import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
+import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { userHash } from '../shared/keys/user-hash';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
@@ -37,6 +38,7 @@ export class EventBatcher {
     private readonly db: Db,
     private readonly cache: ProfileCache,
     private readonly populations: PopulationCache,
+    private readonly pendingOutcomes: PendingOutcomes,
     private readonly queue: Queue,
     private readonly learner: Learner,
     private readonly logger: Logger,
@@ -131,6 +133,11 @@ export class EventBatcher {
     const droppedOutcomes = all((r) => r.droppedOutcomes);
     const missingOutcomes = all((r) => r.missingOutcomes);
     const applied = all((r) => r.appliedOutcomes);
+    // The cache shows every settled outcome now: profile reads need not wait for them any more.
+    // A failure here costs readers a short wait, not the outcome.
+    await this.pendingOutcomes
+      .clear(batch.flatMap((item) => (item.kind === 'outcome' && !missingOutcomes.has(item.data.requestId) ? [item.data.requestId] : [])))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'clearing pending-outcome marks failed'));
     for (const item of batch) {
       const id = item.data.requestId;
       if (item.kind === 'decision') item.resolve(droppedDecisions.has(id) ? 'dropped: user erased' : 'stored');

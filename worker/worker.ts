@@ -5,6 +5,7 @@ import { createDb } from '../shared/db/database';
 import { engine } from '../shared/domain/engine/engine';
 import type { Learner } from '../shared/domain/learner';
 import { PopulationCache } from '../shared/population/population-cache.repository';
+import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE, type DecisionJob, type OutcomeJob } from '../shared/jobs/catalog';
 import { utcMonth } from '../shared/limits/calendar';
 import type { Logger } from '../shared/logger/logger';
@@ -38,6 +39,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     db,
     new ProfileCache(redis, keys),
     new PopulationCache(redis, keys),
+    new PendingOutcomes(redis, keys),
     events,
     engine as Learner,
     logger,

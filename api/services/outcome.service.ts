@@ -6,13 +6,19 @@ import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import { isWellFormedRequestId, verifyRequestId } from '../../shared/keys/request-id';
+import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
 import type { OutcomeRequest } from '../schemas/request.schemas';
 
-/** First outcome for a requestId wins; a retry with the same signals is accepted again. */
+/**
+ * First outcome for a requestId wins; a retry with the same signals is accepted again. A first
+ * outcome is also marked pending for its user until a worker has applied it.
+ */
 const CLAIM_OUTCOME = `
 local cur = redis.call('GET', KEYS[1])
 if not cur then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
   return 'new'
 end
 if cur == ARGV[1] then return 'same' end
@@ -20,7 +26,15 @@ return 'conflict'`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosClaimOutcome(key: string, fingerprint: string, ttl: number): Result<'new' | 'same' | 'conflict', Context>;
+    cosClaimOutcome(
+      key: string,
+      pendingKey: string,
+      fingerprint: string,
+      ttl: number,
+      requestId: string,
+      acceptedAt: number,
+      pendingTtl: number,
+    ): Result<'new' | 'same' | 'conflict', Context>;
   }
 }
 
@@ -46,7 +60,7 @@ export class OutcomeService {
     private readonly windowMs: number,
   ) {
     if (typeof (redis as Partial<Redis>).cosClaimOutcome !== 'function') {
-      redis.defineCommand('cosClaimOutcome', { numberOfKeys: 1, lua: CLAIM_OUTCOME });
+      redis.defineCommand('cosClaimOutcome', { numberOfKeys: 2, lua: CLAIM_OUTCOME });
     }
   }
 
@@ -67,7 +81,16 @@ export class OutcomeService {
     const { requestId, metadata, ...signals } = request;
     const fingerprintKey = this.keys.outcomeFingerprint(requestId);
     const ttl = Math.ceil(this.windowMs / 1000) + OUTCOME_FINGERPRINT_GRACE_SECONDS;
-    const claim = await this.redis.cosClaimOutcome(fingerprintKey, outcomeFingerprint(signals), ttl);
+    const pendingKey = this.keys.pendingOutcomes(tenant, claims.userHash);
+    const claim = await this.redis.cosClaimOutcome(
+      fingerprintKey,
+      pendingKey,
+      outcomeFingerprint(signals),
+      ttl,
+      requestId,
+      now,
+      PENDING_OUTCOME_TTL_SECONDS,
+    );
     if (claim === 'conflict') {
       throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
     }
@@ -76,7 +99,13 @@ export class OutcomeService {
       // worker applies each requestId once, so a 202 always means "enqueued".
       await this.producer.add('outcome', { ...tenant, requestId, signals, ...(metadata ? { metadata } : {}), receivedAt: now });
     } catch (error) {
-      if (claim === 'new') await this.redis.del(fingerprintKey).catch(() => undefined);
+      if (claim === 'new')
+        await this.redis
+          .multi()
+          .del(fingerprintKey)
+          .zrem(pendingKey, requestId)
+          .exec()
+          .catch(() => undefined);
       throw error;
     }
   }

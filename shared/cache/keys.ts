@@ -24,6 +24,8 @@ export function redisKeys(prefix: string) {
     /** Hash {v: version, d: population prior JSON} of a tenant (no TTL: one small key per tenant). */
     population: (tenant: Tenant) => `${base}:population:${tenant.accountId}:${tenant.environment}`,
     erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
+    /** Sorted set of a user's outcomes accepted and not yet applied: requestId → ms accepted. */
+    pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenant.accountId}:${tenant.environment}:${userHash}`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
     outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
     /** Per-key one-second rate windows: `<rateWindow>:<epoch second>`, TTL 5 s. */

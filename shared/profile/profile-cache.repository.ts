@@ -62,6 +62,26 @@ export class ProfileCache {
     return decode(await this.redis.hget(this.keys.profile(tenant, userId), 'd'));
   }
 
+  /**
+   * The cached profile and how many of the user's outcomes accepted since `since` (ms) are not
+   * applied yet (pending-outcomes.repository.ts), in one round trip.
+   */
+  async readWithPending(
+    tenant: Tenant,
+    userId: string,
+    userHash: string,
+    since: number,
+  ): Promise<{ profile: StoredProfile | null; pending: number }> {
+    const results = await this.redis
+      .pipeline()
+      .hget(this.keys.profile(tenant, userId), 'd')
+      .zcount(this.keys.pendingOutcomes(tenant, userHash), since, '+inf')
+      .exec();
+    const failed = results?.find(([error]) => error);
+    if (!results || failed) throw failed?.[0] ?? new Error('Redis pipeline returned no results');
+    return { profile: decode(results[0]![1] as string | null), pending: Number(results[1]![1]) };
+  }
+
   /** Arguments of cosWriteProfileIfNewer for one profile. */
   private writeArgs(tenant: Tenant, profile: StoredProfile) {
     return [

@@ -1,0 +1,82 @@
+import { performance } from 'node:perf_hooks';
+import { findAccount } from '../../shared/keys/account.repository';
+import { userHash } from '../../shared/keys/user-hash';
+import { OUTCOME_WAIT_MS } from '../../api/services/profile-loader';
+import { PENDING_OUTCOME_HORIZON_MS } from '../../shared/profile/pending-outcomes.repository';
+import type { Tenant } from '../../shared/domain/environment';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { TEST_SECRET } from '../support/test-env';
+
+/** docs/adr/0008-read-your-outcomes.md: reads after an outcome reflect it, waiting briefly for the worker. */
+let h: Harness;
+let key: string;
+let tenant: Tenant;
+beforeAll(async () => {
+  h = await startHarness();
+  key = await h.key('ryo', 'test');
+  tenant = { accountId: (await findAccount(h.env.db, 'ryo'))!.id, environment: 'test' };
+});
+afterAll(() => h.close());
+
+const context = (userId: string) =>
+  h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 'Tidy the desk', complexity: 'low' });
+const outcome = (requestId: string, started = true) => h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started });
+const pendingKey = (userId: string) => h.env.keys.pendingOutcomes(tenant, userHash(TEST_SECRET, tenant, userId));
+
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - started };
+}
+
+describe('reads after an outcome (no worker running)', () => {
+  it('wait at most about OUTCOME_WAIT_MS for the outcome, then answer from the profile as it is', async () => {
+    const first = await context('ryo-stalled');
+    expect((await outcome(first.body.requestId)).status).toBe(202);
+    expect(await h.env.redis.zcard(pendingKey('ryo-stalled'))).toBe(1);
+    const { value: next, ms } = await timed(() => context('ryo-stalled'));
+    expect(next.status).toBe(200);
+    expect(next.body.metadata.interactionCount).toBe(0);
+    expect(ms).toBeGreaterThanOrEqual(OUTCOME_WAIT_MS - 20);
+    expect(ms).toBeLessThan(OUTCOME_WAIT_MS + 1000);
+  });
+
+  it('never wait on an outcome accepted longer ago than the horizon (being retried, or no worker)', async () => {
+    await h.env.redis.zadd(pendingKey('ryo-old'), Date.now() - PENDING_OUTCOME_HORIZON_MS - 1000, 'req_old');
+    const { value, ms } = await timed(() => context('ryo-old'));
+    expect(value.status).toBe(200);
+    expect(ms).toBeLessThan(OUTCOME_WAIT_MS - 50);
+  });
+});
+
+describe('reads after an outcome (worker running)', () => {
+  beforeAll(() => h.startWorker());
+
+  it('reflect every outcome posted before them: the next context call and GET /v1/profile', async () => {
+    let requestId = (await context('ryo-loop')).body.requestId as string;
+    for (let n = 1; n <= 8; n++) {
+      expect((await outcome(requestId, n % 2 === 0)).status).toBe(202);
+      const next = await context('ryo-loop');
+      expect(next.body.metadata.interactionCount).toBe(n);
+      const profile = await h.http().get('/v1/profile/ryo-loop').set(bearer(key));
+      expect(profile.body.interactionCount).toBe(n);
+      requestId = next.body.requestId;
+    }
+    expect(await h.env.redis.zcard(pendingKey('ryo-loop'))).toBe(0);
+  });
+
+  it('see an outcome that waited for a worker once one runs, and its mark is gone', async () => {
+    await eventually(async () => (await context('ryo-stalled')).body.metadata.interactionCount === 1);
+    expect(await h.env.redis.zcard(pendingKey('ryo-stalled'))).toBe(0);
+  });
+
+  it('do not wait when the user has nothing pending, and a retried outcome adds no mark', async () => {
+    const { body } = await context('ryo-retry');
+    expect((await outcome(body.requestId)).status).toBe(202);
+    await eventually(async () => (await h.env.redis.zcard(pendingKey('ryo-retry'))) === 0);
+    expect((await outcome(body.requestId)).status).toBe(202);
+    expect(await h.env.redis.zcard(pendingKey('ryo-retry'))).toBe(0);
+    const { ms } = await timed(() => context('ryo-retry'));
+    expect(ms).toBeLessThan(OUTCOME_WAIT_MS - 50);
+  });
+});
