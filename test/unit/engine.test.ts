@@ -26,6 +26,7 @@ const choice = (framing: Choice['framing'], rest: Partial<Choice> = {}): Choice 
 });
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const totalN = (state: EngineState) => state.slots.reduce((sum, slot) => sum + slot.n.reduce((s, x) => s + x, 0), 0);
+const excursionN = (state: EngineState) => state.excursion.n.reduce((s, x) => s + x, 0);
 
 /** Applies outcomes of fixed choices through engine.update. */
 function withOutcomes(state: EngineState, items: Array<[DecisionContext, Choice, number]>, prior = EMPTY): EngineState {
@@ -297,22 +298,27 @@ describe('change detection', () => {
     expect(state.shortfall).toBe(0);
   });
 
-  it('accumulates the shortfall of rewards below the prediction, and past CHANGE_THRESHOLD discounts all evidence by CHANGE_DISCOUNT', () => {
+  it('accumulates the shortfall of rewards below the prediction, and past CHANGE_THRESHOLD discounts the evidence from before the excursion by CHANGE_DISCOUNT', () => {
     let state = history(0.9);
+    expect(excursionN(state)).toBe(0);
     let discounts = 0;
     let accumulating = 0;
     for (let i = 0; i < 10 && discounts === 0; i++) {
       const next = engine.update(state, medium, choice('purpose'), 0, false, EMPTY);
       const steady = totalN(state) * DECAY + DIMENSION_NAMES.length;
-      const discounted = totalN(state) * CHANGE_DISCOUNT * DECAY + DIMENSION_NAMES.length;
+      const kept = excursionN(state);
+      const discounted = (CHANGE_DISCOUNT * (totalN(state) - kept) + kept) * DECAY + DIMENSION_NAMES.length;
       if (Math.abs(totalN(next) - steady) < 0.01) {
         expect(next.shortfall).toBeGreaterThan(state.shortfall); // a shortfall, accumulating
         expect(next.shortfall).toBeLessThanOrEqual(CHANGE_THRESHOLD);
+        expect(excursionN(next)).toBeCloseTo(kept * DECAY + DIMENSION_NAMES.length, 2); // the excursion's outcomes
         accumulating += 1;
       } else {
         expect(totalN(next)).toBeCloseTo(discounted, 2);
         expect(state.shortfall).toBeLessThanOrEqual(CHANGE_THRESHOLD);
+        expect(kept).toBeGreaterThan(0); // the outcomes that revealed the change are kept
         expect(next.shortfall).toBe(0); // restarts
+        expect(excursionN(next)).toBe(0);
         discounts += 1;
       }
       state = next;
@@ -323,6 +329,14 @@ describe('change detection', () => {
 });
 
 describe('engine.parseState', () => {
+  it('reads a state saved before the excursion was kept', () => {
+    const state = trainedState();
+    const { excursion: _excursion, ...older } = JSON.parse(JSON.stringify(state)) as EngineState;
+    const parsed = engine.parseState(older);
+    expect(parsed.slots).toEqual(state.slots);
+    expect(excursionN(parsed)).toBe(0);
+  });
+
   it('round-trips a state through JSON', () => {
     const state = withOutcomes(trainedState(), [[{ complexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
     expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);

@@ -3,7 +3,17 @@ import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimensi
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import { standardNormal, type Random } from '../random';
 import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
-import { addOutcome, discounted, emptySlot, engineStateSchema, slotOf, totals, type EngineState, type EvidenceSlot } from './evidence';
+import {
+  addOutcome,
+  discounted,
+  emptyExcursion,
+  emptySlot,
+  engineStateSchema,
+  slotOf,
+  totals,
+  type EngineState,
+  type EvidenceSlot,
+} from './evidence';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex, valueCount, valueIndex } from './layout';
 import { probabilityLargest } from './normal';
 import {
@@ -47,12 +57,14 @@ export const EXPLORATION_SCALE = 0.3;
 /**
  * Change detection: a one-sided CUSUM of the standardised shortfall of each reward below the
  * chosen framing's predicted reward, S ← max(0, S − z − CHANGE_SLACK). When S passes
- * CHANGE_THRESHOLD the user's preferences have probably changed: all their evidence is
- * multiplied by CHANGE_DISCOUNT (on top of the steady per-outcome decay) and S restarts.
+ * CHANGE_THRESHOLD the user's preferences have probably changed: their evidence from before
+ * the current excursion of S above 0 is multiplied by CHANGE_DISCOUNT (on top of the steady
+ * per-outcome decay), the excursion's outcomes — those that revealed the change — are kept at
+ * full weight, and S restarts.
  */
 export const CHANGE_SLACK = 0.5;
 export const CHANGE_THRESHOLD = 4;
-export const CHANGE_DISCOUNT = 0.1;
+export const CHANGE_DISCOUNT = 0;
 const MAX_VALUES = Math.max(...DIMENSION_NAMES.map(valueCount));
 const means = new Float64Array(MAX_VALUES);
 const sds = new Float64Array(MAX_VALUES);
@@ -208,6 +220,7 @@ function stateOf(outcomes: number, evidence: EvidenceSlot, prior: PopulationPrio
     learner: 'engine-v1',
     outcomes,
     shortfall: 0,
+    excursion: emptyExcursion(),
     slots: [evidence],
     summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
   };
@@ -285,7 +298,9 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const shortfall = nextShortfall(state, prior, c, taskSlot, choice, reward);
     const changed = shortfall > CHANGE_THRESHOLD;
     const base = changed ? discounted(state, CHANGE_DISCOUNT) : state;
-    const next = addOutcome({ ...base, shortfall: changed ? 0 : shortfall }, c, context.taskType, choice, reward, started);
+    const added = addOutcome({ ...base, shortfall: changed ? 0 : shortfall }, c, context.taskType, choice, reward, started);
+    // The excursion holds the outcomes since the detector last stood at 0.
+    const next = added.shortfall > 0 ? added : { ...added, excursion: emptyExcursion() };
     return { ...next, summary: computeSummary(next, personalize(next, shared, totals(next))) };
   },
 

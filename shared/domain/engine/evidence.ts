@@ -22,6 +22,11 @@ export const evidenceSlotSchema = z.object({
 });
 export type EvidenceSlot = z.infer<typeof evidenceSlotSchema>;
 
+/** Evidence (decayed counts and reward sums, summed over task types) gathered since the change detector last stood at 0. */
+export const excursionSchema = z.object({ n: cellsSchema, s: cellsSchema });
+export type Excursion = z.infer<typeof excursionSchema>;
+export const emptyExcursion = (): Excursion => ({ n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) });
+
 /** The learned best value index per dimension and the profile phase, as of the last update. */
 export const summarySchema = z.object({
   best: z.tuple([z.number().int(), z.number().int(), z.number().int(), z.number().int()]),
@@ -34,6 +39,8 @@ export const engineStateSchema = z.object({
   outcomes: z.number().int().min(0),
   /** Change detector: one-sided CUSUM of how far rewards fell short of the prediction. */
   shortfall: z.number().min(0).default(0),
+  /** The outcomes of the detector's current excursion above 0: the evidence of a change, kept when it is detected. */
+  excursion: excursionSchema.default(emptyExcursion),
   slots: z
     .array(evidenceSlotSchema)
     .min(1)
@@ -95,16 +102,28 @@ function withTaskTypeSlot(slots: EvidenceSlot[], taskType: string | undefined): 
   return { slots, index: weakest };
 }
 
-/** All evidence multiplied by `factor` (after a detected change of preferences). */
+/**
+ * After a detected change of preferences: the evidence from before the detector's current
+ * excursion multiplied by `factor`, the excursion's own outcomes (those that revealed the
+ * change) kept at full weight — per cell, evidence ← factor·(evidence − excursion) + excursion,
+ * shared among the task-type slots in proportion to what each holds. Clears the excursion.
+ */
 export function discounted(state: EngineState, factor: number): EngineState {
-  const scale = (cells: number[]) => cells.map((x) => round4(x * factor));
+  const { n, s } = totals(state);
+  const keep = (total: ArrayLike<number>, kept: readonly number[]) =>
+    Array.from(total, (x, i) => (x > 0 ? factor + (1 - factor) * Math.min(1, Math.max(0, kept[i]! / x)) : factor));
+  const kn = keep(n, state.excursion.n);
+  // Reward sums can be 0 where counts are not; their excursion share then follows the counts.
+  const ks = Array.from(s, (x, i) => (x > 0 ? factor + (1 - factor) * Math.min(1, Math.max(0, state.excursion.s[i]! / x)) : kn[i]!));
+  const scale = (cells: number[], k: number[]) => cells.map((x, i) => round4(x * k[i]!));
   return {
     ...state,
-    slots: state.slots.map((slot) => ({ taskType: slot.taskType, n: scale(slot.n), s: scale(slot.s), st: scale(slot.st) })),
+    excursion: emptyExcursion(),
+    slots: state.slots.map((slot) => ({ taskType: slot.taskType, n: scale(slot.n, kn), s: scale(slot.s, ks), st: scale(slot.st, kn) })),
   };
 }
 
-/** Decays all evidence, then adds one outcome of `choice` in (complexity, task type). */
+/** Decays all evidence (and the excursion), then adds one outcome of `choice` in (complexity, task type) and to the excursion. */
 export function addOutcome(
   state: EngineState,
   complexity: number,
@@ -121,6 +140,7 @@ export function addOutcome(
   }));
   const { slots, index } = withTaskTypeSlot(decayed, taskType);
   const target = slots[index]!;
+  const excursion = { n: state.excursion.n.map((x) => round4(x * DECAY)), s: state.excursion.s.map((x) => round4(x * DECAY)) };
   const valueSlots = choiceSlots(choice);
   for (const dim of DIMENSION_NAMES) {
     const slot = valueSlots[dim as Dimension];
@@ -129,6 +149,8 @@ export function addOutcome(
     target.n[cell] = round4(target.n[cell]! + 1);
     target.s[cell] = round4(target.s[cell]! + reward);
     target.st[cell] = round4(target.st[cell]! + (started ? 1 : 0));
+    excursion.n[cell] = round4(excursion.n[cell]! + 1);
+    excursion.s[cell] = round4(excursion.s[cell]! + reward);
   }
-  return { ...state, outcomes: state.outcomes + 1, slots };
+  return { ...state, outcomes: state.outcomes + 1, slots, excursion };
 }
