@@ -1,4 +1,4 @@
-import type { PolicyMetrics, PolicyResult } from './run';
+import { pairedDifference, type PolicyMetrics, type PolicyResult } from './run';
 
 export const POLICY_NAMES = ['engine', 'random', 'epsilonGreedy', 'pooledThompson', 'squareCB', 'oracle'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
@@ -19,6 +19,15 @@ export interface TargetCheck {
   pass: boolean;
 }
 
+/** "difference +0.012 ± 0.009" of the engine's per-user means against another policy's. */
+function differenceNote(results: Results, other: PolicyName, pick: (r: PolicyResult) => number[]): string {
+  const a = pick(results.engine);
+  const b = pick(results[other]);
+  if (a.length === 0 || a.length !== b.length) return '';
+  const { mean, halfWidth } = pairedDifference(a, b);
+  return ` (difference ${mean >= 0 ? '+' : '−'}${Math.abs(mean).toFixed(3)} ± ${halfWidth.toFixed(3)}, 95% CI over users)`;
+}
+
 /** The issue-4 targets, checked for the engine. */
 export function checkTargets(results: Results): TargetCheck[] {
   const e = results.engine.metrics;
@@ -35,10 +44,18 @@ export function checkTargets(results: Results): TargetCheck[] {
       value: `${fmt(ratio('pooledThompson'))} ×`,
       pass: ratio('pooledThompson') >= 1.05,
     },
-    { target: 'mean reward 11–40 > SquareCB', value: `${fmt(ratio('squareCB'))} ×`, pass: ratio('squareCB') > 1 },
+    {
+      target: 'mean reward 11–40 > SquareCB',
+      value: `${fmt(ratio('squareCB'))} ×${differenceNote(results, 'squareCB', (r) => r.perUser.reward11to40)}`,
+      pass: ratio('squareCB') > 1,
+    },
     {
       target: 'cold-start reward ≥ pooled Thompson',
-      value: `${fmt(e.coldStartReward)} vs ${fmt(results.pooledThompson.metrics.coldStartReward)}`,
+      value: `${fmt(e.coldStartReward)} vs ${fmt(results.pooledThompson.metrics.coldStartReward)}${differenceNote(
+        results,
+        'pooledThompson',
+        (r) => r.perUser.coldStart,
+      )}`,
       pass: (e.coldStartReward ?? -1) >= (results.pooledThompson.metrics.coldStartReward ?? Infinity),
     },
     {

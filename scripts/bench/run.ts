@@ -30,6 +30,19 @@ export interface PolicyResult {
   meanRewardAll: number;
   /** Share of drifting users whose picks reached the recovery criterion within the run. */
   driftRecoveredShare: number;
+  /** Each user's mean reward over interactions 1–3 and 11–40 (empty when the run is too short), for paired comparisons. */
+  perUser: { coldStart: number[]; reward11to40: number[] };
+}
+
+/**
+ * Mean of the per-user differences a − b (the same users, contexts and outcome noise for both
+ * policies) and the half-width of its 95% confidence interval.
+ */
+export function pairedDifference(a: readonly number[], b: readonly number[]): { mean: number; halfWidth: number } {
+  const diffs = a.map((x, i) => x - b[i]!);
+  const m = mean(diffs);
+  const variance = diffs.reduce((s, d) => s + (d - m) * (d - m), 0) / Math.max(1, diffs.length - 1);
+  return { mean: m, halfWidth: 1.96 * Math.sqrt(variance / Math.max(1, diffs.length)) };
 }
 
 /**
@@ -69,13 +82,16 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
 
 const mean = (xs: readonly number[]) => (xs.length === 0 ? NaN : xs.reduce((s, x) => s + x, 0) / xs.length);
 
-/**
- * Mean over users of each user's mean reward over interactions from..to (1-based, inclusive);
- * null when the run is shorter than `to`.
- */
+/** Each user's mean reward over interactions from..to (1-based, inclusive); empty when the run is shorter than `to`. */
+function userMeans(records: InteractionRecord[][], from: number, to: number): number[] {
+  if (records.length === 0 || records[0]!.length < to) return [];
+  return records.map((user) => mean(user.slice(from - 1, to).map((r) => r.reward)));
+}
+
+/** Mean over users of each user's mean reward over interactions from..to; null when the run is shorter than `to`. */
 function meanReward(records: InteractionRecord[][], from: number, to: number): number | null {
-  if (records.length === 0 || records[0]!.length < to) return null;
-  return mean(records.map((user) => mean(user.slice(from - 1, to).map((r) => r.reward))));
+  const means = userMeans(records, from, to);
+  return means.length === 0 ? null : mean(means);
 }
 
 /** Recovery rule: ≥ 7 of the last 10 picks are the user's new best framing. */
@@ -150,5 +166,9 @@ export function summarize(sim: Simulation, records: InteractionRecord[][]): Poli
     },
     meanRewardAll: meanReward(records, 1, sim.interactions) ?? NaN,
     driftRecoveredShare,
+    perUser: {
+      coldStart: userMeans(records, 1, 3),
+      reward11to40: userMeans(records, 11, 40),
+    },
   };
 }

@@ -1,6 +1,6 @@
 import { seededRandom } from '../../shared/domain/random';
 import { oraclePolicy, randomPolicy } from '../../scripts/bench/policies';
-import { expectedCalibrationError, runPolicy, summarize } from '../../scripts/bench/run';
+import { expectedCalibrationError, pairedDifference, runPolicy, summarize } from '../../scripts/bench/run';
 import { bestChoice, complexityAt, createSimulation, MAJORITY_SHARE, simulateOutcome } from '../../scripts/bench/simulator';
 import { bayesReferencePolicy, favouritePosterior } from '../../scripts/bench/bayes-reference';
 import { RidgeBlock } from '../../scripts/bench/squarecb';
@@ -85,6 +85,14 @@ describe('bench:learning simulator', () => {
     for (let u = 0; u < 4; u++) {
       contexts.forEach((c, ci) => expect(block.predict(u, c)).toBeCloseTo(w[u]! + w[4 + ci]!, 10));
     }
+  });
+});
+
+describe('bench:learning paired comparison', () => {
+  it('gives the mean per-user difference and the half-width of its 95% interval', () => {
+    const { mean, halfWidth } = pairedDifference([1, 2.5, 4], [0, 0.5, 1]);
+    expect(mean).toBeCloseTo(2, 12);
+    expect(halfWidth).toBeCloseTo((1.96 * 1) / Math.sqrt(3), 12);
   });
 });
 
