@@ -7,6 +7,7 @@ import { PopulationCache } from '../shared/population/population-cache.repositor
 import { BatchedProducer } from '../shared/jobs/batched-producer';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
+import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { createRedis } from '../shared/redis/redis';
 import type { AppDeps } from './app';
 import { CredentialCache } from './auth/credential-cache';
@@ -34,7 +35,8 @@ export function buildApiDependencies(
   const producer = new BatchedProducer(redis, keys.queuePrefix);
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
-  const loader = new ProfileLoader(db, cache, learner, populations, config.COS_SECRET);
+  const settled = new SettledOutcomes(createRedis(config.REDIS_URL, 'consumer'), keys);
+  const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
   credentials.start();
   const limiter = new Limiter(redis, keys, clock);
@@ -66,6 +68,7 @@ export function buildApiDependencies(
     close: async () => {
       await credentials.stop();
       await producer.close();
+      settled.close();
       redis.disconnect();
       await db.destroy();
     },

@@ -1,24 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout } from 'node:timers/promises';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
-import { PENDING_OUTCOME_HORIZON_MS } from '../../shared/profile/pending-outcomes.repository';
+import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import { userHash } from '../../shared/keys/user-hash';
 import { findProfile } from '../../shared/profile/profile.repository';
 import type { PopulationLoader } from './population-loader';
 
 /** How long a profile read waits for a worker to apply the user's pending outcomes. */
 export const OUTCOME_WAIT_MS = 250;
-const POLL_INTERVAL_MS = 2;
+/** While waiting, the marks are read again at least this often (should a notice be lost). */
+const RECHECK_MS = 50;
 
 /**
  * Cache-first profile reads. A hit is one Redis round trip; a miss reads Postgres once and
  * caches the row (never over a newer cached version). Reads see the user's own outcomes: while
- * an outcome accepted in the last few seconds is not applied yet, the read polls the cache for
- * up to OUTCOME_WAIT_MS (docs/adr/0008-read-your-outcomes.md), then answers with what it has.
+ * an outcome accepted in the last few seconds is not applied yet, the read waits for the
+ * worker's notice that it is (or re-checks), for up to OUTCOME_WAIT_MS
+ * (docs/adr/0008-read-your-outcomes.md), then answers with what it has.
  */
 export class ProfileLoader {
   constructor(
@@ -26,19 +27,30 @@ export class ProfileLoader {
     private readonly cache: ProfileCache,
     private readonly learner: Learner,
     private readonly populations: PopulationLoader,
+    private readonly settled: SettledOutcomes,
     private readonly secret: string,
   ) {}
 
   /** The user's profile, or null when it exists neither in the cache nor in Postgres. */
   async find(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
     const hash = userHash(this.secret, tenant, userId);
-    const deadline = Date.now() + OUTCOME_WAIT_MS;
-    let read = await this.cache.readWithPending(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS);
-    while (read.pending > 0 && Date.now() < deadline) {
-      await setTimeout(POLL_INTERVAL_MS);
-      read = await this.cache.readWithPending(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS);
+    const read = () => this.cache.readWithPending(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS);
+    let current = await read();
+    if (current.pending > 0) {
+      const deadline = Date.now() + OUTCOME_WAIT_MS;
+      const key = this.settled.keyOf(tenant, hash);
+      for (;;) {
+        const settlement = this.settled.listen(key);
+        current = await read();
+        const left = deadline - Date.now();
+        if (current.pending === 0 || left <= 0) {
+          settlement.cancel();
+          break;
+        }
+        await settlement.wait(Math.min(RECHECK_MS, left));
+      }
     }
-    const cached = read.profile;
+    const cached = current.profile;
     if (cached) return cached;
     const stored = await findProfile(this.db, tenant, userId);
     if (stored) await this.cache.writeIfNewer(tenant, stored);

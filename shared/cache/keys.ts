@@ -26,6 +26,8 @@ export function redisKeys(prefix: string) {
     erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
     /** Sorted set of a user's outcomes accepted and not yet applied: requestId → ms accepted. */
     pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenant.accountId}:${tenant.environment}:${userHash}`,
+    /** Pub/sub channel: JSON arrays of pendingOutcomes keys whose outcomes a worker just settled. */
+    outcomesSettled: `${base}:outcomes-settled`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
     outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
     /** Per-key one-second rate windows: `<rateWindow>:<epoch second>`, TTL 5 s. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
+import type { Tenant } from '../domain/environment';
 import { readRequestIdClaims } from '../keys/request-id';
 import { execPipeline } from '../redis/redis';
 
@@ -7,9 +8,9 @@ import { execPipeline } from '../redis/redis';
  * Outcomes accepted by the API and not yet applied by a worker, per user
  * (docs/adr/0008-read-your-outcomes.md). The API marks an outcome when it first accepts it (in
  * the script that claims its requestId); the worker unmarks it once the outcome is applied — or
- * dropped — and the cached profile shows it. Profile reads wait briefly while a recent mark
- * exists (ProfileLoader), so a client that reports an outcome and asks again gets an answer
- * that has learned from it.
+ * dropped — and the cached profile shows it, and announces the users it settled on a Redis
+ * channel. Profile reads wait briefly while a recent mark exists (ProfileLoader), so a client
+ * that reports an outcome and asks again gets an answer that has learned from it.
  *
  * A mark is a member of a sorted set per user (keyed by the user hash every requestId
  * carries): requestId → time accepted (ms). Marks older than PENDING_OUTCOME_HORIZON_MS are
@@ -25,16 +26,92 @@ export class PendingOutcomes {
     private readonly keys: RedisKeys,
   ) {}
 
-  /** Unmarks settled outcomes (applied, already applied or dropped) in one round trip. */
+  /**
+   * Unmarks settled outcomes (applied, already applied or dropped) and announces their users'
+   * mark keys on the settled channel, in one round trip.
+   */
   async clear(requestIds: Iterable<string>): Promise<void> {
     const pipeline = this.redis.pipeline();
-    let count = 0;
+    const settled = new Set<string>();
     for (const requestId of requestIds) {
       const claims = readRequestIdClaims(requestId);
       if (!claims) continue;
-      pipeline.zrem(this.keys.pendingOutcomes(claims, claims.userHash), requestId);
-      count++;
+      const key = this.keys.pendingOutcomes(claims, claims.userHash);
+      pipeline.zrem(key, requestId);
+      settled.add(key);
     }
-    if (count > 0) await execPipeline(pipeline);
+    if (settled.size === 0) return;
+    pipeline.publish(this.keys.outcomesSettled, JSON.stringify([...settled]));
+    await execPipeline(pipeline);
+  }
+}
+
+/**
+ * The API side of the settled channel: resolves the waits of reads whose user's outcomes a
+ * worker has just settled. One subscription per API process; a lost message only makes a
+ * read wait until its next re-check.
+ */
+export class SettledOutcomes {
+  private readonly waiters = new Map<string, Set<() => void>>();
+
+  constructor(
+    private readonly subscriber: Redis,
+    private readonly keys: RedisKeys,
+  ) {
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== keys.outcomesSettled) return;
+      let settled: unknown;
+      try {
+        settled = JSON.parse(message);
+      } catch {
+        return;
+      }
+      if (!Array.isArray(settled)) return;
+      for (const key of settled) {
+        const waiting = typeof key === 'string' ? this.waiters.get(key) : undefined;
+        if (!waiting) continue;
+        this.waiters.delete(key as string);
+        for (const wake of waiting) wake();
+      }
+    });
+    subscriber.subscribe(keys.outcomesSettled).catch(() => undefined);
+  }
+
+  /** The key of a user's marks (what the worker announces). */
+  keyOf(tenant: Tenant, userHash: string): string {
+    return this.keys.pendingOutcomes(tenant, userHash);
+  }
+
+  /**
+   * Starts listening for a settlement of `pendingKey`'s outcomes: `wait(ms)` resolves on the
+   * first one or after `ms`, whichever comes first. Listen before reading the marks, so a
+   * settlement between the read and the wait is not missed; `cancel` when not waiting after all.
+   */
+  listen(pendingKey: string): { wait: (ms: number) => Promise<void>; cancel: () => void } {
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    const waiting = this.waiters.get(pendingKey) ?? new Set<() => void>();
+    waiting.add(wake);
+    this.waiters.set(pendingKey, waiting);
+    const cancel = () => {
+      waiting.delete(wake);
+      if (waiting.size === 0 && this.waiters.get(pendingKey) === waiting) this.waiters.delete(pendingKey);
+    };
+    return {
+      cancel,
+      wait: async (ms) => {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([woken, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+        clearTimeout(timer);
+        cancel();
+      },
+    };
+  }
+
+  /** Stops listening; reads still waiting go on at once. */
+  close(): void {
+    this.subscriber.disconnect();
+    for (const waiting of this.waiters.values()) for (const wake of waiting) wake();
+    this.waiters.clear();
   }
 }

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { findAccount } from '../../shared/keys/account.repository';
 import { userHash } from '../../shared/keys/user-hash';
 import { OUTCOME_WAIT_MS } from '../../api/services/profile-loader';
-import { PENDING_OUTCOME_HORIZON_MS } from '../../shared/profile/pending-outcomes.repository';
+import { PENDING_OUTCOME_HORIZON_MS, SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import type { Tenant } from '../../shared/domain/environment';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { TEST_SECRET } from '../support/test-env';
@@ -78,5 +78,35 @@ describe('reads after an outcome (worker running)', () => {
     expect(await h.env.redis.zcard(pendingKey('ryo-retry'))).toBe(0);
     const { ms } = await timed(() => context('ryo-retry'));
     expect(ms).toBeLessThan(OUTCOME_WAIT_MS - 50);
+  });
+});
+
+describe('settlement notices', () => {
+  it('wake a read waiting on the settled user, and only that one', async () => {
+    const subscribers = async () =>
+      Number(((await h.env.redis.call('PUBSUB', 'NUMSUB', h.env.keys.outcomesSettled)) as [string, number])[1]);
+    const before = await subscribers();
+    const settled = new SettledOutcomes(h.env.redis.duplicate(), h.env.keys);
+    try {
+      await eventually(async () => (await subscribers()) > before);
+      const race = async (wait: Promise<void>, ms: number) => {
+        let timer: NodeJS.Timeout | undefined;
+        const result = await Promise.race([
+          wait.then(() => 'woken'),
+          new Promise<string>((resolve) => (timer = setTimeout(() => resolve('not woken'), ms))),
+        ]);
+        clearTimeout(timer);
+        return result;
+      };
+      const mine = settled.listen('key-a');
+      const other = settled.listen('key-b');
+      const mineWoken = race(mine.wait(10_000), 5_000);
+      const otherWoken = race(other.wait(10_000), 500);
+      await h.env.redis.publish(h.env.keys.outcomesSettled, JSON.stringify(['key-a']));
+      expect(await mineWoken).toBe('woken');
+      expect(await otherWoken).toBe('not woken');
+    } finally {
+      settled.close();
+    }
   });
 });
