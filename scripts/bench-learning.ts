@@ -4,7 +4,16 @@ import { engine } from '../shared/domain/engine/engine';
 import { enginePolicy, epsilonGreedyPolicy, oraclePolicy, pooledThompsonPolicy, randomPolicy, type Policy } from './bench/policies';
 import { formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from './bench/report';
 import { runPolicy, summarize } from './bench/run';
-import { createSimulation, DEFAULT_INTERACTIONS, DRIFT_AFTER, mixSeed, type Simulation } from './bench/simulator';
+import {
+  createSimulation,
+  DEFAULT_INTERACTIONS,
+  DRIFT_AFTER,
+  mixSeed,
+  WORLDS,
+  type Simulation,
+  type World,
+  type WorldName,
+} from './bench/simulator';
 import { squareCBPolicy, type SquareCBParams } from './bench/squarecb';
 import { bayesReferencePolicy } from './bench/bayes-reference';
 
@@ -14,7 +23,10 @@ import { bayesReferencePolicy } from './bench/bayes-reference';
  * `engine` currently is, through its Learner interface — and the baselines of
  * scripts/bench/policies.ts, then prints a table, or with --json exactly one JSON object.
  *
- *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N]
+ *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N] [--world NAME]
+ *
+ * --world picks the simulated population (scripts/bench/simulator.ts WORLDS): `default` (the
+ * world the issue-4 targets are read in), `equal-effects` or `weak-majority`.
  *
  * SquareCB's γ schedule is tuned first on a separate seed (derived from --seed, never the
  * evaluated one) over SQUARECB_GRID by mean reward over the whole run, then fixed.
@@ -33,20 +45,30 @@ interface Options {
   seed: number;
   users: number;
   interactions: number;
+  world: WorldName;
 }
 
+const USAGE = 'usage: bench-learning [--json] [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority]';
+
 function parseArgs(argv: string[]): Options {
-  const options: Options = { json: false, ...DEFAULTS };
+  const options: Options = { json: false, world: 'default', ...DEFAULTS };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') {
       options.json = true;
       continue;
     }
+    if (arg === '--world') {
+      const name = argv[i + 1] ?? '';
+      if (!Object.hasOwn(WORLDS, name)) throw new Error(`${USAGE} (unknown world: ${name})`);
+      options.world = name as WorldName;
+      i += 1;
+      continue;
+    }
     const key = ({ '--seed': 'seed', '--users': 'users', '--interactions': 'interactions' } as const)[arg];
     const value = Number(argv[i + 1]);
     if (!key || !Number.isInteger(value) || value < (key === 'seed' ? 0 : 1)) {
-      throw new Error(`usage: bench-learning [--json] [--seed N] [--users N] [--interactions N] (bad argument: ${arg})`);
+      throw new Error(`${USAGE} (bad argument: ${arg})`);
     }
     options[key] = value;
     i += 1;
@@ -73,8 +95,8 @@ function makePolicy(name: PolicyName, sim: Simulation, squareCB: SquareCBParams)
 }
 
 /** Picks SquareCB's γ schedule on a separate seed: the grid point with the highest mean reward. */
-export function tuneSquareCB(seed: number, users: number, interactions: number) {
-  const sim = createSimulation(mixSeed(seed, 0x7e57), users, interactions);
+export function tuneSquareCB(seed: number, users: number, interactions: number, world: World = WORLDS.default) {
+  const sim = createSimulation(mixSeed(seed, 0x7e57), users, interactions, world);
   const scored = SQUARECB_GRID.map((params) => ({
     params,
     meanReward: summarize(sim, runPolicy(sim, squareCBPolicy(seededRandom(mixSeed(sim.seed, 200)), params))).meanRewardAll,
@@ -83,8 +105,14 @@ export function tuneSquareCB(seed: number, users: number, interactions: number) 
   return { best: best.params, scored, tuningSeed: sim.seed };
 }
 
-export function runBenchmark(seed: number, users: number, interactions: number, squareCB: SquareCBParams): Results {
-  const sim = createSimulation(seed, users, interactions);
+export function runBenchmark(
+  seed: number,
+  users: number,
+  interactions: number,
+  squareCB: SquareCBParams,
+  world: World = WORLDS.default,
+): Results {
+  const sim = createSimulation(seed, users, interactions, world);
   const results = {} as Results;
   for (const name of POLICY_NAMES) results[name] = summarize(sim, runPolicy(sim, makePolicy(name, sim, squareCB)));
   return results;
@@ -93,13 +121,14 @@ export function runBenchmark(seed: number, users: number, interactions: number, 
 function main() {
   const options = parseArgs(process.argv.slice(2));
   const started = performance.now();
-  const tuning = tuneSquareCB(options.seed, options.users, options.interactions);
-  const results = runBenchmark(options.seed, options.users, options.interactions, tuning.best);
+  const world = WORLDS[options.world];
+  const tuning = tuneSquareCB(options.seed, options.users, options.interactions, world);
+  const results = runBenchmark(options.seed, options.users, options.interactions, tuning.best, world);
   if (options.json) {
     process.stdout.write(`${JSON.stringify(toJson(options.seed, options.users, results))}\n`);
     return;
   }
-  const sim = createSimulation(options.seed, options.users, options.interactions);
+  const sim = createSimulation(options.seed, options.users, options.interactions, world);
   const drifting = sim.users.filter((u) => u.drifts).length;
   const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim))).metrics;
   const seconds = (performance.now() - started) / 1000;
@@ -108,7 +137,8 @@ function main() {
   const gamma = ({ gammaScale, gammaExponent }: SquareCBParams) =>
     gammaExponent === 0 ? `γ = ${gammaScale}` : `γ = ${gammaScale}·t^${gammaExponent}`;
   const lines = [
-    `bench:learning — seed ${options.seed}, ${options.users} users × ${options.interactions} interactions; ` +
+    `bench:learning — ${options.world === 'default' ? '' : `world ${options.world}, `}seed ${options.seed}, ` +
+      `${options.users} users × ${options.interactions} interactions; ` +
       (options.interactions > DRIFT_AFTER
         ? `${drifting} users change preferences after interaction ${DRIFT_AFTER}`
         : `no drift (it happens after interaction ${DRIFT_AFTER})`),

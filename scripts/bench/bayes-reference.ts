@@ -1,12 +1,12 @@
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
 import { seededRandom } from '../../shared/domain/random';
 import type { Policy } from './policies';
-import { complexityAt, MAJORITY_SHARE, mixSeed, OWN_BEST_SWITCH, simulateOutcome, type Simulation } from './simulator';
+import { complexityAt, mixSeed, OWN_BEST_SWITCH, simulateOutcome, type Simulation } from './simulator';
 
 /**
  * A reference for reading the issue-4 targets, not a competitor: a Bayes policy that knows how
  * the simulator makes its users — the population's favourite value per (complexity, dimension),
- * the share of users who follow it (MAJORITY_SHARE), how often a user's own favourite framing
+ * the share of users who follow it (the world's majority share), how often a user's own favourite framing
  * changes with complexity (OWN_BEST_SWITCH), and the mean and spread of the reward on a user's
  * favourite framing and on the others — but none of a user's hidden values.
  *
@@ -68,20 +68,25 @@ export function measureRewardModel(sim: Simulation): RewardModel {
 }
 
 /** P(favourite framing = f) at complexity c, from log-likelihoods logLik[c][f] of "f is the favourite at c". */
-export function favouritePosterior(logLik: readonly number[][], populationFavourite: readonly number[], c: number): number[] {
+export function favouritePosterior(
+  logLik: readonly number[][],
+  populationFavourite: readonly number[],
+  c: number,
+  majorityShare: number,
+): number[] {
   const like = logLik.map((row) => {
     const top = Math.max(...row);
     return { scale: top, values: row.map((l) => Math.exp(l - top)) };
   });
   // Scales cancel between the two types except for a common factor, so work relative to them.
-  const follower = MAJORITY_SHARE * like.reduce((p, { values }, k) => p * values[populationFavourite[k]!]!, 1);
+  const follower = majorityShare * like.reduce((p, { values }, k) => p * values[populationFavourite[k]!]!, 1);
   const marginal = new Array<number>(FRAMING_COUNT).fill(0);
   const switchShare = OWN_BEST_SWITCH / (FRAMING_COUNT - 1);
   let own = 0;
   for (let g = 0; g < FRAMING_COUNT; g++) {
     // Own favourite g: at each complexity the favourite is g, or with OWN_BEST_SWITCH another value.
     const perComplexity = like.map(({ values }) => values.reduce((s, l, f) => s + l * (f === g ? 1 - OWN_BEST_SWITCH : switchShare), 0));
-    const weight = ((1 - MAJORITY_SHARE) / FRAMING_COUNT) * perComplexity.reduce((p, x) => p * x, 1);
+    const weight = ((1 - majorityShare) / FRAMING_COUNT) * perComplexity.reduce((p, x) => p * x, 1);
     own += weight;
     for (let f = 0; f < FRAMING_COUNT; f++) {
       const prior = f === g ? 1 - OWN_BEST_SWITCH : switchShare;
@@ -108,7 +113,7 @@ export function bayesReferencePolicy(sim: Simulation, model: RewardModel = measu
     name: 'bayesReference',
     choose(userId, context) {
       const c = TASK_COMPLEXITY.indexOf(context.complexity);
-      const posterior = favouritePosterior(stateOf(userId), populationFavourite, c);
+      const posterior = favouritePosterior(stateOf(userId), populationFavourite, c, sim.world.majorityShare);
       const framing = posterior.indexOf(Math.max(...posterior));
       return {
         choice: { ...populationChoice(sim, context.complexity), framing: DIMENSIONS.framing.values[framing]! },

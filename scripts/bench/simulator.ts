@@ -21,14 +21,31 @@ import { computeReward, type OutcomeSignals } from '../../shared/domain/reward';
 
 /** Interactions per user unless --interactions says otherwise. */
 export const DEFAULT_INTERACTIONS = 80;
+/** Share of users who share the population's best value, per dimension (default world). */
 export const MAJORITY_SHARE = 0.6;
 export const DRIFT_SHARE = 0.25;
 /** Drifting users' new preferences apply from interaction DRIFT_AFTER + 1 on. */
 export const DRIFT_AFTER = 40;
 /** Users join one after another over this many rounds, so later users meet a trained population. */
 const ARRIVAL_ROUNDS = 40;
-/** How much each dimension moves the latent success probability from its worst to its best value. */
-const DIMENSION_WEIGHT: Record<Dimension, number> = { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 };
+/**
+ * The kind of population simulated. `default` is the world the issue-4 targets are read in
+ * (calibrated against SquareCB, see above); the others check that the engine's standing does not
+ * hang on it: `equal-effects` spreads the presentation's effect over the four dimensions,
+ * `weak-majority` has only 20% of users share the population's best value.
+ */
+export interface World {
+  /** Share of users who share the population's best value, per dimension. */
+  majorityShare: number;
+  /** How much each dimension moves the latent success probability from its worst to its best value. */
+  weights: Record<Dimension, number>;
+}
+export const WORLDS = {
+  default: { majorityShare: MAJORITY_SHARE, weights: { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 } },
+  'equal-effects': { majorityShare: MAJORITY_SHARE, weights: { framing: 0.2, style: 0.2, complexity: 0.2, encouragement: 0.2 } },
+  'weak-majority': { majorityShare: 0.2, weights: { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 } },
+} satisfies Record<string, World>;
+export type WorldName = keyof typeof WORLDS;
 /** Harder tasks are started less often whatever the presentation. */
 const COMPLEXITY_PENALTY: Record<TaskComplexity, number> = { low: 0, medium: 0.04, high: 0.08 };
 /** A minority user's own best value changes with the task complexity with this probability. */
@@ -53,6 +70,7 @@ export interface SimUser {
 
 export interface Simulation {
   seed: number;
+  world: World;
   /** Interactions per user. */
   interactions: number;
   users: SimUser[];
@@ -138,13 +156,18 @@ function driftedUtilities(before: Utilities, random: Random): Utilities {
   return result;
 }
 
-export function createSimulation(seed: number, userCount: number, interactions = DEFAULT_INTERACTIONS): Simulation {
+export function createSimulation(
+  seed: number,
+  userCount: number,
+  interactions = DEFAULT_INTERACTIONS,
+  world: World = WORLDS.default,
+): Simulation {
   const random = seededRandom(mixSeed(seed, 1));
   const population = populationUtilities(random);
   const users: SimUser[] = [];
   for (let index = 0; index < userCount; index++) {
     const majority = {} as Record<Dimension, boolean>;
-    for (const dim of DIMENSION_NAMES) majority[dim] = random() < MAJORITY_SHARE;
+    for (const dim of DIMENSION_NAMES) majority[dim] = random() < world.majorityShare;
     const before = userUtilities(population, random, majority);
     const drifts = random() < DRIFT_SHARE;
     const weights = [0.5 + random(), 0.5 + random(), 0.5 + random()];
@@ -159,7 +182,7 @@ export function createSimulation(seed: number, userCount: number, interactions =
     });
   }
   const arrival = users.map((u) => Math.floor((u.index * ARRIVAL_ROUNDS) / Math.max(1, userCount)));
-  return { seed, interactions, users, population, arrival };
+  return { seed, world, interactions, users, population, arrival };
 }
 
 /** Utilities in force at a 1-based interaction number. */
@@ -181,12 +204,12 @@ export function bestChoice(user: SimUser, complexity: TaskComplexity, interactio
 }
 
 /** Latent probability that the user starts (and does well on) the task presented this way. */
-export function successProbability(user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice): number {
+export function successProbability(world: World, user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice): number {
   const utilities = utilitiesAt(user, interaction)[complexity];
   let p = user.base - COMPLEXITY_PENALTY[complexity];
   for (const dim of DIMENSION_NAMES) {
     const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(choice[dim]);
-    p += DIMENSION_WEIGHT[dim] * utilities[dim][index]!;
+    p += world.weights[dim] * utilities[dim][index]!;
   }
   return Math.min(0.97, Math.max(0.03, p));
 }
@@ -199,7 +222,7 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  */
 export function simulateOutcome(sim: Simulation, user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice) {
   const random = seededRandom(mixSeed(sim.seed, 3, user.index, interaction));
-  const p = successProbability(user, complexity, interaction, choice);
+  const p = successProbability(sim.world, user, complexity, interaction, choice);
   const started = random() < p;
   const signals: OutcomeSignals = { started };
   if (started) {

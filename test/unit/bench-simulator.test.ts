@@ -1,7 +1,17 @@
 import { seededRandom } from '../../shared/domain/random';
 import { oraclePolicy, randomPolicy } from '../../scripts/bench/policies';
 import { expectedCalibrationError, pairedDifference, runPolicy, summarize } from '../../scripts/bench/run';
-import { bestChoice, complexityAt, createSimulation, MAJORITY_SHARE, simulateOutcome } from '../../scripts/bench/simulator';
+import {
+  bestChoice,
+  complexityAt,
+  createSimulation,
+  MAJORITY_SHARE,
+  simulateOutcome,
+  successProbability,
+  utilitiesAt,
+  WORLDS,
+} from '../../scripts/bench/simulator';
+import { DIMENSIONS } from '../../shared/domain/arms';
 import { bayesReferencePolicy, favouritePosterior } from '../../scripts/bench/bayes-reference';
 import { RidgeBlock } from '../../scripts/bench/squarecb';
 
@@ -88,6 +98,32 @@ describe('bench:learning simulator', () => {
   });
 });
 
+describe('bench:learning worlds', () => {
+  const shareWithPopulationBest = (world: (typeof WORLDS)[keyof typeof WORLDS]) => {
+    const sim = createSimulation(11, 400, 10, world);
+    const popBest = sim.population.low.framing.indexOf(1);
+    return sim.users.filter((u) => u.before.low.framing.indexOf(1) === popBest).length / sim.users.length;
+  };
+
+  it('sets how many users share the population favourite: majority + an own pick that happens to match', () => {
+    expect(shareWithPopulationBest(WORLDS.default)).toBeCloseTo(0.6 + 0.4 / 5, 1);
+    expect(shareWithPopulationBest(WORLDS['weak-majority'])).toBeCloseTo(0.2 + 0.8 / 5, 1);
+  });
+
+  it('sets how much each dimension moves the success probability', () => {
+    for (const world of [WORLDS.default, WORLDS['equal-effects']]) {
+      const sim = createSimulation(12, 5, 10, world);
+      const user = sim.users[0]!;
+      const best = bestChoice(user, 'medium', 1);
+      const styles = utilitiesAt(user, 1).medium.style;
+      const worst = styles.indexOf(Math.min(...styles));
+      const other = { ...best, style: DIMENSIONS.style.values[worst]! };
+      const gap = successProbability(world, user, 'medium', 1, best) - successProbability(world, user, 'medium', 1, other);
+      expect(gap).toBeCloseTo(world.weights.style * (1 - styles[worst]!), 10);
+    }
+  });
+});
+
 describe('bench:learning paired comparison', () => {
   it('gives the mean per-user difference and the half-width of its 95% interval', () => {
     const { mean, halfWidth } = pairedDifference([1, 2.5, 4], [0, 0.5, 1]);
@@ -100,7 +136,7 @@ describe('bench:learning Bayes reference', () => {
   const none = () => [0, 0, 0].map(() => [0, 0, 0, 0, 0]);
 
   it('starts from the simulator prior: the population favourite with MAJORITY_SHARE + its share of own favourites', () => {
-    const posterior = favouritePosterior(none(), [4, 1, 2], 0);
+    const posterior = favouritePosterior(none(), [4, 1, 2], 0, MAJORITY_SHARE);
     expect(posterior[4]).toBeCloseTo(MAJORITY_SHARE + (1 - MAJORITY_SHARE) / 5, 10);
     for (const f of [0, 1, 2, 3]) expect(posterior[f]).toBeCloseTo((1 - MAJORITY_SHARE) / 5, 10);
     expect(posterior.reduce((s, p) => s + p, 0)).toBeCloseTo(1, 10);
@@ -110,7 +146,7 @@ describe('bench:learning Bayes reference', () => {
     const logLik = none();
     logLik[0]![4] = -6; // the population favourite at low failed
     logLik[1]![2] = 6; // framing 2 did well at medium
-    const posterior = favouritePosterior(logLik, [4, 1, 3], 0);
+    const posterior = favouritePosterior(logLik, [4, 1, 3], 0, MAJORITY_SHARE);
     expect(posterior.indexOf(Math.max(...posterior))).toBe(2);
   });
 
