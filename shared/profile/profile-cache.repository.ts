@@ -72,14 +72,10 @@ export class ProfileCache {
     userHash: string,
     since: number,
   ): Promise<{ profile: StoredProfile | null; pending: number }> {
-    const results = await this.redis
-      .pipeline()
-      .hget(this.keys.profile(tenant, userId), 'd')
-      .zcount(this.keys.pendingOutcomes(tenant, userHash), since, '+inf')
-      .exec();
-    const failed = results?.find(([error]) => error);
-    if (!results || failed) throw failed?.[0] ?? new Error('Redis pipeline returned no results');
-    return { profile: decode(results[0]![1] as string | null), pending: Number(results[1]![1]) };
+    const [data, pending] = await execPipeline(
+      this.redis.pipeline().hget(this.keys.profile(tenant, userId), 'd').zcount(this.keys.pendingOutcomes(tenant, userHash), since, '+inf'),
+    );
+    return { profile: decode(data as string | null), pending: Number(pending) };
   }
 
   /** Arguments of cosWriteProfileIfNewer for one profile. */

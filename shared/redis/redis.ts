@@ -17,11 +17,15 @@ export function createRedis(url: string, role: 'producer' | 'consumer'): Redis {
   return client;
 }
 
-/** Runs a pipeline and throws the first command error (ioredis reports them per command). */
-export async function execPipeline(pipeline: ChainableCommander): Promise<void> {
-  const results = await pipeline.exec();
-  const failed = results?.find(([error]) => error);
+/**
+ * Runs a pipeline and throws the first command error (ioredis reports them per command);
+ * returns the commands' replies in order.
+ */
+export async function execPipeline(pipeline: ChainableCommander): Promise<unknown[]> {
+  const results = (await pipeline.exec()) ?? [];
+  const failed = results.find(([error]) => error);
   if (failed) throw failed[0];
+  return results.map(([, reply]) => reply);
 }
 
 export type { Redis };
