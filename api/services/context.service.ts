@@ -31,13 +31,14 @@ export class ContextService {
   ) {}
 
   async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
-    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId), this.populations.get(tenant)]);
+    const hash = userHash(this.secret, tenant, request.userId);
+    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId, hash), this.populations.get(tenant)]);
     const state = this.learner.parseState(profile.state);
     const context = { complexity: request.complexity, taskType: request.taskType };
     const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)), prior);
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
-    const requestId = issueRequestId({ ...tenant, issuedAt, userHash: userHash(this.secret, tenant, request.userId) }, this.secret);
+    const requestId = issueRequestId({ ...tenant, issuedAt, userHash: hash }, this.secret);
     await this.producer.add('decision', {
       ...tenant,
       requestId,

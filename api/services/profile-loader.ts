@@ -31,9 +31,11 @@ export class ProfileLoader {
     private readonly secret: string,
   ) {}
 
-  /** The user's profile, or null when it exists neither in the cache nor in Postgres. */
-  async find(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
-    const hash = userHash(this.secret, tenant, userId);
+  /**
+   * The user's profile, or null when it exists neither in the cache nor in Postgres. `hash` is
+   * the user's userHash, when the caller has it already.
+   */
+  async find(tenant: Tenant, userId: string, hash = userHash(this.secret, tenant, userId)): Promise<StoredProfile | null> {
     const read = () => this.cache.readWithPending(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS);
     let current = await read();
     if (current.pending > 0) {
@@ -58,8 +60,8 @@ export class ProfileLoader {
   }
 
   /** The user's profile, created lazily in cold_start (persisted by the worker). */
-  async findOrCreate(tenant: Tenant, userId: string): Promise<StoredProfile> {
-    const found = await this.find(tenant, userId);
+  async findOrCreate(tenant: Tenant, userId: string, hash?: string): Promise<StoredProfile> {
+    const found = await this.find(tenant, userId, hash);
     if (found) return found;
     return this.cache.putIfAbsent(tenant, await this.seed(tenant, userId, randomUUID(), new Date()));
   }
