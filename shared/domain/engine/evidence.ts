@@ -110,11 +110,12 @@ function withTaskTypeSlot(slots: EvidenceSlot[], taskType: string | undefined): 
  */
 export function discounted(state: EngineState, factor: number): EngineState {
   const { n, s } = totals(state);
-  const keep = (total: ArrayLike<number>, kept: readonly number[]) =>
-    Array.from(total, (x, i) => (x > 0 ? factor + (1 - factor) * Math.min(1, Math.max(0, kept[i]! / x)) : factor));
-  const kn = keep(n, state.excursion.n);
+  /** Per cell, the share of the total kept: factor, plus the excursion's part at full weight. */
+  const keep = (total: ArrayLike<number>, kept: readonly number[], otherwise: (i: number) => number) =>
+    Array.from(total, (x, i) => (x > 0 ? factor + (1 - factor) * Math.min(1, Math.max(0, kept[i]! / x)) : otherwise(i)));
+  const kn = keep(n, state.excursion.n, () => factor);
   // Reward sums can be 0 where counts are not; their excursion share then follows the counts.
-  const ks = Array.from(s, (x, i) => (x > 0 ? factor + (1 - factor) * Math.min(1, Math.max(0, state.excursion.s[i]! / x)) : kn[i]!));
+  const ks = keep(s, state.excursion.s, (i) => kn[i]!);
   const scale = (cells: number[], k: number[]) => cells.map((x, i) => round4(x * k[i]!));
   return {
     ...state,
@@ -132,15 +133,11 @@ export function addOutcome(
   reward: number,
   started: boolean,
 ): EngineState {
-  const decayed = state.slots.map((slot) => ({
-    taskType: slot.taskType,
-    n: slot.n.map((x) => round4(x * DECAY)),
-    s: slot.s.map((x) => round4(x * DECAY)),
-    st: slot.st.map((x) => round4(x * DECAY)),
-  }));
+  const decay = (cells: number[]) => cells.map((x) => round4(x * DECAY));
+  const decayed = state.slots.map((slot) => ({ taskType: slot.taskType, n: decay(slot.n), s: decay(slot.s), st: decay(slot.st) }));
   const { slots, index } = withTaskTypeSlot(decayed, taskType);
   const target = slots[index]!;
-  const excursion = { n: state.excursion.n.map((x) => round4(x * DECAY)), s: state.excursion.s.map((x) => round4(x * DECAY)) };
+  const excursion = { n: decay(state.excursion.n), s: decay(state.excursion.s) };
   const valueSlots = choiceSlots(choice);
   for (const dim of DIMENSION_NAMES) {
     const slot = valueSlots[dim as Dimension];
