@@ -3,6 +3,7 @@ import { engine } from '../../shared/domain/engine/engine';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, zeros } from '../../shared/domain/engine/layout';
 import {
   MAX_WEIGHT,
+  MEAN_SHRINK,
   POPULATION_DECAY,
   PRIOR_CAP,
   compilePopulation,
@@ -108,8 +109,8 @@ describe('mergePopulation', () => {
     const random = seededRandom(5);
     const prior = emptyPopulation();
     prior.events = 1234;
-    for (const key of ['w', 'wr', 'n', 'same', 'cross', 'spread'] as const) {
-      prior[key] = prior[key].map(() => Math.round(random() * 1e4) / 100);
+    for (const key of ['w', 'wr', 'n', 'w2', 'same', 'cross', 'spread'] as const) {
+      prior[key] = prior[key]!.map(() => Math.round(random() * 1e4) / 100);
     }
     const delta = emptyPopulation();
     for (let i = 0; i < 40; i++) {
@@ -134,6 +135,16 @@ describe('mergePopulation', () => {
     for (const key of ['w', 'wr', 'n', 'same', 'cross', 'spread'] as const) {
       merged[key].forEach((x, i) => expect(Math.abs(x - (prior[key][i]! * factor + delta[key][i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
     }
+    // Σ weight² decays as the square of each decayed weight.
+    merged.w2!.forEach((x, i) => expect(Math.abs(x - (prior.w2![i]! * factor ** 2 + delta.w2![i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
+  });
+
+  it('merges a prior stored before Σ weight² existed as if each cell’s weights had been equal', () => {
+    const stored = observeBatch(emptyPopulation(), [{ complexity: LOW, choice: choice('purpose'), p: 0.5, reward: 1 }]);
+    const { w2: _dropped, ...legacy } = stored;
+    const cell = cellIndex(LOW, slotOfFraming('purpose'));
+    const merged = mergePopulation(parsePopulation(JSON.parse(JSON.stringify(legacy))), emptyPopulation());
+    expect(merged.w2![cell]).toBeCloseTo(stored.w[cell]! ** 2 / stored.n[cell]!, 4);
   });
 
   it('forgets old evidence with a memory of about 1/(1 − POPULATION_DECAY) outcomes', () => {
@@ -154,30 +165,68 @@ describe('mergePopulation', () => {
 });
 
 describe('compilePopulation', () => {
-  it('means are IPS-weighted and shrink by one pseudo-outcome toward the dimension’s mean', () => {
+  it('means are IPS-weighted and shrink by MEAN_SHRINK outcomes of effective sample size toward the dimension’s mean', () => {
     const prior = emptyPopulation();
-    FRAMINGS.forEach((framing, i) => {
+    FRAMINGS.forEach((framing) => {
       const cell = cellIndex(LOW, slotOfFraming(framing));
+      // purpose: 10 outcomes of weight 2 (effective size 10); the others: 4 outcomes of weight 1.25 (effective size 4).
       prior.w[cell] = framing === 'purpose' ? 20 : 5;
       prior.wr[cell] = framing === 'purpose' ? 18 : 1.5;
-      prior.n[cell] = 10 + i;
+      prior.n[cell] = framing === 'purpose' ? 10 : 4;
+      prior.w2![cell] = framing === 'purpose' ? 40 : 6.25;
     });
     const compiled = compilePopulation(prior);
     const dimMean = (18 + 4 * 1.5) / (20 + 4 * 5);
     const purpose = cellIndex(LOW, slotOfFraming('purpose'));
     const challenge = cellIndex(LOW, slotOfFraming('challenge'));
-    expect(compiled.mean[purpose]).toBeCloseTo((18 + dimMean) / 21, 12);
-    expect(compiled.mean[challenge]).toBeCloseTo((1.5 + dimMean) / 6, 12);
+    expect(compiled.mean[purpose]).toBeCloseTo((10 * 0.9 + MEAN_SHRINK * dimMean) / (10 + MEAN_SHRINK), 12);
+    expect(compiled.mean[challenge]).toBeCloseTo((4 * 0.3 + MEAN_SHRINK * dimMean) / (4 + MEAN_SHRINK), 12);
     // Shrunk: between the raw mean and the dimension mean.
     expect(compiled.mean[purpose]).toBeLessThan(0.9);
     expect(compiled.mean[purpose]).toBeGreaterThan(dimMean);
     expect(compiled.mean[challenge]).toBeGreaterThan(0.3);
-    // The mean's uncertainty falls with the outcomes behind it.
-    expect(compiled.meanVar[purpose]).toBeCloseTo(compiled.noise[purpose]! / (prior.n[purpose]! + 1), 12);
+    // The mean's uncertainty falls with the effective outcomes behind it.
+    expect(compiled.meanVar[purpose]).toBeCloseTo(compiled.noise[purpose]! / (10 + MEAN_SHRINK), 12);
+    expect(compiled.meanVar[challenge]).toBeCloseTo(compiled.noise[challenge]! / (4 + MEAN_SHRINK), 12);
     // Complexities without evidence keep the default mean for every value.
     for (const framing of FRAMINGS) expect(compiled.mean[cellIndex(MEDIUM, slotOfFraming(framing))]).toBe(0.5);
     // Compiled once per prior object.
     expect(compilePopulation(prior)).toBe(compiled);
+  });
+
+  it('a mean resting on a few heavily weighted outcomes is shrunk more and less certain than one with the same weight from many', () => {
+    // The same total weight (20) and reward (0.9 per weight) at two complexities: 2 outcomes of weight 10 vs 20 of weight 1.
+    const items = [
+      ...Array.from({ length: 2 }, () => ({ complexity: LOW, choice: choice('purpose'), p: 1 / MAX_WEIGHT, reward: 0.9 })),
+      ...Array.from({ length: 20 }, () => ({ complexity: MEDIUM, choice: choice('purpose'), p: 1, reward: 0.9 })),
+      ...Array.from({ length: 20 }, () => ({ complexity: LOW, choice: choice('challenge'), p: 1, reward: 0.3 })),
+      ...Array.from({ length: 20 }, () => ({ complexity: MEDIUM, choice: choice('challenge'), p: 1, reward: 0.3 })),
+    ];
+    const prior = observeBatch(emptyPopulation(), items);
+    const few = cellIndex(LOW, slotOfFraming('purpose'));
+    const many = cellIndex(MEDIUM, slotOfFraming('purpose'));
+    expect(prior.w[few]).toBeCloseTo(prior.w[many]!, 12);
+    const compiled = compilePopulation(prior);
+    expect(compiled.mean[few]).toBeLessThan(compiled.mean[many]! - 0.05);
+    expect(compiled.meanVar[few]! / compiled.noise[few]!).toBeCloseTo(1 / (2 + MEAN_SHRINK), 9);
+    expect(compiled.meanVar[many]! / compiled.noise[many]!).toBeCloseTo(1 / (20 + MEAN_SHRINK), 9);
+  });
+
+  it('compiles a prior stored before Σ weight² existed as if each cell’s weights had been equal', () => {
+    const prior = observeBatch(emptyPopulation(), [
+      ...Array.from({ length: 6 }, () => ({ complexity: LOW, choice: choice('purpose'), p: 0.5, reward: 0.8 })),
+      ...Array.from({ length: 6 }, () => ({ complexity: LOW, choice: choice('challenge'), p: 0.5, reward: 0.2 })),
+    ]);
+    const { w2: _dropped, ...legacy } = prior;
+    const parsed = parsePopulation(JSON.parse(JSON.stringify(legacy)));
+    expect(parsed.w2).toBeUndefined();
+    expect(parsed.w).toEqual(prior.w);
+    // Equal weights: the effective size is the count, so the stored and the legacy form compile alike.
+    const [now, before] = [compilePopulation(prior), compilePopulation(parsed)];
+    for (let cell = 0; cell < CELL_COUNT; cell++) {
+      expect(before.mean[cell]).toBeCloseTo(now.mean[cell]!, 4);
+      expect(before.meanVar[cell]).toBeCloseTo(now.meanVar[cell]!, 4);
+    }
   });
 
   it('IPS undoes adaptive exposure: a value shown mostly to the users who like it is not overrated', () => {

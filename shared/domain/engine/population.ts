@@ -12,7 +12,10 @@ import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, round4, valu
  * - Means are self-normalised inverse-propensity estimates: each outcome counts with weight
  *   1/p (capped at MAX_WEIGHT) for the probability p with which its value was selected, so a
  *   value explored by few users, or exploited only by users who like it, is not over- or
- *   under-rated for the population as a whole.
+ *   under-rated for the population as a whole. Such a mean is only as certain as its
+ *   effective sample size (Σw)²/Σw² (Kish): a cell resting on a few heavily weighted
+ *   outcomes is shrunk toward its dimension's mean and kept uncertain, instead of counting as
+ *   many outcomes as it holds.
  * - Prior spreads come from moments of the same outcomes (method of moments), weighted like the
  *   means and taken around the user's general level ℓ in that dimension (userLevels): for an
  *   outcome r of a user whose earlier rewards in the same cell average ȳ,
@@ -33,6 +36,8 @@ export const populationPriorSchema = z.object({
   w: cells,
   wr: cells,
   n: cells,
+  /** Σ weight² per (complexity, value); absent from priors stored before it existed (see weightSquares). */
+  w2: cells.optional(),
   same: moments,
   cross: moments,
   spread: moments,
@@ -45,8 +50,8 @@ export const POPULATION_DECAY = 0.9998;
 export const MAX_WEIGHT = 10;
 /** The population never counts for more than this many of one user's own outcomes. */
 export const PRIOR_CAP = 15;
-/** Pseudo-outcomes pulling a value's mean toward its dimension's mean at that complexity. */
-const MEAN_SHRINK = 1;
+/** Pseudo-outcomes (of effective sample size) pulling a value's mean toward its dimension's mean at that complexity. */
+export const MEAN_SHRINK = 3;
 /** Moment estimates are used once they rest on this many outcomes. */
 const MIN_MOMENTS = 30;
 const DEFAULT_MEAN = 0.5;
@@ -64,6 +69,7 @@ export function emptyPopulation(): PopulationPrior {
     w: zeros(CELL_COUNT),
     wr: zeros(CELL_COUNT),
     n: zeros(CELL_COUNT),
+    w2: zeros(CELL_COUNT),
     same: zeros(2 * CELL_COUNT),
     cross: zeros(2 * CELL_COUNT),
     spread: zeros(2 * CELL_COUNT),
@@ -103,6 +109,11 @@ function momentMean(m: readonly number[], cellsOf: readonly number[]): number | 
   return count >= MIN_MOMENTS ? sum / count : null;
 }
 
+/** Σ weight² per cell; for a prior stored without it, w²/n — as if every weight in a cell had been equal. */
+function weightSquares(prior: PopulationPrior): readonly number[] {
+  return prior.w2 ?? prior.w.map((w, cell) => (prior.n[cell]! > 0 ? (w * w) / prior.n[cell]! : 0));
+}
+
 const compiled = new WeakMap<PopulationPrior, CompiledPrior>();
 
 /**
@@ -121,6 +132,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPrior {
     userVar: new Float64Array(CELL_COUNT),
     contextVar: new Float64Array(CELL_COUNT),
   };
+  const w2 = weightSquares(prior);
   for (const dim of DIMENSION_NAMES) {
     const first = DIMENSION_OFFSET[dim];
     const k = valueCount(dim);
@@ -144,8 +156,11 @@ export function compilePopulation(prior: PopulationPrior): CompiledPrior {
         const cell = cellIndex(c, slot);
         const spread = clamp(momentMean(prior.same, [cell]) ?? pooledSpread, noise / PRIOR_CAP, SPREAD_MAX);
         const share = clamp((momentMean(prior.cross, [cell]) ?? pooledShare * spread) / spread, 0, 1 - MIN_CONTEXT_SHARE);
-        result.mean[cell] = (prior.wr[cell]! + MEAN_SHRINK * dimMean) / (prior.w[cell]! + MEAN_SHRINK);
-        result.meanVar[cell] = noise / (prior.n[cell]! + MEAN_SHRINK);
+        const w = prior.w[cell]!;
+        const effective = w > 0 && w2[cell]! > 0 ? (w * w) / w2[cell]! : 0;
+        const estimate = w > 0 ? prior.wr[cell]! / w : dimMean;
+        result.mean[cell] = (effective * estimate + MEAN_SHRINK * dimMean) / (effective + MEAN_SHRINK);
+        result.meanVar[cell] = noise / (effective + MEAN_SHRINK);
         result.noise[cell] = noise;
         result.userVar[cell] = share * spread;
         result.contextVar[cell] = (1 - share) * spread;
@@ -187,6 +202,7 @@ export function observePopulation(
     delta.w[cell]! += weight;
     delta.wr[cell]! += weight * reward;
     delta.n[cell]! += 1;
+    (delta.w2 ??= zeros(CELL_COUNT))[cell]! += weight * weight;
     // Moments carry the same weight as the mean: a user who stopped choosing a value they
     // dislike would otherwise drop out of its spread.
     const residual = reward - mean[cell]! - level[complexity]!;
@@ -224,16 +240,20 @@ function userLevels(user: UserCellTotals, mean: Float64Array, dim: Dimension, le
   }
 }
 
-/** prior · POPULATION_DECAY^(delta.events) + delta: a new object (the prior is not changed). */
+/**
+ * prior · POPULATION_DECAY^(delta.events) + delta: a new object (the prior is not changed).
+ * Σ weight² decays by the factor squared, as the square of each decayed weight does.
+ */
 export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior): PopulationPrior {
   const factor = Math.pow(POPULATION_DECAY, delta.events);
-  const mix = (a: readonly number[], b: readonly number[]) => a.map((x, i) => round4(x * factor + b[i]!));
+  const mix = (a: readonly number[], b: readonly number[], f = factor) => a.map((x, i) => round4(x * f + b[i]!));
   return {
     format: 'pop-v1',
     events: round4(prior.events * factor + delta.events),
     w: mix(prior.w, delta.w),
     wr: mix(prior.wr, delta.wr),
     n: mix(prior.n, delta.n),
+    w2: mix(weightSquares(prior), weightSquares(delta), factor * factor),
     same: mix(prior.same, delta.same),
     cross: mix(prior.cross, delta.cross),
     spread: mix(prior.spread, delta.spread),
