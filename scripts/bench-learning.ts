@@ -16,6 +16,7 @@ import {
 } from './bench/simulator';
 import { squareCBPolicy, type SquareCBParams } from './bench/squarecb';
 import { bayesReferencePolicy } from './bench/bayes-reference';
+import { formatSweep, summarizeSweep } from './bench/sweep';
 
 /**
  * `npm run bench:learning` (SPEC §9, issue 4 item 2): runs the seeded end-user simulator
@@ -24,6 +25,11 @@ import { bayesReferencePolicy } from './bench/bayes-reference';
  * scripts/bench/policies.ts, then prints a table, or with --json exactly one JSON object.
  *
  *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N] [--world NAME]
+ *   node dist/scripts/bench-learning.js --seeds A-B [--users N] [--interactions N] [--world NAME]
+ *
+ * --seeds runs the benchmark once per seed A…B (each with its own SquareCB tuning) and prints
+ * the mean over seeds of every figure with its 95% confidence interval, and the engine's paired
+ * differences to SquareCB and pooled Thompson sampling (scripts/bench/sweep.ts).
  *
  * --world picks the simulated population (scripts/bench/simulator.ts WORLDS): `default` (the
  * world the issue-4 targets are read in), `equal-effects` or `weak-majority`.
@@ -43,19 +49,38 @@ export const SQUARECB_GRID: SquareCBParams[] = [
 interface Options {
   json: boolean;
   seed: number;
+  /** Several seeds: the sweep mode (--seeds A-B). */
+  seeds: number[] | null;
   users: number;
   interactions: number;
   world: WorldName;
 }
 
-const USAGE = 'usage: bench-learning [--json] [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority]';
+const USAGE =
+  'usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world default|equal-effects|weak-majority]';
+
+/** "A-B" (inclusive, at most 1,000 seeds) as a list of seeds; null when malformed. */
+function parseSeedRange(text: string): number[] | null {
+  const match = /^(\d+)-(\d+)$/.exec(text);
+  if (!match) return null;
+  const [from, to] = [Number(match[1]), Number(match[2])];
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from || to - from >= 1000) return null;
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { json: false, world: 'default', ...DEFAULTS };
+  const options: Options = { json: false, world: 'default', seeds: null, ...DEFAULTS };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') {
       options.json = true;
+      continue;
+    }
+    if (arg === '--seeds') {
+      const seeds = parseSeedRange(argv[i + 1] ?? '');
+      if (!seeds) throw new Error(`${USAGE} (bad argument: --seeds, expected A-B)`);
+      options.seeds = seeds;
+      i += 1;
       continue;
     }
     if (arg === '--world') {
@@ -73,7 +98,31 @@ function parseArgs(argv: string[]): Options {
     options[key] = value;
     i += 1;
   }
+  if (options.json && options.seeds) throw new Error(`${USAGE} (--json prints one seed's object: use --seed)`);
   return options;
+}
+
+/** --seeds: one benchmark per seed, summarised over the seeds. */
+function sweep(options: Options & { seeds: number[] }) {
+  const started = performance.now();
+  const world = WORLDS[options.world];
+  const runs = options.seeds.map((seed) => {
+    process.stderr.write(`seed ${seed}…\n`);
+    const tuning = tuneSquareCB(seed, options.users, options.interactions, world);
+    return runBenchmark(seed, options.users, options.interactions, tuning.best, world);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const [first, last] = [options.seeds[0]!, options.seeds[options.seeds.length - 1]!];
+  process.stdout.write(
+    [
+      `bench:learning sweep — ${options.world === 'default' ? '' : `world ${options.world}, `}seeds ${first}–${last} ` +
+        `(${options.seeds.length}), ${options.users} users × ${options.interactions} interactions each; ` +
+        'mean over seeds ± 95% CI (Student t); SquareCB tuned per seed',
+      '',
+      formatSweep(summarizeSweep(options.seeds, runs)),
+      `finished in ${seconds.toFixed(1)} s`,
+    ].join('\n') + '\n',
+  );
 }
 
 function makePolicy(name: PolicyName, sim: Simulation, squareCB: SquareCBParams): Policy {
@@ -120,6 +169,7 @@ export function runBenchmark(
 
 function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (options.seeds) return sweep({ ...options, seeds: options.seeds });
   const started = performance.now();
   const world = WORLDS[options.world];
   const tuning = tuneSquareCB(options.seed, options.users, options.interactions, world);

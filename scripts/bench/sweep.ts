@@ -1,0 +1,120 @@
+import { POLICY_NAMES, type PolicyName, type Results } from './report';
+import type { PolicyMetrics } from './run';
+
+/**
+ * `bench:learning --seeds A-B`: the benchmark over several seeds (each a different population,
+ * with SquareCB tuned for it as in a single run), summarised as the mean over seeds with a 95%
+ * confidence interval. One seed's figures move by about ±0.01 with the random stream alone, and
+ * a small tenant's (tens of users) by much more, so a change to the engine is judged here, not
+ * on one seed.
+ */
+
+export type MetricName = keyof PolicyMetrics;
+export const SWEEP_METRICS: readonly MetricName[] = [
+  'meanReward_1_10',
+  'meanReward_11_40',
+  'meanReward_41_80',
+  'bestFramingShareLast10',
+  'coldStartReward',
+  'driftRecovery',
+  'ece',
+];
+
+/** Mean over the seeds where the figure exists, with the half-width of its 95% CI (Student t) and how many seeds it rests on. */
+export interface Estimate {
+  mean: number;
+  halfWidth: number;
+  count: number;
+}
+
+/** Two-sided 95% quantiles of Student's t for 1–30 degrees of freedom. */
+const T95 = [
+  12.71, 4.3, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.2, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.1, 2.09, 2.09, 2.08, 2.07, 2.07,
+  2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04,
+];
+
+/** Mean and 95% CI half-width of some values (NaN half-width for a single value); null for none. */
+export function estimate(values: readonly number[]): Estimate | null {
+  const count = values.length;
+  if (count === 0) return null;
+  const mean = values.reduce((s, x) => s + x, 0) / count;
+  if (count === 1) return { mean, halfWidth: NaN, count };
+  const variance = values.reduce((s, x) => s + (x - mean) * (x - mean), 0) / (count - 1);
+  const t = T95[count - 2] ?? 1.96;
+  return { mean, halfWidth: t * Math.sqrt(variance / count), count };
+}
+
+/** The comparisons issue 4 makes between the engine and a baseline, per seed, for the paired summary. */
+export const SWEEP_COMPARISONS: ReadonlyArray<{ metric: MetricName; other: PolicyName }> = [
+  { metric: 'meanReward_11_40', other: 'squareCB' },
+  { metric: 'meanReward_11_40', other: 'pooledThompson' },
+  { metric: 'coldStartReward', other: 'pooledThompson' },
+  { metric: 'coldStartReward', other: 'squareCB' },
+];
+
+export interface SweepSummary {
+  seeds: number[];
+  policies: Record<PolicyName, Record<MetricName, Estimate | null>>;
+  /** engine − other per seed (same users, contexts and outcome noise within a seed). */
+  differences: Array<{ metric: MetricName; other: PolicyName; difference: Estimate | null }>;
+}
+
+export function summarizeSweep(seeds: readonly number[], runs: readonly Results[]): SweepSummary {
+  const valuesOf = (name: PolicyName, metric: MetricName) =>
+    runs.map((r) => r[name].metrics[metric]).filter((x): x is number => x !== null && Number.isFinite(x));
+  const policies = {} as SweepSummary['policies'];
+  for (const name of POLICY_NAMES) {
+    policies[name] = {} as Record<MetricName, Estimate | null>;
+    for (const metric of SWEEP_METRICS) policies[name][metric] = estimate(valuesOf(name, metric));
+  }
+  const differences = SWEEP_COMPARISONS.map(({ metric, other }) => {
+    const diffs = runs.flatMap((r) => {
+      const a = r.engine.metrics[metric];
+      const b = r[other].metrics[metric];
+      return a === null || b === null ? [] : [a - b];
+    });
+    return { metric, other, difference: estimate(diffs) };
+  });
+  return { seeds: [...seeds], policies, differences };
+}
+
+const LABELS: Record<MetricName, string> = {
+  meanReward_1_10: 'reward 1–10',
+  meanReward_11_40: 'reward 11–40',
+  meanReward_41_80: 'reward 41–80',
+  bestFramingShareLast10: 'best framing 31–40',
+  coldStartReward: 'cold start 1–3',
+  driftRecovery: 'drift recovery',
+  ece: 'ECE',
+};
+
+function formatEstimate(e: Estimate | null, digits: number, of: number, signed = false): string {
+  if (e === null) return 'n/a';
+  const sign = signed ? (e.mean >= 0 ? '+' : '−') : '';
+  const mean = signed ? Math.abs(e.mean) : e.mean;
+  const ci = Number.isFinite(e.halfWidth) ? ` ± ${e.halfWidth.toFixed(digits)}` : '';
+  return `${sign}${mean.toFixed(digits)}${ci}${e.count < of ? ` (${e.count})` : ''}`;
+}
+
+/** The table: per policy and metric, mean over seeds ± 95% CI ("(k)": only k seeds have the figure). */
+export function formatSweep(summary: SweepSummary): string {
+  const of = summary.seeds.length;
+  const header = ['policy', ...SWEEP_METRICS.map((m) => LABELS[m])];
+  const rows = POLICY_NAMES.map((name) => [
+    name,
+    ...SWEEP_METRICS.map((m) => formatEstimate(summary.policies[name][m], m === 'driftRecovery' ? 1 : 3, of)),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const lines = [
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    'engine − baseline, paired within each seed:',
+  ];
+  for (const { metric, other, difference } of summary.differences) {
+    lines.push(`  ${LABELS[metric]} − ${other}: ${formatEstimate(difference, 3, of, true)}`);
+  }
+  return lines.join('\n');
+}
