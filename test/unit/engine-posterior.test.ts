@@ -9,7 +9,7 @@ import { seededRandom } from '../../shared/domain/random';
 /**
  * valuePosterior against hand-derived Gaussian updates. The model for one value a:
  *   reward = μ(c) + δ + ε_c + η_t + noise,  δ ~ N(0, userVar), ε_c ~ N(0, contextVar_c + meanVar_c),
- *   η_t ~ N(0, contextVar), noise ~ N(0, σ²),
+ *   η_t ~ N(0, userVar + contextVar), noise ~ N(0, σ²),
  * where userVar, the η variance and σ² are those of the target cell.
  */
 const MEDIUM = 1;
@@ -83,7 +83,7 @@ function referencePosterior(state: EngineState, prior: CompiledPrior, complexity
   const priorVar = new Array<number>(p).fill(0);
   priorVar[0] = prior.userVar[here]!;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) priorVar[1 + c] = prior.contextVar[cellIndex(c, slot)]! + prior.meanVar[cellIndex(c, slot)]!;
-  for (let t = 1; t < state.slots.length; t++) priorVar[COMPLEXITY_COUNT + t] = prior.contextVar[here]!;
+  for (let t = 1; t < state.slots.length; t++) priorVar[COMPLEXITY_COUNT + t] = prior.userVar[here]! + prior.contextVar[here]!;
   const rows: number[][] = [];
   const y: number[] = [];
   const noise: number[] = [];
@@ -220,7 +220,7 @@ describe('valuePosterior', () => {
     const n = state.slots[1]!.n[cell]!;
     const residual = state.slots[1]!.s[cell]! / n - prior.mean[cell]!;
     const shared = prior.userVar[cell]! + prior.contextVar[cell]! + prior.meanVar[cell]!; // Var(δ + ε)
-    const typedVar = shared + prior.contextVar[cell]!; // + Var(η)
+    const typedVar = shared + prior.userVar[cell]! + prior.contextVar[cell]!; // + Var(η)
     const varY = typedVar + prior.noise[cell]! / n;
     const typed = posterior(state, prior, MEDIUM, 1, PURPOSE);
     const untyped = posterior(state, prior, MEDIUM, 0, PURPOSE);

@@ -474,6 +474,34 @@ describe('learning', () => {
     expect(d.rationale).toContain('challenge');
   });
 
+  it('learns a framing per task type, without slowing users whose task types agree', () => {
+    // 60 users; tasks alternate at random between two task types. In `differ`, each type has its
+    // own best framing (started 80% vs 25% of the time); in `agree`, both types share one.
+    const shareOver31to40 = (differ: boolean) => {
+      const random = seededRandom(differ ? 17 : 18);
+      let hits = 0;
+      for (let user = 0; user < 60; user++) {
+        const first = Math.floor(random() * FRAMINGS.length);
+        const second = differ ? (first + 1 + Math.floor(random() * (FRAMINGS.length - 1))) % FRAMINGS.length : first;
+        const best: Record<string, string> = { writing: FRAMINGS[first]!, coding: FRAMINGS[second]! };
+        let state = engine.initialState(EMPTY);
+        for (let i = 0; i < 40; i++) {
+          const context: DecisionContext = { complexity: 'medium', taskType: random() < 0.5 ? 'writing' : 'coding' };
+          const decision = engine.decide(state, context, OTHERS_PINNED, random, EMPTY);
+          const right = decision.choice.framing === best[context.taskType!];
+          if (i >= 30 && right) hits++;
+          const started = random() < (right ? 0.8 : 0.25);
+          const reward = started ? 0.7 + 0.3 * random() : 0.05 * random();
+          state = engine.update(state, context, decision.choice, reward, started, EMPTY);
+        }
+      }
+      return hits / 600;
+    };
+    // With the task-type effect's prior as narrow as the complexity one, `differ` reached 0.66.
+    expect(shareOver31to40(true)).toBeGreaterThanOrEqual(0.75); // 0.79
+    expect(shareOver31to40(false)).toBeGreaterThanOrEqual(0.8); // 0.84 (0.87 with the narrower prior)
+  });
+
   it('starts a new user from the population prior: what this app’s users liked at that complexity', () => {
     const prior = trainedPopulation('purpose', 'medium', 25, 8, 21);
     const fresh = engine.initialState(prior);

@@ -11,8 +11,10 @@ import type { CompiledPrior } from './population';
  *
  * μ_pop is the population prior's mean (with its own uncertainty, added to ε's variance);
  * δ_a ~ N(0, τ_u²) is what this user thinks of the value everywhere; ε_{c,a} ~ N(0, τ_c²)
- * is the user's complexity-specific deviation; η_{t,a} ~ N(0, τ_c²) exists for tracked task
- * types only; noise ~ N(0, σ²). A context the user has no evidence in therefore backs off to
+ * is the user's complexity-specific deviation; η_{t,a} ~ N(0, τ_u² + τ_c²) exists for tracked
+ * task types only — the population prior says nothing about task types, which are each user's
+ * own labels, so a task type may move the user's view of a value as much as users differ from
+ * one another; noise ~ N(0, σ²). A context the user has no evidence in therefore backs off to
  * δ (the user's context-free evidence) and the population mean, and a user with no evidence
  * at all gets the population prior. The posterior is exact: a Gaussian linear model with at
  * most 4 + MAX_TASK_TYPES parameters, solved by Cholesky on preallocated buffers.
@@ -71,11 +73,12 @@ export function valuePosterior(
   const noise = prior.noise[here]!;
   // The user-level spread and the task-type spread are those of the target context's cell.
   precision[0] = 1 / prior.userVar[here]!;
+  const taskVar = prior.userVar[here]! + prior.contextVar[here]!;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
     const cell = cellIndex(c, slot);
     precision[(1 + c) * (MAX_PARAMS + 1)] = 1 / (prior.contextVar[cell]! + prior.meanVar[cell]!);
   }
-  for (let t = 1; t < state.slots.length; t++) precision[taskParam(t) * (MAX_PARAMS + 1)] = 1 / prior.contextVar[here]!;
+  for (let t = 1; t < state.slots.length; t++) precision[taskParam(t) * (MAX_PARAMS + 1)] = 1 / taskVar;
 
   for (let t = 0; t < state.slots.length; t++) {
     const evidence = state.slots[t]!;
