@@ -8,6 +8,7 @@ import {
   PRIOR_CAP,
   compilePopulation,
   emptyPopulation,
+  levelWeights,
   mergePopulation,
   observePopulation,
   parsePopulation,
@@ -101,6 +102,39 @@ describe('observePopulation', () => {
     const delta = emptyPopulation();
     observePopulation(delta, emptyPopulation(), user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
     expect(delta.same[2 * cellIndex(LOW, slot)]).toBeCloseTo(0, 12);
+  });
+
+  it('takes a dimension’s moments around the part of the user’s level that the other dimensions account for', () => {
+    // A tenant where users differ in framing only: the framings' pooled between-user moment is
+    // 0.03, the other dimensions' 0 (or negative).
+    const prior = emptyPopulation();
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      for (let slot = 0; slot < CELL_COUNT / COMPLEXITY_COUNT; slot++) {
+        const cell = cellIndex(c, slot);
+        const framing = slot < DIMENSION_OFFSET.style;
+        prior.same[2 * cell] = (framing ? 0.03 : -0.001) * 20;
+        prior.same[2 * cell + 1] = 20;
+      }
+    }
+    expect(levelWeights(emptyPopulation())).toEqual({ framing: 1, style: 1, complexity: 1, encouragement: 1 });
+    expect(levelWeights(prior)).toEqual({ framing: 0, style: 1, complexity: 1, encouragement: 1 });
+    // The single-value user of the test above: their success with purpose now counts toward the
+    // framings' between-user spread, while for the style they were shown it is still their level.
+    const slot = slotOfFraming('purpose');
+    const style = DIMENSION_OFFSET.style; // 'warm', the style every choice here uses
+    const user = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
+    for (const s of [slot, style]) {
+      user.n[cellIndex(LOW, s)] = 3;
+      user.s[cellIndex(LOW, s)] = 2.4;
+    }
+    const delta = emptyPopulation();
+    observePopulation(delta, prior, user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
+    const mean = compilePopulation(prior).mean;
+    const framingCell = cellIndex(LOW, slot);
+    const styleCell = cellIndex(LOW, style);
+    expect(delta.same[2 * framingCell]).toBeCloseTo((0.9 - mean[framingCell]!) * (0.8 - mean[framingCell]!), 12);
+    expect(delta.same[2 * framingCell]).toBeGreaterThan(0.1);
+    expect(delta.same[2 * styleCell]).toBeCloseTo(0, 12);
   });
 });
 

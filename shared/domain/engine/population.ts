@@ -17,8 +17,9 @@ import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, round4, valu
  *   outcomes is shrunk toward its dimension's mean and kept uncertain, instead of counting as
  *   many outcomes as it holds.
  * - Prior spreads come from moments of the same outcomes (method of moments), weighted like the
- *   means and taken around the user's general level ℓ in that dimension (userLevels): for an
- *   outcome r of a user whose earlier rewards in the same cell average ȳ,
+ *   means and taken around the part ℓ of the user's general level that the other dimensions
+ *   account for (userLevels, levelWeights): for an outcome r of a user whose earlier rewards in
+ *   the same cell average ȳ,
  *   E[(r − μ − ℓ)(ȳ − μ − ℓ)] is the between-user variance of that value's true reward; with ȳ
  *   from the user's other complexities it is the part shared across complexities;
  *   E[(r − μ − ℓ)²] minus the former is the outcome noise. All are clamped so that the
@@ -115,6 +116,34 @@ function weightSquares(prior: PopulationPrior): readonly number[] {
 }
 
 const compiled = new WeakMap<PopulationPrior, CompiledPrior>();
+const weights = new WeakMap<PopulationPrior, Record<Dimension, number>>();
+
+/**
+ * Per dimension, how much of a user's level its moments are taken around: 1 − the dimension's
+ * share of the between-user variance (the pooled `same` moments of all dimensions, negative
+ * ones as 0; 1 everywhere until there are any). A user's level is mostly what the dimension
+ * that matters most did for them: for the others it is noise to remove (a user whose framing
+ * suits them does well whatever the style), for that dimension it is the very difference
+ * between users being measured — taken out, a framing a user loves looked like the user's
+ * level and the framings' spreads came out too narrow to find it.
+ */
+export function levelWeights(prior: PopulationPrior): Record<Dimension, number> {
+  const cached = weights.get(prior);
+  if (cached) return cached;
+  const between = {} as Record<Dimension, number>;
+  let total = 0;
+  for (const dim of DIMENSION_NAMES) {
+    const dimCells: number[] = [];
+    for (let c = 0; c < COMPLEXITY_COUNT; c++)
+      for (let i = 0; i < valueCount(dim); i++) dimCells.push(cellIndex(c, DIMENSION_OFFSET[dim] + i));
+    between[dim] = Math.max(0, momentMean(prior.same, dimCells) ?? 0);
+    total += between[dim];
+  }
+  const result = {} as Record<Dimension, number>;
+  for (const dim of DIMENSION_NAMES) result[dim] = total > 0 ? 1 - between[dim] / total : 1;
+  weights.set(prior, result);
+  return result;
+}
 
 /**
  * Means, spreads and noise per cell. Spreads come from the cell's own moments once it has
@@ -191,12 +220,13 @@ export function observePopulation(
   reward: number,
 ): void {
   const { mean } = compilePopulation(prior);
+  const share = levelWeights(prior);
   delta.events += 1;
   const level = new Float64Array(COMPLEXITY_COUNT);
   for (const dim of DIMENSION_NAMES) {
     const slot = slots[dim];
     if (slot < 0) continue;
-    userLevels(user, mean, dim, level);
+    userLevels(user, mean, dim, share[dim], level);
     const cell = cellIndex(complexity, slot);
     const weight = Math.min(MAX_WEIGHT, 1 / Math.max(probabilities[dim], 1 / MAX_WEIGHT));
     delta.w[cell]! += weight;
@@ -221,13 +251,13 @@ export function observePopulation(
 
 /**
  * The user's general level per complexity in one dimension: their average residual over all of
- * the dimension's values there (0 without evidence). A user who does well whatever is shown —
- * or whose framing suits them — is no evidence that users disagree about a communication
- * style, so moments are taken around it; otherwise every dimension's spread would carry the
- * framing's and the user's own level, and the minor dimensions' priors would be far too wide
- * to follow the population.
+ * the dimension's values there (0 without evidence), times `weight` (levelWeights: the part the
+ * other dimensions account for). A user who does well whatever is shown — or whose framing
+ * suits them — is no evidence that users disagree about a communication style, so moments are
+ * taken around it; otherwise every dimension's spread would carry the framing's and the user's
+ * own level, and the minor dimensions' priors would be far too wide to follow the population.
  */
-function userLevels(user: UserCellTotals, mean: Float64Array, dim: Dimension, level: Float64Array): void {
+function userLevels(user: UserCellTotals, mean: Float64Array, dim: Dimension, weight: number, level: Float64Array): void {
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
     let n = 0;
     let residual = 0;
@@ -236,7 +266,7 @@ function userLevels(user: UserCellTotals, mean: Float64Array, dim: Dimension, le
       n += user.n[cell]!;
       residual += user.s[cell]! - user.n[cell]! * mean[cell]!;
     }
-    level[c] = n >= 1 ? residual / n : 0;
+    level[c] = n >= 1 ? (weight * residual) / n : 0;
   }
 }
 
