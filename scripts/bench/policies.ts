@@ -183,10 +183,11 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
     },
     update(userId, context, choice, reward, started) {
       const state = stateOf(userId);
+      const after = learner.update(state, { complexity: context.complexity }, choice, reward, started, prior);
       const delta = learner.emptyPrior();
-      learner.observe(delta, prior, state, { complexity: context.complexity }, choice, logged.get(userId)!, reward);
+      learner.observe(delta, prior, state, after, { complexity: context.complexity }, choice, logged.get(userId)!, reward);
       prior = learner.mergePrior(prior, delta);
-      states.set(userId, learner.update(state, { complexity: context.complexity }, choice, reward, started, prior));
+      states.set(userId, after);
     },
   };
 }

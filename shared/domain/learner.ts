@@ -53,11 +53,12 @@ export interface Learner<State = unknown, Prior = unknown> {
   decide(state: State, context: DecisionContext, pins: Pins, random: Random, prior: Prior): LearnerDecision;
   /** The state after one outcome; `prior` is used for the stored summary. */
   update(state: State, context: DecisionContext, choice: Choice, reward: number, started: boolean, prior: Prior): State;
-  /** Adds one outcome (of a user whose state before it is `state`) to a population delta. */
+  /** Adds one outcome to a population delta: the user's state before it and after `update`. */
   observe(
     delta: Prior,
     prior: Prior,
-    state: State,
+    before: State,
+    after: State,
     context: DecisionContext,
     choice: Choice,
     probabilities: SelectionProbabilities,

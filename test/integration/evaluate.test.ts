@@ -68,8 +68,14 @@ function learnedPrior(favourite: Choice) {
   for (let round = 0; round < 5; round++) {
     const delta = engine.emptyPrior();
     for (let i = 0; i < 20; i++) {
-      engine.observe(delta, prior, engine.initialState(prior), { complexity: 'high' }, favourite, PINNED, 1);
-      engine.observe(delta, prior, engine.initialState(prior), { complexity: 'high' }, worse, PINNED, 0);
+      for (const [choice, reward] of [
+        [favourite, 1],
+        [worse, 0],
+      ] as const) {
+        const before = engine.initialState(prior);
+        const after = engine.update(before, { complexity: 'high' }, choice, reward, reward > 0.5, prior);
+        engine.observe(delta, prior, before, after, { complexity: 'high' }, choice, PINNED, reward);
+      }
     }
     prior = engine.mergePrior(prior, delta);
   }

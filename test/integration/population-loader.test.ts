@@ -35,7 +35,9 @@ function trainedPrior(): PopulationPrior {
   for (let i = 0; i < 20; i++) {
     const decision = engine.decide(state, { complexity: 'low' }, {}, random, prior);
     const delta = engine.emptyPrior();
-    engine.observe(delta, prior, state, { complexity: 'low' }, decision.choice, decision.probabilities, random());
+    const reward = random();
+    const after = engine.update(state, { complexity: 'low' }, decision.choice, reward, reward > 0.5, prior);
+    engine.observe(delta, prior, state, after, { complexity: 'low' }, decision.choice, decision.probabilities, reward);
     prior = engine.mergePrior(prior, delta);
   }
   return prior;

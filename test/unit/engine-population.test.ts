@@ -1,384 +1,249 @@
-import { FRAMINGS, type Choice } from '../../shared/domain/arms';
+import { DIMENSION_NAMES, FRAMINGS, type Choice } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, zeros } from '../../shared/domain/engine/layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots } from '../../shared/domain/engine/layout';
 import {
+  DEFAULT_STEP,
   MAX_WEIGHT,
   MEAN_SHRINK,
   POPULATION_DECAY,
-  PRIOR_CAP,
   compilePopulation,
   emptyPopulation,
-  levelWeights,
   mergePopulation,
   observePopulation,
   parsePopulation,
+  type PopulationObservation,
   type PopulationPrior,
 } from '../../shared/domain/engine/population';
-import type { SelectionProbabilities } from '../../shared/domain/learner';
 import { seededRandom, type Random } from '../../shared/domain/random';
 
 const LOW = 0;
-const MEDIUM = 1;
-const slotOfFraming = (framing: Choice['framing']) => DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing);
+const D = DIMENSION_NAMES.length;
 const choice = (framing: Choice['framing']): Choice => ({ framing, style: 'warm', complexity: 'chunked', encouragement: 'moderate' });
-const noEvidence = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
-const certain: SelectionProbabilities = { framing: 1, style: 1, complexity: 1, encouragement: 1 };
+const framingCell = (complexity: number, framing: Choice['framing']) =>
+  cellIndex(complexity, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing));
+const zeros4 = () => new Float64Array(D);
 
-/** One batch (delta) per user, merged like the worker does. */
-function observeBatch(prior: PopulationPrior, items: Array<{ complexity: number; choice: Choice; p: number; reward: number }>) {
+/** An observation of `framing` shown with probability p (other dimensions certain), credited the whole reward. */
+function observation(
+  complexity: number,
+  framing: Choice['framing'],
+  p: number,
+  reward: number,
+  extra: Partial<PopulationObservation> = {},
+): PopulationObservation {
+  const slots = choiceSlots(choice(framing));
+  return {
+    complexity,
+    cells: DIMENSION_NAMES.map((dim) => cellIndex(complexity, slots[dim])),
+    probabilities: [p, 1, 1, 1],
+    reward,
+    credited: [reward, reward, reward, reward],
+    error: 0,
+    userWeight: zeros4(),
+    follower: zeros4(),
+    favS: zeros4(),
+    favN: zeros4(),
+    otherS: zeros4(),
+    otherN: zeros4(),
+    ...extra,
+  };
+}
+
+/** One batch (delta) merged like the worker does. */
+function observeBatch(prior: PopulationPrior, items: PopulationObservation[]): PopulationPrior {
   const delta = emptyPopulation();
-  for (const { complexity, choice: c, p, reward } of items) {
-    observePopulation(delta, prior, noEvidence, complexity, choiceSlots(c), { ...certain, framing: p }, reward);
-  }
+  for (const item of items) observePopulation(delta, compilePopulation(prior), item);
   return mergePopulation(prior, delta);
 }
 
 /** Users choosing framings uniformly at random (p = 1/5), most of whom like `favourite` at `complexity`. */
-function uniformlyLogged(complexity: number, favourite: Choice['framing'], random: Random, prior = emptyPopulation()): PopulationPrior {
-  for (let user = 0; user < 150; user++) {
+function uniformlyLogged(complexity: number, favourite: Choice['framing'], random: Random, users = 150): PopulationPrior {
+  let prior = emptyPopulation();
+  for (let user = 0; user < users; user++) {
     const liked = random() < 0.8 ? favourite : FRAMINGS[Math.floor(random() * FRAMINGS.length)]!;
-    const items = Array.from({ length: 6 }, () => {
-      const framing = FRAMINGS[Math.floor(random() * FRAMINGS.length)]!;
-      return { complexity, choice: choice(framing), p: 0.2, reward: framing === liked ? 0.85 : 0.25 };
-    });
-    prior = observeBatch(prior, items);
+    prior = observeBatch(
+      prior,
+      Array.from({ length: 6 }, () => {
+        const framing = FRAMINGS[Math.floor(random() * FRAMINGS.length)]!;
+        return observation(complexity, framing, 0.2, framing === liked ? 0.85 : 0.25);
+      }),
+    );
   }
   return prior;
 }
 
 describe('observePopulation', () => {
-  it('weights an outcome (and its moments) by 1/p, capped at MAX_WEIGHT, and counts it once per dimension', () => {
+  it('counts an outcome once per dimension, weighted by 1/p capped at MAX_WEIGHT, with the reward credited to each value', () => {
     const delta = emptyPopulation();
-    const c = choice('purpose');
-    const probabilities: SelectionProbabilities = { framing: 0.5, style: 0.01, complexity: 1, encouragement: 0.2 };
-    observePopulation(delta, emptyPopulation(), noEvidence, MEDIUM, choiceSlots(c), probabilities, 0.6);
-    const slots = choiceSlots(c);
-    const expected = { framing: 2, style: MAX_WEIGHT, complexity: 1, encouragement: 5 };
-    expect(delta.events).toBe(1);
-    for (const dim of ['framing', 'style', 'complexity', 'encouragement'] as const) {
-      const cell = cellIndex(MEDIUM, slots[dim]);
-      expect(delta.w[cell]).toBeCloseTo(expected[dim], 12);
-      expect(delta.wr[cell]).toBeCloseTo(expected[dim] * 0.6, 12);
-      expect(delta.n[cell]).toBe(1);
-      // Moments carry the outcome's weight too; the residual is from the empty prior's mean.
-      expect(delta.spread[2 * cell]).toBeCloseTo(expected[dim] * (0.6 - 0.5) ** 2, 12);
-      expect(delta.spread[2 * cell + 1]).toBeCloseTo(expected[dim], 12);
-    }
-    // Nothing else is touched: 4 cells, and no moments between users without earlier evidence.
-    expect(delta.n.filter((x) => x !== 0)).toHaveLength(4);
-    expect(delta.same.every((x) => x === 0)).toBe(true);
-    expect(delta.cross.every((x) => x === 0)).toBe(true);
+    const prior = compilePopulation(emptyPopulation());
+    observePopulation(delta, prior, observation(LOW, 'purpose', 0.5, 0.8, { credited: [0.7, 0.6, 0.5, 0.4] }));
+    observePopulation(delta, prior, observation(LOW, 'purpose', 0.01, 0.2, { credited: [0.1, 0.2, 0.3, 0.4] }));
+    const cell = framingCell(LOW, 'purpose');
+    expect(delta.events).toBe(2);
+    expect(delta.n[cell]).toBe(2);
+    expect(delta.r[cell]).toBeCloseTo(1.0, 12);
+    expect(delta.w[cell]).toBeCloseTo(2 + MAX_WEIGHT, 12);
+    expect(delta.wr[cell]).toBeCloseTo(2 * 0.7 + MAX_WEIGHT * 0.1, 12);
+    expect(delta.w2[cell]).toBeCloseTo(4 + MAX_WEIGHT ** 2, 12);
+    const warm = cellIndex(LOW, DIMENSION_OFFSET.style + 1);
+    expect(delta.w[warm]).toBe(2); // chosen with certainty: weight 1
+    expect(delta.wr[warm]).toBeCloseTo(0.6 + 0.2, 12);
+    expect(delta.cr[LOW]).toBeCloseTo(1.0, 12);
+    expect(delta.cn).toEqual([2, 0, 0]);
+    expect(delta.n.reduce((s, x) => s + x, 0)).toBe(2 * D);
   });
 
-  it('records between-user moments against the user’s earlier mean, around the user’s level: same complexity in `same`, others in `cross`', () => {
-    const slot = slotOfFraming('purpose');
-    const other = slotOfFraming('curiosity');
-    const user = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
-    user.n[cellIndex(LOW, slot)] = 2;
-    user.s[cellIndex(LOW, slot)] = 1.6; // earlier mean 0.8
-    user.n[cellIndex(LOW, other)] = 2;
-    user.s[cellIndex(LOW, other)] = 0.2; // earlier mean 0.1 → the user's level at LOW: (0.3 − 0.4) / 2 = −0.05
-    user.n[cellIndex(2, slot)] = 1;
-    user.s[cellIndex(2, slot)] = 0.2; // earlier mean 0.2
-    user.n[cellIndex(2, other)] = 1;
-    user.s[cellIndex(2, other)] = 1; // earlier mean 1 → level at high complexity: (−0.3 + 0.5) / 2 = 0.1
-    user.n[cellIndex(MEDIUM, slot)] = 0.3; // below 0.5: too little to use
-    user.s[cellIndex(MEDIUM, slot)] = 0.3;
+  it('adds the user’s EM summaries and the prediction error as given', () => {
     const delta = emptyPopulation();
-    observePopulation(delta, emptyPopulation(), user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
-    const cell = cellIndex(LOW, slot);
-    const residual = 0.9 - 0.5 + 0.05;
-    expect(delta.same[2 * cell]).toBeCloseTo(residual * (0.8 - 0.5 + 0.05), 12);
-    expect(delta.same[2 * cell + 1]).toBe(1);
-    expect(delta.cross[2 * cell]).toBeCloseTo(residual * (0.2 - 0.5 - 0.1), 12);
-    expect(delta.cross[2 * cell + 1]).toBe(1);
-  });
-
-  it('learns nothing about between-user spread from a user who tried a single value (the level explains it)', () => {
-    const slot = slotOfFraming('purpose');
-    const user = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
-    user.n[cellIndex(LOW, slot)] = 3;
-    user.s[cellIndex(LOW, slot)] = 2.4;
-    const delta = emptyPopulation();
-    observePopulation(delta, emptyPopulation(), user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
-    expect(delta.same[2 * cellIndex(LOW, slot)]).toBeCloseTo(0, 12);
-  });
-
-  it('takes a dimension’s moments around the part of the user’s level that the other dimensions account for', () => {
-    // A tenant where users differ in framing only: the framings' pooled between-user moment is
-    // 0.03, the other dimensions' 0 (or negative).
-    const prior = emptyPopulation();
-    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-      for (let slot = 0; slot < CELL_COUNT / COMPLEXITY_COUNT; slot++) {
-        const cell = cellIndex(c, slot);
-        const framing = slot < DIMENSION_OFFSET.style;
-        prior.same[2 * cell] = (framing ? 0.03 : -0.001) * 20;
-        prior.same[2 * cell + 1] = 20;
-      }
-    }
-    expect(levelWeights(emptyPopulation())).toEqual({ framing: 1, style: 1, complexity: 1, encouragement: 1 });
-    expect(levelWeights(prior)).toEqual({ framing: 0, style: 1, complexity: 1, encouragement: 1 });
-    // The single-value user of the test above: their success with purpose now counts toward the
-    // framings' between-user spread, while for the style they were shown it is still their level.
-    const slot = slotOfFraming('purpose');
-    const style = DIMENSION_OFFSET.style; // 'warm', the style every choice here uses
-    const user = { n: zeros(CELL_COUNT), s: zeros(CELL_COUNT) };
-    for (const s of [slot, style]) {
-      user.n[cellIndex(LOW, s)] = 3;
-      user.s[cellIndex(LOW, s)] = 2.4;
-    }
-    const delta = emptyPopulation();
-    observePopulation(delta, prior, user, LOW, choiceSlots(choice('purpose')), certain, 0.9);
-    const mean = compilePopulation(prior).mean;
-    const framingCell = cellIndex(LOW, slot);
-    const styleCell = cellIndex(LOW, style);
-    expect(delta.same[2 * framingCell]).toBeCloseTo((0.9 - mean[framingCell]!) * (0.8 - mean[framingCell]!), 12);
-    expect(delta.same[2 * framingCell]).toBeGreaterThan(0.1);
-    expect(delta.same[2 * styleCell]).toBeCloseTo(0, 12);
+    const em = {
+      userWeight: Float64Array.from([0.5, 0.4, 0.3, 0.2]),
+      follower: Float64Array.from([0.9, 0.8, 0.7, 0.6]),
+      favS: Float64Array.from([0.1, 0.2, 0.3, 0.4]),
+      favN: Float64Array.from([0.2, 0.2, 0.2, 0.2]),
+      otherS: Float64Array.from([0.3, 0.3, 0.3, 0.3]),
+      otherN: Float64Array.from([0.8, 0.8, 0.8, 0.8]),
+    };
+    observePopulation(delta, compilePopulation(emptyPopulation()), observation(LOW, 'curiosity', 1, 0.5, { ...em, error: -0.25 }));
+    expect(delta.users).toEqual([0.5, 0.4, 0.3, 0.2]);
+    delta.follow.forEach((x, d) => expect(x).toBeCloseTo(em.userWeight[d]! * em.follower[d]!, 12));
+    expect(delta.favS).toEqual([0.1, 0.2, 0.3, 0.4]);
+    expect(delta.otherN).toEqual([0.8, 0.8, 0.8, 0.8]);
+    expect(delta.err).toEqual([-0.25, 0.0625, 1]);
   });
 });
 
 describe('mergePopulation', () => {
-  it('decays the old prior by POPULATION_DECAY^events, adds the delta, and changes neither input', () => {
+  it('decays the old prior by POPULATION_DECAY^events (Σ weight² by its square), adds the delta, and changes neither input', () => {
     const random = seededRandom(5);
-    const prior = emptyPopulation();
-    prior.events = 1234;
-    for (const key of ['w', 'wr', 'n', 'w2', 'same', 'cross', 'spread'] as const) {
-      prior[key] = prior[key]!.map(() => Math.round(random() * 1e4) / 100);
-    }
+    const prior = uniformlyLogged(LOW, 'purpose', random, 20);
     const delta = emptyPopulation();
-    for (let i = 0; i < 40; i++) {
-      const framing = FRAMINGS[i % FRAMINGS.length]!;
-      observePopulation(
-        delta,
-        prior,
-        noEvidence,
-        i % COMPLEXITY_COUNT,
-        choiceSlots(choice(framing)),
-        { ...certain, framing: 0.25 },
-        random(),
-      );
-    }
+    for (let i = 0; i < 40; i++)
+      observePopulation(delta, compilePopulation(prior), observation(i % COMPLEXITY_COUNT, FRAMINGS[i % 5]!, 0.25, random()));
     const priorCopy = structuredClone(prior);
     const deltaCopy = structuredClone(delta);
     const merged = mergePopulation(prior, delta);
     expect(prior).toEqual(priorCopy);
     expect(delta).toEqual(deltaCopy);
     const factor = POPULATION_DECAY ** 40;
-    expect(merged.events).toBeCloseTo(1234 * factor + 40, 3);
-    for (const key of ['w', 'wr', 'n', 'same', 'cross', 'spread'] as const) {
+    expect(merged.events).toBeCloseTo(prior.events * factor + 40, 3);
+    for (const key of ['n', 'r', 'w', 'wr', 'cr', 'cn', 'follow', 'users', 'favS', 'rs', 'rs2', 'rn', 'err'] as const) {
       merged[key].forEach((x, i) => expect(Math.abs(x - (prior[key][i]! * factor + delta[key][i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
     }
-    // Σ weight² decays as the square of each decayed weight.
-    merged.w2!.forEach((x, i) => expect(Math.abs(x - (prior.w2![i]! * factor ** 2 + delta.w2![i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
-  });
-
-  it('merges a prior stored before Σ weight² existed as if each cell’s weights had been equal', () => {
-    const stored = observeBatch(emptyPopulation(), [{ complexity: LOW, choice: choice('purpose'), p: 0.5, reward: 1 }]);
-    const { w2: _dropped, ...legacy } = stored;
-    const cell = cellIndex(LOW, slotOfFraming('purpose'));
-    const merged = mergePopulation(parsePopulation(JSON.parse(JSON.stringify(legacy))), emptyPopulation());
-    expect(merged.w2![cell]).toBeCloseTo(stored.w[cell]! ** 2 / stored.n[cell]!, 4);
+    merged.w2.forEach((x, i) => expect(Math.abs(x - (prior.w2[i]! * factor ** 2 + delta.w2[i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
   });
 
   it('forgets old evidence with a memory of about 1/(1 − POPULATION_DECAY) outcomes', () => {
-    const old = observeBatch(emptyPopulation(), [{ complexity: LOW, choice: choice('purpose'), p: 1, reward: 1 }]);
-    const cell = cellIndex(LOW, slotOfFraming('purpose'));
-    let prior = old;
+    const cell = framingCell(LOW, 'purpose');
+    let prior = observeBatch(emptyPopulation(), [observation(LOW, 'purpose', 1, 1)]);
     for (let batch = 0; batch < 10; batch++) {
       prior = observeBatch(
         prior,
-        Array.from({ length: 500 }, () => ({ complexity: 2, choice: choice('challenge'), p: 1, reward: 0.5 })),
+        Array.from({ length: 500 }, () => observation(2, 'challenge', 1, 0.5)),
       );
     }
     expect(prior.w[cell]).toBeCloseTo(POPULATION_DECAY ** 5000, 3); // ≈ e^(−1)
-    let events = 1;
-    for (let batch = 0; batch < 10; batch++) events = events * POPULATION_DECAY ** 500 + 500;
-    expect(prior.events).toBeCloseTo(events, 3);
   });
 });
 
 describe('compilePopulation', () => {
-  it('means are IPS-weighted and shrink by MEAN_SHRINK outcomes of effective sample size toward the dimension’s mean', () => {
-    const prior = emptyPopulation();
-    FRAMINGS.forEach((framing) => {
-      const cell = cellIndex(LOW, slotOfFraming(framing));
-      // purpose: 10 outcomes of weight 2 (effective size 10); the others: 4 outcomes of weight 1.25 (effective size 4).
-      prior.w[cell] = framing === 'purpose' ? 20 : 5;
-      prior.wr[cell] = framing === 'purpose' ? 18 : 1.5;
-      prior.n[cell] = framing === 'purpose' ? 10 : 4;
-      prior.w2![cell] = framing === 'purpose' ? 40 : 6.25;
-    });
+  it('makes the value most users succeed with the likely population best at its complexity, and populationBest picks it', () => {
+    const prior = uniformlyLogged(LOW, 'purpose', seededRandom(2));
     const compiled = compilePopulation(prior);
-    const dimMean = (18 + 4 * 1.5) / (20 + 4 * 5);
-    const purpose = cellIndex(LOW, slotOfFraming('purpose'));
-    const challenge = cellIndex(LOW, slotOfFraming('challenge'));
-    expect(compiled.mean[purpose]).toBeCloseTo((10 * 0.9 + MEAN_SHRINK * dimMean) / (10 + MEAN_SHRINK), 12);
-    expect(compiled.mean[challenge]).toBeCloseTo((4 * 0.3 + MEAN_SHRINK * dimMean) / (4 + MEAN_SHRINK), 12);
-    // Shrunk: between the raw mean and the dimension mean.
-    expect(compiled.mean[purpose]).toBeLessThan(0.9);
-    expect(compiled.mean[purpose]).toBeGreaterThan(dimMean);
-    expect(compiled.mean[challenge]).toBeGreaterThan(0.3);
-    // The mean's uncertainty falls with the effective outcomes behind it.
-    expect(compiled.meanVar[purpose]).toBeCloseTo(compiled.noise[purpose]! / (10 + MEAN_SHRINK), 12);
-    expect(compiled.meanVar[challenge]).toBeCloseTo(compiled.noise[challenge]! / (4 + MEAN_SHRINK), 12);
-    // Complexities without evidence keep the default mean for every value.
-    for (const framing of FRAMINGS) expect(compiled.mean[cellIndex(MEDIUM, slotOfFraming(framing))]).toBe(0.5);
-    // Compiled once per prior object.
-    expect(compilePopulation(prior)).toBe(compiled);
+    const framing = compiled.dimensions[0]!;
+    let sum = 0;
+    for (const f of FRAMINGS) sum += framing.popBest[framingCell(LOW, f)]!;
+    expect(sum).toBeCloseTo(1, 3);
+    expect(framing.popBest[framingCell(LOW, 'purpose')]).toBeGreaterThan(0.99);
+    expect(engine.populationBest(prior, { complexity: 'low' }).framing).toBe('purpose');
+    // Nothing was learned at the other complexities: every framing is as likely as any other.
+    for (const f of FRAMINGS) expect(framing.popBest[framingCell(2, f)]).toBeCloseTo(1 / 5, 2);
   });
 
-  it('a mean resting on a few heavily weighted outcomes is shrunk more and less certain than one with the same weight from many', () => {
-    // The same total weight (20) and reward (0.9 per weight) at two complexities: 2 outcomes of weight 10 vs 20 of weight 1.
-    const items = [
-      ...Array.from({ length: 2 }, () => ({ complexity: LOW, choice: choice('purpose'), p: 1 / MAX_WEIGHT, reward: 0.9 })),
-      ...Array.from({ length: 20 }, () => ({ complexity: MEDIUM, choice: choice('purpose'), p: 1, reward: 0.9 })),
-      ...Array.from({ length: 20 }, () => ({ complexity: LOW, choice: choice('challenge'), p: 1, reward: 0.3 })),
-      ...Array.from({ length: 20 }, () => ({ complexity: MEDIUM, choice: choice('challenge'), p: 1, reward: 0.3 })),
-    ];
-    const prior = observeBatch(emptyPopulation(), items);
-    const few = cellIndex(LOW, slotOfFraming('purpose'));
-    const many = cellIndex(MEDIUM, slotOfFraming('purpose'));
-    expect(prior.w[few]).toBeCloseTo(prior.w[many]!, 12);
-    const compiled = compilePopulation(prior);
-    expect(compiled.mean[few]).toBeLessThan(compiled.mean[many]! - 0.05);
-    expect(compiled.meanVar[few]! / compiled.noise[few]!).toBeCloseTo(1 / (2 + MEAN_SHRINK), 9);
-    expect(compiled.meanVar[many]! / compiled.noise[many]!).toBeCloseTo(1 / (20 + MEAN_SHRINK), 9);
-  });
-
-  it('compiles a prior stored before Σ weight² existed as if each cell’s weights had been equal', () => {
+  it('shrinks each mean toward its dimension’s mean by MEAN_SHRINK outcomes of effective sample size', () => {
     const prior = observeBatch(emptyPopulation(), [
-      ...Array.from({ length: 6 }, () => ({ complexity: LOW, choice: choice('purpose'), p: 0.5, reward: 0.8 })),
-      ...Array.from({ length: 6 }, () => ({ complexity: LOW, choice: choice('challenge'), p: 0.5, reward: 0.2 })),
+      observation(LOW, 'purpose', 1, 1),
+      observation(LOW, 'purpose', 1, 1),
+      observation(LOW, 'challenge', 0.1, 0.2),
     ]);
-    const { w2: _dropped, ...legacy } = prior;
-    const parsed = parsePopulation(JSON.parse(JSON.stringify(legacy)));
-    expect(parsed.w2).toBeUndefined();
-    expect(parsed.w).toEqual(prior.w);
-    // Equal weights: the effective size is the count, so the stored and the legacy form compile alike.
-    const [now, before] = [compilePopulation(prior), compilePopulation(parsed)];
-    for (let cell = 0; cell < CELL_COUNT; cell++) {
-      expect(before.mean[cell]).toBeCloseTo(now.mean[cell]!, 4);
-      expect(before.meanVar[cell]).toBeCloseTo(now.meanVar[cell]!, 4);
-    }
-  });
-
-  it('IPS undoes adaptive exposure: a value shown mostly to the users who like it is not overrated', () => {
-    // Half the users like challenge (reward 0.9) and see it with p = 0.8; the other half (reward 0.1) with p = 0.2.
-    const items: Array<{ complexity: number; choice: Choice; p: number; reward: number }> = [];
-    for (let i = 0; i < 1000; i++) {
-      const fan = i % 2 === 0;
-      const shown = fan ? i % 10 !== 0 : i % 10 === 1; // 80% vs 20% of each group's outcomes
-      if (shown) items.push({ complexity: LOW, choice: choice('challenge'), p: fan ? 0.8 : 0.2, reward: fan ? 0.9 : 0.1 });
-      else items.push({ complexity: LOW, choice: choice('micro_steps'), p: fan ? 0.2 : 0.8, reward: 0.5 });
-    }
-    const compiled = compilePopulation(observeBatch(emptyPopulation(), items));
-    const raw = (400 * 0.9 + 100 * 0.1) / 500;
-    expect(raw).toBeCloseTo(0.74, 9);
-    expect(compiled.mean[cellIndex(LOW, slotOfFraming('challenge'))]).toBeCloseTo(0.5, 2); // the population's true mean
-  });
-
-  it('gives the value most users succeed with the highest mean, and populationBest picks it per complexity', () => {
-    const random = seededRandom(3);
-    const prior = uniformlyLogged(MEDIUM, 'purpose', random, uniformlyLogged(LOW, 'challenge', random));
     const compiled = compilePopulation(prior);
-    const meansAt = (c: number) => FRAMINGS.map((f) => compiled.mean[cellIndex(c, slotOfFraming(f))]!);
-    expect(Math.max(...meansAt(LOW))).toBe(compiled.mean[cellIndex(LOW, slotOfFraming('challenge'))]);
-    expect(Math.max(...meansAt(MEDIUM))).toBe(compiled.mean[cellIndex(MEDIUM, slotOfFraming('purpose'))]);
-    expect(engine.populationBest(prior, { complexity: 'low' }).framing).toBe('challenge');
-    expect(engine.populationBest(prior, { complexity: 'medium' }).framing).toBe('purpose');
+    const w = prior.w[framingCell(LOW, 'purpose')]! + prior.w[framingCell(LOW, 'challenge')]!;
+    const dimMean = (prior.wr[framingCell(LOW, 'purpose')]! + prior.wr[framingCell(LOW, 'challenge')]!) / w;
+    // purpose: two outcomes of weight 1 (effective size 2); challenge: one of weight MAX_WEIGHT (effective size 1).
+    expect(compiled.mean[framingCell(LOW, 'purpose')]).toBeCloseTo((2 * 1 + MEAN_SHRINK * dimMean) / (2 + MEAN_SHRINK), 3);
+    expect(compiled.mean[framingCell(LOW, 'challenge')]).toBeCloseTo((1 * 0.2 + MEAN_SHRINK * dimMean) / (1 + MEAN_SHRINK), 3);
+    expect(compiled.mean[framingCell(LOW, 'curiosity')]).toBeCloseTo(dimMean, 3);
   });
 
-  it('keeps every cell’s spread at least noise/PRIOR_CAP, with positive complexity-level spread, for arbitrary moments', () => {
-    const random = seededRandom(11);
-    const violations: number[] = [];
-    for (let trial = 0; trial < 30; trial++) {
-      const prior = emptyPopulation();
-      for (let cell = 0; cell < CELL_COUNT; cell++) {
-        prior.w[cell] = random() * 50;
-        prior.wr[cell] = prior.w[cell]! * random();
-        prior.n[cell] = random() * 50;
-        for (const moment of [prior.same, prior.cross, prior.spread]) {
-          const count = random() < 0.3 ? random() * 20 : 30 + random() * 200; // some cells below MIN_MOMENTS
-          moment[2 * cell] = count * (random() - 0.3) * 0.2; // negative moments too
-          moment[2 * cell + 1] = count;
-        }
-      }
-      const compiled = compilePopulation(prior);
-      for (let cell = 0; cell < CELL_COUNT; cell++) {
-        const noise = compiled.noise[cell]!;
-        const total = compiled.userVar[cell]! + compiled.contextVar[cell]!;
-        if (!(noise > 0 && compiled.userVar[cell]! >= 0 && compiled.contextVar[cell]! > 0 && compiled.meanVar[cell]! > 0))
-          violations.push(cell);
-        if (!(total >= noise / PRIOR_CAP - 1e-12)) violations.push(cell);
-      }
-    }
-    expect(violations).toEqual([]);
+  it('is less sure of the best value when it rests on fewer outcomes', () => {
+    const few = compilePopulation(uniformlyLogged(LOW, 'purpose', seededRandom(8), 4));
+    const many = compilePopulation(uniformlyLogged(LOW, 'purpose', seededRandom(8), 150));
+    const cell = framingCell(LOW, 'purpose');
+    expect(few.dimensions[0]!.popBest[cell]).toBeLessThan(many.dimensions[0]!.popBest[cell]!);
+    expect(few.dimensions[0]!.popBest[cell]).toBeGreaterThan(1 / 5);
   });
 
-  it('learns between-user spread from moments: a value that splits users gets a wider prior than one everybody rates alike', () => {
+  it('takes levels from the EM sums, pulled toward the defaults by a few pseudo-outcomes', () => {
+    const empty = compilePopulation(emptyPopulation());
+    DIMENSION_NAMES.forEach((dim, d) => {
+      expect(empty.dimensions[d]!.follow).toBe(0.5);
+      expect(empty.dimensions[d]!.step).toBeCloseTo(DEFAULT_STEP[dim], 12);
+      expect(empty.dimensions[d]!.weight).toBeGreaterThan(0);
+    });
+    // Many users whose favourites earn 0.8 and other values 0.2, all following the population.
     const prior = emptyPopulation();
-    const split = cellIndex(LOW, slotOfFraming('purpose'));
-    const alike = cellIndex(LOW, slotOfFraming('challenge'));
-    prior.same[2 * split] = 0.04 * 100;
-    prior.same[2 * split + 1] = 100;
-    prior.spread[2 * split] = 0.07 * 100;
-    prior.spread[2 * split + 1] = 100;
-    prior.same[2 * alike] = 0.001 * 100;
-    prior.same[2 * alike + 1] = 100;
-    prior.spread[2 * alike] = 0.031 * 100;
-    prior.spread[2 * alike + 1] = 100;
-    const compiled = compilePopulation(prior);
-    const total = (cell: number) => compiled.userVar[cell]! + compiled.contextVar[cell]!;
-    expect(total(split)).toBeCloseTo(0.04, 9);
-    expect(total(alike)).toBeCloseTo(compiled.noise[alike]! / PRIOR_CAP, 9); // 0.001 is below the cap's floor
-    expect(total(split)).toBeGreaterThan(total(alike));
+    prior.favS[0] = 800;
+    prior.favN[0] = 1000;
+    prior.otherS[0] = 200;
+    prior.otherN[0] = 1000;
+    prior.follow[0] = 900;
+    prior.users[0] = 1000;
+    prior.rs[0] = 1000;
+    prior.rs2[0] = 2000 * 0.34;
+    prior.rn[0] = 2000;
+    const framing = compilePopulation(prior).dimensions[0]!;
+    expect(framing.step).toBeCloseTo(0.6, 2);
+    expect(framing.follow).toBeCloseTo(901 / 1002, 6);
+    // The noise is what the levels leave of the variance: 0.34 − 0.25 − 0.6² · ¼ = 0.
+    expect(framing.weight).toBeCloseTo(framing.step / 0.02, 1);
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) expect(framing.mid[c]).toBeCloseTo(0.2 + 0.3, 1);
   });
-});
 
-describe('compilePopulation with degenerate moments', () => {
-  it('keeps every spread finite and positive when all rewards were identical (zero moments)', () => {
-    const prior = emptyPopulation();
-    for (let cell = 0; cell < CELL_COUNT; cell++) {
-      prior.w[cell] = prior.wr[cell] = prior.n[cell] = 100;
-      prior.same[2 * cell + 1] = 20;
-      prior.cross[2 * cell + 1] = 20;
-      prior.spread[2 * cell + 1] = 20;
-    }
-    const compiled = compilePopulation(prior);
-    for (const values of [compiled.userVar, compiled.contextVar, compiled.noise, compiled.mean, compiled.meanVar]) {
-      expect(Array.from(values).every(Number.isFinite)).toBe(true);
-    }
-    for (let cell = 0; cell < CELL_COUNT; cell++) expect(compiled.userVar[cell]! + compiled.contextVar[cell]!).toBeGreaterThan(0);
-    const decision = engine.decide(engine.initialState(prior), { complexity: 'low' }, {}, seededRandom(3), prior);
-    expect(Number.isFinite(decision.confidence)).toBe(true);
-    expect(Object.values(decision.probabilities).every(Number.isFinite)).toBe(true);
+  it('gives each complexity its reward level, once it has a few outcomes', () => {
+    const prior = observeBatch(emptyPopulation(), [
+      ...Array.from({ length: 10 }, () => observation(0, 'purpose', 1, 0.9)),
+      ...Array.from({ length: 10 }, () => observation(2, 'purpose', 1, 0.3)),
+      observation(1, 'purpose', 1, 0.6),
+    ]);
+    const { offsets } = compilePopulation(prior);
+    const overall = (9 + 3 + 0.6) / 21;
+    expect(offsets[0]).toBeCloseTo(0.9 - overall, 4);
+    expect(offsets[2]).toBeCloseTo(0.3 - overall, 4);
+    expect(offsets[1]).toBe(0); // one outcome is not enough
+  });
+
+  it('derives the spread of prediction errors from the observed errors', () => {
+    const items = Array.from({ length: 30 }, (_, i) => observation(LOW, 'purpose', 1, 0.5, { error: i % 2 === 0 ? 0.3 : -0.3 }));
+    const prior = observeBatch(emptyPopulation(), items);
+    expect(compilePopulation(prior).predictionSd).toBeCloseTo(0.3, 3);
+    expect(compilePopulation(emptyPopulation()).predictionSd).toBeGreaterThan(0.3); // a wide default before there are any
+  });
+
+  it('compiles each prior object once', () => {
+    const prior = uniformlyLogged(LOW, 'purpose', seededRandom(3), 5);
+    expect(compilePopulation(prior)).toBe(compilePopulation(prior));
   });
 });
 
 describe('parsePopulation', () => {
-  it('returns an empty prior for anything that is not a pop-v1 prior', () => {
-    const valid = emptyPopulation();
-    for (const garbage of [
-      null,
-      undefined,
-      42,
-      'pop-v1',
-      [],
-      {},
-      { format: 'pop-v1' },
-      { ...valid, format: 'pop-v2' },
-      { ...valid, w: [1, 2] },
-      { ...valid, events: -1 },
-    ]) {
-      expect(parsePopulation(garbage)).toEqual(emptyPopulation());
+  it('returns an empty prior for anything that is not a pop-v2 prior, including the first engine’s pop-v1', () => {
+    const v1 = { format: 'pop-v1', events: 3, w: new Array(CELL_COUNT).fill(1) };
+    for (const raw of [null, 7, 'x', {}, v1, { ...emptyPopulation(), n: [1, 2] }, { ...emptyPopulation(), err: [0, 0] }]) {
+      expect(parsePopulation(raw)).toEqual(emptyPopulation());
     }
   });
 
   it('round-trips a prior through JSON', () => {
-    const prior = uniformlyLogged(LOW, 'curiosity', seededRandom(8));
-    expect(prior.events).toBeGreaterThan(0);
+    const prior = uniformlyLogged(LOW, 'purpose', seededRandom(4), 10);
     expect(parsePopulation(JSON.parse(JSON.stringify(prior)))).toEqual(prior);
-    expect(engine.parsePrior(JSON.parse(JSON.stringify(prior)))).toEqual(prior);
   });
 });

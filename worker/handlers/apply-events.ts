@@ -180,8 +180,8 @@ export async function applyTenantEvents(
     const before = shown.get(decision.userId) ?? toProfileResponse(profile, learner);
     const reward = computeReward(outcome.signals);
     const current = learner.parseState(profile.state);
-    learner.observe(delta, prior, current, decision.context, decision.choice, decision.probabilities, reward);
     const state = learner.update(current, decision.context, decision.choice, reward, outcome.signals.started, prior);
+    learner.observe(delta, prior, current, state, decision.context, decision.choice, decision.probabilities, reward);
     const next: StoredProfile = {
       ...profile,
       state,

@@ -1,286 +1,270 @@
-import { z } from 'zod';
-import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type Pins, type ProfilePhase } from '../arms';
+import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins, type ProfilePhase } from '../arms';
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
-import { standardNormal, type Random } from '../random';
+import type { Random } from '../random';
 import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
+import { entryCell, inferUser, type Inference } from './inference';
+import { fromLegacy } from './legacy';
 import {
-  addOutcome,
-  discounted,
-  emptyExcursion,
-  emptySlot,
-  engineStateSchema,
-  slotOf,
-  totals,
-  type EngineState,
-  type EvidenceSlot,
-} from './evidence';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, choiceSlots, complexityIndex, valueCount, valueIndex } from './layout';
-import { probabilityLargest } from './normal';
+  COMPLEXITY_COUNT,
+  DIMENSION_OFFSET,
+  VALUE_COUNT,
+  cellIndex,
+  complexityIndex,
+  contextComplexity,
+  contextIndex,
+  round4,
+  valueCount,
+  valueIndex,
+} from './layout';
 import {
   compilePopulation,
   emptyPopulation,
   mergePopulation,
   observePopulation,
   parsePopulation,
-  type CompiledPrior,
+  type CompiledPopulation,
   type PopulationPrior,
 } from './population';
-import { valuePosterior } from './posterior';
-import { personalize } from './conformity';
+import {
+  DECAY,
+  ENTRY_REWARD,
+  ENTRY_STARTED,
+  ENTRY_TASK_SLOT,
+  HISTORY_LENGTH,
+  decayOlder,
+  emptyOlder,
+  engineStateSchema,
+  taskSlotOf,
+  withTaskType,
+  type EngineState,
+  type Entry,
+  type Older,
+  type Summary,
+} from './state';
 
 /**
- * The learning engine (docs/adr/0007-learning-engine.md): per user and dimension, tempered
- * Thompson sampling over the hierarchical Gaussian posteriors of posterior.ts — conditioned on
- * task complexity and tracked task types, backing off to the user's context-free evidence and
- * to the tenant's population prior (scaled by the user's conformity, conformity.ts), with
- * evidence decaying per outcome and discounted when a change of preference is detected.
- * Pinned dimensions return the pin. The logged selection probability of a value is the
- * tempered sampler's exact chance of choosing it; `confidence` is the product over the
- * dimensions of the untempered posterior probability that the chosen value is the best — the
- * posterior probability that the combination is the user's best in this context.
+ * The learning engine (docs/adr/0009-favourite-model.md): per user and dimension, the posterior
+ * probability that each value is the user's favourite at the request's complexity (and task
+ * type), under a model whose prior is the tenant's population (population.ts, favourite.ts)
+ * and whose evidence is the user's rewards, each credited to the four dimensions by mean-field
+ * inference (inference.ts). A value is chosen with probability ∝ P(favourite)^SHARPNESS; that
+ * probability is logged for offline evaluation; `confidence` is the product over the unpinned
+ * dimensions of P(chosen value is the favourite) — the posterior probability that the
+ * combination is the user's best in this context. Evidence decays per outcome, and a change
+ * detector drops what is out of date when a user's preferences change.
  */
 
 /** Phase rule: `established` once the user has this many outcomes… */
 export const ESTABLISHED_MIN_OUTCOMES = 10;
-/**
- * …and, at the complexity where the user has most evidence, the best of the framings the user
- * has recent evidence for is the best of them with this probability.
- */
+/** …and, at the complexity where the user has most evidence, one framing is the favourite with at least this probability. */
 export const ESTABLISHED_MIN_PROBABILITY = 0.8;
-
 /**
- * Thompson draws use the posterior spread times this factor: a tempered sampler explores
- * less than plain Thompson sampling, which over-explores when values are many and evidence is
- * scarce (Chapelle & Li 2011). Tuned with bench:learning on its tuning seed.
+ * Values are chosen with probability ∝ P(favourite)^SHARPNESS: posterior sampling (1) explores
+ * too much when one value is likely and the rest share the remainder; 4 was best on the
+ * benchmark's tuning seeds.
  */
-export const EXPLORATION_SCALE = 0.3;
+export const SHARPNESS = 4;
 /**
- * Change detection: a one-sided CUSUM of the standardised shortfall of each reward below the
- * chosen framing's predicted reward, S ← max(0, S − z − CHANGE_SLACK). When S passes
- * CHANGE_THRESHOLD the user's preferences have probably changed: their evidence from before
- * the current excursion of S above 0 is multiplied by CHANGE_DISCOUNT (on top of the steady
- * per-outcome decay), the excursion's outcomes — those that revealed the change — are kept at
- * full weight, and S restarts.
+ * Change detection: a one-sided CUSUM of the standardised shortfall of each reward below its
+ * prediction, S ← max(0, S − z − CHANGE_SLACK). When S passes CHANGE_THRESHOLD the user's
+ * preferences have probably changed: the evidence from before the current excursion of S above
+ * 0 is dropped and the excursion's outcomes — those that revealed the change — are kept.
  */
 export const CHANGE_SLACK = 0.5;
-export const CHANGE_THRESHOLD = 4;
-export const CHANGE_DISCOUNT = 0;
-const MAX_VALUES = Math.max(...DIMENSION_NAMES.map(valueCount));
-const means = new Float64Array(MAX_VALUES);
-const sds = new Float64Array(MAX_VALUES);
-const drawSds = new Float64Array(MAX_VALUES);
-const out = new Float64Array(2);
+export const CHANGE_THRESHOLD = 5;
+/** A user's part in the population's EM estimates grows with their evidence n as n / (n + USER_WEIGHT_HALF). */
+export const USER_WEIGHT_HALF = 2;
 
-/** Posterior means and standard deviations of one dimension's values, into `means`/`sds`. */
-function dimensionPosteriors(state: EngineState, prior: CompiledPrior, dim: Dimension, complexity: number, taskSlot: number): number {
-  const k = valueCount(dim);
-  const first = DIMENSION_OFFSET[dim];
-  for (let i = 0; i < k; i++) {
-    valuePosterior(state, prior, complexity, taskSlot, first + i, out);
-    means[i] = out[0]!;
-    sds[i] = Math.sqrt(out[1]!);
-  }
-  return k;
+const D = DIMENSION_NAMES.length;
+const MAX_VALUES = 5;
+const weights = new Float64Array(MAX_VALUES);
+const shownCells = new Int32Array(D);
+const shownCredit = new Float64Array(D);
+
+/** Context cells of a choice's values in a context, into shownCells. */
+function choiceCells(choice: Choice, context: number): Int32Array {
+  DIMENSION_NAMES.forEach(
+    (dim, d) => (shownCells[d] = context * VALUE_COUNT + DIMENSION_OFFSET[dim] + Math.max(0, valueIndex(dim, choice[dim]))),
+  );
+  return shownCells;
 }
 
-function argmax(values: ArrayLike<number>, count: number): number {
+/** The reward predicted for the values in shownCells, and each dimension's credited share of `reward`, into shownCredit. */
+function predict(prior: CompiledPopulation, inference: Inference, c: number, reward: number): number {
+  let total = 0;
+  for (let d = 0; d < D; d++) total += prior.dimensions[d]!.step * inference.favourite[shownCells[d]!]!;
+  for (let d = 0; d < D; d++) shownCredit[d] = reward - (total - prior.dimensions[d]!.step * inference.favourite[shownCells[d]!]!);
+  return prior.baseLevel[0]! + prior.offsets[c]! + total;
+}
+
+/** The most probable favourite of dimension d in a context. */
+function argmaxAt(favourite: Float64Array, context: number, d: number): number {
+  const first = context * VALUE_COUNT + DIMENSION_OFFSET[DIMENSION_NAMES[d]!];
   let best = 0;
-  for (let i = 1; i < count; i++) if (values[i]! > values[best]!) best = i;
+  for (let v = 1; v < valueCount(DIMENSION_NAMES[d]!); v++) if (favourite[first + v]! > favourite[first + best]!) best = v;
   return best;
 }
 
-function computeSummary(state: EngineState, prior: CompiledPrior): EngineState['summary'] {
-  // Weigh complexities by how much of the user's evidence they hold (uniform when none).
-  const { n } = totals(state);
-  const weight = new Float64Array(COMPLEXITY_COUNT);
-  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-    for (let i = 0; i < valueCount('framing'); i++) weight[c]! += n[cellIndex(c, DIMENSION_OFFSET.framing + i)]!;
-    weight[c]! += 0.1;
+function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
+  const inference = inferUser(state, prior);
+  // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little, so that a user without evidence gets the prior).
+  const weight = new Float64Array(inference.contexts);
+  for (let x = 0; x < inference.contexts; x++) {
+    for (let v = 0; v < valueCount('framing'); v++) weight[x]! += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
+    if (x < COMPLEXITY_COUNT) weight[x]! += 0.1;
   }
   const best = DIMENSION_NAMES.map((dim) => {
-    const scores = new Float64Array(valueCount(dim));
-    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-      dimensionPosteriors(state, prior, dim, c, 0);
-      for (let i = 0; i < scores.length; i++) scores[i]! += weight[c]! * means[i]!;
+    let top = 0;
+    let topScore = -Infinity;
+    for (let v = 0; v < valueCount(dim); v++) {
+      let score = 0;
+      for (let x = 0; x < inference.contexts; x++) score += weight[x]! * inference.favourite[x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v]!;
+      if (score > topScore) [top, topScore] = [v, score];
     }
-    return argmax(scores, scores.length);
-  }) as EngineState['summary']['best'];
+    return top;
+  }) as Summary['best'];
   let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
   if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
-    // Judged among the framings this user has recent evidence for at their main complexity: a
-    // user served one framing they like is established, whatever untried framings might do.
-    const top = argmax(weight, COMPLEXITY_COUNT);
-    const k = dimensionPosteriors(state, prior, 'framing', top, 0);
-    let tried = 0;
-    for (let i = 0; i < k; i++) {
-      if (n[cellIndex(top, DIMENSION_OFFSET.framing + i)]! < 0.5) continue;
-      means[tried] = means[i]!;
-      sds[tried] = sds[i]!;
-      tried++;
-    }
-    if (tried > 0 && probabilityLargest(argmax(means, tried), means, sds, tried) >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
+    let main = 0;
+    for (let x = 1; x < inference.contexts; x++) if (weight[x]! > weight[main]!) main = x;
+    const framing = inference.favourite[main * VALUE_COUNT + DIMENSION_OFFSET.framing + argmaxAt(inference.favourite, main, 0)]!;
+    if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
   }
   return { best, phase };
 }
 
-/** The change detector's statistic after this outcome (before any reset). */
-function nextShortfall(
-  state: EngineState,
-  prior: CompiledPrior,
-  complexity: number,
-  taskSlot: number,
-  choice: Choice,
-  reward: number,
-): number {
-  const index = valueIndex('framing', choice.framing);
-  if (index < 0 || state.outcomes === 0) return state.shortfall;
-  const slot = DIMENSION_OFFSET.framing + index;
-  valuePosterior(state, prior, complexity, taskSlot, slot, out);
-  const z = (reward - out[0]!) / Math.sqrt(out[1]! + prior.noise[cellIndex(complexity, slot)]!);
-  return Number.isFinite(z) ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : state.shortfall;
+/** A state with `outcomes` outcomes of `older` evidence and no history, its summary under `prior`. */
+function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): EngineState {
+  const state: EngineState = {
+    learner: 'engine-v2',
+    outcomes,
+    history: [],
+    taskTypes: [],
+    older,
+    shortfall: 0,
+    excursion: 0,
+    summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
+  };
+  state.summary = computeSummary(state, prior);
+  return state;
 }
 
-function toChoice(indices: readonly number[]): Choice {
-  const choice = {} as Record<Dimension, string>;
-  DIMENSION_NAMES.forEach((dim, d) => (choice[dim] = DIMENSIONS[dim].values[indices[d]!]!));
-  return choice as Choice;
-}
-
-type Cells = { n: ArrayLike<number>; s: ArrayLike<number>; st: ArrayLike<number> };
-
-/** Evidence summed over some cells of one set of arrays. */
-function evidenceIn(cells: Cells, indices: readonly number[]): Evidence {
-  let n = 0;
-  let started = 0;
-  let rewardSum = 0;
-  for (const i of indices) {
-    n += cells.n[i]!;
-    started += cells.st[i]!;
-    rewardSum += cells.s[i]!;
+/** This user's decayed raw evidence (outcomes, started, reward) in some cells, from the history entries that `include` accepts and older outcomes. */
+function rawEvidence(state: EngineState, cells: readonly number[], include: (entry: Entry) => boolean, withOlder: boolean): Evidence {
+  const evidence: Evidence = { n: 0, started: 0, rewardSum: 0 };
+  if (withOlder) {
+    for (const cell of cells) {
+      evidence.n += state.older.n[cell]!;
+      evidence.started += state.older.st[cell]!;
+      evidence.rewardSum += state.older.r[cell]!;
+    }
   }
-  return { n, started, rewardSum };
+  let weight = 1;
+  for (let e = state.history.length - 1; e >= 0; e--) {
+    const entry = state.history[e]!;
+    if (include(entry)) {
+      for (let d = 0; d < D; d++) {
+        if (!cells.includes(entryCell(entry, d))) continue;
+        evidence.n += weight;
+        evidence.started += weight * entry[ENTRY_STARTED];
+        evidence.rewardSum += weight * entry[ENTRY_REWARD];
+      }
+    }
+    weight *= DECAY;
+  }
+  return evidence;
 }
 
 function valueEvidence(
   state: EngineState,
-  sums: Cells,
-  prior: CompiledPrior,
-  complexity: number,
-  dim: Dimension,
+  prior: CompiledPopulation,
+  c: number,
+  d: number,
   index: number,
-  taskSlot: number,
+  slot: number,
   pinned: boolean,
   explored: boolean,
 ): ValueEvidence {
-  const slot = DIMENSION_OFFSET[dim] + index;
-  const cell = cellIndex(complexity, slot);
-  const all = [cellIndex(0, slot), cellIndex(1, slot), cellIndex(2, slot)];
-  const typed = state.slots[taskSlot]!;
+  const dim = DIMENSION_NAMES[d]!;
+  const valueSlot = DIMENSION_OFFSET[dim] + index;
+  const here = cellIndex(c, valueSlot);
+  const everywhere = [0, 1, 2].map((complexity) => cellIndex(complexity, valueSlot));
+  const any = () => true;
   return {
     dimension: dim,
     value: DIMENSIONS[dim].values[index]!,
-    taskType: taskSlot > 0 ? { name: typed.taskType!, evidence: evidenceIn(typed, all) } : null,
-    inContext: evidenceIn(sums, [cell]),
-    overall: evidenceIn(sums, all),
-    population: { n: prior.support[cell]!, meanReward: prior.mean[cell]! },
+    taskType:
+      slot > 0
+        ? { name: state.taskTypes[slot - 1]!, evidence: rawEvidence(state, everywhere, (e) => e[ENTRY_TASK_SLOT] === slot, false) }
+        : null,
+    inContext: rawEvidence(state, [here], any, true),
+    overall: rawEvidence(state, everywhere, any, true),
+    population: { n: prior.support[here]!, meanReward: prior.rawMean[here]! },
     pinned,
     explored,
   };
 }
 
-/** Reads a state of the first learner (Beta cells per complexity) as untyped evidence. */
-const legacyCells = z.array(z.tuple([z.number(), z.number(), z.number()]));
-const legacyStateSchema = z.object({
-  learner: z.literal('thompson-v1'),
-  n: z.number().int().min(0),
-  byComplexity: z.record(z.enum(TASK_COMPLEXITY), z.record(z.enum(DIMENSION_NAMES as [Dimension, ...Dimension[]]), legacyCells)),
-});
-
-function fromLegacy(raw: unknown): EngineState | null {
-  const parsed = legacyStateSchema.safeParse(raw);
-  if (!parsed.success) return null;
-  const slot = emptySlot(null);
-  TASK_COMPLEXITY.forEach((complexity, c) => {
-    for (const dim of DIMENSION_NAMES) {
-      parsed.data.byComplexity[complexity]?.[dim]?.forEach(([n, s, st], i) => {
-        const cell = cellIndex(c, DIMENSION_OFFSET[dim] + i);
-        if (i >= valueCount(dim) || cell >= CELL_COUNT) return;
-        slot.n[cell] = n;
-        slot.s[cell] = s;
-        slot.st[cell] = st;
-      });
-    }
-  });
-  return stateOf(parsed.data.n, slot, emptyPopulation());
-}
-
-/** A state holding `evidence` from `outcomes` outcomes, with its summary under `prior`. */
-function stateOf(outcomes: number, evidence: EvidenceSlot, prior: PopulationPrior): EngineState {
-  const state: EngineState = {
-    learner: 'engine-v1',
-    outcomes,
-    shortfall: 0,
-    excursion: emptyExcursion(),
-    slots: [evidence],
-    summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
-  };
-  return { ...state, summary: computeSummary(state, compilePopulation(prior)) };
-}
-
 export const engine: Learner<EngineState, PopulationPrior> = {
-  name: 'engine-v1',
+  name: 'engine-v2',
 
   initialState(prior) {
-    return stateOf(0, emptySlot(null), prior);
+    return stateOf(0, emptyOlder(), compilePopulation(prior));
   },
 
   parseState(raw) {
     const parsed = engineStateSchema.safeParse(raw);
     if (parsed.success) return parsed.data;
-    return fromLegacy(raw) ?? this.initialState(emptyPopulation());
+    const legacy = fromLegacy(raw);
+    const empty = compilePopulation(emptyPopulation());
+    return legacy ? stateOf(legacy.outcomes, legacy.older, empty) : stateOf(0, emptyOlder(), empty);
   },
 
   emptyPrior: emptyPopulation,
   parsePrior: parsePopulation,
 
   decide(state, context, pins: Pins, random: Random, population): LearnerDecision {
-    const shared = compilePopulation(population);
-    const sums = totals(state);
-    const prior = personalize(state, shared, sums);
+    const prior = compilePopulation(population);
+    const favourite = inferUser(state, prior).favourite;
     const c = complexityIndex(context.complexity);
-    const taskSlot = slotOf(state, context.taskType);
+    const slot = taskSlotOf(state, context.taskType);
+    const here = contextIndex(c, slot);
     const choice = {} as Record<Dimension, string>;
     const probabilities = {} as SelectionProbabilities;
     const explored: Dimension[] = [];
     const evidence: ValueEvidence[] = [];
     let confidence = 1;
-    for (const dim of DIMENSION_NAMES) {
+    DIMENSION_NAMES.forEach((dim, d) => {
       const pinned = pins[dim];
       if (pinned !== undefined) {
-        const index = valueIndex(dim, pinned);
         choice[dim] = pinned;
         probabilities[dim] = 1;
-        evidence.push(valueEvidence(state, sums, shared, c, dim, index, taskSlot, true, false));
-        continue;
+        evidence.push(valueEvidence(state, prior, c, d, valueIndex(dim, pinned), slot, true, false));
+        return;
       }
-      const k = dimensionPosteriors(state, prior, dim, c, taskSlot);
-      let chosen = 0;
-      let bestDraw = -Infinity;
-      for (let i = 0; i < k; i++) {
-        drawSds[i] = EXPLORATION_SCALE * sds[i]!;
-        const draw = means[i]! + drawSds[i]! * standardNormal(random);
-        if (draw > bestDraw) {
-          bestDraw = draw;
-          chosen = i;
+      const k = valueCount(dim);
+      const first = here * VALUE_COUNT + DIMENSION_OFFSET[dim];
+      let total = 0;
+      for (let v = 0; v < k; v++) {
+        weights[v] = Math.pow(favourite[first + v]!, SHARPNESS);
+        total += weights[v]!;
+      }
+      let u = random() * total;
+      let chosen = k - 1;
+      for (let v = 0; v < k; v++) {
+        u -= weights[v]!;
+        if (u < 0) {
+          chosen = v;
+          break;
         }
       }
-      const isExplored = chosen !== argmax(means, k);
+      const isExplored = chosen !== argmaxAt(favourite, here, d);
       choice[dim] = DIMENSIONS[dim].values[chosen]!;
-      probabilities[dim] = probabilityLargest(chosen, means, drawSds, k);
-      confidence *= probabilityLargest(chosen, means, sds, k);
+      probabilities[dim] = weights[chosen]! / total;
+      confidence *= favourite[first + chosen]!;
       if (isExplored) explored.push(dim);
-      evidence.push(valueEvidence(state, sums, shared, c, dim, chosen, taskSlot, false, isExplored));
-    }
+      evidence.push(valueEvidence(state, prior, c, d, chosen, slot, false, isExplored));
+    });
     return {
       choice: choice as Choice,
       probabilities,
@@ -291,39 +275,126 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   },
 
   update(state, context, choice, reward, started, population) {
-    const shared = compilePopulation(population);
+    const prior = compilePopulation(population);
+    const inference = inferUser(state, prior);
     const c = complexityIndex(context.complexity);
-    const taskSlot = slotOf(state, context.taskType);
-    const prior = personalize(state, shared, totals(state));
-    const shortfall = nextShortfall(state, prior, c, taskSlot, choice, reward);
+    choiceCells(choice, contextIndex(c, taskSlotOf(state, context.taskType)));
+    const z = (reward - predict(prior, inference, c, reward)) / prior.predictionSd;
+    let shortfall = state.outcomes > 0 ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : 0;
+    // On a detected change, only the excursion's outcomes are kept (the newest `excursion` of the history).
     const changed = shortfall > CHANGE_THRESHOLD;
-    const base = changed ? discounted(state, CHANGE_DISCOUNT) : state;
-    const added = addOutcome({ ...base, shortfall: changed ? 0 : shortfall }, c, context.taskType, choice, reward, started);
-    // The excursion holds the outcomes since the detector last stood at 0.
-    const next = added.shortfall > 0 ? added : { ...added, excursion: emptyExcursion() };
-    return { ...next, summary: computeSummary(next, personalize(next, shared, totals(next))) };
+    const kept = changed ? state.history.length - state.excursion : 0;
+    if (changed) shortfall = 0;
+    const base = changed ? { ...state, history: state.history.slice(kept) } : state;
+    const { taskTypes, history, slot } = withTaskType(base, context.taskType);
+    const entry = [
+      c,
+      ...DIMENSION_NAMES.map((dim) => Math.max(0, valueIndex(dim, choice[dim]))),
+      slot,
+      round4(reward),
+      started ? 1 : 0,
+    ] as Entry;
+    let next = [...history, entry];
+    let leaving = null;
+    if (next.length > HISTORY_LENGTH) {
+      const oldest = next[0]!;
+      leaving = {
+        entry: oldest,
+        credited: inference.credited.subarray(kept * D, (kept + 1) * D),
+        cells: DIMENSION_NAMES.map((_, d) => entryCell(oldest, d)),
+      };
+      next = next.slice(1);
+    }
+    const result: EngineState = {
+      learner: 'engine-v2',
+      outcomes: state.outcomes + 1,
+      history: next,
+      taskTypes,
+      older: decayOlder(changed ? emptyOlder() : state.older, leaving),
+      shortfall: round4(shortfall),
+      excursion: shortfall > 0 ? Math.min(next.length, (changed ? 0 : state.excursion) + 1) : 0,
+      summary: state.summary,
+    };
+    result.summary = computeSummary(result, prior);
+    return result;
   },
 
-  observe(delta, prior, state, context, choice, probabilities, reward) {
-    observePopulation(delta, prior, totals(state), complexityIndex(context.complexity), choiceSlots(choice), probabilities, reward);
+  observe(delta, population, before, after, context, choice, probabilities, reward) {
+    const prior = compilePopulation(population);
+    const c = complexityIndex(context.complexity);
+    choiceCells(choice, contextIndex(c, taskSlotOf(before, context.taskType)));
+    const error = reward - predict(prior, inferUser(before, prior), c, reward);
+    const credited = Float64Array.from(shownCredit);
+    // The population knows complexities, not each user's task types.
+    const cells = Int32Array.from(shownCells, (cell) => cellIndex(c, cell % VALUE_COUNT));
+    // EM: the user's beliefs after this outcome, over all of their evidence.
+    const now = inferUser(after, prior);
+    const userWeight = new Float64Array(D);
+    const follower = new Float64Array(D);
+    const favS = new Float64Array(D);
+    const favN = new Float64Array(D);
+    const otherS = new Float64Array(D);
+    const otherN = new Float64Array(D);
+    DIMENSION_NAMES.forEach((dim, d) => {
+      let evidence = 0;
+      for (let x = 0; x < now.contexts; x++) {
+        for (let v = 0; v < valueCount(dim); v++) {
+          const cell = x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v;
+          const n = now.n[cell]!;
+          const s = now.s[cell]! - n * prior.offsets[contextComplexity(x)]!;
+          const p = now.favourite[cell]!;
+          favS[d]! += p * s;
+          favN[d]! += p * n;
+          otherS[d]! += (1 - p) * s;
+          otherN[d]! += (1 - p) * n;
+          evidence += n;
+        }
+      }
+      // Each outcome adds one unit of the user's current split between favourite and other levels.
+      const scale = 1 / Math.max(1, evidence);
+      favS[d]! *= scale;
+      favN[d]! *= scale;
+      otherS[d]! *= scale;
+      otherN[d]! *= scale;
+      userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
+      follower[d] = now.follower[d]!;
+    });
+    const logged = DIMENSION_NAMES.map((dim) => probabilities[dim]);
+    observePopulation(delta, prior, {
+      complexity: c,
+      cells,
+      probabilities: logged,
+      reward,
+      credited,
+      error,
+      userWeight,
+      follower,
+      favS,
+      favN,
+      otherS,
+      otherN,
+    });
   },
 
   mergePrior: mergePopulation,
 
   summarize(state) {
-    return { best: toChoice(state.summary.best), phase: state.summary.phase, interactionCount: state.outcomes };
+    const best = {} as Record<Dimension, string>;
+    DIMENSION_NAMES.forEach((dim, d) => (best[dim] = DIMENSIONS[dim].values[state.summary.best[d]!] ?? DIMENSIONS[dim].values[0]));
+    return { best: best as Choice, phase: state.summary.phase, interactionCount: state.outcomes };
   },
 
   populationBest(population, context) {
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
-    return toChoice(
-      DIMENSION_NAMES.map((dim) => {
-        const first = DIMENSION_OFFSET[dim];
-        const k = valueCount(dim);
-        for (let i = 0; i < k; i++) means[i] = prior.mean[cellIndex(c, first + i)]!;
-        return argmax(means, k);
-      }),
-    );
+    const best = {} as Record<Dimension, string>;
+    for (const dim of DIMENSION_NAMES) {
+      let top = 0;
+      for (let v = 1; v < valueCount(dim); v++) {
+        if (prior.mean[cellIndex(c, DIMENSION_OFFSET[dim] + v)]! > prior.mean[cellIndex(c, DIMENSION_OFFSET[dim] + top)]!) top = v;
+      }
+      best[dim] = DIMENSIONS[dim].values[top]!;
+    }
+    return best as Choice;
   },
 };

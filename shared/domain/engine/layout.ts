@@ -15,6 +15,16 @@ export const VALUE_COUNT = offset;
 export const COMPLEXITY_COUNT = TASK_COMPLEXITY.length;
 export const CELL_COUNT = COMPLEXITY_COUNT * VALUE_COUNT;
 
+/**
+ * A user's contexts: complexity × task-type slot (0 for no task type, 1…TASK_SLOTS − 1 for the
+ * tracked ones). Context cells repeat the value slots per context.
+ */
+export const TASK_SLOTS = 4;
+export const CONTEXT_COUNT = COMPLEXITY_COUNT * TASK_SLOTS;
+export const CONTEXT_CELL_COUNT = CONTEXT_COUNT * VALUE_COUNT;
+export const contextIndex = (complexity: number, taskSlot: number): number => taskSlot * COMPLEXITY_COUNT + complexity;
+export const contextComplexity = (context: number): number => context % COMPLEXITY_COUNT;
+
 export const valueCount = (dim: Dimension): number => DIMENSIONS[dim].values.length;
 export const complexityIndex = (complexity: TaskComplexity): number => TASK_COMPLEXITY.indexOf(complexity);
 export const cellIndex = (complexity: number, slot: number): number => complexity * VALUE_COUNT + slot;

@@ -1,291 +1,294 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES, type Dimension } from '../arms';
-import type { SelectionProbabilities } from '../learner';
+import type { DimensionModel } from './favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, round4, valueCount, zeros } from './layout';
+import { probabilityLargest } from './normal';
 
 /**
- * Population prior of one (account, environment): aggregate evidence per task complexity and
- * value, from which every user of that tenant starts (empirical Bayes). The worker keeps it up
- * to date incrementally: each batch adds a delta (observePopulation) and merges it under a row
- * lock (mergePopulation), decaying older evidence by POPULATION_DECAY per outcome.
+ * Population prior of one (account, environment): what the favourite model of each dimension
+ * (favourite.ts) needs to know about the tenant's users, kept by the worker as decayed sums so
+ * that batches merge by addition (mergePopulation) — docs/adr/0009-favourite-model.md.
  *
- * - Means are self-normalised inverse-propensity estimates: each outcome counts with weight
- *   1/p (capped at MAX_WEIGHT) for the probability p with which its value was selected, so a
- *   value explored by few users, or exploited only by users who like it, is not over- or
- *   under-rated for the population as a whole. Such a mean is only as certain as its
- *   effective sample size (Σw)²/Σw² (Kish): a cell resting on a few heavily weighted
- *   outcomes is shrunk toward its dimension's mean and kept uncertain, instead of counting as
- *   many outcomes as it holds.
- * - Prior spreads come from moments of the same outcomes (method of moments), weighted like the
- *   means and taken around the part ℓ of the user's general level that the other dimensions
- *   account for (userLevels, levelWeights): for an outcome r of a user whose earlier rewards in
- *   the same cell average ȳ,
- *   E[(r − μ − ℓ)(ȳ − μ − ℓ)] is the between-user variance of that value's true reward; with ȳ
- *   from the user's other complexities it is the part shared across complexities;
- *   E[(r − μ − ℓ)²] minus the former is the outcome noise. All are clamped so that the
- *   population never counts for more than PRIOR_CAP of a user's own outcomes.
+ * - The population's best value per (complexity, dimension) comes from self-normalised
+ *   inverse-propensity means of the reward credited to each value (weights 1/p capped at
+ *   MAX_WEIGHT); popBest is each value's probability of being the best under those means'
+ *   uncertainty (effective sample size (Σw)²/Σw², Kish).
+ * - The follower share and the favourite and non-favourite reward levels are estimated by online
+ *   EM: after each outcome the user's posterior (follower or not; which values are favourites)
+ *   is added as a moving average, weighted by how much evidence the user has.
+ * - Per-complexity reward levels (harder tasks start less often) and the spread of prediction
+ *   errors (for the change detector) are plain moving averages.
  */
 const cells = z.array(z.number()).length(CELL_COUNT);
-/** [Σ, count] per (complexity, value). */
-const moments = z.array(z.number()).length(2 * CELL_COUNT);
+const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
+const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
 
 export const populationPriorSchema = z.object({
-  format: z.literal('pop-v1'),
+  format: z.literal('pop-v2'),
   /** Outcomes merged so far (decayed). */
   events: z.number().min(0),
-  /** Σ weight, Σ weight·reward and raw outcome count per (complexity, value). */
+  /** Raw outcome count and reward sum per cell (what the rationale quotes). */
+  n: cells,
+  r: cells,
+  /** Σ weight, Σ weight · credited reward and Σ weight² per cell. */
   w: cells,
   wr: cells,
-  n: cells,
-  /** Σ weight² per (complexity, value); absent from priors stored before it existed (see weightSquares). */
-  w2: cells.optional(),
-  same: moments,
-  cross: moments,
-  spread: moments,
+  w2: cells,
+  /** Reward sum and count per complexity. */
+  cr: perComplexity,
+  cn: perComplexity,
+  /** Per dimension: Σ P(follower)·u and Σ u (u: the user's weight), and the EM sums of the levels. */
+  follow: perDimension,
+  users: perDimension,
+  favS: perDimension,
+  favN: perDimension,
+  otherS: perDimension,
+  otherN: perDimension,
+  /** Per dimension: Σ, Σ² and count of the credited reward less its complexity's offset. */
+  rs: perDimension,
+  rs2: perDimension,
+  rn: perDimension,
+  /** Σ, Σ² and count of the prediction errors of whole rewards. */
+  err: z.tuple([z.number(), z.number(), z.number()]),
 });
 export type PopulationPrior = z.infer<typeof populationPriorSchema>;
 
 /** Per-outcome decay of population evidence (effective memory ≈ 5,000 outcomes). */
 export const POPULATION_DECAY = 0.9998;
 /** Cap on the inverse-propensity weight of one outcome. */
-export const MAX_WEIGHT = 10;
-/** The population never counts for more than this many of one user's own outcomes. */
-export const PRIOR_CAP = 15;
-/** Pseudo-outcomes (of effective sample size) pulling a value's mean toward its dimension's mean at that complexity. */
+export const MAX_WEIGHT = 3;
+/** Pseudo-outcomes of effective sample size pulling a value's mean toward its dimension's mean. */
 export const MEAN_SHRINK = 3;
-/** Moment estimates are used once they rest on this many outcomes. */
-const MIN_MOMENTS = 30;
+/** Pseudo-outcomes behind the default levels. */
+const LEVEL_PRIOR = 5;
+/**
+ * Until a tenant's data says otherwise, a user's favourite framing is assumed to add 0.3 to the
+ * reward and a favourite of each other dimension 0.1: how a task is framed is what the product
+ * expects to matter most. (With one step for all four, a user always shown the same style
+ * would have each success split four ways, and a new tenant would learn nothing for a while.)
+ */
+export const DEFAULT_STEP: Record<Dimension, number> = { framing: 0.3, style: 0.1, complexity: 0.1, encouragement: 0.1 };
 const DEFAULT_MEAN = 0.5;
-const DEFAULT_NOISE = 0.1;
-const DEFAULT_SPREAD = 0.05;
-const NOISE_RANGE = [0.02, 0.3] as const;
-const SPREAD_MAX = 0.25;
-/** The complexity-specific part of the spread is never below this share of it. */
-const MIN_CONTEXT_SHARE = 0.15;
+const DEFAULT_VARIANCE = 0.12;
+const MIN_STEP = 0.005;
+const MIN_NOISE = 0.02;
+const MIN_POP_BEST = 1e-4;
+/** An offset per complexity is used once the complexity has this many outcomes. */
+const MIN_COMPLEXITY_EVENTS = 5;
+/** The prediction errors' spread is used once it rests on this many outcomes. */
+const MIN_ERRORS = 20;
 
 export function emptyPopulation(): PopulationPrior {
+  const d = () => zeros(DIMENSION_NAMES.length);
   return {
-    format: 'pop-v1',
+    format: 'pop-v2',
     events: 0,
+    n: zeros(CELL_COUNT),
+    r: zeros(CELL_COUNT),
     w: zeros(CELL_COUNT),
     wr: zeros(CELL_COUNT),
-    n: zeros(CELL_COUNT),
     w2: zeros(CELL_COUNT),
-    same: zeros(2 * CELL_COUNT),
-    cross: zeros(2 * CELL_COUNT),
-    spread: zeros(2 * CELL_COUNT),
+    cr: zeros(COMPLEXITY_COUNT),
+    cn: zeros(COMPLEXITY_COUNT),
+    follow: d(),
+    users: d(),
+    favS: d(),
+    favN: d(),
+    otherS: d(),
+    otherN: d(),
+    rs: d(),
+    rs2: d(),
+    rn: d(),
+    err: [0, 0, 0],
   };
 }
 
+/** A stored prior, or an empty one for anything else (including the first engine's `pop-v1` priors, which the worker rebuilds). */
 export function parsePopulation(raw: unknown): PopulationPrior {
   const parsed = populationPriorSchema.safeParse(raw);
   return parsed.success ? parsed.data : emptyPopulation();
 }
 
 /** What the engine uses of a population prior, derived once per prior object. */
-export interface CompiledPrior {
-  /** Prior mean reward per cell (complexity · VALUE_COUNT + slot). */
+export interface CompiledPopulation {
+  dimensions: DimensionModel[];
+  /** Reward level of each complexity relative to the overall mean. */
+  offsets: Float64Array;
+  /** Non-favourite level per dimension (without the complexity offset). */
+  baseLevel: Float64Array;
+  /** Standard deviation of a whole reward around its prediction. */
+  predictionSd: number;
+  /** Credited-reward means per cell (the population's best is their argmax). */
   mean: Float64Array;
-  /** Uncertainty (variance) of that mean. */
-  meanVar: Float64Array;
-  /** Outcomes behind each cell (decayed). */
+  /** Raw outcome count and mean reward per cell. */
   support: Float64Array;
-  /** Per cell: outcome noise σ², user-level spread τ_u² (shared across complexities), complexity-level spread τ_c². */
-  noise: Float64Array;
-  userVar: Float64Array;
-  contextVar: Float64Array;
+  rawMean: Float64Array;
 }
 
-/** Clamps to [lo, hi]; NaN becomes lo. */
-const clamp = (x: number, lo: number, hi: number) => (Number.isNaN(x) ? lo : Math.min(hi, Math.max(lo, x)));
+/** The other dimensions' expected part of a new user's reward under the default steps. */
+const otherDimensionsShare = (dim: Dimension): number =>
+  DIMENSION_NAMES.reduce((sum, other) => (other === dim ? sum : sum + DEFAULT_STEP[other] / valueCount(other)), 0);
 
-/** Σ/count of a moment over some cells, or null below MIN_MOMENTS. */
-function momentMean(m: readonly number[], cellsOf: readonly number[]): number | null {
-  let sum = 0;
-  let count = 0;
-  for (const cell of cellsOf) {
-    sum += m[2 * cell]!;
-    count += m[2 * cell + 1]!;
-  }
-  return count >= MIN_MOMENTS ? sum / count : null;
-}
+const compiled = new WeakMap<PopulationPrior, CompiledPopulation>();
+const means = new Float64Array(5);
+const sds = new Float64Array(5);
 
-/** Σ weight² per cell; for a prior stored without it, w²/n — as if every weight in a cell had been equal. */
-function weightSquares(prior: PopulationPrior): readonly number[] {
-  return prior.w2 ?? prior.w.map((w, cell) => (prior.n[cell]! > 0 ? (w * w) / prior.n[cell]! : 0));
-}
-
-const compiled = new WeakMap<PopulationPrior, CompiledPrior>();
-const weights = new WeakMap<PopulationPrior, Record<Dimension, number>>();
-
-/**
- * Per dimension, how much of a user's level its moments are taken around: 1 − the dimension's
- * share of the between-user variance (the pooled `same` moments of all dimensions, negative
- * ones as 0; 1 everywhere until there are any). A user's level is mostly what the dimension
- * that matters most did for them: for the others it is noise to remove (a user whose framing
- * suits them does well whatever the style), for that dimension it is the very difference
- * between users being measured — taken out, a framing a user loves looked like the user's
- * level and the framings' spreads came out too narrow to find it.
- */
-export function levelWeights(prior: PopulationPrior): Record<Dimension, number> {
-  const cached = weights.get(prior);
-  if (cached) return cached;
-  const between = {} as Record<Dimension, number>;
+function complexityOffsets(prior: PopulationPrior): Float64Array {
   let total = 0;
-  for (const dim of DIMENSION_NAMES) {
-    const dimCells: number[] = [];
-    for (let c = 0; c < COMPLEXITY_COUNT; c++)
-      for (let i = 0; i < valueCount(dim); i++) dimCells.push(cellIndex(c, DIMENSION_OFFSET[dim] + i));
-    between[dim] = Math.max(0, momentMean(prior.same, dimCells) ?? 0);
-    total += between[dim];
+  let count = 0;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+    total += prior.cr[c]!;
+    count += prior.cn[c]!;
   }
-  const result = {} as Record<Dimension, number>;
-  for (const dim of DIMENSION_NAMES) result[dim] = total > 0 ? 1 - between[dim] / total : 1;
-  weights.set(prior, result);
-  return result;
+  const overall = count > 0 ? total / count : 0;
+  return Float64Array.from({ length: COMPLEXITY_COUNT }, (_, c) =>
+    prior.cn[c]! >= MIN_COMPLEXITY_EVENTS ? prior.cr[c]! / prior.cn[c]! - overall : 0,
+  );
 }
 
-/**
- * Means, spreads and noise per cell. Spreads come from the cell's own moments once it has
- * MIN_MOMENTS of them (values differ: the population's favourite splits users, a rarely liked
- * value does not), else from the dimension's pooled moments, else from defaults.
- */
-export function compilePopulation(prior: PopulationPrior): CompiledPrior {
+export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
-  const result: CompiledPrior = {
+  const offsets = complexityOffsets(prior);
+  const result: CompiledPopulation = {
+    dimensions: [],
+    offsets,
+    baseLevel: new Float64Array(DIMENSION_NAMES.length),
+    predictionSd: 0,
     mean: new Float64Array(CELL_COUNT),
-    meanVar: new Float64Array(CELL_COUNT),
     support: Float64Array.from(prior.n),
-    noise: new Float64Array(CELL_COUNT),
-    userVar: new Float64Array(CELL_COUNT),
-    contextVar: new Float64Array(CELL_COUNT),
+    rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),
   };
-  const w2 = weightSquares(prior);
-  for (const dim of DIMENSION_NAMES) {
-    const first = DIMENSION_OFFSET[dim];
-    const k = valueCount(dim);
-    const dimCells: number[] = [];
-    for (let c = 0; c < COMPLEXITY_COUNT; c++) for (let slot = first; slot < first + k; slot++) dimCells.push(cellIndex(c, slot));
-    const pooledBetween = momentMean(prior.same, dimCells);
-    const pooledTotal = momentMean(prior.spread, dimCells);
-    const noise = pooledBetween !== null && pooledTotal !== null ? clamp(pooledTotal - pooledBetween, ...NOISE_RANGE) : DEFAULT_NOISE;
-    // A moment that is not positive (e.g. every reward identical) says nothing about spread.
-    const pooledSpread = pooledBetween !== null && pooledBetween > 0 ? pooledBetween : DEFAULT_SPREAD;
-    const pooledShare = clamp((momentMean(prior.cross, dimCells) ?? pooledSpread / 2) / pooledSpread, 0, 1 - MIN_CONTEXT_SHARE);
+  DIMENSION_NAMES.forEach((dim, d) => {
+    const offset = DIMENSION_OFFSET[dim];
+    const count = valueCount(dim);
+    const rn = prior.rn[d]!;
+    // The reward credited to this dimension: a whole reward less the others' expected part.
+    const mean = rn > 0 ? prior.rs[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
+    const variance = rn > 1 ? Math.max(0.01, prior.rs2[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
+    // Defaults: a new user's favourite is one value in `count`, so the mean is other + step / count.
+    const defaultStep = DEFAULT_STEP[dim];
+    const favourite = (prior.favS[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favN[d]! + LEVEL_PRIOR);
+    const other = (prior.otherS[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherN[d]! + LEVEL_PRIOR);
+    const step = Math.max(MIN_STEP, favourite - other);
+    // Within-level noise: the credited reward's variance less the part the levels explain.
+    const share = (prior.favN[d]! + 1) / (prior.favN[d]! + prior.otherN[d]! + 2);
+    const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
+    const popBest = new Float64Array(CELL_COUNT);
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let w = 0;
       let wr = 0;
-      for (let slot = first; slot < first + k; slot++) {
-        w += prior.w[cellIndex(c, slot)]!;
-        wr += prior.wr[cellIndex(c, slot)]!;
+      for (let i = 0; i < count; i++) {
+        w += prior.w[cellIndex(c, offset + i)]!;
+        wr += prior.wr[cellIndex(c, offset + i)]!;
       }
-      const dimMean = w > 0 ? wr / w : DEFAULT_MEAN;
-      for (let slot = first; slot < first + k; slot++) {
-        const cell = cellIndex(c, slot);
-        const spread = clamp(momentMean(prior.same, [cell]) ?? pooledSpread, noise / PRIOR_CAP, SPREAD_MAX);
-        const share = clamp((momentMean(prior.cross, [cell]) ?? pooledShare * spread) / spread, 0, 1 - MIN_CONTEXT_SHARE);
-        const w = prior.w[cell]!;
-        const effective = w > 0 && w2[cell]! > 0 ? (w * w) / w2[cell]! : 0;
-        const estimate = w > 0 ? prior.wr[cell]! / w : dimMean;
-        result.mean[cell] = (effective * estimate + MEAN_SHRINK * dimMean) / (effective + MEAN_SHRINK);
-        result.meanVar[cell] = noise / (effective + MEAN_SHRINK);
-        result.noise[cell] = noise;
-        result.userVar[cell] = share * spread;
-        result.contextVar[cell] = (1 - share) * spread;
+      const dimensionMean = w > 0 ? wr / w : mean;
+      for (let i = 0; i < count; i++) {
+        const cell = cellIndex(c, offset + i);
+        const cw = prior.w[cell]!;
+        const effective = cw > 0 && prior.w2[cell]! > 0 ? (cw * cw) / prior.w2[cell]! : 0;
+        const estimate = cw > 0 ? prior.wr[cell]! / cw : dimensionMean;
+        means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
+        sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK));
+        result.mean[cell] = means[i]!;
       }
+      let total = 0;
+      for (let i = 0; i < count; i++)
+        total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
+      for (let i = 0; i < count; i++) popBest[cellIndex(c, offset + i)]! /= total;
     }
-  }
+    result.baseLevel[d] = other;
+    result.dimensions.push({
+      offset,
+      count,
+      follow: (prior.follow[d]! + 1) / (prior.users[d]! + 2),
+      popBest,
+      mid: Float64Array.from(offsets, (o) => other + o + step / 2),
+      step,
+      weight: step / noise,
+    });
+  });
+  const [, e2, en] = prior.err;
+  const fallback = DEFAULT_VARIANCE;
+  result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : fallback);
   compiled.set(prior, result);
   return result;
 }
 
-/** A user's evidence per (complexity, value) before an outcome: decayed counts and reward sums. */
-export interface UserCellTotals {
-  n: ArrayLike<number>;
-  s: ArrayLike<number>;
+/** What one outcome adds to a population delta (all computed by the engine). */
+export interface PopulationObservation {
+  complexity: number;
+  /** Cell of the value shown, per dimension. */
+  cells: ArrayLike<number>;
+  /** Logged selection probability of the value shown, per dimension. */
+  probabilities: ArrayLike<number>;
+  reward: number;
+  /** The reward credited to each dimension (less the other dimensions' expected part). */
+  credited: ArrayLike<number>;
+  /** Whole reward − its prediction. */
+  error: number;
+  /** EM: per dimension, the user's weight, P(follower), and the favourite-weighted and other level sums and weights. */
+  userWeight: ArrayLike<number>;
+  follower: ArrayLike<number>;
+  favS: ArrayLike<number>;
+  favN: ArrayLike<number>;
+  otherS: ArrayLike<number>;
+  otherN: ArrayLike<number>;
 }
 
-/**
- * Adds one outcome to a population delta (a PopulationPrior holding only new evidence), using
- * the prior as it was when the batch started and the user's evidence before this outcome.
- */
-export function observePopulation(
-  delta: PopulationPrior,
-  prior: PopulationPrior,
-  user: UserCellTotals,
-  complexity: number,
-  slots: Record<Dimension, number>,
-  probabilities: SelectionProbabilities,
-  reward: number,
-): void {
-  const { mean } = compilePopulation(prior);
-  const share = levelWeights(prior);
+/** Adds one outcome to a population delta (a PopulationPrior holding only new evidence). */
+export function observePopulation(delta: PopulationPrior, prior: CompiledPopulation, o: PopulationObservation): void {
   delta.events += 1;
-  const level = new Float64Array(COMPLEXITY_COUNT);
-  for (const dim of DIMENSION_NAMES) {
-    const slot = slots[dim];
-    if (slot < 0) continue;
-    userLevels(user, mean, dim, share[dim], level);
-    const cell = cellIndex(complexity, slot);
-    const weight = Math.min(MAX_WEIGHT, 1 / Math.max(probabilities[dim], 1 / MAX_WEIGHT));
-    delta.w[cell]! += weight;
-    delta.wr[cell]! += weight * reward;
+  delta.cr[o.complexity]! += o.reward;
+  delta.cn[o.complexity]! += 1;
+  for (let d = 0; d < DIMENSION_NAMES.length; d++) {
+    const cell = o.cells[d]!;
+    const weight = Math.min(MAX_WEIGHT, 1 / Math.max(o.probabilities[d]!, 1 / MAX_WEIGHT));
     delta.n[cell]! += 1;
-    (delta.w2 ??= zeros(CELL_COUNT))[cell]! += weight * weight;
-    // Moments carry the same weight as the mean: a user who stopped choosing a value they
-    // dislike would otherwise drop out of its spread.
-    const residual = reward - mean[cell]! - level[complexity]!;
-    delta.spread[2 * cell]! += weight * residual * residual;
-    delta.spread[2 * cell + 1]! += weight;
-    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-      const other = cellIndex(c, slot);
-      const n = user.n[other]!;
-      if (n < 0.5) continue;
-      const moment = c === complexity ? delta.same : delta.cross;
-      moment[2 * cell]! += weight * residual * (user.s[other]! / n - mean[other]! - level[c]!);
-      moment[2 * cell + 1]! += weight;
-    }
+    delta.r[cell]! += o.reward;
+    delta.w[cell]! += weight;
+    delta.wr[cell]! += weight * o.credited[d]!;
+    delta.w2[cell]! += weight * weight;
+    const centred = o.credited[d]! - prior.offsets[o.complexity]!;
+    delta.rs[d]! += centred;
+    delta.rs2[d]! += centred * centred;
+    delta.rn[d]! += 1;
+    delta.follow[d]! += o.userWeight[d]! * o.follower[d]!;
+    delta.users[d]! += o.userWeight[d]!;
+    delta.favS[d]! += o.favS[d]!;
+    delta.favN[d]! += o.favN[d]!;
+    delta.otherS[d]! += o.otherS[d]!;
+    delta.otherN[d]! += o.otherN[d]!;
   }
+  delta.err[0] += o.error;
+  delta.err[1] += o.error * o.error;
+  delta.err[2] += 1;
 }
 
-/**
- * The user's general level per complexity in one dimension: their average residual over all of
- * the dimension's values there (0 without evidence), times `weight` (levelWeights: the part the
- * other dimensions account for). A user who does well whatever is shown — or whose framing
- * suits them — is no evidence that users disagree about a communication style, so moments are
- * taken around it; otherwise every dimension's spread would carry the framing's and the user's
- * own level, and the minor dimensions' priors would be far too wide to follow the population.
- */
-function userLevels(user: UserCellTotals, mean: Float64Array, dim: Dimension, weight: number, level: Float64Array): void {
-  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-    let n = 0;
-    let residual = 0;
-    for (let i = 0; i < valueCount(dim); i++) {
-      const cell = cellIndex(c, DIMENSION_OFFSET[dim] + i);
-      n += user.n[cell]!;
-      residual += user.s[cell]! - user.n[cell]! * mean[cell]!;
-    }
-    level[c] = n >= 1 ? (weight * residual) / n : 0;
-  }
-}
-
-/**
- * prior · POPULATION_DECAY^(delta.events) + delta: a new object (the prior is not changed).
- * Σ weight² decays by the factor squared, as the square of each decayed weight does.
- */
+/** prior · POPULATION_DECAY^(delta.events) + delta (Σ weight² by the square): a new object (neither input is changed). */
 export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior): PopulationPrior {
   const factor = Math.pow(POPULATION_DECAY, delta.events);
   const mix = (a: readonly number[], b: readonly number[], f = factor) => a.map((x, i) => round4(x * f + b[i]!));
   return {
-    format: 'pop-v1',
+    format: 'pop-v2',
     events: round4(prior.events * factor + delta.events),
+    n: mix(prior.n, delta.n),
+    r: mix(prior.r, delta.r),
     w: mix(prior.w, delta.w),
     wr: mix(prior.wr, delta.wr),
-    n: mix(prior.n, delta.n),
-    w2: mix(weightSquares(prior), weightSquares(delta), factor * factor),
-    same: mix(prior.same, delta.same),
-    cross: mix(prior.cross, delta.cross),
-    spread: mix(prior.spread, delta.spread),
+    // Σ weight² decays by the factor squared, as the square of each decayed weight does.
+    w2: mix(prior.w2, delta.w2, factor * factor),
+    cr: mix(prior.cr, delta.cr),
+    cn: mix(prior.cn, delta.cn),
+    follow: mix(prior.follow, delta.follow),
+    users: mix(prior.users, delta.users),
+    favS: mix(prior.favS, delta.favS),
+    favN: mix(prior.favN, delta.favN),
+    otherS: mix(prior.otherS, delta.otherS),
+    otherN: mix(prior.otherN, delta.otherN),
+    rs: mix(prior.rs, delta.rs),
+    rs2: mix(prior.rs2, delta.rs2),
+    rn: mix(prior.rn, delta.rn),
+    err: mix(prior.err, delta.err) as [number, number, number],
   };
 }

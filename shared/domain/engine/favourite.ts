@@ -1,0 +1,114 @@
+import { CONTEXT_COUNT, VALUE_COUNT, contextComplexity } from './layout';
+
+/**
+ * The favourite model of one dimension (docs/adr/0009-favourite-model.md).
+ *
+ * Each user has, in each context (task complexity × task type), a favourite value. An outcome's
+ * reward credited to this dimension is Gaussian around `mid[c] ± step/2` — the upper level when
+ * the value shown is the favourite, the lower one otherwise — with noise variance σ². Over the
+ * favourites of all contexts the prior is a mixture of two kinds of users:
+ *
+ * - a follower (probability `follow`) likes what the population does: in each context the
+ *   favourite is the population's best value at its complexity, which is known with
+ *   probability popBest[c][v];
+ * - an individual has a core value g (uniform) that is the favourite in each context with
+ *   probability PERSISTENCE, any value otherwise.
+ *
+ * So what a user showed in one context carries to the others — more for an individual than
+ * for a follower, whose favourites are the population's there. The posterior is exact: for
+ * evidence n (weights) and s (weighted credited rewards) per context cell, value v in context x
+ * has likelihood L_x(v) ∝ exp(step/σ² · (s_xv − n_xv · mid[c])), and the mixture sums over the
+ * (at most five) core values. The result is each value's probability of being the favourite in
+ * each context, and the probability that the user is a follower.
+ */
+export interface DimensionModel {
+  /** First value slot of the dimension and its number of values. */
+  offset: number;
+  count: number;
+  /** Share of users who follow the population. */
+  follow: number;
+  /** P(value is the population's best) per cell (complexity · VALUE_COUNT + slot); only this dimension's cells are read. */
+  popBest: Float64Array;
+  /** Midpoint between the non-favourite and the favourite level, per complexity. */
+  mid: Float64Array;
+  /** Favourite level − non-favourite level (Δ). */
+  step: number;
+  /** step / σ²: the log-likelihood ratio per unit of credited reward above the midpoint. */
+  weight: number;
+}
+
+/** An individual's favourite in a context is their core value with this probability. */
+export const PERSISTENCE = 0.7;
+
+const MAX_VALUES = 5;
+const MAX_CONTEXTS = CONTEXT_COUNT;
+const like = new Float64Array(MAX_CONTEXTS * MAX_VALUES);
+const likeSum = new Float64Array(MAX_CONTEXTS);
+const followAt = new Float64Array(MAX_CONTEXTS);
+const coreWeight = new Float64Array(MAX_VALUES);
+const corePart = new Float64Array(MAX_VALUES * MAX_CONTEXTS);
+
+/**
+ * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
+ * contexts 0…contexts − 1 (cell x · VALUE_COUNT + slot) and returns P(follower | evidence).
+ */
+export function favouritePosterior(
+  model: DimensionModel,
+  n: ArrayLike<number>,
+  s: ArrayLike<number>,
+  contexts: number,
+  out: Float64Array,
+): number {
+  const k = model.count;
+  for (let x = 0; x < contexts; x++) {
+    const base = x * VALUE_COUNT + model.offset;
+    const mid = model.mid[contextComplexity(x)]!;
+    let max = -Infinity;
+    for (let v = 0; v < k; v++) {
+      const ll = model.weight * (s[base + v]! - n[base + v]! * mid);
+      like[x * MAX_VALUES + v] = ll;
+      if (ll > max) max = ll;
+    }
+    let sum = 0;
+    for (let v = 0; v < k; v++) {
+      const l = Math.exp(like[x * MAX_VALUES + v]! - max);
+      like[x * MAX_VALUES + v] = l;
+      sum += l;
+    }
+    likeSum[x] = sum;
+  }
+  // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
+  let follower = model.follow;
+  for (let x = 0; x < contexts; x++) {
+    let sum = 0;
+    const base = contextComplexity(x) * VALUE_COUNT + model.offset;
+    for (let v = 0; v < k; v++) sum += model.popBest[base + v]! * like[x * MAX_VALUES + v]!;
+    followAt[x] = sum;
+    follower *= sum;
+  }
+  // Individual with core value g.
+  const other = (1 - PERSISTENCE) / k;
+  let individual = 0;
+  for (let g = 0; g < k; g++) {
+    let w = (1 - model.follow) / k;
+    for (let x = 0; x < contexts; x++) {
+      const part = PERSISTENCE * like[x * MAX_VALUES + g]! + other * likeSum[x]!;
+      corePart[g * MAX_CONTEXTS + x] = part;
+      w *= part;
+    }
+    coreWeight[g] = w;
+    individual += w;
+  }
+  const total = follower + individual;
+  for (let x = 0; x < contexts; x++) {
+    const base = x * VALUE_COUNT + model.offset;
+    const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;
+    for (let v = 0; v < k; v++) {
+      const l = like[x * MAX_VALUES + v]!;
+      let p = (follower * model.popBest[popBase + v]! * l) / followAt[x]!;
+      for (let g = 0; g < k; g++) p += (coreWeight[g]! * ((v === g ? PERSISTENCE : 0) + other) * l) / corePart[g * MAX_CONTEXTS + x]!;
+      out[base + v] = p / total;
+    }
+  }
+  return follower / total;
+}
