@@ -1,0 +1,89 @@
+import { DIMENSIONS, DIMENSION_NAMES, FRAMINGS, type Choice } from '../../shared/domain/arms';
+import { engine } from '../../shared/domain/engine/engine';
+import { favouritePosterior } from '../../shared/domain/engine/favourite';
+import { inferUser } from '../../shared/domain/engine/inference';
+import { CONTEXT_CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
+import { compilePopulation, emptyPopulation, type PopulationPrior } from '../../shared/domain/engine/population';
+import { DECAY, type EngineState } from '../../shared/domain/engine/state';
+import type { DecisionContext } from '../../shared/domain/learner';
+
+const MEDIUM: DecisionContext = { complexity: 'medium' };
+const styleCell = (style: Choice['style']) => cellIndex(1, DIMENSION_OFFSET.style + DIMENSIONS.style.values.indexOf(style));
+const framingCell = (framing: Choice['framing']) => cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing));
+
+/** A tenant whose data showed that a user's favourite framing adds 0.6 to the reward and a favourite style 0.1. */
+function learnedLevels(): PopulationPrior {
+  const prior = emptyPopulation();
+  const levels = [
+    [0.8, 0.2],
+    [0.55, 0.45],
+    [0.55, 0.45],
+    [0.55, 0.45],
+  ];
+  levels.forEach(([favourite, other], d) => {
+    prior.favS[d] = 1000 * favourite!;
+    prior.favN[d] = 1000;
+    prior.otherS[d] = 1000 * other!;
+    prior.otherN[d] = 1000;
+    prior.rs[d] = 1000;
+    prior.rs2[d] = 2000 * 0.3;
+    prior.rn[d] = 2000;
+  });
+  return prior;
+}
+
+/** Ten failures with micro_steps framing in a direct style, then ten successes with curiosity in a warm style. */
+function confounded(prior: PopulationPrior): EngineState {
+  let state = engine.initialState(prior);
+  const c = (framing: Choice['framing'], style: Choice['style']): Choice => ({
+    framing,
+    style,
+    complexity: 'chunked',
+    encouragement: 'moderate',
+  });
+  for (let i = 0; i < 10; i++) state = engine.update(state, MEDIUM, c('micro_steps', 'direct'), 0.1, false, prior);
+  for (let i = 0; i < 10; i++) state = engine.update(state, MEDIUM, c('curiosity', 'warm'), 0.9, true, prior);
+  return state;
+}
+
+describe('inferUser', () => {
+  it('credits a run of good outcomes to the framing that changed, not to the style shown alongside', () => {
+    const prior = learnedLevels();
+    const compiled = compilePopulation(prior);
+    const state = confounded(prior);
+    const inference = inferUser(state, compiled);
+    expect(inference.favourite[framingCell('curiosity')]).toBeGreaterThan(0.95);
+    const credited = inference.favourite[styleCell('warm')]! - inference.favourite[styleCell('direct')]!;
+    // Fed the raw rewards instead, the style's model would all but settle on warm.
+    const raw = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT) };
+    state.history.forEach((entry, i) => {
+      const weight = DECAY ** (state.history.length - 1 - i);
+      const cell = cellIndex(entry[0], DIMENSION_OFFSET.style + entry[2]);
+      raw.n[cell]! += weight;
+      raw.s[cell]! += weight * entry[6];
+    });
+    const naive = new Float64Array(CONTEXT_CELL_COUNT);
+    favouritePosterior(compiled.dimensions[1]!, raw.n, raw.s, 3, naive);
+    expect(naive[styleCell('warm')]! - naive[styleCell('direct')]!).toBeGreaterThan(0.6);
+    expect(credited).toBeLessThan(0.3);
+  });
+
+  it('is computed once per state object and prior', () => {
+    const prior = compilePopulation(learnedLevels());
+    const state = confounded(learnedLevels());
+    expect(inferUser(state, prior)).toBe(inferUser(state, prior));
+    expect(inferUser({ ...state }, prior)).not.toBe(inferUser(state, prior));
+    expect(inferUser({ ...state }, prior).favourite).toEqual(inferUser(state, prior).favourite);
+  });
+
+  it('without history is the population prior', () => {
+    const compiled = compilePopulation(learnedLevels());
+    const fresh = engine.initialState(learnedLevels());
+    const inference = inferUser(fresh, compiled);
+    const expected = new Float64Array(CONTEXT_CELL_COUNT);
+    DIMENSION_NAMES.forEach((_, d) =>
+      favouritePosterior(compiled.dimensions[d]!, new Float64Array(CONTEXT_CELL_COUNT), new Float64Array(CONTEXT_CELL_COUNT), 3, expected),
+    );
+    expect(Array.from(inference.favourite)).toEqual(Array.from(expected));
+  });
+});
