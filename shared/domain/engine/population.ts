@@ -16,6 +16,8 @@ import { probabilityLargest } from './normal';
  * - The follower share and the favourite and non-favourite reward levels are estimated by online
  *   EM: after each outcome the user's posterior (follower or not; which values are favourites)
  *   is added as a moving average, weighted by how much evidence the user has.
+ *   Each dimension's step is at least the lower confidence bound of its best value's lead in
+ *   the inverse-propensity means (leadLowerBound), which needs no credit assignment.
  * - Per-complexity reward levels (harder tasks start less often) and the spread of prediction
  *   errors (for the change detector) are plain moving averages.
  */
@@ -59,6 +61,13 @@ export const POPULATION_DECAY = 0.9998;
 export const MAX_WEIGHT = 3;
 /** Pseudo-outcomes of effective sample size pulling a value's mean toward its dimension's mean. */
 export const MEAN_SHRINK = 3;
+/**
+ * The prior's strength is capped: however many of a tenant's users follow the population, at
+ * least 1 in 20 of a new user's prior goes to their having a favourite of their own, so a
+ * few of their own outcomes always overturn the population's favourite (issue 4: empirical
+ * Bayes with a capped prior strength).
+ */
+export const MAX_FOLLOW = 0.95;
 /** Pseudo-outcomes behind the default levels. */
 const LEVEL_PRIOR = 5;
 /**
@@ -73,6 +82,8 @@ const DEFAULT_VARIANCE = 0.12;
 const MIN_STEP = 0.005;
 const MIN_NOISE = 0.02;
 const MIN_POP_BEST = 1e-4;
+/** Standard errors below the population best's lead taken as the floor of a dimension's step. */
+const LEAD_SDS = 2;
 /** An offset per complexity is used once the complexity has this many outcomes. */
 const MIN_COMPLEXITY_EVENTS = 5;
 /** The prediction errors' spread is used once it rests on this many outcomes. */
@@ -146,6 +157,37 @@ function complexityOffsets(prior: PopulationPrior): Float64Array {
   );
 }
 
+/**
+ * A lower confidence bound (LEAD_SDS standard errors) on how far the mean credited reward of the
+ * population's best value (`best`) lies above that of the dimension's other values at a
+ * complexity, from the unshrunk inverse-propensity means; 0 when there is too little data.
+ *
+ * Why it bounds the step: the values of the four dimensions are chosen independently of one
+ * another, so in an inverse-propensity mean of one dimension's value the others' contributions
+ * are the same whichever value was shown, and the lead of the population's best is Δ × (the
+ * share of users whose favourite it is, less the share of those whose favourite is another) ≤ Δ.
+ * Unlike the levels' EM, this needs no credit assignment: when nearly every user follows the
+ * population, every user is shown the same values of all four dimensions and EM alone could hand
+ * one dimension's effect to another.
+ */
+function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count: number, best: number, variance: number): number {
+  const effectiveSize = (cell: number) => (prior.w2[cell]! > 0 ? (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]! : 0);
+  const bestCell = cellIndex(c, offset + best);
+  const bestSize = effectiveSize(bestCell);
+  let restSize = 0;
+  let restSum = 0;
+  for (let i = 0; i < count; i++) {
+    const cell = cellIndex(c, offset + i);
+    const size = effectiveSize(cell);
+    if (i === best || size <= 0) continue;
+    restSize += size;
+    restSum += (size * prior.wr[cell]!) / prior.w[cell]!;
+  }
+  if (bestSize <= 0 || restSize <= 0) return 0;
+  const lead = prior.wr[bestCell]! / prior.w[bestCell]! - restSum / restSize;
+  return Math.max(0, lead - LEAD_SDS * Math.sqrt(variance / bestSize + variance / restSize));
+}
+
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
@@ -166,15 +208,10 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     // The reward credited to this dimension: a whole reward less the others' expected part.
     const mean = rn > 0 ? prior.rs[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
     const variance = rn > 1 ? Math.max(0.01, prior.rs2[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
-    // Defaults: a new user's favourite is one value in `count`, so the mean is other + step / count.
-    const defaultStep = DEFAULT_STEP[dim];
-    const favourite = (prior.favS[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favN[d]! + LEVEL_PRIOR);
-    const other = (prior.otherS[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherN[d]! + LEVEL_PRIOR);
-    const step = Math.max(MIN_STEP, favourite - other);
-    // Within-level noise: the credited reward's variance less the part the levels explain.
-    const share = (prior.favN[d]! + 1) / (prior.favN[d]! + prior.otherN[d]! + 2);
-    const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
     const popBest = new Float64Array(CELL_COUNT);
+    // The population's best value's lead over the others, per complexity: a lower bound on the step.
+    let floorSum = 0;
+    let floorWeight = 0;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let w = 0;
       let wr = 0;
@@ -196,12 +233,29 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       for (let i = 0; i < count; i++)
         total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
       for (let i = 0; i < count; i++) popBest[cellIndex(c, offset + i)]! /= total;
+      if (w > 0) {
+        let best = 0;
+        for (let i = 1; i < count; i++) if (means[i]! > means[best]!) best = i;
+        floorSum += w * leadLowerBound(prior, c, offset, count, best, variance);
+        floorWeight += w;
+      }
     }
+    // Defaults: a new user's favourite is one value in `count`, so the mean is other + step / count.
+    const defaultStep = DEFAULT_STEP[dim];
+    const favourite = (prior.favS[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favN[d]! + LEVEL_PRIOR);
+    const emOther = (prior.otherS[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherN[d]! + LEVEL_PRIOR);
+    const stepFloor = floorWeight > 0 ? floorSum / floorWeight : 0;
+    const step = Math.max(MIN_STEP, favourite - emOther, stepFloor);
+    // Share of the outcomes at a favourite. A step widened by the floor keeps the levels' mean.
+    const share = (prior.favN[d]! + 1) / (prior.favN[d]! + prior.otherN[d]! + 2);
+    const other = emOther - share * (step - (favourite - emOther));
+    // Within-level noise: the credited reward's variance less the part the levels explain.
+    const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
     result.baseLevel[d] = other;
     result.dimensions.push({
       offset,
       count,
-      follow: (prior.follow[d]! + 1) / (prior.users[d]! + 2),
+      follow: Math.min(MAX_FOLLOW, (prior.follow[d]! + 1) / (prior.users[d]! + 2)),
       popBest,
       mid: Float64Array.from(offsets, (o) => other + o + step / 2),
       step,
