@@ -4,12 +4,14 @@ import { engine } from '../shared/domain/engine/engine';
 import type { EngineState } from '../shared/domain/engine/state';
 import type { PopulationPrior } from '../shared/domain/engine/population';
 import { seededRandom, type Random } from '../shared/domain/random';
+import { unanimousTenant } from './bench/tenant';
 
 /**
  * `npm run bench:engine` (issue 4 item 1): the cost of one engine decision (all four
  * dimensions: posteriors, Thompson draws, selection probabilities, confidence and rationale)
- * and of one update, on a realistic user — 60 outcomes over three complexities and three
- * task types — of a tenant with a trained population prior; and that user's state size.
+ * and of one update, on a long-time user — 100 outcomes over three complexities and three
+ * task types, a full history — of a tenant with a trained population prior; and that user's
+ * state size.
  * Each call is timed on its own and the median reported, next to a baseline measured in the
  * same run: a uniform random choice plus a JSON round trip of the state (what any learner
  * backed by a cached JSON state pays).
@@ -17,6 +19,7 @@ import { seededRandom, type Random } from '../shared/domain/random';
  *   node dist/scripts/bench-engine.js [--json] [--calls N]
  */
 const TASK_TYPES = ['email', 'report', 'chores'];
+const USER_OUTCOMES = 100;
 
 function randomChoice(random: Random): Choice {
   const choice = {} as Record<Dimension, string>;
@@ -27,30 +30,17 @@ function randomChoice(random: Random): Choice {
   return choice as Choice;
 }
 
-function trainedPopulation(random: Random): PopulationPrior {
-  let prior = engine.emptyPrior();
-  for (let user = 0; user < 200; user++) {
-    let state = engine.initialState(prior);
-    for (let i = 0; i < 20; i++) {
-      const context = { complexity: TASK_COMPLEXITY[i % 3]! };
-      const decision = engine.decide(state, context, {}, random, prior);
-      const reward = decision.choice.framing === 'purpose' ? 0.8 : 0.2 * random();
-      const after = engine.update(state, context, decision.choice, reward, reward > 0.5, prior);
-      const delta = engine.emptyPrior();
-      engine.observe(delta, prior, state, after, context, decision.choice, decision.probabilities, reward);
-      prior = engine.mergePrior(prior, delta);
-      state = after;
-    }
-  }
-  return prior;
-}
-
+/**
+ * A long-time user served by the engine: 100 outcomes over 3 complexities and 3 task types,
+ * liking one framing, so the history is full (HISTORY_LENGTH entries — the most a decision
+ * reads) and older outcomes are folded into decayed sums.
+ */
 function userState(prior: PopulationPrior, random: Random): EngineState {
   let state = engine.initialState(prior);
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < USER_OUTCOMES; i++) {
     const context = { complexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
-    const choice = randomChoice(random);
-    const reward = choice.framing === 'curiosity' ? 0.9 : random() * 0.3;
+    const choice = engine.decide(state, context, {}, random, prior).choice;
+    const reward = choice.framing === 'purpose' ? 0.8 : 0.2 * random();
     state = engine.update(state, context, choice, reward, reward > 0.5, prior);
   }
   return state;
@@ -74,7 +64,7 @@ function main() {
   const calls = callsArg >= 0 ? Number(argv[callsArg + 1]) : 20_000;
   if (!Number.isInteger(calls) || calls < 100) throw new Error('usage: bench-engine [--json] [--calls N ≥ 100]');
   const random = seededRandom(1);
-  const prior = trainedPopulation(random);
+  const prior = unanimousTenant(random, 200);
   const state = userState(prior, random);
   const serialized = JSON.stringify(state);
   const contexts = TASK_COMPLEXITY.flatMap((complexity) => [...TASK_TYPES, undefined].map((taskType) => ({ complexity, taskType })));
@@ -96,6 +86,7 @@ function main() {
       randomChoice(random);
       engine.parseState(JSON.parse(serialized));
     }),
+    historyEntries: state.history.length,
     stateBytes: Buffer.byteLength(serialized),
     populationBytes: Buffer.byteLength(JSON.stringify(prior)),
   };
@@ -106,7 +97,7 @@ function main() {
   const f = (x: number) => x.toFixed(1).padStart(7);
   process.stdout.write(
     [
-      `bench:engine — ${calls} calls each; user with 60 outcomes over 3 complexities and 3 task types; trained population prior`,
+      `bench:engine — ${calls} calls each; user with ${USER_OUTCOMES} outcomes over 3 complexities and 3 task types (${result.historyEntries} in the history); trained population prior`,
       `decide (4 dimensions)           median ${f(result.decideMedianMicros)} µs   (target ≤ 50 µs)`,
       `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs`,
       `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs`,

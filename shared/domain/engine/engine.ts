@@ -27,9 +27,11 @@ import {
 } from './population';
 import {
   DECAY,
+  ENTRY_COMPLEXITY,
   ENTRY_REWARD,
   ENTRY_STARTED,
   ENTRY_TASK_SLOT,
+  entryValue,
   HISTORY_LENGTH,
   decayOlder,
   emptyOlder,
@@ -149,32 +151,26 @@ function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): Eng
   return state;
 }
 
-/** This user's decayed raw evidence (outcomes, started, reward) in some cells, from the history entries that `include` accepts and older outcomes. */
-function rawEvidence(state: EngineState, cells: readonly number[], include: (entry: Entry) => boolean, withOlder: boolean): Evidence {
-  const evidence: Evidence = { n: 0, started: 0, rewardSum: 0 };
-  if (withOlder) {
-    for (const cell of cells) {
-      evidence.n += state.older.n[cell]!;
-      evidence.started += state.older.st[cell]!;
-      evidence.rewardSum += state.older.r[cell]!;
-    }
-  }
-  let weight = 1;
-  for (let e = state.history.length - 1; e >= 0; e--) {
-    const entry = state.history[e]!;
-    if (include(entry)) {
-      for (let d = 0; d < D; d++) {
-        if (!cells.includes(entryCell(entry, d))) continue;
-        evidence.n += weight;
-        evidence.started += weight * entry[ENTRY_STARTED];
-        evidence.rewardSum += weight * entry[ENTRY_REWARD];
-      }
-    }
-    weight *= DECAY;
-  }
-  return evidence;
+const noEvidence = (): Evidence => ({ n: 0, started: 0, rewardSum: 0 });
+
+function addTo(evidence: Evidence, weight: number, started: number, reward: number): void {
+  evidence.n += weight;
+  evidence.started += weight * started;
+  evidence.rewardSum += weight * reward;
 }
 
+function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
+  evidence.n += state.older.n[cell]!;
+  evidence.started += state.older.st[cell]!;
+  evidence.rewardSum += state.older.r[cell]!;
+}
+
+/**
+ * This user's decayed raw evidence (outcomes, started, reward) for value `index` of dimension d,
+ * in one pass over the history: at complexity c (with older outcomes), at any complexity (with
+ * older outcomes), and in task-type slot `slot` at any complexity (history only; null when the
+ * request has no tracked task type).
+ */
 function valueEvidence(
   state: EngineState,
   prior: CompiledPopulation,
@@ -188,17 +184,28 @@ function valueEvidence(
   const dim = DIMENSION_NAMES[d]!;
   const valueSlot = DIMENSION_OFFSET[dim] + index;
   const here = cellIndex(c, valueSlot);
-  const everywhere = [0, 1, 2].map((complexity) => cellIndex(complexity, valueSlot));
-  const any = () => true;
+  const inContext = noEvidence();
+  const overall = noEvidence();
+  const typed = noEvidence();
+  for (let complexity = 0; complexity < COMPLEXITY_COUNT; complexity++) addOlder(overall, state, cellIndex(complexity, valueSlot));
+  addOlder(inContext, state, here);
+  const column = entryValue(d);
+  let weight = 1;
+  for (let e = state.history.length - 1; e >= 0; e--, weight *= DECAY) {
+    const entry = state.history[e]!;
+    if (entry[column] !== index) continue;
+    const started = entry[ENTRY_STARTED]!;
+    const reward = entry[ENTRY_REWARD]!;
+    addTo(overall, weight, started, reward);
+    if (entry[ENTRY_COMPLEXITY] === c) addTo(inContext, weight, started, reward);
+    if (slot > 0 && entry[ENTRY_TASK_SLOT] === slot) addTo(typed, weight, started, reward);
+  }
   return {
     dimension: dim,
     value: DIMENSIONS[dim].values[index]!,
-    taskType:
-      slot > 0
-        ? { name: state.taskTypes[slot - 1]!, evidence: rawEvidence(state, everywhere, (e) => e[ENTRY_TASK_SLOT] === slot, false) }
-        : null,
-    inContext: rawEvidence(state, [here], any, true),
-    overall: rawEvidence(state, everywhere, any, true),
+    taskType: slot > 0 ? { name: state.taskTypes[slot - 1]!, evidence: typed } : null,
+    inContext,
+    overall,
     population: { n: prior.support[here]!, meanReward: prior.rawMean[here]! },
     pinned,
     explored,

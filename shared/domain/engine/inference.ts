@@ -2,7 +2,7 @@ import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
 import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex, contextIndex } from './layout';
 import type { CompiledPopulation } from './population';
-import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, entryValue, type EngineState, type Entry } from './state';
+import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH, entryValue, type EngineState, type Entry } from './state';
 
 /**
  * What the engine believes about one user (docs/adr/0009-favourite-model.md): for every value,
@@ -44,32 +44,57 @@ export const entryContextCell = (entry: Entry, d: number): number =>
 
 const cache = new WeakMap<EngineState, { prior: CompiledPopulation; result: Inference }>();
 const contribution = new Float64Array(D);
-const cellsOf = new Int32Array(D);
+/** The history, unpacked once per inference: context cells per entry and dimension, rewards, decayed weights. */
+const entryCells = new Int32Array(HISTORY_LENGTH * D);
+const entryRewards = new Float64Array(HISTORY_LENGTH);
+const entryWeights = new Float64Array(HISTORY_LENGTH);
 
-/** Credited rewards and evidence under the beliefs `favourite`; writes into `into`. Older outcomes count as untyped. */
-function creditHistory(state: EngineState, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
+function unpackHistory(state: EngineState): number {
+  const length = state.history.length;
+  let weight = 1;
+  for (let e = length - 1; e >= 0; e--, weight *= DECAY) {
+    const entry = state.history[e]!;
+    for (let d = 0; d < D; d++) entryCells[e * D + d] = entryContextCell(entry, d);
+    entryRewards[e] = entry[ENTRY_REWARD];
+    entryWeights[e] = weight;
+  }
+  return length;
+}
+
+/** Credited rewards and evidence of the unpacked history under the beliefs `favourite`; writes into `into`. Older outcomes count as untyped. */
+function creditHistory(state: EngineState, length: number, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
   into.n.fill(0);
   into.s.fill(0);
   into.n.set(state.older.n);
   into.s.set(state.older.s);
-  let weight = 1;
-  for (let e = state.history.length - 1; e >= 0; e--) {
-    const entry = state.history[e]!;
+  for (let e = 0; e < length; e++) {
     let total = 0;
+    for (let d = 0; d < D; d++) total += contribution[d] = prior.dimensions[d]!.step * favourite[entryCells[e * D + d]!]!;
+    const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
-      const cell = entryContextCell(entry, d);
-      cellsOf[d] = cell;
-      contribution[d] = prior.dimensions[d]!.step * favourite[cell]!;
-      total += contribution[d]!;
-    }
-    for (let d = 0; d < D; d++) {
-      const credited = entry[ENTRY_REWARD] - (total - contribution[d]!);
+      const cell = entryCells[e * D + d]!;
+      const credited = entryRewards[e]! - (total - contribution[d]!);
       into.credited[e * D + d] = credited;
-      into.n[cellsOf[d]!]! += weight;
-      into.s[cellsOf[d]!]! += weight * credited;
+      into.n[cell]! += weight;
+      into.s[cell]! += weight * credited;
     }
-    weight *= DECAY;
   }
+}
+
+/** The beliefs from the population prior alone, per compiled prior and number of contexts (the same for every user). */
+const priorBeliefs = new WeakMap<CompiledPopulation, Map<number, { favourite: Float64Array; follower: Float64Array }>>();
+
+function beliefsFromPrior(prior: CompiledPopulation, contexts: number): { favourite: Float64Array; follower: Float64Array } {
+  let byContexts = priorBeliefs.get(prior);
+  if (!byContexts) priorBeliefs.set(prior, (byContexts = new Map()));
+  let beliefs = byContexts.get(contexts);
+  if (!beliefs) {
+    const none = new Float64Array(CONTEXT_CELL_COUNT);
+    beliefs = { favourite: new Float64Array(CONTEXT_CELL_COUNT), follower: new Float64Array(D) };
+    for (let d = 0; d < D; d++) beliefs.follower[d] = favouritePosterior(prior.dimensions[d]!, none, none, contexts, beliefs.favourite);
+    byContexts.set(contexts, beliefs);
+  }
+  return beliefs;
 }
 
 /** The beliefs about a user (cached per state object and prior). */
@@ -77,20 +102,20 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
   const hit = cache.get(state);
   if (hit && hit.prior === prior) return hit.result;
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
+  const start = beliefsFromPrior(prior, contexts);
   const result: Inference = {
     contexts,
-    favourite: new Float64Array(CONTEXT_CELL_COUNT),
-    follower: new Float64Array(D),
+    favourite: Float64Array.from(start.favourite),
+    follower: Float64Array.from(start.follower),
     n: new Float64Array(CONTEXT_CELL_COUNT),
     s: new Float64Array(CONTEXT_CELL_COUNT),
     credited: new Float64Array(state.history.length * D),
   };
-  // Start from the population prior alone.
-  for (let d = 0; d < D; d++) result.follower[d] = favouritePosterior(prior.dimensions[d]!, result.n, result.s, contexts, result.favourite);
+  const length = unpackHistory(state);
   const beliefs = new Float64Array(CONTEXT_CELL_COUNT);
   for (let sweep = 0; sweep < SWEEPS; sweep++) {
     beliefs.set(result.favourite);
-    creditHistory(state, prior, beliefs, result);
+    creditHistory(state, length, prior, beliefs, result);
     for (let d = 0; d < D; d++)
       result.follower[d] = favouritePosterior(prior.dimensions[d]!, result.n, result.s, contexts, result.favourite);
   }
