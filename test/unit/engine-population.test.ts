@@ -170,19 +170,37 @@ describe('compilePopulation', () => {
     for (const f of FRAMINGS) expect(framing.popBest[framingCell(2, f)]).toBeCloseTo(1 / 5, 2);
   });
 
-  it('shrinks each mean toward its dimension’s mean by MEAN_SHRINK outcomes of effective sample size', () => {
+  it('shrinks each mean toward the reliability-weighted average of its dimension’s tried values by MEAN_SHRINK outcomes of effective sample size', () => {
     const prior = observeBatch(emptyPopulation(), [
       observation(LOW, 'purpose', 1, 1),
       observation(LOW, 'purpose', 1, 1),
       observation(LOW, 'challenge', 0.1, 0.2),
     ]);
     const compiled = compilePopulation(prior);
-    const w = prior.w[framingCell(LOW, 'purpose')]! + prior.w[framingCell(LOW, 'challenge')]!;
-    const dimMean = (prior.wr[framingCell(LOW, 'purpose')]! + prior.wr[framingCell(LOW, 'challenge')]!) / w;
+    const meanOf = (framing: Choice['framing']) => prior.wr[framingCell(LOW, framing)]! / prior.w[framingCell(LOW, framing)]!;
+    // Each tried value counts by its reliability e/(e + MEAN_SHRINK) (e: effective size), not by its
+    // outcomes: an untried value is expected to earn what a typical value does, not what the
+    // most-shown one does.
+    const reliability = (e: number) => e / (e + MEAN_SHRINK);
+    const dimMean = (reliability(2) * meanOf('purpose') + reliability(1) * meanOf('challenge')) / (reliability(2) + reliability(1));
     // purpose: two outcomes of weight 1 (effective size 2); challenge: one of weight MAX_WEIGHT (effective size 1).
     expect(compiled.mean[framingCell(LOW, 'purpose')]).toBeCloseTo((2 * 1 + MEAN_SHRINK * dimMean) / (2 + MEAN_SHRINK), 3);
     expect(compiled.mean[framingCell(LOW, 'challenge')]).toBeCloseTo((1 * 0.2 + MEAN_SHRINK * dimMean) / (1 + MEAN_SHRINK), 3);
     expect(compiled.mean[framingCell(LOW, 'curiosity')]).toBeCloseTo(dimMean, 3);
+  });
+
+  it('does not expect an untried value to rival a clear favourite in a young tenant', () => {
+    // 70 outcomes: micro_steps nearly always shown and liked; two other framings tried once each
+    // and disliked; two never tried. An untried framing is a typical framing, not the favourite.
+    const prior = observeBatch(emptyPopulation(), [
+      ...Array.from({ length: 68 }, () => observation(LOW, 'micro_steps', 0.9, 0.98)),
+      observation(LOW, 'challenge', 0.05, 0.1),
+      observation(LOW, 'purpose', 0.05, 0.1),
+    ]);
+    const { popBest, offset } = compilePopulation(prior).dimensions[0]!;
+    expect(popBest[cellIndex(LOW, offset)]).toBeGreaterThan(0.9);
+    for (const untried of ['time_boxed', 'curiosity'] as const)
+      expect(popBest[cellIndex(LOW, offset + FRAMINGS.indexOf(untried))]).toBeLessThan(0.05);
   });
 
   it('is less sure of the best value when it rests on fewer outcomes', () => {

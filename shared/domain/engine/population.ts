@@ -59,7 +59,7 @@ export type PopulationPrior = z.infer<typeof populationPriorSchema>;
 export const POPULATION_DECAY = 0.9998;
 /** Cap on the inverse-propensity weight of one outcome. */
 export const MAX_WEIGHT = 3;
-/** Pseudo-outcomes of effective sample size pulling a value's mean toward its dimension's mean. */
+/** Pseudo-outcomes of effective sample size pulling a value's mean toward the typical tried value's (see compilePopulation). */
 export const MEAN_SHRINK = 3;
 /**
  * The prior's strength is capped: however many of a tenant's users follow the population, at
@@ -214,12 +214,21 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     let floorWeight = 0;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let w = 0;
-      let wr = 0;
+      for (let i = 0; i < count; i++) w += prior.w[cellIndex(c, offset + i)]!;
+      // What a value nobody has tried is expected to earn: the average of the tried values' means,
+      // each weighted by how reliable it is (effective size / (effective size + MEAN_SHRINK)), not
+      // by its outcomes — which would make it about the most-shown value's, i.e. the favourite's.
+      let reliability = 0;
+      let weighted = 0;
       for (let i = 0; i < count; i++) {
-        w += prior.w[cellIndex(c, offset + i)]!;
-        wr += prior.wr[cellIndex(c, offset + i)]!;
+        const cell = cellIndex(c, offset + i);
+        if (!(prior.w[cell]! > 0 && prior.w2[cell]! > 0)) continue;
+        const effective = (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]!;
+        const r = effective / (effective + MEAN_SHRINK);
+        reliability += r;
+        weighted += (r * prior.wr[cell]!) / prior.w[cell]!;
       }
-      const dimensionMean = w > 0 ? wr / w : mean;
+      const dimensionMean = reliability > 0 ? weighted / reliability : mean;
       for (let i = 0; i < count; i++) {
         const cell = cellIndex(c, offset + i);
         const cw = prior.w[cell]!;
