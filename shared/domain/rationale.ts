@@ -17,8 +17,8 @@ export interface ValueEvidence {
   inContext: Evidence;
   /** This user's evidence at any complexity. */
   overall: Evidence;
-  /** The population's (this client's users') evidence at this complexity. */
-  population: { n: number; meanReward: number };
+  /** The population's (this client's users') evidence for this value at this complexity, and its outcomes at this complexity with any value. */
+  population: { n: number; meanReward: number; total: number };
   pinned: boolean;
   explored: boolean;
 }
@@ -67,8 +67,9 @@ function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interact
   const population = e.population.n >= QUOTABLE;
   const popText = `among this app's users, ${subject} at ${complexity} complexity average a reward of ${e.population.meanReward.toFixed(2)} over ${Math.round(e.population.n)} outcomes`;
   if (interactionCount === 0) {
-    return population
-      ? `No outcomes from this user yet, so this follows the population: ${popText}.`
+    if (population) return `No outcomes from this user yet, so this follows the population: ${popText}.`;
+    return e.population.total >= QUOTABLE
+      ? `No outcomes from this user yet, and this app's users have ${e.population.n > 0 ? 'few' : 'no'} outcomes with ${subject} at ${complexity} complexity, so they are being tried; recommendations adapt with each reported outcome.`
       : `No outcomes from this user or this app's other users yet, so ${subject} are being tried first; recommendations adapt with each reported outcome.`;
   }
   return population

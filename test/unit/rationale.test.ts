@@ -2,7 +2,7 @@ import type { Dimension } from '../../shared/domain/arms';
 import { buildRationale, type Evidence, type ValueEvidence } from '../../shared/domain/rationale';
 
 const NONE: Evidence = { n: 0, started: 0, rewardSum: 0 };
-const NO_POPULATION = { n: 0, meanReward: 0.5 };
+const NO_POPULATION = { n: 0, meanReward: 0.5, total: 0 };
 const VALUES: Record<Dimension, string> = { framing: 'curiosity', style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
 
 function buildEvidence(overrides: Partial<Record<Dimension, Partial<ValueEvidence>>> = {}): ValueEvidence[] {
@@ -69,23 +69,30 @@ describe('buildRationale: the evidence sentence', () => {
   });
 
   it('at cold start follows the population and quotes its mean reward and outcome count', () => {
-    const text = buildRationale(buildEvidence({ framing: { population: { n: 412.6, meanReward: 0.734 } } }), 'medium', 0);
+    const text = buildRationale(buildEvidence({ framing: { population: { n: 412.6, meanReward: 0.734, total: 412.6 } } }), 'medium', 0);
     expect(text).toBe(
       "No outcomes from this user yet, so this follows the population: among this app's users, tasks framed as curiosity at medium complexity average a reward of 0.73 over 413 outcomes.",
     );
   });
 
   it('quotes the population for a value this user has not tried recently', () => {
-    const text = buildRationale(buildEvidence({ framing: { population: { n: 57, meanReward: 0.41 } } }), 'high', 7);
+    const text = buildRationale(buildEvidence({ framing: { population: { n: 57, meanReward: 0.41, total: 57 } } }), 'high', 7);
     expect(text).toBe(
       "This user has 7 reported outcomes but none with tasks framed as curiosity recently; among this app's users, tasks framed as curiosity at high complexity average a reward of 0.41 over 57 outcomes.",
     );
   });
 
   it('says a value is tried first when neither the user nor the population has evidence', () => {
-    const cold = buildRationale(buildEvidence({ framing: { population: { n: 0.3, meanReward: 0.9 } } }), 'high', 0);
+    const cold = buildRationale(buildEvidence({ framing: { population: { n: 0.3, meanReward: 0.9, total: 0.3 } } }), 'high', 0);
     expect(cold).toBe(
       "No outcomes from this user or this app's other users yet, so tasks framed as curiosity are being tried first; recommendations adapt with each reported outcome.",
+    );
+    // The app's users have outcomes, just not (or hardly) with this value: the text says so.
+    expect(buildRationale(buildEvidence({ framing: { population: { n: 0, meanReward: 0, total: 71 } } }), 'medium', 0)).toBe(
+      "No outcomes from this user yet, and this app's users have no outcomes with tasks framed as curiosity at medium complexity, so they are being tried; recommendations adapt with each reported outcome.",
+    );
+    expect(buildRationale(buildEvidence({ framing: { population: { n: 0.3, meanReward: 0.1, total: 71 } } }), 'medium', 0)).toContain(
+      "this app's users have few outcomes with tasks framed as curiosity at medium complexity",
     );
     expect(buildRationale(buildEvidence(), 'low', 1)).toBe(
       'This user has 1 reported outcome but none with tasks framed as curiosity recently, so they are being tried.',
@@ -184,7 +191,7 @@ describe('buildRationale: notes', () => {
     const list =
       'Every dimension is pinned by the app: framing (curiosity), communication style (warm), complexity handling (chunked), encouragement (moderate).';
     expect(buildRationale(all(), 'low', 0)).toBe(list);
-    expect(buildRationale(all({ population: { n: 100, meanReward: 0.6 } }), 'low', 0)).toBe(list);
+    expect(buildRationale(all({ population: { n: 100, meanReward: 0.6, total: 100 } }), 'low', 0)).toBe(list);
     expect(buildRationale(all({ inContext: evidence(1, 1, 1), overall: evidence(1, 1, 1) }), 'low', 1)).toBe(
       `${list} Tasks framed as curiosity at low complexity were started the one recent time this user saw them (reward 1.00).`,
     );
@@ -199,11 +206,11 @@ describe('buildRationale: never a fixed string', () => {
     const cases: Array<[Partial<ValueEvidence>, 'low' | 'medium' | 'high', number]> = [
       [{}, 'low', 0],
       [{}, 'low', 3],
-      [{ population: { n: 40, meanReward: 0.6 } }, 'low', 0],
-      [{ population: { n: 41, meanReward: 0.6 } }, 'low', 0],
-      [{ population: { n: 40, meanReward: 0.62 } }, 'low', 0],
-      [{ population: { n: 40, meanReward: 0.6 } }, 'high', 0],
-      [{ value: 'purpose', population: { n: 40, meanReward: 0.6 } }, 'low', 0],
+      [{ population: { n: 40, meanReward: 0.6, total: 40 } }, 'low', 0],
+      [{ population: { n: 41, meanReward: 0.6, total: 41 } }, 'low', 0],
+      [{ population: { n: 40, meanReward: 0.62, total: 40 } }, 'low', 0],
+      [{ population: { n: 40, meanReward: 0.6, total: 40 } }, 'high', 0],
+      [{ value: 'purpose', population: { n: 40, meanReward: 0.6, total: 40 } }, 'low', 0],
       [{ inContext: evidence(4, 3, 2.8), overall: evidence(4, 3, 2.8) }, 'low', 4],
       [{ inContext: evidence(4, 2, 2.8), overall: evidence(4, 2, 2.8) }, 'low', 4],
       [{ inContext: evidence(4, 3, 2.4), overall: evidence(4, 3, 2.4) }, 'low', 4],
@@ -225,7 +232,7 @@ describe('buildRationale: grouped exploration note', () => {
     taskType: null,
     inContext: ev(n),
     overall: ev(n),
-    population: { n: 0, meanReward: 0.5 },
+    population: { n: 0, meanReward: 0.5, total: 0 },
     pinned: false,
     explored,
   });
