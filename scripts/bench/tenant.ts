@@ -1,29 +1,49 @@
-import { TASK_COMPLEXITY } from '../../shared/domain/arms';
+import { TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
+import type { DecisionContext } from '../../shared/domain/learner';
 import type { Random } from '../../shared/domain/random';
 
 /**
- * A tenant whose users all like the `purpose` framing and nothing else (reward 0.8 with it,
- * below 0.2 without), each served `interactions` times by the engine over the three
- * complexities, outcomes folded into the population prior as the worker does: the trained
- * prior `npm run bench:engine` decides with, and the hardest case for telling the dimensions
- * apart (every user ends up shown the same values of all four).
+ * A tenant's population prior built as the worker builds it: `users` users one after another,
+ * each served `interactions` times by the engine (decide, update, observe into a delta, merge),
+ * with the reward `reward` gives for what was shown in interaction i's context.
  */
-export function unanimousTenant(random: Random, users: number, interactions = 20): PopulationPrior {
+export function trainedTenant(
+  random: Random,
+  users: number,
+  interactions: number,
+  contextAt: (i: number) => DecisionContext,
+  reward: (choice: Choice, random: Random) => number,
+): PopulationPrior {
   let prior = engine.emptyPrior();
   for (let user = 0; user < users; user++) {
     let state = engine.initialState(prior);
     for (let i = 0; i < interactions; i++) {
-      const context = { complexity: TASK_COMPLEXITY[i % 3]! };
+      const context = contextAt(i);
       const decision = engine.decide(state, context, {}, random, prior);
-      const reward = decision.choice.framing === 'purpose' ? 0.8 : 0.2 * random();
-      const after = engine.update(state, context, decision.choice, reward, reward > 0.5, prior);
+      const r = reward(decision.choice, random);
+      const after = engine.update(state, context, decision.choice, r, r > 0.5, prior);
       const delta = engine.emptyPrior();
-      engine.observe(delta, prior, state, after, context, decision.choice, decision.probabilities, reward);
+      engine.observe(delta, prior, state, after, context, decision.choice, decision.probabilities, r);
       prior = engine.mergePrior(prior, delta);
       state = after;
     }
   }
   return prior;
 }
+
+/**
+ * A tenant whose users all like the `purpose` framing and nothing else (reward 0.8 with it,
+ * below 0.2 without), served over the three complexities in turn: the trained prior
+ * `npm run bench:engine` decides with, and the hardest case for telling the dimensions apart
+ * (every user ends up shown the same values of all four).
+ */
+export const unanimousTenant = (random: Random, users: number, interactions = 20): PopulationPrior =>
+  trainedTenant(
+    random,
+    users,
+    interactions,
+    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+    (choice, r) => (choice.framing === 'purpose' ? 0.8 : 0.2 * r()),
+  );

@@ -13,6 +13,7 @@ import { CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/eng
 import { compilePopulation, type PopulationPrior } from '../../shared/domain/engine/population';
 import { DECAY, HISTORY_LENGTH, MAX_TASK_TYPES, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
+import { trainedTenant } from '../../scripts/bench/tenant';
 import { seededRandom, standardNormal } from '../../shared/domain/random';
 
 const EMPTY = engine.emptyPrior();
@@ -65,31 +66,21 @@ function trainedState(): EngineState {
   ]);
 }
 
-/** A population prior built as the worker builds it: decide, update, observe into a delta, merge. */
-function trainedPopulation(
+/** A population prior built as the worker builds it (users preferring one framing at one complexity, with noise). */
+const trainedPopulation = (
   prefers: Choice['framing'],
   complexity: TaskComplexity,
   users: number,
   steps: number,
   seed: number,
-): PopulationPrior {
-  const random = seededRandom(seed);
-  let prior = engine.emptyPrior();
-  const context = { complexity };
-  for (let user = 0; user < users; user++) {
-    let state = engine.initialState(prior);
-    for (let i = 0; i < steps; i++) {
-      const decision = engine.decide(state, context, {}, random, prior);
-      const reward = (decision.choice.framing === prefers ? 0.8 : 0.3) + 0.1 * (random() - 0.5);
-      const after = engine.update(state, context, decision.choice, reward, reward > 0.5, prior);
-      const delta = engine.emptyPrior();
-      engine.observe(delta, prior, state, after, context, decision.choice, decision.probabilities, reward);
-      prior = engine.mergePrior(prior, delta);
-      state = after;
-    }
-  }
-  return prior;
-}
+): PopulationPrior =>
+  trainedTenant(
+    seededRandom(seed),
+    users,
+    steps,
+    () => ({ complexity }),
+    (shown, random) => (shown.framing === prefers ? 0.8 : 0.3) + 0.1 * (random() - 0.5),
+  );
 
 describe('engine.decide', () => {
   const state = trainedState();

@@ -2,11 +2,12 @@ import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins, ty
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import type { Random } from '../random';
 import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
-import { entryCell, inferUser, type Inference } from './inference';
+import { creditShares, entryCell, inferUser, type Inference } from './inference';
 import { fromLegacy } from './legacy';
 import {
   COMPLEXITY_COUNT,
   DIMENSION_OFFSET,
+  MAX_VALUE_COUNT,
   VALUE_COUNT,
   cellIndex,
   complexityIndex,
@@ -78,8 +79,7 @@ export const CHANGE_THRESHOLD = 5;
 export const USER_WEIGHT_HALF = 2;
 
 const D = DIMENSION_NAMES.length;
-const MAX_VALUES = 5;
-const weights = new Float64Array(MAX_VALUES);
+const weights = new Float64Array(MAX_VALUE_COUNT);
 const shownCells = new Int32Array(D);
 const shownCredit = new Float64Array(D);
 
@@ -93,10 +93,7 @@ function choiceCells(choice: Choice, context: number): Int32Array {
 
 /** The reward predicted for the values in shownCells, and each dimension's credited share of `reward`, into shownCredit. */
 function predict(prior: CompiledPopulation, inference: Inference, c: number, reward: number): number {
-  let total = 0;
-  for (let d = 0; d < D; d++) total += prior.dimensions[d]!.step * inference.favourite[shownCells[d]!]!;
-  for (let d = 0; d < D; d++) shownCredit[d] = reward - (total - prior.dimensions[d]!.step * inference.favourite[shownCells[d]!]!);
-  return prior.baseLevel[0]! + prior.offsets[c]! + total;
+  return prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, shownCells, 0, reward, shownCredit, 0);
 }
 
 /** The most probable favourite of dimension d in a context. */

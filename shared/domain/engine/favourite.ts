@@ -1,4 +1,4 @@
-import { CONTEXT_COUNT, VALUE_COUNT, contextComplexity } from './layout';
+import { CONTEXT_COUNT, MAX_VALUE_COUNT, VALUE_COUNT, contextComplexity } from './layout';
 
 /**
  * The favourite model of one dimension (docs/adr/0009-favourite-model.md).
@@ -40,7 +40,7 @@ export interface DimensionModel {
 /** An individual's favourite in a context is their core value with this probability. */
 export const PERSISTENCE = 0.7;
 
-const MAX_VALUES = 5;
+const MAX_VALUES = MAX_VALUE_COUNT;
 const MAX_CONTEXTS = CONTEXT_COUNT;
 const like = new Float64Array(MAX_CONTEXTS * MAX_VALUES);
 const likeSum = new Float64Array(MAX_CONTEXTS);

@@ -38,12 +38,34 @@ export interface Inference {
 /** The cell of dimension d's value in an entry, by complexity only (the population's and the rationale's layout). */
 export const entryCell = (entry: Entry, d: number): number => cellIndex(entry[ENTRY_COMPLEXITY], OFFSETS[d]! + entry[entryValue(d)]!);
 
+const contribution = new Float64Array(D);
+
+/**
+ * The credit rule: each dimension's share of `reward` — the reward less the other three
+ * dimensions' expected part (step × P(the value shown is the favourite)) — for the values shown
+ * at cells[at…at + 3], written to out[outAt…outAt + 3]. Returns the four dimensions' expected
+ * part together.
+ */
+export function creditShares(
+  prior: CompiledPopulation,
+  favourite: Float64Array,
+  cells: ArrayLike<number>,
+  at: number,
+  reward: number,
+  out: Float64Array,
+  outAt: number,
+): number {
+  let total = 0;
+  for (let d = 0; d < D; d++) total += contribution[d] = prior.dimensions[d]!.step * favourite[cells[at + d]!]!;
+  for (let d = 0; d < D; d++) out[outAt + d] = reward - (total - contribution[d]!);
+  return total;
+}
+
 /** The context cell of dimension d's value in an entry. */
-export const entryContextCell = (entry: Entry, d: number): number =>
+const entryContextCell = (entry: Entry, d: number): number =>
   contextIndex(entry[ENTRY_COMPLEXITY], entry[ENTRY_TASK_SLOT]) * VALUE_COUNT + OFFSETS[d]! + entry[entryValue(d)]!;
 
 const cache = new WeakMap<EngineState, { prior: CompiledPopulation; result: Inference }>();
-const contribution = new Float64Array(D);
 /** The history, unpacked once per inference: context cells per entry and dimension, rewards, decayed weights. */
 const entryCells = new Int32Array(HISTORY_LENGTH * D);
 const entryRewards = new Float64Array(HISTORY_LENGTH);
@@ -68,15 +90,12 @@ function creditHistory(state: EngineState, length: number, prior: CompiledPopula
   into.n.set(state.older.n);
   into.s.set(state.older.s);
   for (let e = 0; e < length; e++) {
-    let total = 0;
-    for (let d = 0; d < D; d++) total += contribution[d] = prior.dimensions[d]!.step * favourite[entryCells[e * D + d]!]!;
+    creditShares(prior, favourite, entryCells, e * D, entryRewards[e]!, into.credited, e * D);
     const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
       const cell = entryCells[e * D + d]!;
-      const credited = entryRewards[e]! - (total - contribution[d]!);
-      into.credited[e * D + d] = credited;
       into.n[cell]! += weight;
-      into.s[cell]! += weight * credited;
+      into.s[cell]! += weight * into.credited[e * D + d]!;
     }
   }
 }

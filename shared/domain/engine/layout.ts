@@ -12,6 +12,8 @@ for (const dim of DIMENSION_NAMES) {
   offset += DIMENSIONS[dim].values.length;
 }
 export const VALUE_COUNT = offset;
+/** The most values any dimension has (the size of per-value scratch buffers). */
+export const MAX_VALUE_COUNT = Math.max(...Object.values(DIMENSIONS).map((d) => d.values.length));
 export const COMPLEXITY_COUNT = TASK_COMPLEXITY.length;
 export const CELL_COUNT = COMPLEXITY_COUNT * VALUE_COUNT;
 

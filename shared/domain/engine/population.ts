@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import type { DimensionModel } from './favourite';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex, round4, valueCount, zeros } from './layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, round4, valueCount, zeros } from './layout';
 import { probabilityLargest } from './normal';
 
 /**
@@ -141,8 +141,8 @@ const otherDimensionsShare = (dim: Dimension): number =>
   DIMENSION_NAMES.reduce((sum, other) => (other === dim ? sum : sum + DEFAULT_STEP[other] / valueCount(other)), 0);
 
 const compiled = new WeakMap<PopulationPrior, CompiledPopulation>();
-const means = new Float64Array(5);
-const sds = new Float64Array(5);
+const means = new Float64Array(MAX_VALUE_COUNT);
+const sds = new Float64Array(MAX_VALUE_COUNT);
 
 function complexityOffsets(prior: PopulationPrior): Float64Array {
   let total = 0;
