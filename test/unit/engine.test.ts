@@ -196,6 +196,26 @@ describe('engine.decide', () => {
     expect(d.explored).toEqual([]);
     expect(d.rationale).toContain("No outcomes from this user or this app's other users yet");
   });
+
+  it('tells a cold user when the app has outcomes, just none with the framing shown', () => {
+    // One outcome in the tenant, at medium complexity.
+    const prior = trainedTenant(
+      seededRandom(3),
+      1,
+      1,
+      () => ({ complexity: 'medium' }),
+      () => 0.9,
+    );
+    const fresh = engine.initialState(prior);
+    const decisions = Array.from({ length: 20 }, (_, seed) =>
+      engine.decide(fresh, { complexity: 'medium' }, OTHERS_PINNED, seededRandom(seed), prior),
+    );
+    const shownBefore = compilePopulation(prior).support;
+    const untried = decisions.find((d) => shownBefore[cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(d.choice.framing))] === 0)!;
+    expect(untried.rationale).toContain(
+      `No outcomes from this user yet, and this app's users have no outcomes with tasks framed as ${untried.choice.framing} at medium complexity`,
+    );
+  });
 });
 
 describe('engine.update', () => {
