@@ -1,5 +1,4 @@
-import type { LocalServices } from '../../scripts/local-services';
-
+/** Stops the throwaway Postgres and Redis of global-setup.ts and removes their data. */
 export default async function globalTeardown(): Promise<void> {
-  await (globalThis as { __COS_SERVICES__?: LocalServices }).__COS_SERVICES__?.stop();
+  await (globalThis as { __COS_TEARDOWN__?: () => Promise<void> }).__COS_TEARDOWN__?.();
 }
