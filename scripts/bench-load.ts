@@ -1,5 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import http from 'node:http';
 import os from 'node:os';
@@ -14,7 +14,8 @@ import { createDb } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
 import { EVENTS_QUEUE } from '../shared/jobs/catalog';
 import { KeyService } from '../shared/keys/key.service';
-import { freePort, startLocalServices, type LocalServices } from './local-services';
+import { startLocalServices, type LocalServices } from './local-services';
+import { log, mustBeRunning, sleep, startProc, startServer, stopProc, waitUntil, withCleanup, type Proc } from './bench/processes';
 
 /**
  * `npm run bench:load` (SPEC §9): in one run, on this machine, a throwaway Postgres + Redis, a
@@ -59,8 +60,6 @@ const PREFIX = 'bench';
 const HOST = '127.0.0.1';
 /** A phase during which other work used more than this share of one core (%) is "noisy". */
 const NOISY_OTHER_PERCENT = 25;
-const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -80,63 +79,7 @@ const opts = {
     : undefined,
 };
 
-// ---------- child processes and cleanup ----------
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
-const procs = new Set<Proc>();
 const cannons = new Set<AcInstance>();
-
-function startProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const proc = { name, child, output: () => output, exited };
-  procs.add(proc);
-  void exited.then(() => procs.delete(proc));
-  return proc;
-}
-
-async function stopProc(proc: Proc, timeoutMs = 20_000): Promise<void> {
-  if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), timeoutMs);
-  await proc.exited;
-  clearTimeout(timer);
-}
-
-function mustBeRunning(...list: Proc[]): void {
-  for (const proc of list) {
-    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} exited: ${proc.output()}`);
-  }
-}
-
-/** Polls `check` until it returns a value; its errors end the wait (bounded in time). */
-async function waitUntil<T>(what: string, timeoutMs: number, intervalMs: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(intervalMs);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, probe: string): Promise<{ proc: Proc; port: number }> {
-  const port = await freePort();
-  const proc = startProc(name, args, { ...env, PORT: String(port) });
-  await waitUntil(`${name} to listen`, 20_000, 100, async () => {
-    if (proc.child.exitCode !== null) throw new Error(`${name} exited: ${proc.output()}`);
-    const res = await fetch(`http://${HOST}:${port}${probe}`, { method: probe === '/bare' ? 'POST' : 'GET' }).catch(() => undefined);
-    return res?.ok ? true : undefined;
-  });
-  return { proc, port };
-}
 
 // ---------- load generation ----------
 interface RunStats {
@@ -373,33 +316,11 @@ function bareServer(): void {
 
 // ---------- the run ----------
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'cos-bench-'));
-  chmodSync(dir, 0o755); // the postgres user must reach its data folder when we run as root
-  const cleanups: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true, force: true })];
-  // One cleanup, however many callers (a signal can arrive while the run is failing).
-  let cleaning: Promise<void> | undefined;
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      for (const instance of cannons) instance.stop();
-      await Promise.all([...procs].map((proc) => stopProc(proc, 10_000)));
-      for (const step of cleanups.reverse()) await step().catch((error: unknown) => log(`cleanup: ${String(error)}`));
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`${signal}: stopping everything`);
-      void cleanup().finally(() => process.exit(130));
-    });
-  }
-
-  try {
-    const result = await run(dir, (step) => cleanups.push(step));
-    await cleanup();
-    if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else printTable(result);
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
+  const result = await withCleanup('cos-bench-', run, () => {
+    for (const instance of cannons) instance.stop();
+  });
+  if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else printTable(result);
 }
 
 async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) {

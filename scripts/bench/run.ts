@@ -1,4 +1,5 @@
-import { bestChoice, complexityAt, DRIFT_AFTER, simulateOutcome, type Simulation } from './simulator';
+import type { Choice, TaskComplexity } from '../../shared/domain/arms';
+import { bestChoice, complexityAt, DRIFT_AFTER, simulateOutcome, type SimUser, type Simulation } from './simulator';
 import type { Policy } from './policies';
 
 /** What the benchmark records of one interaction. */
@@ -62,22 +63,34 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
       const decided = policy.choose(user.index, context);
       const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice);
       policy.update(user.index, context, decided.choice, reward, signals.started);
-      const best = bestChoice(user, complexity, interaction);
-      const driftBest = bestChoice(user, complexity, DRIFT_AFTER + 1);
-      records[user.index]!.push({
-        reward,
-        bestFraming: decided.choice.framing === best.framing,
-        framingIsDriftBest: decided.choice.framing === driftBest.framing,
-        bestCombination:
-          decided.choice.framing === best.framing &&
-          decided.choice.style === best.style &&
-          decided.choice.complexity === best.complexity &&
-          decided.choice.encouragement === best.encouragement,
-        confidence: decided.confidence,
-      });
+      records[user.index]!.push(interactionRecord(user, complexity, interaction, decided.choice, reward, decided.confidence));
     }
   }
   return records;
+}
+
+/** What is recorded of a user's interaction that presented `choice` and earned `reward`. */
+export function interactionRecord(
+  user: SimUser,
+  complexity: TaskComplexity,
+  interaction: number,
+  choice: Choice,
+  reward: number,
+  confidence: number | null,
+): InteractionRecord {
+  const best = bestChoice(user, complexity, interaction);
+  const driftBest = bestChoice(user, complexity, DRIFT_AFTER + 1);
+  return {
+    reward,
+    bestFraming: choice.framing === best.framing,
+    framingIsDriftBest: choice.framing === driftBest.framing,
+    bestCombination:
+      choice.framing === best.framing &&
+      choice.style === best.style &&
+      choice.complexity === best.complexity &&
+      choice.encouragement === best.encouragement,
+    confidence,
+  };
 }
 
 const mean = (xs: readonly number[]) => (xs.length === 0 ? NaN : xs.reduce((s, x) => s + x, 0) / xs.length);

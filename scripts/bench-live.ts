@@ -1,0 +1,245 @@
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { DIMENSIONS, type Choice } from '../shared/domain/arms';
+import { createDb } from '../shared/db/database';
+import { migrateToLatest } from '../shared/db/migrator';
+import { engine } from '../shared/domain/engine/engine';
+import { seededRandom } from '../shared/domain/random';
+import { KeyService } from '../shared/keys/key.service';
+import { startLocalServices } from './local-services';
+import { log, mustBeRunning, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
+import { enginePolicy, oraclePolicy } from './bench/policies';
+import { interactionRecord, pairedDifference, runPolicy, summarize, type InteractionRecord, type PolicyResult } from './bench/run';
+import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
+
+/**
+ * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
+ * drive the built service the way a client app — or a black-box test — does: for each
+ * interaction POST /v1/context, then POST /v1/outcome with the user's signals, and the user's
+ * next POST /v1/context as soon as that outcome is accepted. The api and the worker(s) run as
+ * separate processes (NODE_ENV=production) on a throwaway Postgres and Redis; users interleave
+ * round by round as in bench:learning, the users of a round concurrently.
+ *
+ * It prints the engine's figures over HTTP next to the same engine run in process on the same
+ * simulation (same users, same outcome noise) and the oracle, with the per-user differences;
+ * how many decisions were made before one of the user's earlier outcomes was applied ("stale":
+ * metadata.interactionCount below the outcomes reported); the client-side latencies; and
+ * checks at the end that every accepted outcome was applied exactly once.
+ *
+ *   node dist/scripts/bench-live.js [--seed N] [--users N] [--interactions N] [--world NAME] [--workers N] [--json]
+ */
+
+const BENCH_SECRET = 'cos-bench-secret-not-for-production-0123456789';
+const USAGE =
+  'usage: bench-live [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority] [--workers N] [--json]';
+
+interface Options {
+  seed: number;
+  users: number;
+  interactions: number;
+  world: WorldName;
+  workers: number;
+  json: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { seed: 1, users: 100, interactions: 80, world: 'default', workers: 1, json: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--json') {
+      options.json = true;
+      continue;
+    }
+    const value = argv[++i];
+    if (arg === '--world' && value !== undefined && value in WORLDS) {
+      options.world = value as WorldName;
+      continue;
+    }
+    const number = Number(value);
+    const limits: Record<string, [keyof Options, number, number]> = {
+      '--seed': ['seed', 0, 2 ** 32 - 1],
+      '--users': ['users', 1, 2000],
+      '--interactions': ['interactions', 1, 200],
+      '--workers': ['workers', 1, 8],
+    };
+    const limit = limits[arg];
+    if (!limit || !Number.isInteger(number) || number < limit[1] || number > limit[2]) throw new Error(`${USAGE}\n(bad argument: ${arg})`);
+    (options as unknown as Record<string, number>)[limit[0]] = number;
+  }
+  return options;
+}
+
+/** A small JSON client of the service; any answer but the expected status ends the run. */
+function client(baseUrl: string, key: string) {
+  return async (route: string, expected: number, body?: unknown): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${baseUrl}${route}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status !== expected) throw new Error(`${route} answered ${res.status}, expected ${expected}: ${text.slice(0, 300)}`);
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  };
+}
+
+const choiceOf = (body: Record<string, unknown>): Choice => {
+  const choice = {} as Record<string, string>;
+  for (const dim of Object.keys(DIMENSIONS) as Array<keyof typeof DIMENSIONS>) choice[dim] = body[DIMENSIONS[dim].field] as string;
+  return choice as Choice;
+};
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+
+/** Runs the simulation's users against the service at `baseUrl`; returns their records, stale decisions and latencies. */
+async function driveService(sim: Simulation, call: ReturnType<typeof client>, workers: Proc[], api: Proc) {
+  const records: InteractionRecord[][] = sim.users.map(() => []);
+  const latencies: number[] = [];
+  let stale = 0;
+  const userId = (index: number) => `sim-${sim.seed}-${index}`;
+  const lastRound = Math.max(0, ...sim.arrival) + sim.interactions;
+  for (let round = 0; round < lastRound; round++) {
+    mustBeRunning(api, ...workers);
+    const active = sim.users.filter((user) => {
+      const interaction = round - sim.arrival[user.index]! + 1;
+      return interaction >= 1 && interaction <= sim.interactions;
+    });
+    await Promise.all(
+      active.map(async (user) => {
+        const interaction = round - sim.arrival[user.index]! + 1;
+        const complexity = complexityAt(sim, user, interaction);
+        const started = performance.now();
+        const decided = await call('/v1/context', 200, { userId: userId(user.index), task: `Task ${interaction}`, complexity });
+        latencies.push(performance.now() - started);
+        const metadata = decided.metadata as { interactionCount: number };
+        if (metadata.interactionCount < interaction - 1) stale++;
+        const choice = choiceOf(decided);
+        const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, choice);
+        await call('/v1/outcome', 202, { requestId: decided.requestId, ...signals });
+        records[user.index]!.push(interactionRecord(user, complexity, interaction, choice, reward, decided.confidence as number));
+      }),
+    );
+    if (round % 20 === 19) log(`round ${round + 1} of ${lastRound}`);
+  }
+  // Every accepted outcome applied exactly once: each user's profile counts all of theirs.
+  const unapplied = await waitUntil('every outcome to be applied', 60_000, 200, async () => {
+    let missing = 0;
+    for (const user of sim.users) {
+      const profile = await call(`/v1/profile/${userId(user.index)}`, 200);
+      missing += sim.interactions - (profile.interactionCount as number);
+    }
+    return missing <= 0 ? missing : undefined;
+  });
+  latencies.sort((a, b) => a - b);
+  return { records, stale, unapplied, latency: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) } };
+}
+
+async function run(options: Options, dir: string, onCleanup: (step: () => Promise<void>) => void) {
+  const sim = createSimulation(options.seed, options.users, options.interactions, WORLDS[options.world]);
+  log('starting Postgres and Redis…');
+  const services = await startLocalServices(dir, { durable: false });
+  onCleanup(() => services.stop());
+  const db = createDb(services.databaseUrl, 2);
+  onCleanup(() => db.destroy());
+  const { error } = await migrateToLatest(db);
+  if (error) throw error;
+  const key = (await new KeyService(db, BENCH_SECRET).create({ account: 'bench-live', environment: 'test', name: 'bench:live' })).key;
+  const env = {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    COS_SECRET: BENCH_SECRET,
+    LOG_LEVEL: 'warn',
+    COS_REDIS_PREFIX: 'bench-live',
+  };
+  const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/healthz');
+  const workers = Array.from({ length: options.workers }, (_, i) =>
+    startProc(`worker ${i + 1}`, [path.join(__dirname, '../worker/main.js')], env),
+  );
+  log(`${options.users} users × ${options.interactions} interactions through http://127.0.0.1:${api.port} (${options.workers} worker(s))…`);
+  const t0 = performance.now();
+  const live = await driveService(sim, client(`http://127.0.0.1:${api.port}`, key), workers, api.proc);
+  const seconds = (performance.now() - t0) / 1000;
+  log('the same engine in process, and the oracle…');
+  const inProcess = summarize(sim, runPolicy(sim, enginePolicy(engine, seededRandom(mixSeed(options.seed, 11)))));
+  const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
+  const http = summarize(sim, live.records);
+  const decisions = options.users * options.interactions;
+  const difference = (pick: (r: PolicyResult) => number[]) =>
+    pick(http).length > 0 ? pairedDifference(pick(http), pick(inProcess)) : null;
+  return {
+    seed: options.seed,
+    users: options.users,
+    interactions: options.interactions,
+    world: options.world,
+    workers: options.workers,
+    seconds: Math.round(seconds * 10) / 10,
+    decisions,
+    staleDecisions: live.stale,
+    unappliedOutcomes: live.unapplied,
+    contextLatencyMs: { p50: round(live.latency.p50, 1), p99: round(live.latency.p99, 1) },
+    policies: { http: http.metrics, inProcess: inProcess.metrics, oracle: oracle.metrics },
+    httpMinusInProcess: {
+      meanReward_11_40: difference((r) => r.perUser.reward11to40),
+      coldStartReward: difference((r) => r.perUser.coldStart),
+    },
+  };
+}
+
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+const fmt = (x: number | null | undefined, digits = 3) =>
+  x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
+
+function printTable(result: Awaited<ReturnType<typeof run>>): void {
+  const lines = [
+    `bench:live — seed ${result.seed}, ${result.users} users × ${result.interactions} interactions, world ${result.world}, ${result.workers} worker(s), ${result.seconds} s`,
+    '',
+    'policy                    reward 1–10  reward 11–40  reward 41–80  best framing 31–40  cold start 1–3  drift recovery    ECE',
+    '------------------------  -----------  ------------  ------------  ------------------  --------------  --------------  -----',
+  ];
+  const rows: Array<[string, (typeof result.policies)['http']]> = [
+    ['engine over HTTP', result.policies.http],
+    ['engine in process', result.policies.inProcess],
+    ['oracle', result.policies.oracle],
+  ];
+  for (const [name, m] of rows) {
+    lines.push(
+      [
+        name.padEnd(24),
+        fmt(m.meanReward_1_10).padStart(11),
+        fmt(m.meanReward_11_40).padStart(12),
+        fmt(m.meanReward_41_80).padStart(12),
+        fmt(m.bestFramingShareLast10).padStart(18),
+        fmt(m.coldStartReward).padStart(14),
+        fmt(m.driftRecovery, 1).padStart(14),
+        fmt(m.ece).padStart(6),
+      ].join('  '),
+    );
+  }
+  const diff = (d: { mean: number; halfWidth: number } | null) =>
+    d ? `${d.mean >= 0 ? '+' : '−'}${fmt(Math.abs(d.mean))} ± ${fmt(d.halfWidth)}` : 'n/a';
+  lines.push(
+    '',
+    `HTTP − in process, per user (95% CI): reward 11–40 ${diff(result.httpMinusInProcess.meanReward_11_40)}, cold start ${diff(result.httpMinusInProcess.coldStartReward)}`,
+    `decisions made before one of the user's earlier outcomes was applied: ${result.staleDecisions} of ${result.decisions}`,
+    `outcomes accepted but not applied at the end: ${result.unappliedOutcomes}`,
+    `POST /v1/context latency seen by the client: p50 ${result.contextLatencyMs.p50} ms, p99 ${result.contextLatencyMs.p99} ms (the users of a round at once)`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const result = await withCleanup('cos-bench-live-', (dir, onCleanup) => run(options, dir, onCleanup));
+  if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else printTable(result);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../local-services';
+
+/**
+ * Child processes of the benchmarks that run the built service (bench:load, bench:live), and
+ * the cleanup that stops them and removes the run's temporary folder whatever happens: normal
+ * end, error, or Ctrl-C.
+ */
+
+const HOST = '127.0.0.1';
+export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+}
+const procs = new Set<Proc>();
+
+/** Runs a node script as a child process, keeping the last 4,000 characters of its output. */
+export function startProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const proc = { name, child, output: () => output, exited };
+  procs.add(proc);
+  void exited.then(() => procs.delete(proc));
+  return proc;
+}
+
+export async function stopProc(proc: Proc, timeoutMs = 20_000): Promise<void> {
+  if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), timeoutMs);
+  await proc.exited;
+  clearTimeout(timer);
+}
+
+export function mustBeRunning(...list: Proc[]): void {
+  for (const proc of list) {
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} exited: ${proc.output()}`);
+  }
+}
+
+/** Polls `check` until it returns a value; its errors end the wait (bounded in time). */
+export async function waitUntil<T>(what: string, timeoutMs: number, intervalMs: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Starts a server process on a free port of 127.0.0.1 and waits until `probe` answers 2xx. */
+export async function startServer(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  probe: string,
+): Promise<{ proc: Proc; port: number }> {
+  const port = await freePort();
+  const proc = startProc(name, args, { ...env, PORT: String(port) });
+  await waitUntil(`${name} to listen`, 20_000, 100, async () => {
+    if (proc.child.exitCode !== null) throw new Error(`${name} exited: ${proc.output()}`);
+    const res = await fetch(`http://${HOST}:${port}${probe}`, { method: probe === '/bare' ? 'POST' : 'GET' }).catch(() => undefined);
+    return res?.ok ? true : undefined;
+  });
+  return { proc, port };
+}
+
+/**
+ * Runs `body` with a new temporary folder (`prefix`…, reachable by the postgres user when run
+ * as root). Afterwards — also on error, SIGINT or SIGTERM — calls `interrupt`, stops every
+ * process startProc started, runs the cleanup steps `body` registered (newest first) and
+ * removes the folder; then returns body's result or rethrows its error.
+ */
+export async function withCleanup<T>(
+  prefix: string,
+  body: (dir: string, onCleanup: (step: () => Promise<void>) => void) => Promise<T>,
+  interrupt: () => void = () => undefined,
+): Promise<T> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  chmodSync(dir, 0o755); // the postgres user must reach its data folder when we run as root
+  const cleanups: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  // One cleanup, however many callers (a signal can arrive while the run is failing).
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      interrupt();
+      await Promise.all([...procs].map((proc) => stopProc(proc, 10_000)));
+      for (const step of cleanups.reverse()) await step().catch((error: unknown) => log(`cleanup: ${String(error)}`));
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping everything`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  try {
+    return await body(dir, (step) => cleanups.push(step));
+  } finally {
+    await cleanup();
+  }
+}
