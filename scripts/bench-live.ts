@@ -9,7 +9,7 @@ import { KeyService } from '../shared/keys/key.service';
 import { startLocalServices } from './local-services';
 import { log, mustBeRunning, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
-import { interactionRecord, pairedDifference, runPolicy, summarize, type InteractionRecord, type PolicyResult } from './bench/run';
+import { interactionRecord, runPolicy, summarize, type InteractionRecord, type PolicyMetrics } from './bench/run';
 import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
 
 /**
@@ -20,8 +20,10 @@ import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type 
  * separate processes (NODE_ENV=production) on a throwaway Postgres and Redis; users interleave
  * round by round as in bench:learning, the users of a round concurrently.
  *
- * It prints the engine's figures over HTTP next to the same engine run in process on the same
- * simulation (same users, same outcome noise) and the oracle, with the per-user differences;
+ * It prints the engine's figures over HTTP next to those of the same engine run in process on
+ * the same simulation (same users, contexts and outcome noise) with IN_PROCESS_RUNS random
+ * streams — their mean and spread: one run's figures move with the engine's random draws, whose
+ * early choices shape the population prior every later user starts from — and the oracle's;
  * how many decisions were made before one of the user's earlier outcomes was applied ("stale":
  * metadata.interactionCount below the outcomes reported); the client-side latencies; and
  * checks at the end that every accepted outcome was applied exactly once.
@@ -29,6 +31,8 @@ import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type 
  *   node dist/scripts/bench-live.js [--seed N] [--users N] [--interactions N] [--world NAME] [--workers N] [--json]
  */
 
+/** Random streams of the in-process engine the HTTP run is set against. */
+const IN_PROCESS_RUNS = 8;
 const BENCH_SECRET = 'cos-bench-secret-not-for-production-0123456789';
 const USAGE =
   'usage: bench-live [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority] [--workers N] [--json]';
@@ -162,12 +166,13 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
   const live = await driveService(sim, client(`http://127.0.0.1:${api.port}`, key), workers, api.proc);
   const seconds = (performance.now() - t0) / 1000;
   log('the same engine in process, and the oracle…');
-  const inProcess = summarize(sim, runPolicy(sim, enginePolicy(engine, seededRandom(mixSeed(options.seed, 11)))));
+  const inProcessRuns = Array.from(
+    { length: IN_PROCESS_RUNS },
+    (_, k) => summarize(sim, runPolicy(sim, enginePolicy(engine, seededRandom(mixSeed(options.seed, 11, k))))).metrics,
+  );
   const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
   const http = summarize(sim, live.records);
   const decisions = options.users * options.interactions;
-  const difference = (pick: (r: PolicyResult) => number[]) =>
-    pick(http).length > 0 ? pairedDifference(pick(http), pick(inProcess)) : null;
   return {
     seed: options.seed,
     users: options.users,
@@ -179,14 +184,27 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
     staleDecisions: live.stale,
     unappliedOutcomes: live.unapplied,
     contextLatencyMs: { p50: round(live.latency.p50, 1), p99: round(live.latency.p99, 1) },
-    policies: { http: http.metrics, inProcess: inProcess.metrics, oracle: oracle.metrics },
-    httpMinusInProcess: {
-      meanReward_11_40: difference((r) => r.perUser.reward11to40),
-      coldStartReward: difference((r) => r.perUser.coldStart),
+    inProcessRuns: IN_PROCESS_RUNS,
+    policies: {
+      http: http.metrics,
+      inProcess: spread(inProcessRuns, mean),
+      inProcessSd: spread(inProcessRuns, sd),
+      oracle: oracle.metrics,
     },
   };
 }
 
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / Math.max(1, xs.length - 1));
+/** `statistic` of each metric over runs; null where the metric does not apply. */
+function spread(runs: PolicyMetrics[], statistic: (xs: number[]) => number): PolicyMetrics {
+  const result = {} as Record<keyof PolicyMetrics, number | null>;
+  for (const name of Object.keys(runs[0]!) as Array<keyof PolicyMetrics>) {
+    const values = runs.map((run) => run[name]).filter((x): x is number => x !== null);
+    result[name] = values.length === runs.length ? statistic(values) : null;
+  }
+  return result;
+}
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 const fmt = (x: number | null | undefined, digits = 3) =>
   x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
@@ -200,7 +218,8 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
   ];
   const rows: Array<[string, (typeof result.policies)['http']]> = [
     ['engine over HTTP', result.policies.http],
-    ['engine in process', result.policies.inProcess],
+    [`in process, mean of ${result.inProcessRuns}`, result.policies.inProcess],
+    ['  ± sd across those runs', result.policies.inProcessSd],
     ['oracle', result.policies.oracle],
   ];
   for (const [name, m] of rows) {
@@ -217,11 +236,8 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
       ].join('  '),
     );
   }
-  const diff = (d: { mean: number; halfWidth: number } | null) =>
-    d ? `${d.mean >= 0 ? '+' : '−'}${fmt(Math.abs(d.mean))} ± ${fmt(d.halfWidth)}` : 'n/a';
+  lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);
   lines.push(
-    '',
-    `HTTP − in process, per user (95% CI): reward 11–40 ${diff(result.httpMinusInProcess.meanReward_11_40)}, cold start ${diff(result.httpMinusInProcess.coldStartReward)}`,
     `decisions made before one of the user's earlier outcomes was applied: ${result.staleDecisions} of ${result.decisions}`,
     `outcomes accepted but not applied at the end: ${result.unappliedOutcomes}`,
     `POST /v1/context latency seen by the client: p50 ${result.contextLatencyMs.p50} ms, p99 ${result.contextLatencyMs.p99} ms (the users of a round at once)`,
