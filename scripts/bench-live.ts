@@ -1,13 +1,9 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, type Choice } from '../shared/domain/arms';
-import { createDb } from '../shared/db/database';
-import { migrateToLatest } from '../shared/db/migrator';
 import { engine } from '../shared/domain/engine/engine';
 import { seededRandom } from '../shared/domain/random';
-import { KeyService } from '../shared/keys/key.service';
-import { startLocalServices } from './local-services';
-import { log, mustBeRunning, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
+import { log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
 import { interactionRecord, runPolicy, summarize, type InteractionRecord, type PolicyMetrics } from './bench/run';
 import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
@@ -33,7 +29,6 @@ import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type 
 
 /** Random streams of the in-process engine the HTTP run is set against. */
 const IN_PROCESS_RUNS = 8;
-const BENCH_SECRET = 'cos-bench-secret-not-for-production-0123456789';
 const USAGE =
   'usage: bench-live [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority] [--workers N] [--json]';
 
@@ -140,23 +135,12 @@ async function driveService(sim: Simulation, call: ReturnType<typeof client>, wo
 
 async function run(options: Options, dir: string, onCleanup: (step: () => Promise<void>) => void) {
   const sim = createSimulation(options.seed, options.users, options.interactions, WORLDS[options.world]);
-  log('starting Postgres and Redis…');
-  const services = await startLocalServices(dir, { durable: false });
-  onCleanup(() => services.stop());
-  const db = createDb(services.databaseUrl, 2);
-  onCleanup(() => db.destroy());
-  const { error } = await migrateToLatest(db);
-  if (error) throw error;
-  const key = (await new KeyService(db, BENCH_SECRET).create({ account: 'bench-live', environment: 'test', name: 'bench:live' })).key;
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: services.databaseUrl,
-    REDIS_URL: services.redisUrl,
-    COS_SECRET: BENCH_SECRET,
-    LOG_LEVEL: 'warn',
-    COS_REDIS_PREFIX: 'bench-live',
-  };
+  const { key, env } = await startBenchBackend(dir, onCleanup, {
+    account: 'bench-live',
+    keyName: 'bench:live',
+    prefix: 'bench-live',
+    dbPoolSize: 2,
+  });
   const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/healthz');
   const workers = Array.from({ length: options.workers }, (_, i) =>
     startProc(`worker ${i + 1}`, [path.join(__dirname, '../worker/main.js')], env),

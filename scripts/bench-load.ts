@@ -10,12 +10,21 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { redisKeys } from '../shared/cache/keys';
-import { createDb } from '../shared/db/database';
-import { migrateToLatest } from '../shared/db/migrator';
 import { EVENTS_QUEUE } from '../shared/jobs/catalog';
 import { KeyService } from '../shared/keys/key.service';
-import { startLocalServices, type LocalServices } from './local-services';
-import { log, mustBeRunning, sleep, startProc, startServer, stopProc, waitUntil, withCleanup, type Proc } from './bench/processes';
+import {
+  BENCH_SECRET,
+  log,
+  mustBeRunning,
+  startBenchBackend,
+  sleep,
+  startProc,
+  startServer,
+  stopProc,
+  waitUntil,
+  withCleanup,
+  type Proc,
+} from './bench/processes';
 
 /**
  * `npm run bench:load` (SPEC §9): in one run, on this machine, a throwaway Postgres + Redis, a
@@ -55,7 +64,6 @@ type AcInstance = EventEmitter & { stop(): void };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: AcOptions, cb: (err: Error | null, result: AcResult) => void) => AcInstance;
 
-const BENCH_SECRET = 'cos-bench-secret-not-for-production-0123456789';
 const PREFIX = 'bench';
 const HOST = '127.0.0.1';
 /** A phase during which other work used more than this share of one core (%) is "noisy". */
@@ -348,14 +356,12 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   };
   const busyBefore = await settle();
 
-  log('starting Postgres and Redis…');
-  const services: LocalServices = await startLocalServices(dir, { durable: false });
-  onCleanup(() => services.stop());
-  const db = createDb(services.databaseUrl, 4);
-  onCleanup(() => db.destroy());
-  const { error } = await migrateToLatest(db);
-  if (error) throw error;
-  const key = (await new KeyService(db, BENCH_SECRET).create({ account: 'bench', environment: 'test', name: 'bench key' })).key;
+  const { services, db, key, env } = await startBenchBackend(dir, onCleanup, {
+    account: 'bench',
+    keyName: 'bench key',
+    prefix: PREFIX,
+    dbPoolSize: 4,
+  });
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   onCleanup(async () => redis.disconnect());
   const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(PREFIX).queuePrefix });
@@ -377,15 +383,6 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     headers,
     setupRequest: (req) => ({ ...req, body: contextBody() }),
   });
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: services.databaseUrl,
-    REDIS_URL: services.redisUrl,
-    COS_SECRET: BENCH_SECRET,
-    LOG_LEVEL: 'warn',
-    COS_REDIS_PREFIX: PREFIX,
-  };
   const roles: Record<string, number[]> = {};
   const measureCpu = async <T>(fn: () => Promise<T>): Promise<{ value: T; cpu: Roles; seconds: number; busyBefore: number }> => {
     const busy = await settle();

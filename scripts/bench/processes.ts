@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../local-services';
+import { createDb, type Db } from '../../shared/db/database';
+import { migrateToLatest } from '../../shared/db/migrator';
+import { KeyService } from '../../shared/keys/key.service';
+import { freePort, startLocalServices, type LocalServices } from '../local-services';
 
 /**
  * Child processes of the benchmarks that run the built service (bench:load, bench:live), and
@@ -110,4 +113,37 @@ export async function withCleanup<T>(
   } finally {
     await cleanup();
   }
+}
+
+/** The signing secret of the benchmarks' throwaway services. */
+export const BENCH_SECRET = 'cos-bench-secret-not-for-production-0123456789';
+
+/**
+ * Throwaway Postgres and Redis in `dir` (stopped by the cleanup), migrated, with a test key of
+ * account `account`; `env` is what the built api and worker run with (production mode,
+ * warnings only, Redis keys under `prefix`).
+ */
+export async function startBenchBackend(
+  dir: string,
+  onCleanup: (step: () => Promise<void>) => void,
+  options: { account: string; keyName: string; prefix: string; dbPoolSize: number },
+): Promise<{ services: LocalServices; db: Db; key: string; env: NodeJS.ProcessEnv }> {
+  log('starting Postgres and Redis…');
+  const services = await startLocalServices(dir, { durable: false });
+  onCleanup(() => services.stop());
+  const db = createDb(services.databaseUrl, options.dbPoolSize);
+  onCleanup(() => db.destroy());
+  const { error } = await migrateToLatest(db);
+  if (error) throw error;
+  const key = (await new KeyService(db, BENCH_SECRET).create({ account: options.account, environment: 'test', name: options.keyName })).key;
+  const env = {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    COS_SECRET: BENCH_SECRET,
+    LOG_LEVEL: 'warn',
+    COS_REDIS_PREFIX: options.prefix,
+  };
+  return { services, db, key, env };
 }

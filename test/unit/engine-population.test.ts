@@ -83,6 +83,20 @@ function uniformlyLogged(complexity: number, favourite: Choice['framing'], rando
   return prior;
 }
 
+/**
+ * The framing's EM level sums and credited-reward moments of 1,000 outcomes at a favourite and
+ * 1,000 at other values (credited reward sum 1,000 over the 2,000).
+ */
+function setFramingSums(prior: PopulationPrior, sums: { favS: number; otherS: number; rs2: number }): void {
+  prior.favS[0] = sums.favS;
+  prior.favN[0] = 1000;
+  prior.otherS[0] = sums.otherS;
+  prior.otherN[0] = 1000;
+  prior.rs[0] = 1000;
+  prior.rs2[0] = sums.rs2;
+  prior.rn[0] = 2000;
+}
+
 describe('observePopulation', () => {
   it('counts an outcome once per dimension, weighted by 1/p capped at MAX_WEIGHT, with the reward credited to each value', () => {
     const delta = emptyPopulation();
@@ -220,15 +234,9 @@ describe('compilePopulation', () => {
     });
     // Many users whose favourites earn 0.8 and other values 0.2, all following the population.
     const prior = emptyPopulation();
-    prior.favS[0] = 800;
-    prior.favN[0] = 1000;
-    prior.otherS[0] = 200;
-    prior.otherN[0] = 1000;
+    setFramingSums(prior, { favS: 800, otherS: 200, rs2: 2000 * 0.34 });
     prior.follow[0] = 900;
     prior.users[0] = 1000;
-    prior.rs[0] = 1000;
-    prior.rs2[0] = 2000 * 0.34;
-    prior.rn[0] = 2000;
     const framing = compilePopulation(prior).dimensions[0]!;
     expect(framing.step).toBeCloseTo(0.6, 2);
     expect(framing.follow).toBeCloseTo(901 / 1002, 6);
@@ -257,13 +265,7 @@ describe('compilePopulation', () => {
     const prior = emptyPopulation();
     const f = DIMENSION_OFFSET.framing;
     // EM sums that put the framing's favourite level barely above the others…
-    prior.favS[0] = 500;
-    prior.favN[0] = 1000;
-    prior.otherS[0] = 490;
-    prior.otherN[0] = 1000;
-    prior.rs[0] = 1000;
-    prior.rs2[0] = 2000 * 0.3;
-    prior.rn[0] = 2000;
+    setFramingSums(prior, { favS: 500, otherS: 490, rs2: 2000 * 0.3 });
     // …while inverse-propensity means at every complexity show one framing 0.7 ahead of the rest.
     for (let c = 0; c < COMPLEXITY_COUNT; c++)
       FRAMINGS.forEach((_, i) => {
