@@ -14,6 +14,7 @@ import {
   DEFAULT_STEP,
   MAX_FOLLOW,
   MAX_WEIGHT,
+  MEAN_BIAS,
   MEAN_SHRINK,
   POPULATION_DECAY,
   compilePopulation,
@@ -223,6 +224,27 @@ describe('compilePopulation', () => {
     const cell = framingCell(LOW, 'purpose');
     expect(few.dimensions[0]!.popBest[cell]).toBeLessThan(many.dimensions[0]!.popBest[cell]!);
     expect(few.dimensions[0]!.popBest[cell]).toBeGreaterThan(1 / 5);
+  });
+
+  it('is never sure of a best value that leads by less than MEAN_BIAS, however many outcomes it rests on', () => {
+    // 10,000 outcomes, framings shown uniformly: purpose always earns 0.505, challenge 0.500,
+    // the others 0.2. Sampling error alone (≈ 0.003 per mean) would make purpose the best with
+    // probability ≈ 0.86; each mean's error is at least MEAN_BIAS = 0.01, so a lead of 0.005 is
+    // worth ≈ 0.63.
+    const earns = { purpose: 0.505, challenge: 0.5 } as Partial<Record<Choice['framing'], number>>;
+    const prior = observeBatch(
+      emptyPopulation(),
+      Array.from({ length: 10_000 }, (_, i) => {
+        const framing = FRAMINGS[i % FRAMINGS.length]!;
+        return observation(LOW, framing, 0.2, earns[framing] ?? 0.2);
+      }),
+    );
+    expect(MEAN_BIAS).toBe(0.01);
+    const { popBest } = compilePopulation(prior).dimensions[0]!;
+    const share = popBest[framingCell(LOW, 'purpose')]!;
+    expect(share).toBeGreaterThan(0.5);
+    expect(share).toBeLessThan(0.7);
+    expect(share + popBest[framingCell(LOW, 'challenge')]!).toBeGreaterThan(0.99);
   });
 
   it('takes levels from the EM sums, pulled toward the defaults by a few pseudo-outcomes', () => {

@@ -62,6 +62,15 @@ export const MAX_WEIGHT = 3;
 /** Pseudo-outcomes of effective sample size pulling a value's mean toward the typical tried value's (see compilePopulation). */
 export const MEAN_SHRINK = 3;
 /**
+ * Floor on the standard error of a value's mean (added in quadrature to the sampling error).
+ * The capped inverse-propensity means are biased by more than their sampling error says — a
+ * value the population rarely shows is shown mostly to new users — so popBest must not become
+ * certain of a favourite that leads by less than this. Without it, the minor dimensions'
+ * population favourite was often the wrong value held with confidence, and a 100-user tenant's
+ * ECE was 0.051 instead of 0.040 (seeds 1–16), at no cost to a 500-user tenant's reward.
+ */
+export const MEAN_BIAS = 0.01;
+/**
  * The prior's strength is capped: however many of a tenant's users follow the population, at
  * least 1 in 20 of a new user's prior goes to their having a favourite of their own, so a
  * few of their own outcomes always overturn the population's favourite (issue 4: empirical
@@ -235,7 +244,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         const effective = cw > 0 && prior.w2[cell]! > 0 ? (cw * cw) / prior.w2[cell]! : 0;
         const estimate = cw > 0 ? prior.wr[cell]! / cw : dimensionMean;
         means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
-        sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK));
+        sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK) + MEAN_BIAS * MEAN_BIAS);
         result.mean[cell] = means[i]!;
       }
       let total = 0;
