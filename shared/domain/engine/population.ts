@@ -153,6 +153,10 @@ const compiled = new WeakMap<PopulationPrior, CompiledPopulation>();
 const means = new Float64Array(MAX_VALUE_COUNT);
 const sds = new Float64Array(MAX_VALUE_COUNT);
 
+/** Kish effective sample size of a cell's inverse-propensity weights, (Σ w)² / Σ w²; 0 for a cell without outcomes. */
+const effectiveSize = (prior: PopulationPrior, cell: number): number =>
+  prior.w2[cell]! > 0 ? (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]! : 0;
+
 function complexityOffsets(prior: PopulationPrior): Float64Array {
   let total = 0;
   let count = 0;
@@ -180,14 +184,13 @@ function complexityOffsets(prior: PopulationPrior): Float64Array {
  * one dimension's effect to another.
  */
 function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count: number, best: number, variance: number): number {
-  const effectiveSize = (cell: number) => (prior.w2[cell]! > 0 ? (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]! : 0);
   const bestCell = cellIndex(c, offset + best);
-  const bestSize = effectiveSize(bestCell);
+  const bestSize = effectiveSize(prior, bestCell);
   let restSize = 0;
   let restSum = 0;
   for (let i = 0; i < count; i++) {
     const cell = cellIndex(c, offset + i);
-    const size = effectiveSize(cell);
+    const size = effectiveSize(prior, cell);
     if (i === best || size <= 0) continue;
     restSize += size;
     restSum += (size * prior.wr[cell]!) / prior.w[cell]!;
@@ -231,8 +234,8 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       let weighted = 0;
       for (let i = 0; i < count; i++) {
         const cell = cellIndex(c, offset + i);
-        if (!(prior.w[cell]! > 0 && prior.w2[cell]! > 0)) continue;
-        const effective = (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]!;
+        const effective = effectiveSize(prior, cell);
+        if (effective <= 0) continue;
         const r = effective / (effective + MEAN_SHRINK);
         reliability += r;
         weighted += (r * prior.wr[cell]!) / prior.w[cell]!;
@@ -241,7 +244,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       for (let i = 0; i < count; i++) {
         const cell = cellIndex(c, offset + i);
         const cw = prior.w[cell]!;
-        const effective = cw > 0 && prior.w2[cell]! > 0 ? (cw * cw) / prior.w2[cell]! : 0;
+        const effective = effectiveSize(prior, cell);
         const estimate = cw > 0 ? prior.wr[cell]! / cw : dimensionMean;
         means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
         sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK) + MEAN_BIAS * MEAN_BIAS);
@@ -281,8 +284,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     });
   });
   const [, e2, en] = prior.err;
-  const fallback = DEFAULT_VARIANCE;
-  result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : fallback);
+  result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
   compiled.set(prior, result);
   return result;
 }
