@@ -32,7 +32,9 @@ import { formatSweep, summarizeSweep } from './bench/sweep';
  * differences to SquareCB and pooled Thompson sampling (scripts/bench/sweep.ts).
  *
  * --world picks the simulated population (scripts/bench/simulator.ts WORLDS): `default` (the
- * world the issue-4 targets are read in), `equal-effects` or `weak-majority`.
+ * world the issue-4 targets are read in), `equal-effects`, `weak-majority`, or — with a task
+ * type in every request — `task-types` (preferences ignore it) or `typed-preferences` (they
+ * follow it).
  *
  * SquareCB's γ schedule is tuned first on a separate seed (derived from --seed, never the
  * evaluated one) over SQUARECB_GRID by mean reward over the whole run, then fixed.
@@ -57,7 +59,7 @@ interface Options {
 }
 
 const USAGE =
-  'usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world default|equal-effects|weak-majority]';
+  'usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world default|equal-effects|weak-majority|task-types|typed-preferences]';
 
 /** "A-B" (inclusive, at most 1,000 seeds) as a list of seeds; null when malformed. */
 function parseSeedRange(text: string): number[] | null {

@@ -6,7 +6,17 @@ import { seededRandom } from '../shared/domain/random';
 import { log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
 import { interactionRecord, runPolicy, summarize, type InteractionRecord, type PolicyMetrics } from './bench/run';
-import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
+import {
+  complexityAt,
+  createSimulation,
+  mixSeed,
+  preferencesAt,
+  simulateOutcome,
+  taskTypeAt,
+  WORLDS,
+  type Simulation,
+  type WorldName,
+} from './bench/simulator';
 
 /**
  * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
@@ -30,7 +40,7 @@ import { complexityAt, createSimulation, mixSeed, simulateOutcome, WORLDS, type 
 /** Random streams of the in-process engine the HTTP run is set against. */
 const IN_PROCESS_RUNS = 8;
 const USAGE =
-  'usage: bench-live [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority] [--workers N] [--json]';
+  'usage: bench-live [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority|task-types|typed-preferences] [--workers N] [--json]';
 
 interface Options {
   seed: number;
@@ -107,15 +117,17 @@ async function driveService(sim: Simulation, call: ReturnType<typeof client>, wo
       active.map(async (user) => {
         const interaction = round - sim.arrival[user.index]! + 1;
         const complexity = complexityAt(sim, user, interaction);
+        const taskType = taskTypeAt(sim, user, interaction);
+        const preferences = preferencesAt(sim, complexity, taskType);
         const started = performance.now();
-        const decided = await call('/v1/context', 200, { userId: userId(user.index), task: `Task ${interaction}`, complexity });
+        const decided = await call('/v1/context', 200, { userId: userId(user.index), task: `Task ${interaction}`, complexity, taskType });
         latencies.push(performance.now() - started);
         const metadata = decided.metadata as { interactionCount: number };
         if (metadata.interactionCount < interaction - 1) stale++;
         const choice = choiceOf(decided);
-        const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, choice);
+        const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, choice, preferences);
         await call('/v1/outcome', 202, { requestId: decided.requestId, ...signals });
-        records[user.index]!.push(interactionRecord(user, complexity, interaction, choice, reward, decided.confidence as number));
+        records[user.index]!.push(interactionRecord(user, preferences, interaction, choice, reward, decided.confidence as number));
       }),
     );
     if (round % 20 === 19) log(`round ${round + 1} of ${lastRound}`);

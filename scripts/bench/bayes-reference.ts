@@ -112,17 +112,18 @@ export function bayesReferencePolicy(sim: Simulation, model: RewardModel = measu
   return {
     name: 'bayesReference',
     choose(userId, context) {
-      const c = TASK_COMPLEXITY.indexOf(context.complexity);
+      // It knows the simulator, so which complexity's preferences apply (in a world where task types change them).
+      const c = TASK_COMPLEXITY.indexOf(context.preferences);
       const posterior = favouritePosterior(stateOf(userId), populationFavourite, c, sim.world.majorityShare);
       const framing = posterior.indexOf(Math.max(...posterior));
       return {
-        choice: { ...populationChoice(sim, context.complexity), framing: DIMENSIONS.framing.values[framing]! },
+        choice: { ...populationChoice(sim, context.preferences), framing: DIMENSIONS.framing.values[framing]! },
         probability: 1,
         confidence: null,
       };
     },
     update(userId, context, choice, reward) {
-      const row = stateOf(userId)[TASK_COMPLEXITY.indexOf(context.complexity)]!;
+      const row = stateOf(userId)[TASK_COMPLEXITY.indexOf(context.preferences)]!;
       const served = (DIMENSIONS.framing.values as readonly string[]).indexOf(choice.framing);
       const variance = model.sd * model.sd;
       for (let f = 0; f < FRAMING_COUNT; f++) {

@@ -4,9 +4,15 @@ import { probabilityBest, type BetaParams } from './beta-probability-best';
 import { sampleBeta, type Random } from '../../shared/domain/random';
 import { bestChoice, type Simulation } from './simulator';
 
-/** What a policy sees of an interaction: the request context plus its 1-based number for the user. */
+/**
+ * What a policy sees of an interaction: the request context (complexity, and the task type in
+ * worlds that send one) plus its 1-based number for the user — and, for the oracle only, the
+ * complexity whose preferences apply (simulator.ts preferencesAt).
+ */
 export interface BenchContext {
   complexity: TaskComplexity;
+  taskType?: string | undefined;
+  preferences: TaskComplexity;
   interaction: number;
 }
 
@@ -150,16 +156,19 @@ export function oraclePolicy(sim: Simulation): Policy {
   return {
     name: 'oracle',
     choose(userId, context) {
-      const choice = bestChoice(sim.users[userId]!, context.complexity, context.interaction);
+      const choice = bestChoice(sim.users[userId]!, context.preferences, context.interaction);
       return { choice, probability: 1, confidence: 1 };
     },
     update() {},
   };
 }
 
+/** The request context the service would see: complexity, and the task type when there is one. */
+const requestContext = ({ complexity, taskType }: BenchContext) => (taskType === undefined ? { complexity } : { complexity, taskType });
+
 /**
  * The service's engine, through its Learner interface, as the service runs it: one learner
- * state per simulated user and one population prior for the tenant. decide(state, {complexity},
+ * state per simulated user and one population prior for the tenant. decide(state, {complexity, taskType},
  * no pins, random, prior); after each outcome the worker's two steps — observe() into a delta
  * with the decision's logged selection probabilities, mergePrior() — then update(). Whatever
  * `learner` is passed in is measured, so an improved engine is measured by the same benchmark.
@@ -172,7 +181,7 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
   return {
     name: 'engine',
     choose(userId, context) {
-      const decision = learner.decide(stateOf(userId), { complexity: context.complexity }, {}, random, prior);
+      const decision = learner.decide(stateOf(userId), requestContext(context), {}, random, prior);
       const p = decision.probabilities;
       logged.set(userId, p);
       return {
@@ -183,9 +192,9 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
     },
     update(userId, context, choice, reward, started) {
       const state = stateOf(userId);
-      const after = learner.update(state, { complexity: context.complexity }, choice, reward, started, prior);
+      const after = learner.update(state, requestContext(context), choice, reward, started, prior);
       const delta = learner.emptyPrior();
-      learner.observe(delta, prior, state, after, { complexity: context.complexity }, choice, logged.get(userId)!, reward);
+      learner.observe(delta, prior, state, after, requestContext(context), choice, logged.get(userId)!, reward);
       prior = learner.mergePrior(prior, delta);
       states.set(userId, after);
     },

@@ -1,5 +1,14 @@
 import type { Choice, TaskComplexity } from '../../shared/domain/arms';
-import { bestChoice, complexityAt, DRIFT_AFTER, simulateOutcome, type SimUser, type Simulation } from './simulator';
+import {
+  bestChoice,
+  complexityAt,
+  DRIFT_AFTER,
+  preferencesAt,
+  simulateOutcome,
+  taskTypeAt,
+  type SimUser,
+  type Simulation,
+} from './simulator';
 import type { Policy } from './policies';
 
 /** What the benchmark records of one interaction. */
@@ -59,17 +68,19 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
       const interaction = round - sim.arrival[user.index]! + 1;
       if (interaction < 1 || interaction > sim.interactions) continue;
       const complexity = complexityAt(sim, user, interaction);
-      const context = { complexity, interaction };
+      const taskType = taskTypeAt(sim, user, interaction);
+      const preferences = preferencesAt(sim, complexity, taskType);
+      const context = { complexity, taskType, preferences, interaction };
       const decided = policy.choose(user.index, context);
-      const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice);
+      const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice, preferences);
       policy.update(user.index, context, decided.choice, reward, signals.started);
-      records[user.index]!.push(interactionRecord(user, complexity, interaction, decided.choice, reward, decided.confidence));
+      records[user.index]!.push(interactionRecord(user, preferences, interaction, decided.choice, reward, decided.confidence));
     }
   }
   return records;
 }
 
-/** What is recorded of a user's interaction that presented `choice` and earned `reward`. */
+/** What is recorded of a user's interaction that presented `choice` and earned `reward`, judged under the preferences of `complexity`. */
 export function interactionRecord(
   user: SimUser,
   complexity: TaskComplexity,

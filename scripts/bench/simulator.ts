@@ -32,18 +32,32 @@ const ARRIVAL_ROUNDS = 40;
  * The kind of population simulated. `default` is the world the issue-4 targets are read in
  * (calibrated against SquareCB, see above); the others check that the engine's standing does not
  * hang on it: `equal-effects` spreads the presentation's effect over the four dimensions,
- * `weak-majority` has only 20% of users share the population's best value.
+ * `weak-majority` has only 20% of users share the population's best value, and two worlds send
+ * a task type with every request — `task-types`, where preferences ignore it, and
+ * `typed-preferences`, where it changes them (preferencesAt).
  */
 export interface World {
   /** Share of users who share the population's best value, per dimension. */
   majorityShare: number;
   /** How much each dimension moves the latent success probability from its worst to its best value. */
   weights: Record<Dimension, number>;
+  /** Each request carries one of this many task types, at random (0: requests carry none). */
+  taskTypes: number;
+  /** Whether the task type changes the user's preferences (preferencesAt). */
+  typesMatter: boolean;
 }
+const DEFAULT_WEIGHTS = { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 };
+const UNTYPED = { taskTypes: 0, typesMatter: false };
 export const WORLDS = {
-  default: { majorityShare: MAJORITY_SHARE, weights: { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 } },
-  'equal-effects': { majorityShare: MAJORITY_SHARE, weights: { framing: 0.2, style: 0.2, complexity: 0.2, encouragement: 0.2 } },
-  'weak-majority': { majorityShare: 0.2, weights: { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 } },
+  default: { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, ...UNTYPED },
+  'equal-effects': {
+    majorityShare: MAJORITY_SHARE,
+    weights: { framing: 0.2, style: 0.2, complexity: 0.2, encouragement: 0.2 },
+    ...UNTYPED,
+  },
+  'weak-majority': { majorityShare: 0.2, weights: DEFAULT_WEIGHTS, ...UNTYPED },
+  'task-types': { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: false },
+  'typed-preferences': { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: true },
 } satisfies Record<string, World>;
 export type WorldName = keyof typeof WORLDS;
 /** Harder tasks are started less often whatever the presentation. */
@@ -203,9 +217,38 @@ export function bestChoice(user: SimUser, complexity: TaskComplexity, interactio
   return best as Choice;
 }
 
-/** Latent probability that the user starts (and does well on) the task presented this way. */
-export function successProbability(world: World, user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice): number {
-  const utilities = utilitiesAt(user, interaction)[complexity];
+/** The task type of a user's interaction (the same for every policy given the seed); undefined in a world without task types. */
+export function taskTypeAt(sim: Simulation, user: SimUser, interaction: number): string | undefined {
+  if (sim.world.taskTypes === 0) return undefined;
+  const u = seededRandom(mixSeed(sim.seed, 4, user.index, interaction))();
+  return `type-${Math.min(sim.world.taskTypes - 1, Math.floor(u * sim.world.taskTypes))}`;
+}
+
+/**
+ * The complexity whose preferences apply to a task: its own, except in a world where task types
+ * matter, where type j at complexity c gets the user's preferences of complexity (c + j) mod 3 —
+ * so a user's favourites depend on the kind of task, and followers' on more than the population's
+ * favourite at the request's complexity.
+ */
+export function preferencesAt(sim: Simulation, complexity: TaskComplexity, taskType: string | undefined): TaskComplexity {
+  if (!sim.world.typesMatter || taskType === undefined) return complexity;
+  const j = Number(taskType.slice('type-'.length));
+  return TASK_COMPLEXITY[(TASK_COMPLEXITY.indexOf(complexity) + j) % TASK_COMPLEXITY.length]!;
+}
+
+/**
+ * Latent probability that the user starts (and does well on) the task presented this way:
+ * harder tasks less often, and the values' utilities under the preferences that apply.
+ */
+export function successProbability(
+  world: World,
+  user: SimUser,
+  complexity: TaskComplexity,
+  interaction: number,
+  choice: Choice,
+  preferences: TaskComplexity = complexity,
+): number {
+  const utilities = utilitiesAt(user, interaction)[preferences];
   let p = user.base - COMPLEXITY_PENALTY[complexity];
   for (const dim of DIMENSION_NAMES) {
     const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(choice[dim]);
@@ -220,9 +263,16 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  * Noisy, partial outcome signals for one interaction. The noise is keyed by (seed, user,
  * interaction) so every policy meets the same luck when it presents the same combination.
  */
-export function simulateOutcome(sim: Simulation, user: SimUser, complexity: TaskComplexity, interaction: number, choice: Choice) {
+export function simulateOutcome(
+  sim: Simulation,
+  user: SimUser,
+  complexity: TaskComplexity,
+  interaction: number,
+  choice: Choice,
+  preferences: TaskComplexity = complexity,
+) {
   const random = seededRandom(mixSeed(sim.seed, 3, user.index, interaction));
-  const p = successProbability(sim.world, user, complexity, interaction, choice);
+  const p = successProbability(sim.world, user, complexity, interaction, choice, preferences);
   const started = random() < p;
   const signals: OutcomeSignals = { started };
   if (started) {

@@ -57,6 +57,8 @@ function observation(
     favN: zeros4(),
     otherS: zeros4(),
     otherN: zeros4(),
+    typedWeight: 0,
+    neutralLogBayes: 0,
     ...extra,
   };
 }

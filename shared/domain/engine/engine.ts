@@ -347,6 +347,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const favN = new Float64Array(D);
     const otherS = new Float64Array(D);
     const otherN = new Float64Array(D);
+    let typed = 0;
     DIMENSION_NAMES.forEach((dim, d) => {
       let evidence = 0;
       for (let x = 0; x < now.contexts; x++) {
@@ -360,6 +361,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
           otherS[d]! += (1 - p) * s;
           otherN[d]! += (1 - p) * n;
           evidence += n;
+          if (d === 0 && x >= COMPLEXITY_COUNT) typed += n;
         }
       }
       // Each outcome adds one unit of the user's current split between favourite and other levels.
@@ -385,6 +387,9 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       favN,
       otherS,
       otherN,
+      // Every outcome is credited to all four dimensions, so the framing's typed evidence is the user's.
+      typedWeight: typed / (typed + USER_WEIGHT_HALF),
+      neutralLogBayes: now.neutralLogBayes,
     });
   },
 

@@ -51,6 +51,8 @@ const corePart = new Float64Array(MAX_VALUES * MAX_CONTEXTS);
 /**
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
  * contexts 0…contexts − 1 (cell x · VALUE_COUNT + slot) and returns P(follower | evidence).
+ * When `evidence` is given, evidence.log is set to log P(evidence) up to a term that is the
+ * same for every way of grouping the same outcomes into contexts (task-types.ts compares two).
  */
 export function favouritePosterior(
   model: DimensionModel,
@@ -58,8 +60,10 @@ export function favouritePosterior(
   s: ArrayLike<number>,
   contexts: number,
   out: Float64Array,
+  evidence?: { log: number },
 ): number {
   const k = model.count;
+  let shift = 0;
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT + model.offset;
     const mid = model.mid[contextComplexity(x)]!;
@@ -69,6 +73,7 @@ export function favouritePosterior(
       like[x * MAX_VALUES + v] = ll;
       if (ll > max) max = ll;
     }
+    shift += max;
     let sum = 0;
     for (let v = 0; v < k; v++) {
       const l = Math.exp(like[x * MAX_VALUES + v]! - max);
@@ -100,6 +105,7 @@ export function favouritePosterior(
     individual += w;
   }
   const total = follower + individual;
+  if (evidence) evidence.log = shift + Math.log(total);
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT + model.offset;
     const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;

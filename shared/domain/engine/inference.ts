@@ -2,6 +2,7 @@ import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
 import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex, contextIndex } from './layout';
 import type { CompiledPopulation } from './population';
+import { userPosterior } from './task-types';
 import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH, entryValue, type EngineState, type Entry } from './state';
 
 /**
@@ -28,6 +29,8 @@ export interface Inference {
   favourite: Float64Array;
   /** P(the user follows the population), per dimension. */
   follower: Float64Array;
+  /** log Bayes factor for the user's favourites being the same in all their task types (task-types.ts). */
+  neutralLogBayes: number;
   /** Decayed evidence per context cell: weights and credited reward sums (history and older outcomes). */
   n: Float64Array;
   s: Float64Array;
@@ -126,6 +129,7 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
     contexts,
     favourite: Float64Array.from(start.favourite),
     follower: Float64Array.from(start.follower),
+    neutralLogBayes: 0,
     n: new Float64Array(CONTEXT_CELL_COUNT),
     s: new Float64Array(CONTEXT_CELL_COUNT),
     credited: new Float64Array(state.history.length * D),
@@ -135,8 +139,7 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
   for (let sweep = 0; sweep < SWEEPS; sweep++) {
     beliefs.set(result.favourite);
     creditHistory(state, length, prior, beliefs, result);
-    for (let d = 0; d < D; d++)
-      result.follower[d] = favouritePosterior(prior.dimensions[d]!, result.n, result.s, contexts, result.favourite);
+    result.neutralLogBayes = userPosterior(prior, result.n, result.s, contexts, result.favourite, result.follower);
   }
   cache.set(state, { prior, result });
   return result;

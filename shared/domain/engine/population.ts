@@ -20,11 +20,20 @@ import { probabilityLargest } from './normal';
  *   the inverse-propensity means (leadLowerBound), which needs no credit assignment.
  * - Per-complexity reward levels (harder tasks start less often) and the spread of prediction
  *   errors (for the change detector) are plain moving averages.
+ * - The share of users whose task types do not change their favourites (task-types.ts) is the
+ *   maximum of a log-likelihood kept at NEUTRAL_GRID's points (neutralShare).
  */
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
 
+/**
+ * Candidate shares of task-type-neutral users: logit −4…4 in steps of 0.5 (0.018…0.982), so a
+ * user's own evidence always decides. The tenant's share is the maximum-likelihood point
+ * (neutralShare): a user with little typed evidence has a Bayes factor near 1 and adds nearly
+ * nothing, where an EM average of posteriors would hold the share where it started.
+ */
+export const NEUTRAL_GRID = Array.from({ length: 17 }, (_, g) => 1 / (1 + Math.exp(-(g - 8) * 0.5)));
 export const populationPriorSchema = z.object({
   format: z.literal('pop-v2'),
   /** Outcomes merged so far (decayed). */
@@ -46,6 +55,15 @@ export const populationPriorSchema = z.object({
   favN: perDimension,
   otherS: perDimension,
   otherN: perDimension,
+  /**
+   * Log-likelihood of the task-type-neutral share at each point of NEUTRAL_GRID: Σ t · log(share ·
+   * B + 1 − share) over outcomes of users with typed evidence (t: its weight, B: the user's Bayes
+   * factor for neutral; task-types.ts) — absent from priors written before task types were pooled.
+   */
+  neutral: z
+    .array(z.number())
+    .length(NEUTRAL_GRID.length)
+    .default(() => zeros(NEUTRAL_GRID.length)),
   /** Per dimension: Σ, Σ² and count of the credited reward less its complexity's offset. */
   rs: perDimension,
   rs2: perDimension,
@@ -77,6 +95,22 @@ export const MEAN_BIAS = 0.01;
  * Bayes with a capped prior strength).
  */
 export const MAX_FOLLOW = 0.95;
+/** Weight of a Beta(2, 2)-like pull toward 1/2, which decides while there is no typed evidence. */
+const NEUTRAL_PRIOR = 1;
+
+/** The maximum-likelihood share over NEUTRAL_GRID (refined by a parabola through its neighbours, in logit). */
+export function neutralShare(loglik: readonly number[]): number {
+  const score = NEUTRAL_GRID.map((share, g) => loglik[g]! + NEUTRAL_PRIOR * (Math.log(share) + Math.log(1 - share)));
+  let best = 0;
+  for (let g = 1; g < score.length; g++) if (score[g]! > score[best]!) best = g;
+  let logit = (best - 8) * 0.5;
+  if (best > 0 && best < score.length - 1) {
+    const [left, mid, right] = [score[best - 1]!, score[best]!, score[best + 1]!];
+    const curvature = left - 2 * mid + right;
+    if (curvature < 0) logit += (0.5 * 0.5 * (left - right)) / curvature;
+  }
+  return 1 / (1 + Math.exp(-logit));
+}
 /** Pseudo-outcomes behind the default levels. */
 const LEVEL_PRIOR = 5;
 /**
@@ -116,6 +150,7 @@ export function emptyPopulation(): PopulationPrior {
     favN: d(),
     otherS: d(),
     otherN: d(),
+    neutral: zeros(NEUTRAL_GRID.length),
     rs: d(),
     rs2: d(),
     rn: d(),
@@ -138,6 +173,8 @@ export interface CompiledPopulation {
   baseLevel: Float64Array;
   /** Standard deviation of a whole reward around its prediction. */
   predictionSd: number;
+  /** Prior share of users whose favourites are the same in all their task types (task-types.ts). */
+  typeNeutral: number;
   /** Credited-reward means per cell (the population's best is their argmax). */
   mean: Float64Array;
   /** Raw outcome count and mean reward per cell. */
@@ -209,6 +246,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
+    typeNeutral: neutralShare(prior.neutral),
     mean: new Float64Array(CELL_COUNT),
     support: Float64Array.from(prior.n),
     rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),
@@ -308,6 +346,9 @@ export interface PopulationObservation {
   favN: ArrayLike<number>;
   otherS: ArrayLike<number>;
   otherN: ArrayLike<number>;
+  /** The weight of the user's typed evidence and the log Bayes factor for their task types being neutral. */
+  typedWeight: number;
+  neutralLogBayes: number;
 }
 
 /** Adds one outcome to a population delta (a PopulationPrior holding only new evidence). */
@@ -333,6 +374,14 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
     delta.favN[d]! += o.favN[d]!;
     delta.otherS[d]! += o.otherS[d]!;
     delta.otherN[d]! += o.otherN[d]!;
+  }
+  if (o.typedWeight > 0) {
+    NEUTRAL_GRID.forEach((share, g) => {
+      // log(share · e^b + 1 − share), without overflow
+      const a = Math.log(share) + o.neutralLogBayes;
+      const b = Math.log(1 - share);
+      delta.neutral[g]! += o.typedWeight * (Math.max(a, b) + Math.log1p(Math.exp(-Math.abs(a - b))));
+    });
   }
   delta.err[0] += o.error;
   delta.err[1] += o.error * o.error;
@@ -360,6 +409,7 @@ export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior):
     favN: mix(prior.favN, delta.favN),
     otherS: mix(prior.otherS, delta.otherS),
     otherN: mix(prior.otherN, delta.otherN),
+    neutral: mix(prior.neutral, delta.neutral),
     rs: mix(prior.rs, delta.rs),
     rs2: mix(prior.rs2, delta.rs2),
     rn: mix(prior.rn, delta.rn),

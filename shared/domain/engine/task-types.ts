@@ -1,0 +1,76 @@
+import { favouritePosterior } from './favourite';
+import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
+import type { CompiledPopulation } from './population';
+
+/**
+ * Whether a user's task types matter (docs/adr/0009-favourite-model.md). A user whose requests
+ * carry task types has, besides the untyped contexts, one context per (complexity, task type).
+ * Two models explain the same outcomes:
+ *
+ * - neutral: the user's favourite at a complexity is the same whatever the task type, so all of
+ *   the complexity's evidence is pooled (favouritePosterior over the complexities alone);
+ * - typed: each (complexity, task type) is a context of its own (favouritePosterior over all).
+ *
+ * The user is one or the other for all four dimensions at once — the framing's evidence speaks
+ * for the minor dimensions, which alone would hardly tell — with the tenant's prior share
+ * `typeNeutral` (learned by EM, population.ts). Both models' evidences are of the same
+ * outcomes, so P(neutral | evidence) is exact, and the beliefs are the two posteriors mixed by it.
+ */
+
+const pooledN = new Float64Array(CELL_COUNT);
+const pooledS = new Float64Array(CELL_COUNT);
+const neutralFavourite = new Float64Array(CELL_COUNT);
+const neutralFollower = new Float64Array(8);
+const evidence = { log: 0 };
+
+/** Sums the evidence of every context at each complexity into the complexity's cells of pooledN and pooledS. */
+function pool(n: ArrayLike<number>, s: ArrayLike<number>, contexts: number): void {
+  pooledN.fill(0);
+  pooledS.fill(0);
+  for (let x = 0; x < contexts; x++) {
+    const from = x * VALUE_COUNT;
+    const to = contextComplexity(x) * VALUE_COUNT;
+    for (let slot = 0; slot < VALUE_COUNT; slot++) {
+      pooledN[to + slot]! += n[from + slot]!;
+      pooledS[to + slot]! += s[from + slot]!;
+    }
+  }
+}
+
+/**
+ * Writes P(favourite) per context cell into `favourite` and P(follower) per dimension into
+ * `follower`, for evidence n and s over `contexts` contexts, and returns log(P(evidence |
+ * neutral) / P(evidence | typed)) — 0 when the user has no typed contexts (both models are then
+ * the same).
+ */
+export function userPosterior(
+  prior: CompiledPopulation,
+  n: ArrayLike<number>,
+  s: ArrayLike<number>,
+  contexts: number,
+  favourite: Float64Array,
+  follower: Float64Array,
+): number {
+  const dimensions = prior.dimensions;
+  if (contexts <= COMPLEXITY_COUNT) {
+    dimensions.forEach((model, d) => (follower[d] = favouritePosterior(model, n, s, contexts, favourite)));
+    return 0;
+  }
+  pool(n, s, contexts);
+  let logBayes = 0;
+  dimensions.forEach((model, d) => {
+    neutralFollower[d] = favouritePosterior(model, pooledN, pooledS, COMPLEXITY_COUNT, neutralFavourite, evidence);
+    logBayes += evidence.log;
+    follower[d] = favouritePosterior(model, n, s, contexts, favourite, evidence);
+    logBayes -= evidence.log;
+  });
+  const neutral = 1 / (1 + Math.exp(-(Math.log(prior.typeNeutral / (1 - prior.typeNeutral)) + logBayes)));
+  for (let x = 0; x < contexts; x++) {
+    const base = x * VALUE_COUNT;
+    const pooled = contextComplexity(x) * VALUE_COUNT;
+    for (let slot = 0; slot < VALUE_COUNT; slot++)
+      favourite[base + slot] = neutral * neutralFavourite[pooled + slot]! + (1 - neutral) * favourite[base + slot]!;
+  }
+  dimensions.forEach((_, d) => (follower[d] = neutral * neutralFollower[d]! + (1 - neutral) * follower[d]!));
+  return logBayes;
+}
