@@ -172,9 +172,20 @@ const requestContext = ({ complexity, taskType }: BenchContext) => (taskType ===
  * no pins, random, prior); after each outcome the worker's two steps — observe() into a delta
  * with the decision's logged selection probabilities, mergePrior() — then update(). Whatever
  * `learner` is passed in is measured, so an improved engine is measured by the same benchmark.
+ * With `mergeEvery` > 1 the deltas of that many outcomes are merged at once, as the worker
+ * merges a batch (the benchmark merges every outcome).
  */
-export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, random: Random): Policy {
+export interface EnginePolicy<State, Prior> extends Policy {
+  /** The tenant's population prior as it stands (unmerged outcomes aside). */
+  population(): Prior;
+  /** A user's learner state as it stands. */
+  state(userId: number): State;
+}
+
+export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, random: Random, mergeEvery = 1): EnginePolicy<State, Prior> {
   let prior = learner.emptyPrior();
+  let delta = learner.emptyPrior();
+  let unmerged = 0;
   const states = new Map<number, State>();
   const logged = new Map<number, SelectionProbabilities>();
   const stateOf = (userId: number): State => states.get(userId) ?? learner.initialState(prior);
@@ -193,10 +204,15 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
     update(userId, context, choice, reward, started) {
       const state = stateOf(userId);
       const after = learner.update(state, requestContext(context), choice, reward, started, prior);
-      const delta = learner.emptyPrior();
       learner.observe(delta, prior, state, after, requestContext(context), choice, logged.get(userId)!, reward);
-      prior = learner.mergePrior(prior, delta);
+      if (++unmerged >= mergeEvery) {
+        prior = learner.mergePrior(prior, delta);
+        delta = learner.emptyPrior();
+        unmerged = 0;
+      }
       states.set(userId, after);
     },
+    population: () => prior,
+    state: stateOf,
   };
 }

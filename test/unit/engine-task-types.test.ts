@@ -13,9 +13,8 @@ import {
   type PopulationPrior,
 } from '../../shared/domain/engine/population';
 import { userPosterior } from '../../shared/domain/engine/task-types';
-import type { DecisionContext } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
-import type { Policy } from '../../scripts/bench/policies';
+import { enginePolicy } from '../../scripts/bench/policies';
 import { runPolicy } from '../../scripts/bench/run';
 import { createSimulation, WORLDS } from '../../scripts/bench/simulator';
 import { trainedTenant } from '../../scripts/bench/tenant';
@@ -208,34 +207,12 @@ describe('the tenant’s task-type-neutral share', () => {
   it('is learned from the users: high where task types do not change preferences, low where they do (bench worlds, 80 users)', () => {
     const learnedShare = (world: 'task-types' | 'typed-preferences') => {
       const sim = createSimulation(3, 80, 30, WORLDS[world]);
-      const random = seededRandom(4);
-      let prior = engine.emptyPrior();
-      // The worker merges outcomes into the prior in batches.
-      let delta = engine.emptyPrior();
-      const states = new Map<number, ReturnType<typeof engine.initialState>>();
-      const decisions = new Map<number, ReturnType<typeof engine.decide>>();
-      const request = (context: { complexity: DecisionContext['complexity']; taskType?: string | undefined }): DecisionContext =>
-        context.taskType === undefined
-          ? { complexity: context.complexity }
-          : { complexity: context.complexity, taskType: context.taskType };
-      const policy: Policy = {
-        name: 'engine',
-        choose(userId, context) {
-          const decision = engine.decide(states.get(userId) ?? engine.initialState(prior), request(context), {}, random, prior);
-          decisions.set(userId, decision);
-          return { choice: decision.choice, probability: 1, confidence: decision.confidence };
-        },
-        update(userId, context, choice, reward, started) {
-          const state = states.get(userId) ?? engine.initialState(prior);
-          const after = engine.update(state, request(context), choice, reward, started, prior);
-          engine.observe(delta, prior, state, after, request(context), choice, decisions.get(userId)!.probabilities, reward);
-          if (delta.events >= 25) [prior, delta] = [engine.mergePrior(prior, delta), engine.emptyPrior()];
-          states.set(userId, after);
-        },
-      };
+      // Outcomes merged into the prior in batches of 25, as the worker does.
+      const policy = enginePolicy(engine, seededRandom(4), 25);
       runPolicy(sim, policy);
+      const prior = policy.population();
       // A typed user's beliefs mix both models: the tenant's share is what inference starts from.
-      expect(inferUser(states.get(0)!, compilePopulation(prior)).neutralLogBayes).not.toBe(0);
+      expect(inferUser(policy.state(0), compilePopulation(prior)).neutralLogBayes).not.toBe(0);
       return compilePopulation(prior).typeNeutral;
     };
     expect(learnedShare('task-types')).toBeGreaterThan(0.8);

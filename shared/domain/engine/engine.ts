@@ -104,14 +104,20 @@ function argmaxAt(favourite: Float64Array, context: number, d: number): number {
   return best;
 }
 
+/** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
+function contextEvidence(inference: Inference, x: number): number {
+  let total = 0;
+  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
+  return total;
+}
+
 function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
   const inference = inferUser(state, prior);
   // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little, so that a user without evidence gets the prior).
-  const weight = new Float64Array(inference.contexts);
-  for (let x = 0; x < inference.contexts; x++) {
-    for (let v = 0; v < valueCount('framing'); v++) weight[x]! += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
-    if (x < COMPLEXITY_COUNT) weight[x]! += 0.1;
-  }
+  const weight = Float64Array.from(
+    { length: inference.contexts },
+    (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? 0.1 : 0),
+  );
   const best = DIMENSION_NAMES.map((dim) => {
     let top = 0;
     let topScore = -Infinity;
@@ -347,7 +353,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const favN = new Float64Array(D);
     const otherS = new Float64Array(D);
     const otherN = new Float64Array(D);
-    let typed = 0;
     DIMENSION_NAMES.forEach((dim, d) => {
       let evidence = 0;
       for (let x = 0; x < now.contexts; x++) {
@@ -361,7 +366,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
           otherS[d]! += (1 - p) * s;
           otherN[d]! += (1 - p) * n;
           evidence += n;
-          if (d === 0 && x >= COMPLEXITY_COUNT) typed += n;
         }
       }
       // Each outcome adds one unit of the user's current split between favourite and other levels.
@@ -373,6 +377,8 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
       follower[d] = now.follower[d]!;
     });
+    let typed = 0;
+    for (let x = COMPLEXITY_COUNT; x < now.contexts; x++) typed += contextEvidence(now, x);
     const logged = DIMENSION_NAMES.map((dim) => probabilities[dim]);
     observePopulation(delta, prior, {
       complexity: c,
@@ -387,7 +393,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       favN,
       otherS,
       otherN,
-      // Every outcome is credited to all four dimensions, so the framing's typed evidence is the user's.
       typedWeight: typed / (typed + USER_WEIGHT_HALF),
       neutralLogBayes: now.neutralLogBayes,
     });

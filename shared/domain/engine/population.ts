@@ -33,7 +33,10 @@ const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
  * (neutralShare): a user with little typed evidence has a Bayes factor near 1 and adds nearly
  * nothing, where an EM average of posteriors would hold the share where it started.
  */
-export const NEUTRAL_GRID = Array.from({ length: 17 }, (_, g) => 1 / (1 + Math.exp(-(g - 8) * 0.5)));
+const NEUTRAL_LOGIT_STEP = 0.5;
+const NEUTRAL_LOGITS = Array.from({ length: 17 }, (_, g) => (g - 8) * NEUTRAL_LOGIT_STEP);
+export const logistic = (logit: number): number => 1 / (1 + Math.exp(-logit));
+export const NEUTRAL_GRID = NEUTRAL_LOGITS.map(logistic);
 export const populationPriorSchema = z.object({
   format: z.literal('pop-v2'),
   /** Outcomes merged so far (decayed). */
@@ -103,13 +106,13 @@ export function neutralShare(loglik: readonly number[]): number {
   const score = NEUTRAL_GRID.map((share, g) => loglik[g]! + NEUTRAL_PRIOR * (Math.log(share) + Math.log(1 - share)));
   let best = 0;
   for (let g = 1; g < score.length; g++) if (score[g]! > score[best]!) best = g;
-  let logit = (best - 8) * 0.5;
+  let logit = NEUTRAL_LOGITS[best]!;
   if (best > 0 && best < score.length - 1) {
     const [left, mid, right] = [score[best - 1]!, score[best]!, score[best + 1]!];
     const curvature = left - 2 * mid + right;
-    if (curvature < 0) logit += (0.5 * 0.5 * (left - right)) / curvature;
+    if (curvature < 0) logit += (0.5 * NEUTRAL_LOGIT_STEP * (left - right)) / curvature;
   }
-  return 1 / (1 + Math.exp(-logit));
+  return logistic(logit);
 }
 /** Pseudo-outcomes behind the default levels. */
 const LEVEL_PRIOR = 5;

@@ -1,6 +1,7 @@
+import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
-import type { CompiledPopulation } from './population';
+import { logistic, type CompiledPopulation } from './population';
 
 /**
  * Whether a user's task types matter (docs/adr/0009-favourite-model.md). A user whose requests
@@ -20,7 +21,7 @@ import type { CompiledPopulation } from './population';
 const pooledN = new Float64Array(CELL_COUNT);
 const pooledS = new Float64Array(CELL_COUNT);
 const neutralFavourite = new Float64Array(CELL_COUNT);
-const neutralFollower = new Float64Array(8);
+const neutralFollower = new Float64Array(DIMENSION_NAMES.length);
 const evidence = { log: 0 };
 
 /** Sums the evidence of every context at each complexity into the complexity's cells of pooledN and pooledS. */
@@ -64,7 +65,7 @@ export function userPosterior(
     follower[d] = favouritePosterior(model, n, s, contexts, favourite, evidence);
     logBayes -= evidence.log;
   });
-  const neutral = 1 / (1 + Math.exp(-(Math.log(prior.typeNeutral / (1 - prior.typeNeutral)) + logBayes)));
+  const neutral = logistic(Math.log(prior.typeNeutral / (1 - prior.typeNeutral)) + logBayes);
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT;
     const pooled = contextComplexity(x) * VALUE_COUNT;
