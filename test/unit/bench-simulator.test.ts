@@ -6,8 +6,10 @@ import {
   complexityAt,
   createSimulation,
   MAJORITY_SHARE,
+  preferencesAt,
   simulateOutcome,
   successProbability,
+  taskTypeAt,
   utilitiesAt,
   WORLDS,
 } from '../../scripts/bench/simulator';
@@ -121,6 +123,30 @@ describe('bench:learning worlds', () => {
       const gap = successProbability(world, user, 'medium', 1, best) - successProbability(world, user, 'medium', 1, other);
       expect(gap).toBeCloseTo(world.weights.style * (1 - styles[worst]!), 10);
     }
+  });
+
+  it('sends task types only in the task-type worlds, and only typed-preferences lets them change preferences', () => {
+    const types = (world: (typeof WORLDS)[keyof typeof WORLDS]) => {
+      const sim = createSimulation(13, 30, 20, world);
+      return sim.users.flatMap((user) => Array.from({ length: sim.interactions }, (_, i) => taskTypeAt(sim, user, i + 1)));
+    };
+    expect(new Set(types(WORLDS.default))).toEqual(new Set([undefined]));
+    expect(new Set(types(WORLDS['task-types']))).toEqual(new Set(['type-0', 'type-1', 'type-2']));
+    expect(types(WORLDS['typed-preferences'])).toEqual(types(WORLDS['typed-preferences'])); // deterministic given the seed
+    const ignored = createSimulation(13, 1, 1, WORLDS['task-types']);
+    const followed = createSimulation(13, 1, 1, WORLDS['typed-preferences']);
+    expect(['type-0', 'type-1', 'type-2'].map((t) => preferencesAt(ignored, 'low', t))).toEqual(['low', 'low', 'low']);
+    expect(['type-0', 'type-1', 'type-2'].map((t) => preferencesAt(followed, 'medium', t))).toEqual(['medium', 'high', 'low']);
+    expect(preferencesAt(followed, 'high', undefined)).toBe('high');
+  });
+
+  it('judges a typed request by the preferences that apply: the oracle serves them and earns what it does without task types', () => {
+    const sim = createSimulation(14, 60, 20, WORLDS['typed-preferences']);
+    const untyped = createSimulation(14, 60, 20, WORLDS.default);
+    const records = runPolicy(sim, oraclePolicy(sim));
+    expect(records.flat().every((r) => r.bestCombination)).toBe(true);
+    const mean = (rs: { reward: number }[][]) => rs.flat().reduce((t, r) => t + r.reward, 0) / rs.flat().length;
+    expect(Math.abs(mean(records) - mean(runPolicy(untyped, oraclePolicy(untyped))))).toBeLessThan(0.03);
   });
 });
 
