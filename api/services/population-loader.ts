@@ -45,7 +45,8 @@ export class PopulationLoader {
     if (!entry.refreshing && this.now() - entry.loadedAt >= POPULATION_REFRESH_MS) {
       entry.refreshing = this.load(tenant)
         .then((loaded) => {
-          if (loaded.version >= entry.version) Object.assign(entry, loaded);
+          // The same version is the same prior: keep the parsed object (the engine's compiled form is cached per object).
+          if (loaded.version > entry.version) Object.assign(entry, loaded);
           entry.loadedAt = this.now();
         })
         .catch((error: unknown) => this.logger.warn({ err: error }, 'population prior refresh failed'))

@@ -52,6 +52,17 @@ it('reads Postgres when Redis has no copy, writes the copy, and serves from memo
   expect(await loader.get(tenant)).toEqual(prior);
   expect((await cache.read(tenant))?.version).toBe(stored.version);
 
+  // A refresh that finds the same version keeps the object it already parsed.
+  const first = await loader.get(tenant);
+  const reads = jest.spyOn(cache, 'read');
+  now += POPULATION_REFRESH_MS;
+  await loader.get(tenant);
+  await eventually(async () => reads.mock.results.length === 1);
+  await reads.mock.results[0]!.value;
+  await new Promise((resolve) => setImmediate(resolve));
+  reads.mockRestore();
+  expect(await loader.get(tenant)).toBe(first);
+
   // A newer prior in Redis is picked up only after the refresh interval, in the background.
   const newer = engine.mergePrior(prior, prior);
   await cache.writeManyIfNewer([{ tenant, population: { version: stored.version + 1, prior: newer } }]);
