@@ -5,8 +5,13 @@ import type { Logger } from '../../shared/logger/logger';
 import type { PopulationCache } from '../../shared/population/population-cache.repository';
 import { findPopulation } from '../../shared/population/population.repository';
 
-/** How long a tenant's prior is served from memory before it is refreshed in the background. */
-export const POPULATION_REFRESH_MS = 1_000;
+/**
+ * How long a tenant's prior is served from memory before the background refresh asks Redis for
+ * its version (and fetches and parses it only when it is newer). A young tenant's prior changes
+ * with every batch, and each round of lag costs its new users some of their first outcomes
+ * (docs/BENCHMARKS.md, bench:live), so the check is frequent; it is one small HGET.
+ */
+export const POPULATION_REFRESH_MS = 200;
 
 interface Entry {
   version: number;
@@ -17,8 +22,8 @@ interface Entry {
 
 /**
  * Population priors for the API, kept in process memory: a prior is what a tenant's users have
- * in common, so serving one up to a second old is harmless, and keeping it off the request path
- * keeps a cached context call at its two Redis round trips. The first request of a tenant waits
+ * in common, so serving one a fraction of a second old costs little, and keeping it off the
+ * request path keeps a cached context call at its two Redis round trips. The first request of a tenant waits
  * for Redis (or Postgres when Redis has no copy); later ones are answered from memory while a
  * refresh runs in the background. A failed refresh keeps serving what is in memory.
  */
@@ -43,10 +48,8 @@ export class PopulationLoader {
       return fresh.prior;
     }
     if (!entry.refreshing && this.now() - entry.loadedAt >= POPULATION_REFRESH_MS) {
-      entry.refreshing = this.load(tenant)
-        .then((loaded) => {
-          // The same version is the same prior: keep the parsed object (the engine's compiled form is cached per object).
-          if (loaded.version > entry.version) Object.assign(entry, loaded);
+      entry.refreshing = this.refresh(tenant, entry)
+        .then(() => {
           entry.loadedAt = this.now();
         })
         .catch((error: unknown) => this.logger.warn({ err: error }, 'population prior refresh failed'))
@@ -55,6 +58,14 @@ export class PopulationLoader {
         });
     }
     return entry.prior;
+  }
+
+  /** Replaces the entry's prior by a newer version, if there is one; the same version is the same prior, so its parsed object is kept. */
+  private async refresh(tenant: Tenant, entry: Entry): Promise<void> {
+    const cachedVersion = await this.cache.readVersion(tenant);
+    if (cachedVersion !== null && cachedVersion <= entry.version) return;
+    const loaded = await this.load(tenant);
+    if (loaded.version > entry.version) Object.assign(entry, loaded);
   }
 
   private async load(tenant: Tenant): Promise<{ version: number; prior: unknown }> {

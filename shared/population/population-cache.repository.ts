@@ -37,6 +37,12 @@ export class PopulationCache {
     return { version: Number(version), prior: JSON.parse(data) as unknown };
   }
 
+  /** The version of the tenant's cached prior, without the prior; null when there is no copy. */
+  async readVersion(tenant: Tenant): Promise<number | null> {
+    const version = await this.redis.hget(this.keys.population(tenant), 'v');
+    return version ? Number(version) : null;
+  }
+
   async writeManyIfNewer(entries: Array<{ tenant: Tenant; population: StoredPopulation }>): Promise<void> {
     if (entries.length === 0) return;
     const pipeline = this.redis.pipeline();

@@ -98,7 +98,7 @@ it('serves a new user from the population prior the worker builds from other use
     .executeTakeFirstOrThrow();
   expect(Number(stored.version)).toBeGreaterThan(0);
 
-  // The API refreshes its in-memory copy within a second; then a new user starts from it.
+  // The API refreshes its in-memory copy within a fraction of a second; then a new user starts from it.
   await new Promise((resolve) => setTimeout(resolve, 1_200));
   const picks: string[] = [];
   let rationale = '';

@@ -54,12 +54,16 @@ it('reads Postgres when Redis has no copy, writes the copy, and serves from memo
 
   // A refresh that finds the same version keeps the object it already parsed.
   const first = await loader.get(tenant);
+  // It asks Redis for the version only.
+  const versions = jest.spyOn(cache, 'readVersion');
   const reads = jest.spyOn(cache, 'read');
   now += POPULATION_REFRESH_MS;
   await loader.get(tenant);
-  await eventually(async () => reads.mock.results.length === 1);
-  await reads.mock.results[0]!.value;
+  await eventually(async () => versions.mock.results.length === 1);
+  await versions.mock.results[0]!.value;
   await new Promise((resolve) => setImmediate(resolve));
+  expect(reads).not.toHaveBeenCalled();
+  versions.mockRestore();
   reads.mockRestore();
   expect(await loader.get(tenant)).toBe(first);
 
