@@ -12,11 +12,15 @@ import { findPopulation } from '../../shared/population/population.repository';
  * (docs/BENCHMARKS.md, bench:live), so the check is frequent; it is one small HGET.
  */
 export const POPULATION_REFRESH_MS = 200;
+/** While Redis has no copy of a tenant's prior, Postgres is asked at most this often (the context path never queries it). */
+export const POPULATION_STORE_REFRESH_MS = 1_000;
 
 interface Entry {
   version: number;
   prior: unknown;
   loadedAt: number;
+  /** When Postgres was last read for this tenant's prior. */
+  storeReadAt: number;
   refreshing: Promise<void> | null;
 }
 
@@ -43,7 +47,7 @@ export class PopulationLoader {
     const entry = this.entries.get(key);
     if (!entry) {
       const loaded = await this.load(tenant);
-      const fresh: Entry = { ...loaded, loadedAt: this.now(), refreshing: null };
+      const fresh: Entry = { ...loaded, loadedAt: this.now(), storeReadAt: this.now(), refreshing: null };
       this.entries.set(key, fresh);
       return fresh.prior;
     }
@@ -64,6 +68,10 @@ export class PopulationLoader {
   private async refresh(tenant: Tenant, entry: Entry): Promise<void> {
     const cachedVersion = await this.cache.readVersion(tenant);
     if (cachedVersion !== null && cachedVersion <= entry.version) return;
+    if (cachedVersion === null) {
+      if (this.now() - entry.storeReadAt < POPULATION_STORE_REFRESH_MS) return;
+      entry.storeReadAt = this.now();
+    }
     const loaded = await this.load(tenant);
     if (loaded.version > entry.version) Object.assign(entry, loaded);
   }

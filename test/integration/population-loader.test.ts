@@ -1,5 +1,5 @@
 import { freePort } from '../../scripts/local-services';
-import { PopulationLoader, POPULATION_REFRESH_MS } from '../../api/services/population-loader';
+import { PopulationLoader, POPULATION_REFRESH_MS, POPULATION_STORE_REFRESH_MS } from '../../api/services/population-loader';
 import { createDb, type Db } from '../../shared/db/database';
 import { engine } from '../../shared/domain/engine/engine';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
@@ -86,4 +86,29 @@ it('serves an empty prior when Postgres cannot be read, and the real one once it
   await cache.writeManyIfNewer([{ tenant, population: { version: 3, prior } }]);
   now += POPULATION_REFRESH_MS;
   await eventually(async () => JSON.stringify(await loader.get(tenant)) === JSON.stringify(prior));
+});
+
+it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has no copy', async () => {
+  const tenant = { accountId: 'acct_loader_none', environment: 'live' as const };
+  let now = 1_000;
+  const loader = new PopulationLoader(env.db, cache, engine as Learner, logger, () => now);
+  const versions = jest.spyOn(cache, 'readVersion');
+  const reads = jest.spyOn(cache, 'read');
+  const settle = async (calls: number) => {
+    await eventually(async () => versions.mock.results.length === calls);
+    await versions.mock.results[calls - 1]!.value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  expect(await loader.get(tenant)).toEqual(engine.emptyPrior()); // first request: Redis, then Postgres (no row)
+  expect(reads).toHaveBeenCalledTimes(1);
+  now += POPULATION_REFRESH_MS;
+  await loader.get(tenant);
+  await settle(1);
+  expect(reads).toHaveBeenCalledTimes(1); // no copy in Redis, Postgres read less than a second ago: nothing more
+  now += POPULATION_STORE_REFRESH_MS;
+  await loader.get(tenant);
+  await settle(2);
+  expect(reads).toHaveBeenCalledTimes(2); // a second later it looks again
+  versions.mockRestore();
+  reads.mockRestore();
 });
