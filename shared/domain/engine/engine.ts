@@ -162,14 +162,6 @@ function addTo(evidence: Evidence, weight: number, started: number, reward: numb
   evidence.rewardSum += weight * reward;
 }
 
-/** The population's outcomes at complexity c, whatever value of dimension d they showed. */
-function populationOutcomes(prior: CompiledPopulation, c: number, d: number): number {
-  let total = 0;
-  for (let v = 0; v < valueCount(DIMENSION_NAMES[d]!); v++)
-    total += prior.support[cellIndex(c, DIMENSION_OFFSET[DIMENSION_NAMES[d]!] + v)]!;
-  return total;
-}
-
 function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
   evidence.n += state.older.n[cell]!;
   evidence.started += state.older.st[cell]!;
@@ -217,7 +209,7 @@ function valueEvidence(
     taskType: slot > 0 ? { name: state.taskTypes[slot - 1]!, evidence: typed } : null,
     inContext,
     overall,
-    population: { n: prior.support[here]!, meanReward: prior.rawMean[here]!, total: populationOutcomes(prior, c, d) },
+    population: { n: prior.support[here]!, meanReward: prior.rawMean[here]!, total: prior.outcomes[c]! },
     pinned,
     explored,
   };

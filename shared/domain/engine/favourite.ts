@@ -40,13 +40,12 @@ export interface DimensionModel {
 /** An individual's favourite in a context is their core value with this probability. */
 export const PERSISTENCE = 0.7;
 
-const MAX_VALUES = MAX_VALUE_COUNT;
 const MAX_CONTEXTS = CONTEXT_COUNT;
-const like = new Float64Array(MAX_CONTEXTS * MAX_VALUES);
+const like = new Float64Array(MAX_CONTEXTS * MAX_VALUE_COUNT);
 const likeSum = new Float64Array(MAX_CONTEXTS);
 const followAt = new Float64Array(MAX_CONTEXTS);
-const coreWeight = new Float64Array(MAX_VALUES);
-const corePart = new Float64Array(MAX_VALUES * MAX_CONTEXTS);
+const coreWeight = new Float64Array(MAX_VALUE_COUNT);
+const corePart = new Float64Array(MAX_VALUE_COUNT * MAX_CONTEXTS);
 
 /**
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
@@ -70,14 +69,14 @@ export function favouritePosterior(
     let max = -Infinity;
     for (let v = 0; v < k; v++) {
       const ll = model.weight * (s[base + v]! - n[base + v]! * mid);
-      like[x * MAX_VALUES + v] = ll;
+      like[x * MAX_VALUE_COUNT + v] = ll;
       if (ll > max) max = ll;
     }
     shift += max;
     let sum = 0;
     for (let v = 0; v < k; v++) {
-      const l = Math.exp(like[x * MAX_VALUES + v]! - max);
-      like[x * MAX_VALUES + v] = l;
+      const l = Math.exp(like[x * MAX_VALUE_COUNT + v]! - max);
+      like[x * MAX_VALUE_COUNT + v] = l;
       sum += l;
     }
     likeSum[x] = sum;
@@ -87,7 +86,7 @@ export function favouritePosterior(
   for (let x = 0; x < contexts; x++) {
     let sum = 0;
     const base = contextComplexity(x) * VALUE_COUNT + model.offset;
-    for (let v = 0; v < k; v++) sum += model.popBest[base + v]! * like[x * MAX_VALUES + v]!;
+    for (let v = 0; v < k; v++) sum += model.popBest[base + v]! * like[x * MAX_VALUE_COUNT + v]!;
     followAt[x] = sum;
     follower *= sum;
   }
@@ -97,7 +96,7 @@ export function favouritePosterior(
   for (let g = 0; g < k; g++) {
     let w = (1 - model.follow) / k;
     for (let x = 0; x < contexts; x++) {
-      const part = PERSISTENCE * like[x * MAX_VALUES + g]! + other * likeSum[x]!;
+      const part = PERSISTENCE * like[x * MAX_VALUE_COUNT + g]! + other * likeSum[x]!;
       corePart[g * MAX_CONTEXTS + x] = part;
       w *= part;
     }
@@ -110,7 +109,7 @@ export function favouritePosterior(
     const base = x * VALUE_COUNT + model.offset;
     const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;
     for (let v = 0; v < k; v++) {
-      const l = like[x * MAX_VALUES + v]!;
+      const l = like[x * MAX_VALUE_COUNT + v]!;
       let p = (follower * model.popBest[popBase + v]! * l) / followAt[x]!;
       for (let g = 0; g < k; g++) p += (coreWeight[g]! * ((v === g ? PERSISTENCE : 0) + other) * l) / corePart[g * MAX_CONTEXTS + x]!;
       out[base + v] = p / total;

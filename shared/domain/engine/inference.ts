@@ -73,6 +73,8 @@ const cache = new WeakMap<EngineState, { prior: CompiledPopulation; result: Infe
 const entryCells = new Int32Array(HISTORY_LENGTH * D);
 const entryRewards = new Float64Array(HISTORY_LENGTH);
 const entryWeights = new Float64Array(HISTORY_LENGTH);
+/** The beliefs a sweep credits the history with (the previous sweep's result). */
+const beliefs = new Float64Array(CONTEXT_CELL_COUNT);
 
 function unpackHistory(state: EngineState): number {
   const length = state.history.length;
@@ -135,8 +137,9 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
     credited: new Float64Array(state.history.length * D),
   };
   const length = unpackHistory(state);
-  const beliefs = new Float64Array(CONTEXT_CELL_COUNT);
-  for (let sweep = 0; sweep < SWEEPS; sweep++) {
+  // Without a history the credits do not depend on the beliefs: one sweep gives the result.
+  const sweeps = length > 0 ? SWEEPS : 1;
+  for (let sweep = 0; sweep < sweeps; sweep++) {
     beliefs.set(result.favourite);
     creditHistory(state, length, prior, beliefs, result);
     result.neutralLogBayes = userPosterior(prior, result.n, result.s, contexts, result.favourite, result.follower);

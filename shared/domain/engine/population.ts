@@ -101,9 +101,13 @@ export const MAX_FOLLOW = 0.95;
 /** Weight of a Beta(2, 2)-like pull toward 1/2, which decides while there is no typed evidence. */
 const NEUTRAL_PRIOR = 1;
 
-/** The maximum-likelihood share over NEUTRAL_GRID (refined by a parabola through its neighbours, in logit). */
-export function neutralShare(loglik: readonly number[]): number {
-  const score = NEUTRAL_GRID.map((share, g) => loglik[g]! + NEUTRAL_PRIOR * (Math.log(share) + Math.log(1 - share)));
+/** log(share) and log(1 − share) at each point of NEUTRAL_GRID. */
+const NEUTRAL_LOG_SHARE = NEUTRAL_GRID.map(Math.log);
+const NEUTRAL_LOG_REST = NEUTRAL_GRID.map((share) => Math.log(1 - share));
+
+/** The logit of the maximum-likelihood share over NEUTRAL_GRID (refined by a parabola through its neighbours). */
+function neutralLogit(loglik: readonly number[]): number {
+  const score = NEUTRAL_GRID.map((_, g) => loglik[g]! + NEUTRAL_PRIOR * (NEUTRAL_LOG_SHARE[g]! + NEUTRAL_LOG_REST[g]!));
   let best = 0;
   for (let g = 1; g < score.length; g++) if (score[g]! > score[best]!) best = g;
   let logit = NEUTRAL_LOGITS[best]!;
@@ -112,8 +116,11 @@ export function neutralShare(loglik: readonly number[]): number {
     const curvature = left - 2 * mid + right;
     if (curvature < 0) logit += (0.5 * NEUTRAL_LOGIT_STEP * (left - right)) / curvature;
   }
-  return logistic(logit);
+  return logit;
 }
+
+/** The maximum-likelihood share over NEUTRAL_GRID. */
+export const neutralShare = (loglik: readonly number[]): number => logistic(neutralLogit(loglik));
 /** Pseudo-outcomes behind the default levels. */
 const LEVEL_PRIOR = 5;
 /**
@@ -176,13 +183,16 @@ export interface CompiledPopulation {
   baseLevel: Float64Array;
   /** Standard deviation of a whole reward around its prediction. */
   predictionSd: number;
-  /** Prior share of users whose favourites are the same in all their task types (task-types.ts). */
+  /** Prior share of users whose favourites are the same in all their task types (task-types.ts), and its logit. */
   typeNeutral: number;
+  typeNeutralLogit: number;
   /** Credited-reward means per cell (the population's best is their argmax). */
   mean: Float64Array;
   /** Raw outcome count and mean reward per cell. */
   support: Float64Array;
   rawMean: Float64Array;
+  /** Raw outcome count per complexity (the same as a dimension's support summed over its values). */
+  outcomes: Float64Array;
 }
 
 /** The other dimensions' expected part of a new user's reward under the default steps. */
@@ -244,15 +254,18 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
   const offsets = complexityOffsets(prior);
+  const typeNeutralLogit = neutralLogit(prior.neutral);
   const result: CompiledPopulation = {
     dimensions: [],
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
-    typeNeutral: neutralShare(prior.neutral),
+    typeNeutral: logistic(typeNeutralLogit),
+    typeNeutralLogit,
     mean: new Float64Array(CELL_COUNT),
     support: Float64Array.from(prior.n),
     rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),
+    outcomes: Float64Array.from(prior.cn),
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     const offset = DIMENSION_OFFSET[dim];
@@ -379,10 +392,10 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
     delta.otherN[d]! += o.otherN[d]!;
   }
   if (o.typedWeight > 0) {
-    NEUTRAL_GRID.forEach((share, g) => {
+    NEUTRAL_GRID.forEach((_, g) => {
       // log(share · e^b + 1 − share), without overflow
-      const a = Math.log(share) + o.neutralLogBayes;
-      const b = Math.log(1 - share);
+      const a = NEUTRAL_LOG_SHARE[g]! + o.neutralLogBayes;
+      const b = NEUTRAL_LOG_REST[g]!;
       delta.neutral[g]! += o.typedWeight * (Math.max(a, b) + Math.log1p(Math.exp(-Math.abs(a - b))));
     });
   }

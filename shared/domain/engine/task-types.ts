@@ -14,7 +14,7 @@ import { logistic, type CompiledPopulation } from './population';
  *
  * The user is one or the other for all four dimensions at once — the framing's evidence speaks
  * for the minor dimensions, which alone would hardly tell — with the tenant's prior share
- * `typeNeutral` (learned by EM, population.ts). Both models' evidences are of the same
+ * `typeNeutral` (learned by maximum likelihood, population.ts). Both models' evidences are of the same
  * outcomes, so P(neutral | evidence) is exact, and the beliefs are the two posteriors mixed by it.
  */
 
@@ -65,7 +65,7 @@ export function userPosterior(
     follower[d] = favouritePosterior(model, n, s, contexts, favourite, evidence);
     logBayes -= evidence.log;
   });
-  const neutral = logistic(Math.log(prior.typeNeutral / (1 - prior.typeNeutral)) + logBayes);
+  const neutral = logistic(prior.typeNeutralLogit + logBayes);
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT;
     const pooled = contextComplexity(x) * VALUE_COUNT;
