@@ -19,7 +19,7 @@ interface Entry {
   version: number;
   prior: unknown;
   loadedAt: number;
-  /** When Postgres was last read for this tenant's prior. */
+  /** When the entry was last loaded with Postgres as the fallback (a refresh that finds no Redis copy waits POPULATION_STORE_REFRESH_MS after it). */
   storeReadAt: number;
   refreshing: Promise<void> | null;
 }
@@ -27,9 +27,9 @@ interface Entry {
 /**
  * Population priors for the API, kept in process memory: a prior is what a tenant's users have
  * in common, so serving one a fraction of a second old costs little, and keeping it off the
- * request path keeps a cached context call at its two Redis round trips. The first request of a tenant waits
- * for Redis (or Postgres when Redis has no copy); later ones are answered from memory while a
- * refresh runs in the background. A failed refresh keeps serving what is in memory.
+ * request path keeps a cached context call at its two Redis round trips. The first request of a
+ * tenant waits for Redis (or Postgres when Redis has no copy); later ones are answered from
+ * memory while a refresh runs in the background. A failed refresh keeps serving what is in memory.
  */
 export class PopulationLoader {
   private readonly entries = new Map<string, Entry>();

@@ -27,6 +27,13 @@ afterAll(async () => {
   await env.close();
 });
 
+/** Waits until the loader's background refresh number `calls` (seen by its spied version read) has finished. */
+async function refreshed(versions: jest.SpiedFunction<PopulationCache['readVersion']>, calls: number): Promise<void> {
+  await eventually(async () => versions.mock.results.length === calls);
+  await versions.mock.results[calls - 1]!.value;
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 /** A prior that has seen some outcomes (so it differs from the empty one). */
 function trainedPrior(): PopulationPrior {
   const random = seededRandom(1);
@@ -59,9 +66,7 @@ it('reads Postgres when Redis has no copy, writes the copy, and serves from memo
   const reads = jest.spyOn(cache, 'read');
   now += POPULATION_REFRESH_MS;
   await loader.get(tenant);
-  await eventually(async () => versions.mock.results.length === 1);
-  await versions.mock.results[0]!.value;
-  await new Promise((resolve) => setImmediate(resolve));
+  await refreshed(versions, 1);
   expect(reads).not.toHaveBeenCalled();
   versions.mockRestore();
   reads.mockRestore();
@@ -94,20 +99,15 @@ it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has n
   const loader = new PopulationLoader(env.db, cache, engine as Learner, logger, () => now);
   const versions = jest.spyOn(cache, 'readVersion');
   const reads = jest.spyOn(cache, 'read');
-  const settle = async (calls: number) => {
-    await eventually(async () => versions.mock.results.length === calls);
-    await versions.mock.results[calls - 1]!.value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  };
   expect(await loader.get(tenant)).toEqual(engine.emptyPrior()); // first request: Redis, then Postgres (no row)
   expect(reads).toHaveBeenCalledTimes(1);
   now += POPULATION_REFRESH_MS;
   await loader.get(tenant);
-  await settle(1);
+  await refreshed(versions, 1);
   expect(reads).toHaveBeenCalledTimes(1); // no copy in Redis, Postgres read less than a second ago: nothing more
   now += POPULATION_STORE_REFRESH_MS;
   await loader.get(tenant);
-  await settle(2);
+  await refreshed(versions, 2);
   expect(reads).toHaveBeenCalledTimes(2); // a second later it looks again
   versions.mockRestore();
   reads.mockRestore();
