@@ -4,7 +4,7 @@ import { engine } from '../shared/domain/engine/engine';
 import type { EngineState } from '../shared/domain/engine/state';
 import type { PopulationPrior } from '../shared/domain/engine/population';
 import { seededRandom, type Random } from '../shared/domain/random';
-import { unanimousTenant } from './bench/tenant';
+import { likesPurpose, unanimousTenant } from './bench/tenant';
 
 /**
  * `npm run bench:engine` (issue 4 item 1): the cost of one engine decision (all four
@@ -40,7 +40,7 @@ function userState(prior: PopulationPrior, random: Random): EngineState {
   for (let i = 0; i < USER_OUTCOMES; i++) {
     const context = { complexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
     const choice = engine.decide(state, context, {}, random, prior).choice;
-    const reward = choice.framing === 'purpose' ? 0.8 : 0.2 * random();
+    const reward = likesPurpose(choice, random);
     state = engine.update(state, context, choice, reward, reward > 0.5, prior);
   }
   return state;

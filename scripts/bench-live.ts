@@ -100,7 +100,7 @@ const choiceOf = (body: Record<string, unknown>): Choice => {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
 
-/** Runs the simulation's users against the service at `baseUrl`; returns their records, stale decisions and latencies. */
+/** Runs the simulation's users against the service through `call`; returns their records, stale decisions and latencies. */
 async function driveService(sim: Simulation, call: ReturnType<typeof client>, workers: Proc[], api: Proc) {
   const records: InteractionRecord[][] = sim.users.map(() => []);
   const latencies: number[] = [];

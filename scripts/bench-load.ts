@@ -14,6 +14,7 @@ import { EVENTS_QUEUE } from '../shared/jobs/catalog';
 import { KeyService } from '../shared/keys/key.service';
 import {
   BENCH_SECRET,
+  HOST,
   log,
   mustBeRunning,
   startBenchBackend,
@@ -65,7 +66,6 @@ type AcInstance = EventEmitter & { stop(): void };
 const autocannon = require('autocannon') as (opts: AcOptions, cb: (err: Error | null, result: AcResult) => void) => AcInstance;
 
 const PREFIX = 'bench';
-const HOST = '127.0.0.1';
 /** A phase during which other work used more than this share of one core (%) is "noisy". */
 const NOISY_OTHER_PERCENT = 25;
 

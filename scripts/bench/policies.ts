@@ -166,6 +166,14 @@ export function oraclePolicy(sim: Simulation): Policy {
 /** The request context the service would see: complexity, and the task type when there is one. */
 const requestContext = ({ complexity, taskType }: BenchContext) => (taskType === undefined ? { complexity } : { complexity, taskType });
 
+/** A policy running the service's engine, with what it has learned open to inspection. */
+export interface EnginePolicy<State, Prior> extends Policy {
+  /** The tenant's population prior as it stands (unmerged outcomes aside). */
+  population(): Prior;
+  /** A user's learner state as it stands. */
+  state(userId: number): State;
+}
+
 /**
  * The service's engine, through its Learner interface, as the service runs it: one learner
  * state per simulated user and one population prior for the tenant. decide(state, {complexity, taskType},
@@ -175,13 +183,6 @@ const requestContext = ({ complexity, taskType }: BenchContext) => (taskType ===
  * With `mergeEvery` > 1 the deltas of that many outcomes are merged at once, as the worker
  * merges a batch (the benchmark merges every outcome).
  */
-export interface EnginePolicy<State, Prior> extends Policy {
-  /** The tenant's population prior as it stands (unmerged outcomes aside). */
-  population(): Prior;
-  /** A user's learner state as it stands. */
-  state(userId: number): State;
-}
-
 export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, random: Random, mergeEvery = 1): EnginePolicy<State, Prior> {
   let prior = learner.emptyPrior();
   let delta = learner.emptyPrior();

@@ -13,7 +13,7 @@ import { freePort, startLocalServices, type LocalServices } from '../local-servi
  * end, error, or Ctrl-C.
  */
 
-const HOST = '127.0.0.1';
+export const HOST = '127.0.0.1';
 export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -33,6 +33,9 @@ export function trainedTenant(
   return prior;
 }
 
+/** The reward of a user who likes the framing `purpose` and nothing else (0.8, else up to 0.2). */
+export const likesPurpose = (choice: Choice, random: Random): number => (choice.framing === 'purpose' ? 0.8 : 0.2 * random());
+
 /**
  * A tenant whose users all like the `purpose` framing and nothing else (reward 0.8 with it,
  * below 0.2 without), served over the three complexities in turn: the trained prior
@@ -40,10 +43,4 @@ export function trainedTenant(
  * (every user ends up shown the same values of all four).
  */
 export const unanimousTenant = (random: Random, users: number, interactions = 20): PopulationPrior =>
-  trainedTenant(
-    random,
-    users,
-    interactions,
-    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
-    (choice, r) => (choice.framing === 'purpose' ? 0.8 : 0.2 * r()),
-  );
+  trainedTenant(random, users, interactions, (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose);
