@@ -5,18 +5,17 @@ import { engine } from '../shared/domain/engine/engine';
 import { seededRandom } from '../shared/domain/random';
 import { log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
-import { interactionRecord, runPolicy, summarize, type InteractionRecord, type PolicyMetrics } from './bench/run';
 import {
-  complexityAt,
-  createSimulation,
-  mixSeed,
-  preferencesAt,
-  simulateOutcome,
-  taskTypeAt,
-  WORLDS,
-  type Simulation,
-  type WorldName,
-} from './bench/simulator';
+  interactionRecord,
+  roundCount,
+  roundInteractions,
+  runPolicy,
+  summarize,
+  type InteractionRecord,
+  type PolicyMetrics,
+} from './bench/run';
+import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
+import { mean, percentile, sampleSd } from './bench/stats';
 
 /**
  * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
@@ -60,7 +59,7 @@ function parseArgs(argv: string[]): Options {
       continue;
     }
     const value = argv[++i];
-    if (arg === '--world' && value !== undefined && value in WORLDS) {
+    if (arg === '--world' && value !== undefined && Object.hasOwn(WORLDS, value)) {
       options.world = value as WorldName;
       continue;
     }
@@ -98,27 +97,17 @@ const choiceOf = (body: Record<string, unknown>): Choice => {
   return choice as Choice;
 };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
-
 /** Runs the simulation's users against the service through `call`; returns their records, stale decisions and latencies. */
 async function driveService(sim: Simulation, call: ReturnType<typeof client>, workers: Proc[], api: Proc) {
   const records: InteractionRecord[][] = sim.users.map(() => []);
   const latencies: number[] = [];
   let stale = 0;
   const userId = (index: number) => `sim-${sim.seed}-${index}`;
-  const lastRound = Math.max(0, ...sim.arrival) + sim.interactions;
+  const lastRound = roundCount(sim);
   for (let round = 0; round < lastRound; round++) {
     mustBeRunning(api, ...workers);
-    const active = sim.users.filter((user) => {
-      const interaction = round - sim.arrival[user.index]! + 1;
-      return interaction >= 1 && interaction <= sim.interactions;
-    });
     await Promise.all(
-      active.map(async (user) => {
-        const interaction = round - sim.arrival[user.index]! + 1;
-        const complexity = complexityAt(sim, user, interaction);
-        const taskType = taskTypeAt(sim, user, interaction);
-        const preferences = preferencesAt(sim, complexity, taskType);
+      roundInteractions(sim, round).map(async ({ user, interaction, complexity, taskType, preferences }) => {
         const started = performance.now();
         const decided = await call('/v1/context', 200, { userId: userId(user.index), task: `Task ${interaction}`, complexity, taskType });
         latencies.push(performance.now() - started);
@@ -132,17 +121,16 @@ async function driveService(sim: Simulation, call: ReturnType<typeof client>, wo
     );
     if (round % 20 === 19) log(`round ${round + 1} of ${lastRound}`);
   }
-  // Every accepted outcome applied exactly once: each user's profile counts all of theirs.
-  const unapplied = await waitUntil('every outcome to be applied', 60_000, 200, async () => {
-    let missing = 0;
-    for (const user of sim.users) {
-      const profile = await call(`/v1/profile/${userId(user.index)}`, 200);
-      missing += sim.interactions - (profile.interactionCount as number);
-    }
-    return missing <= 0 ? missing : undefined;
+  // Every accepted outcome applied exactly once: the users' profiles count all of them, and no more.
+  const accepted = sim.users.length * sim.interactions;
+  const applied = await waitUntil('every accepted outcome to be applied', 60_000, 200, async () => {
+    let counted = 0;
+    for (const user of sim.users) counted += (await call(`/v1/profile/${userId(user.index)}`, 200)).interactionCount as number;
+    if (counted > accepted) throw new Error(`the profiles count ${counted} outcomes of ${accepted} accepted: some were applied twice`);
+    return counted === accepted ? counted : undefined;
   });
   latencies.sort((a, b) => a - b);
-  return { records, stale, unapplied, latency: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) } };
+  return { records, stale, applied, latency: { p50: percentile(latencies, 50), p99: percentile(latencies, 99) } };
 }
 
 async function run(options: Options, dir: string, onCleanup: (step: () => Promise<void>) => void) {
@@ -178,20 +166,18 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
     seconds: Math.round(seconds * 10) / 10,
     decisions,
     staleDecisions: live.stale,
-    unappliedOutcomes: live.unapplied,
+    appliedOutcomes: live.applied,
     contextLatencyMs: { p50: round(live.latency.p50, 1), p99: round(live.latency.p99, 1) },
     inProcessRuns: IN_PROCESS_RUNS,
     policies: {
       http: http.metrics,
       inProcess: spread(inProcessRuns, mean),
-      inProcessSd: spread(inProcessRuns, sd),
+      inProcessSd: spread(inProcessRuns, sampleSd),
       oracle: oracle.metrics,
     },
   };
 }
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / Math.max(1, xs.length - 1));
 /** `statistic` of each metric over runs; null where the metric does not apply. */
 function spread(runs: PolicyMetrics[], statistic: (xs: number[]) => number): PolicyMetrics {
   const result = {} as Record<keyof PolicyMetrics, number | null>;
@@ -235,7 +221,7 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
   lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);
   lines.push(
     `decisions made before one of the user's earlier outcomes was applied: ${result.staleDecisions} of ${result.decisions}`,
-    `outcomes accepted but not applied at the end: ${result.unappliedOutcomes}`,
+    `outcomes applied, each exactly once: ${result.appliedOutcomes} of ${result.decisions} accepted (the run fails otherwise)`,
     `POST /v1/context latency seen by the client: p50 ${result.contextLatencyMs.p50} ms, p99 ${result.contextLatencyMs.p99} ms (the users of a round at once)`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -26,6 +26,7 @@ import {
   withCleanup,
   type Proc,
 } from './bench/processes';
+import { percentile } from './bench/stats';
 
 /**
  * `npm run bench:load` (SPEC §9): in one run, on this machine, a throwaway Postgres + Redis, a
@@ -100,10 +101,6 @@ interface RunStats {
   seconds: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 function summarize(latencies: number[], ok: number, non2xx: number, errors: number, seconds: number): RunStats {
   const sorted = Float64Array.from(latencies).sort();
   const round = (n: number) => Math.round(n * 100) / 100;

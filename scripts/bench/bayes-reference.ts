@@ -1,6 +1,7 @@
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
 import { seededRandom } from '../../shared/domain/random';
 import type { Policy } from './policies';
+import { mean } from './stats';
 import { complexityAt, mixSeed, OWN_BEST_SWITCH, simulateOutcome, type Simulation } from './simulator';
 
 /**
@@ -59,7 +60,6 @@ export function measureRewardModel(sim: Simulation): RewardModel {
       }
     }
   }
-  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const m1 = mean(favourite);
   const m0 = mean(other);
   const pooled =

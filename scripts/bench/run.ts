@@ -10,6 +10,7 @@ import {
   type Simulation,
 } from './simulator';
 import type { Policy } from './policies';
+import { mean, sampleVariance } from './stats';
 
 /** What the benchmark records of one interaction. */
 export interface InteractionRecord {
@@ -50,26 +51,44 @@ export interface PolicyResult {
  */
 export function pairedDifference(a: readonly number[], b: readonly number[]): { mean: number; halfWidth: number } {
   const diffs = a.map((x, i) => x - b[i]!);
-  const m = mean(diffs);
-  const variance = diffs.reduce((s, d) => s + (d - m) * (d - m), 0) / Math.max(1, diffs.length - 1);
-  return { mean: m, halfWidth: 1.96 * Math.sqrt(variance / Math.max(1, diffs.length)) };
+  return { mean: mean(diffs), halfWidth: 1.96 * Math.sqrt(sampleVariance(diffs) / Math.max(1, diffs.length)) };
+}
+
+/** One user's interaction in a round: its number (1-based) and the request's context. */
+export interface ScheduledInteraction {
+  user: SimUser;
+  interaction: number;
+  complexity: TaskComplexity;
+  taskType: string | undefined;
+  /** The complexity whose preferences apply (preferencesAt). */
+  preferences: TaskComplexity;
+}
+
+/** How many rounds the simulation lasts: until the last user to join has had all their interactions. */
+export const roundCount = (sim: Simulation): number => Math.max(0, ...sim.arrival) + sim.interactions;
+
+/** The interactions of round `round` (0-based), in user order: users join in a staggered way (sim.arrival). */
+export function roundInteractions(sim: Simulation, round: number): ScheduledInteraction[] {
+  const scheduled: ScheduledInteraction[] = [];
+  for (const user of sim.users) {
+    const interaction = round - sim.arrival[user.index]! + 1;
+    if (interaction < 1 || interaction > sim.interactions) continue;
+    const complexity = complexityAt(sim, user, interaction);
+    const taskType = taskTypeAt(sim, user, interaction);
+    scheduled.push({ user, interaction, complexity, taskType, preferences: preferencesAt(sim, complexity, taskType) });
+  }
+  return scheduled;
 }
 
 /**
- * Runs one policy over the simulation. Users join in a staggered way (sim.arrival) and their
- * interactions interleave round by round, so a policy that learns across users can help the
- * later ones; every update happens before the user's next interaction.
+ * Runs one policy over the simulation. Users' interactions interleave round by round, so a
+ * policy that learns across users can help the later ones; every update happens before the
+ * user's next interaction.
  */
 export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][] {
   const records: InteractionRecord[][] = sim.users.map(() => []);
-  const lastRound = Math.max(0, ...sim.arrival) + sim.interactions;
-  for (let round = 0; round < lastRound; round++) {
-    for (const user of sim.users) {
-      const interaction = round - sim.arrival[user.index]! + 1;
-      if (interaction < 1 || interaction > sim.interactions) continue;
-      const complexity = complexityAt(sim, user, interaction);
-      const taskType = taskTypeAt(sim, user, interaction);
-      const preferences = preferencesAt(sim, complexity, taskType);
+  for (let round = 0; round < roundCount(sim); round++) {
+    for (const { user, interaction, complexity, taskType, preferences } of roundInteractions(sim, round)) {
       const context = { complexity, taskType, preferences, interaction };
       const decided = policy.choose(user.index, context);
       const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice, preferences);
@@ -103,8 +122,6 @@ export function interactionRecord(
     confidence,
   };
 }
-
-const mean = (xs: readonly number[]) => (xs.length === 0 ? NaN : xs.reduce((s, x) => s + x, 0) / xs.length);
 
 /** Each user's mean reward over interactions from..to (1-based, inclusive); empty when the run is shorter than `to`. */
 function userMeans(records: InteractionRecord[][], from: number, to: number): number[] {

@@ -1,5 +1,6 @@
 import { POLICY_NAMES, type PolicyName, type Results } from './report';
 import type { PolicyMetrics } from './run';
+import { mean, sampleVariance } from './stats';
 
 /**
  * `bench:learning --seeds A-B`: the benchmark over several seeds (each a different population,
@@ -37,11 +38,9 @@ const T95 = [
 export function estimate(values: readonly number[]): Estimate | null {
   const count = values.length;
   if (count === 0) return null;
-  const mean = values.reduce((s, x) => s + x, 0) / count;
-  if (count === 1) return { mean, halfWidth: NaN, count };
-  const variance = values.reduce((s, x) => s + (x - mean) * (x - mean), 0) / (count - 1);
+  if (count === 1) return { mean: mean(values), halfWidth: NaN, count };
   const t = T95[count - 2] ?? 1.96;
-  return { mean, halfWidth: t * Math.sqrt(variance / count), count };
+  return { mean: mean(values), halfWidth: t * Math.sqrt(sampleVariance(values) / count), count };
 }
 
 /** The comparisons issue 4 makes between the engine and a baseline, per seed, for the paired summary. */
@@ -91,9 +90,9 @@ const LABELS: Record<MetricName, string> = {
 function formatEstimate(e: Estimate | null, digits: number, of: number, signed = false): string {
   if (e === null) return 'n/a';
   const sign = signed ? (e.mean >= 0 ? '+' : '−') : '';
-  const mean = signed ? Math.abs(e.mean) : e.mean;
+  const magnitude = signed ? Math.abs(e.mean) : e.mean;
   const ci = Number.isFinite(e.halfWidth) ? ` ± ${e.halfWidth.toFixed(digits)}` : '';
-  return `${sign}${mean.toFixed(digits)}${ci}${e.count < of ? ` (${e.count})` : ''}`;
+  return `${sign}${magnitude.toFixed(digits)}${ci}${e.count < of ? ` (${e.count})` : ''}`;
 }
 
 /** The table: per policy and metric, mean over seeds ± 95% CI ("(k)": only k seeds have the figure). */

@@ -14,7 +14,7 @@ it('drives the built service over HTTP and prints one JSON object', () => {
   });
   expect(run.status).toBe(0);
   const result = JSON.parse(run.stdout);
-  expect(result).toMatchObject({ seed: 5, users: 4, interactions: 6, workers: 1, decisions: 24, unappliedOutcomes: 0 });
+  expect(result).toMatchObject({ seed: 5, users: 4, interactions: 6, workers: 1, decisions: 24, appliedOutcomes: 24 });
   expect(result.staleDecisions).toBeGreaterThanOrEqual(0);
   expect(result.staleDecisions).toBeLessThanOrEqual(24);
   for (const name of ['http', 'inProcess', 'oracle']) {
@@ -30,9 +30,13 @@ it('drives the built service over HTTP and prints one JSON object', () => {
   expect(result.policies.inProcessSd.meanReward_11_40).toBeNull();
 }, 120_000);
 
-it('refuses a bad argument with the usage', () => {
+it.each([
+  ['a number out of range', ['--users', '0']],
+  ['an unknown world', ['--world', 'flat']],
+  ['an inherited property name as a world', ['--world', 'constructor']],
+])('refuses %s with the usage', (_, args) => {
   const script = path.join(__dirname, '../../dist/scripts/bench-live.js');
-  const run = spawnSync(process.execPath, [script, '--users', '0'], { encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 30_000 });
   expect(run.status).toBe(1);
   expect(run.stderr).toMatch(/usage: bench-live/);
   expect(run.stdout).toBe('');
