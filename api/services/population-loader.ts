@@ -15,9 +15,12 @@ export const POPULATION_REFRESH_MS = 200;
 /** While Redis has no copy of a tenant's prior, Postgres is asked at most this often (the context path never queries it). */
 export const POPULATION_STORE_REFRESH_MS = 1_000;
 
-interface Entry {
+interface Loaded {
   version: number;
   prior: unknown;
+}
+
+interface Entry extends Loaded {
   loadedAt: number;
   /** When the entry was last loaded with Postgres as the fallback (a refresh that finds no Redis copy waits POPULATION_STORE_REFRESH_MS after it). */
   storeReadAt: number;
@@ -68,17 +71,26 @@ export class PopulationLoader {
   private async refresh(tenant: Tenant, entry: Entry): Promise<void> {
     const cachedVersion = await this.cache.readVersion(tenant);
     if (cachedVersion !== null && cachedVersion <= entry.version) return;
+    let loaded: Loaded;
     if (cachedVersion === null) {
       if (this.now() - entry.storeReadAt < POPULATION_STORE_REFRESH_MS) return;
       entry.storeReadAt = this.now();
+      loaded = await this.loadFromStore(tenant);
+    } else {
+      loaded = await this.load(tenant);
     }
-    const loaded = await this.load(tenant);
     if (loaded.version > entry.version) Object.assign(entry, loaded);
   }
 
-  private async load(tenant: Tenant): Promise<{ version: number; prior: unknown }> {
+  /** Redis's copy, else Postgres's (the copy can expire or be evicted between the version read and this one). */
+  private async load(tenant: Tenant): Promise<Loaded> {
     const cached = await this.cache.read(tenant);
     if (cached) return { version: cached.version, prior: this.learner.parsePrior(cached.prior) };
+    return this.loadFromStore(tenant);
+  }
+
+  /** Postgres's prior, copied to Redis for the other API processes. */
+  private async loadFromStore(tenant: Tenant): Promise<Loaded> {
     // A prior is an optimisation, not the user's data: when Postgres cannot be read, serve an
     // empty one for now (version -1, replaced by the next successful refresh) rather than fail
     // a context call whose profile is cached.

@@ -93,7 +93,7 @@ it('serves an empty prior when Postgres cannot be read, and the real one once it
   await eventually(async () => JSON.stringify(await loader.get(tenant)) === JSON.stringify(prior));
 });
 
-it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has no copy', async () => {
+it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has no copy, and then goes to it directly', async () => {
   const tenant = { accountId: 'acct_loader_none', environment: 'live' as const };
   let now = 1_000;
   const loader = new PopulationLoader(env.db, cache, engine as Learner, logger, () => now);
@@ -101,14 +101,22 @@ it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has n
   const reads = jest.spyOn(cache, 'read');
   expect(await loader.get(tenant)).toEqual(engine.emptyPrior()); // first request: Redis, then Postgres (no row)
   expect(reads).toHaveBeenCalledTimes(1);
+
+  // A prior appears in Postgres only (as if the worker's copy to Redis had been lost).
+  const prior = trainedPrior();
+  await mergeIntoPopulation(env.db, tenant, engine.emptyPrior(), () => prior);
   now += POPULATION_REFRESH_MS;
   await loader.get(tenant);
   await refreshed(versions, 1);
-  expect(reads).toHaveBeenCalledTimes(1); // no copy in Redis, Postgres read less than a second ago: nothing more
-  now += POPULATION_STORE_REFRESH_MS;
+  // No copy in Redis and Postgres read less than a second ago: nothing more was read.
+  expect(await loader.get(tenant)).toEqual(engine.emptyPrior());
+  now += POPULATION_STORE_REFRESH_MS - POPULATION_REFRESH_MS;
   await loader.get(tenant);
   await refreshed(versions, 2);
-  expect(reads).toHaveBeenCalledTimes(2); // a second later it looks again
+  // A second after the last Postgres read it reads Postgres, without asking Redis for the whole prior again.
+  expect(await loader.get(tenant)).toEqual(prior);
+  expect(reads).toHaveBeenCalledTimes(1);
+  expect((await cache.read(tenant))?.prior).toEqual(prior); // and copies it to Redis
   versions.mockRestore();
   reads.mockRestore();
 });
