@@ -153,11 +153,30 @@ describe('mergePopulation', () => {
     expect(prior).toEqual(priorCopy);
     expect(delta).toEqual(deltaCopy);
     const factor = POPULATION_DECAY ** 40;
-    expect(merged.events).toBeCloseTo(prior.events * factor + 40, 3);
+    // Stored to 7 significant digits.
+    const close = (x: number, exact: number) => expect(Math.abs(x - exact)).toBeLessThanOrEqual(5e-7 * Math.abs(exact) + 1e-15);
+    close(merged.events, prior.events * factor + 40);
     for (const key of ['n', 'r', 'w', 'wr', 'cr', 'cn', 'follow', 'users', 'favS', 'rs', 'rs2', 'rn', 'err'] as const) {
-      merged[key].forEach((x, i) => expect(Math.abs(x - (prior[key][i]! * factor + delta[key][i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
+      merged[key].forEach((x, i) => close(x, prior[key][i]! * factor + delta[key][i]!));
     }
-    merged.w2.forEach((x, i) => expect(Math.abs(x - (prior.w2[i]! * factor ** 2 + delta.w2[i]!))).toBeLessThanOrEqual(5e-5 + 1e-12));
+    merged.w2.forEach((x, i) => close(x, prior.w2[i]! * factor ** 2 + delta.w2[i]!));
+  });
+
+  it('decays a small sum one outcome at a time as in one batch: the prior does not depend on how the worker batched', () => {
+    const cell = framingCell(LOW, 'purpose');
+    // One outcome long ago: its inverse-propensity weight (capped at 3) decayed below 0.25.
+    const start = mergePopulation(observeBatch(emptyPopulation(), [observation(LOW, 'purpose', 0.25, 0.1)]), {
+      ...emptyPopulation(),
+      events: 13_000,
+    });
+    expect(start.w[cell]).toBeLessThan(0.25); // fixed 4-decimal rounding never decayed sums this small
+    const oneEvent = { ...emptyPopulation(), events: 1 };
+    let stepwise = start;
+    for (let i = 0; i < 3000; i++) stepwise = mergePopulation(stepwise, oneEvent);
+    const batched = mergePopulation(start, { ...emptyPopulation(), events: 3000 });
+    expect(Math.abs(batched.w[cell]! / (start.w[cell]! * POPULATION_DECAY ** 3000) - 1)).toBeLessThan(1e-6);
+    expect(Math.abs(stepwise.w[cell]! / batched.w[cell]! - 1)).toBeLessThan(1e-4);
+    expect(Math.abs(stepwise.wr[cell]! / stepwise.w[cell]! - start.wr[cell]! / start.w[cell]!)).toBeLessThan(1e-4); // its mean stays put
   });
 
   it('forgets old evidence with a memory of about 1/(1 − POPULATION_DECAY) outcomes', () => {

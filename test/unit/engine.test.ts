@@ -197,6 +197,15 @@ describe('engine.decide', () => {
     expect(d.rationale).toContain("No outcomes from this user or this app's other users yet");
   });
 
+  it('does not call a tie exploring: a new tenant’s new user has every value equally likely, so nothing is off the best', () => {
+    const fresh = engine.initialState(EMPTY);
+    for (let seed = 0; seed < 50; seed++) {
+      const d = engine.decide(fresh, high, {}, seededRandom(seed), EMPTY);
+      expect(d.explored).toEqual([]);
+      expect(d.rationale).not.toMatch(/explor/i);
+    }
+  });
+
   it('tells a cold user when the app has outcomes, just none with the framing shown', () => {
     // One outcome in the tenant, at medium complexity.
     const prior = trainedTenant(
@@ -266,6 +275,17 @@ describe('engine.update', () => {
     expect(state.taskTypes).toHaveLength(MAX_TASK_TYPES);
     expect(state.taskTypes).toEqual(['a', 'd', 'c']); // b had the least evidence
     expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
+  });
+
+  it('takes an empty task type for none: the state stays valid and keeps what it learned', () => {
+    const state = withOutcomes(engine.initialState(EMPTY), [
+      [medium, choice('purpose'), 0.9],
+      [{ complexity: 'medium', taskType: '' }, choice('purpose'), 0.9],
+    ]);
+    expect(state.taskTypes).toEqual([]);
+    expect(state.history.map((entry) => entry[5])).toEqual([0, 0]);
+    expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
+    expect(state.outcomes).toBe(2);
   });
 
   it('keeps the state under 8 KiB after 500 outcomes over 10 task types and all complexities', () => {

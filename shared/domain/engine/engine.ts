@@ -96,6 +96,17 @@ function predict(prior: CompiledPopulation, inference: Inference, c: number, rew
   return prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, shownCells, 0, reward, shownCredit, 0);
 }
 
+/**
+ * Whether value `chosen` of the k values from `first` is off the most probable favourite: some
+ * value is more probable. Equal probabilities (a new tenant's new user: all 1/k) are a tie, not
+ * exploration; the tolerance absorbs rounding in sums that are equal in exact arithmetic.
+ */
+function belowBest(favourite: Float64Array, first: number, k: number, chosen: number): boolean {
+  const level = favourite[first + chosen]! * (1 + 1e-9);
+  for (let v = 0; v < k; v++) if (favourite[first + v]! > level) return true;
+  return false;
+}
+
 /** The most probable favourite of dimension d in a context. */
 function argmaxAt(favourite: Float64Array, context: number, d: number): number {
   const first = context * VALUE_COUNT + DIMENSION_OFFSET[DIMENSION_NAMES[d]!];
@@ -268,7 +279,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
           break;
         }
       }
-      const isExplored = chosen !== argmaxAt(favourite, here, d);
+      const isExplored = belowBest(favourite, first, k, chosen);
       choice[dim] = DIMENSIONS[dim].values[chosen]!;
       probabilities[dim] = weights[chosen]! / total;
       confidence *= favourite[first + chosen]!;

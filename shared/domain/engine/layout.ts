@@ -48,3 +48,10 @@ export const zeros = (n: number): number[] => new Array<number>(n).fill(0);
 
 /** Rounds evidence so a state survives a JSON round trip unchanged and stays small. */
 export const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+/**
+ * Rounds to 7 significant digits: for sums that decay by a factor close to 1 (the population's,
+ * 0.9998 per outcome), whose fixed-decimal rounding would stop a small sum from ever decaying
+ * (x · 0.0002 < 0.00005 for every x < 0.25) and make the result depend on how outcomes were batched.
+ */
+export const roundSignificant = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(7)));

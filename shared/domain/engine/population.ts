@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import type { DimensionModel } from './favourite';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, round4, valueCount, zeros } from './layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, roundSignificant, valueCount, zeros } from './layout';
 import { probabilityLargest } from './normal';
 
 /**
@@ -407,10 +407,10 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
 /** prior · POPULATION_DECAY^(delta.events) + delta (Σ weight² by the square): a new object (neither input is changed). */
 export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior): PopulationPrior {
   const factor = Math.pow(POPULATION_DECAY, delta.events);
-  const mix = (a: readonly number[], b: readonly number[], f = factor) => a.map((x, i) => round4(x * f + b[i]!));
+  const mix = (a: readonly number[], b: readonly number[], f = factor) => a.map((x, i) => roundSignificant(x * f + b[i]!));
   return {
     format: 'pop-v2',
-    events: round4(prior.events * factor + delta.events),
+    events: roundSignificant(prior.events * factor + delta.events),
     n: mix(prior.n, delta.n),
     r: mix(prior.r, delta.r),
     w: mix(prior.w, delta.w),

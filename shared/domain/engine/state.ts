@@ -95,9 +95,12 @@ export type EngineState = z.infer<typeof engineStateSchema>;
 
 export const emptyOlder = (): Older => ({ n: zeros(CELL_COUNT), s: zeros(CELL_COUNT), r: zeros(CELL_COUNT), st: zeros(CELL_COUNT) });
 
-/** The slot of a tracked task type (1…MAX_TASK_TYPES); 0 when it is absent or not tracked. */
+/**
+ * The slot of a tracked task type (1…MAX_TASK_TYPES); 0 when it is absent or not tracked. An
+ * empty task type (SPEC §4 allows `""`) is no task type: it is never tracked.
+ */
 export function taskSlotOf(state: EngineState, taskType: string | undefined): number {
-  if (taskType === undefined) return 0;
+  if (!taskType) return 0;
   return state.taskTypes.indexOf(taskType) + 1;
 }
 
@@ -108,7 +111,7 @@ export function taskSlotOf(state: EngineState, taskType: string | undefined): nu
  */
 export function withTaskType(state: EngineState, taskType: string | undefined): { taskTypes: string[]; history: Entry[]; slot: number } {
   const known = taskSlotOf(state, taskType);
-  if (taskType === undefined || known > 0) return { taskTypes: state.taskTypes, history: state.history, slot: known };
+  if (!taskType || known > 0) return { taskTypes: state.taskTypes, history: state.history, slot: known };
   if (state.taskTypes.length < MAX_TASK_TYPES) {
     return { taskTypes: [...state.taskTypes, taskType], history: state.history, slot: state.taskTypes.length + 1 };
   }
