@@ -43,12 +43,16 @@ const LABEL: Record<Dimension, string> = {
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 const reward = (e: Evidence) => (e.rewardSum / e.n).toFixed(2);
 
-/** "were started in 78% of this user's 9 recent cases (average reward 0.71)", or for a single case whether it was started. */
+/**
+ * "were started in 7 of this user's 9 recent cases (average reward 0.71)", or for a single case
+ * whether it was started. The evidence is decayed (recent outcomes count more), so both counts
+ * are rounded, the started count as the started share of the rounded cases.
+ */
 function record(e: Evidence): string {
   const cases = Math.round(e.n);
   if (cases <= 1)
     return `${e.started / e.n >= 0.5 ? 'were started' : 'were not started'} the one recent time this user saw them (reward ${reward(e)})`;
-  return `were started in ${Math.round((100 * e.started) / e.n)}% of this user's ${cases} recent cases (average reward ${reward(e)})`;
+  return `were started in ${Math.round((cases * e.started) / e.n)} of this user's ${cases} recent cases (average reward ${reward(e)})`;
 }
 
 /** The strongest evidence behind one value, as a sentence. */
@@ -77,7 +81,7 @@ function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interact
     : `This user has ${interactionCount} reported outcome${interactionCount === 1 ? '' : 's'} but none with ${subject} recently, so they are being tried.`;
 }
 
-/** How recently a value was tried here: [count, phrase], e.g. [2, 'tried 2 times recently here']. */
+/** How often a value was tried recently here, e.g. 'tried 2 times recently here'; '' when not. */
 function triedHere(e: ValueEvidence): string {
   const cases = Math.round(e.inContext.n);
   return cases >= 1 ? `tried ${cases === 1 ? 'once' : `${cases} times`} recently here` : '';

@@ -31,7 +31,7 @@ describe('buildRationale: the evidence sentence', () => {
       9,
     );
     expect(text).toBe(
-      'For "email" tasks, tasks framed as curiosity were started in 75% of this user\'s 4 recent cases (average reward 0.70).',
+      'For "email" tasks, tasks framed as curiosity were started in 3 of this user\'s 4 recent cases (average reward 0.70).',
     );
   });
 
@@ -48,7 +48,7 @@ describe('buildRationale: the evidence sentence', () => {
       9,
     );
     expect(text).toBe(
-      "Tasks framed as curiosity at high complexity were started in 75% of this user's 4 recent cases (average reward 0.70).",
+      "Tasks framed as curiosity at high complexity were started in 3 of this user's 4 recent cases (average reward 0.70).",
     );
   });
 
@@ -58,13 +58,13 @@ describe('buildRationale: the evidence sentence', () => {
       'medium',
       12,
     );
-    expect(text).toContain("were started in 62% of this user's 7 recent cases (average reward 0.59)");
+    expect(text).toContain("were started in 4 of this user's 7 recent cases (average reward 0.59)");
   });
 
   it('falls back to other complexities when this one has no recent evidence', () => {
     const text = buildRationale(buildEvidence({ framing: { inContext: evidence(0.3, 0.3, 0.2), overall: evidence(3, 2, 1.5) } }), 'low', 3);
     expect(text).toBe(
-      "No recent low-complexity outcomes for tasks framed as curiosity; at other complexities they were started in 67% of this user's 3 recent cases (average reward 0.50).",
+      "No recent low-complexity outcomes for tasks framed as curiosity; at other complexities they were started in 2 of this user's 3 recent cases (average reward 0.50).",
     );
   });
 
@@ -148,7 +148,7 @@ describe('buildRationale: notes', () => {
       2,
     );
     expect(text).toMatch(
-      /^Tasks presented in a warm style at high complexity were started .* 100% of this user's 2 recent cases \(average reward 0\.90\)\./,
+      /^Tasks presented in a warm style at high complexity were started .* 2 of this user's 2 recent cases \(average reward 0\.90\)\./,
     );
     expect(text).toMatch(/ Framing \(purpose\) is pinned by the app\.$/);
   });
@@ -196,7 +196,7 @@ describe('buildRationale: notes', () => {
       `${list} Tasks framed as curiosity at low complexity were started the one recent time this user saw them (reward 1.00).`,
     );
     expect(buildRationale(all({ overall: evidence(5, 4, 3.5) }), 'low', 5)).toBe(
-      `${list} No recent low-complexity outcomes for tasks framed as curiosity; at other complexities they were started in 80% of this user's 5 recent cases (average reward 0.70).`,
+      `${list} No recent low-complexity outcomes for tasks framed as curiosity; at other complexities they were started in 4 of this user's 5 recent cases (average reward 0.70).`,
     );
   });
 });

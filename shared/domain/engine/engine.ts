@@ -59,39 +59,51 @@ import {
 
 /** Phase rule: `established` once the user has this many outcomes… */
 export const ESTABLISHED_MIN_OUTCOMES = 10;
-/** …and, at the complexity where the user has most evidence, one framing is the favourite with at least this probability. */
-export const ESTABLISHED_MIN_PROBABILITY = 0.8;
+/** …and, in the context (complexity × task type) holding most of the user's evidence, one framing is the favourite with at least this probability. */
+const ESTABLISHED_MIN_PROBABILITY = 0.8;
 /**
  * Values are chosen with probability ∝ P(favourite)^SHARPNESS: posterior sampling (1) explores
  * too much when one value is likely and the rest share the remainder; 4 was best on the
  * benchmark's tuning seeds.
  */
-export const SHARPNESS = 4;
+const SHARPNESS = 4;
 /**
  * Change detection: a one-sided CUSUM of the standardised shortfall of each reward below its
  * prediction, S ← max(0, S − z − CHANGE_SLACK). When S passes CHANGE_THRESHOLD the user's
  * preferences have probably changed: the evidence from before the current excursion of S above
  * 0 is dropped and the excursion's outcomes — those that revealed the change — are kept.
  */
-export const CHANGE_SLACK = 0.5;
-export const CHANGE_THRESHOLD = 5;
+const CHANGE_SLACK = 0.5;
+const CHANGE_THRESHOLD = 5;
 /** A user's part in the population's EM estimates grows with their evidence n as n / (n + USER_WEIGHT_HALF). */
-export const USER_WEIGHT_HALF = 2;
+const USER_WEIGHT_HALF = 2;
 
 const D = DIMENSION_NAMES.length;
+/** Evidence added to each untyped context when summarising a profile: decides only for a user with (next to) none. */
+const UNTYPED_CONTEXT_WEIGHT = 0.1;
 const weights = new Float64Array(MAX_VALUE_COUNT);
 const shownCells = new Int32Array(D);
 const shownCredit = new Float64Array(D);
 
+/** A value's index in its dimension's set; choices reach the engine validated, so anything else is a bug, not data. */
+function indexOf(dim: Dimension, value: string): number {
+  const index = valueIndex(dim, value);
+  if (index < 0) throw new Error(`engine: ${value} is not a ${dim} value`);
+  return index;
+}
+
 /** Context cells of a choice's values in a context, into shownCells. */
 function choiceCells(choice: Choice, context: number): Int32Array {
-  DIMENSION_NAMES.forEach(
-    (dim, d) => (shownCells[d] = context * VALUE_COUNT + DIMENSION_OFFSET[dim] + Math.max(0, valueIndex(dim, choice[dim]))),
-  );
+  DIMENSION_NAMES.forEach((dim, d) => (shownCells[d] = context * VALUE_COUNT + DIMENSION_OFFSET[dim] + indexOf(dim, choice[dim])));
   return shownCells;
 }
 
-/** The reward predicted for the values in shownCells, and each dimension's credited share of `reward`, into shownCredit. */
+/**
+ * The reward predicted for the values in shownCells, and each dimension's credited share of
+ * `reward`, into shownCredit. With no favourite shown, a whole reward is at any dimension's
+ * non-favourite level (a dimension's credited reward is the whole reward less the others'
+ * parts); the framing's (d = 0) is used, its EM split being the clearest.
+ */
 function predict(prior: CompiledPopulation, inference: Inference, c: number, reward: number): number {
   return prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, shownCells, 0, reward, shownCredit, 0);
 }
@@ -124,10 +136,10 @@ function contextEvidence(inference: Inference, x: number): number {
 
 function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
   const inference = inferUser(state, prior);
-  // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little, so that a user without evidence gets the prior).
+  // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little more, so that a user without evidence gets the prior's).
   const weight = Float64Array.from(
     { length: inference.contexts },
-    (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? 0.1 : 0),
+    (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? UNTYPED_CONTEXT_WEIGHT : 0),
   );
   const best = DIMENSION_NAMES.map((dim) => {
     let top = 0;
@@ -260,7 +272,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       if (pinned !== undefined) {
         choice[dim] = pinned;
         probabilities[dim] = 1;
-        evidence.push(valueEvidence(state, prior, c, d, valueIndex(dim, pinned), slot, true, false));
+        evidence.push(valueEvidence(state, prior, c, d, indexOf(dim, pinned), slot, true, false));
         return;
       }
       const k = valueCount(dim);
@@ -304,24 +316,19 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     let shortfall = state.outcomes > 0 ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : 0;
     // On a detected change, only the excursion's outcomes are kept (the newest `excursion` of the history).
     const changed = shortfall > CHANGE_THRESHOLD;
-    const kept = changed ? state.history.length - state.excursion : 0;
+    const dropped = changed ? state.history.length - state.excursion : 0;
     if (changed) shortfall = 0;
-    const base = changed ? { ...state, history: state.history.slice(kept) } : state;
+    const base = changed ? { ...state, history: state.history.slice(dropped) } : state;
     const { taskTypes, history, slot } = withTaskType(base, context.taskType);
-    const entry = [
-      c,
-      ...DIMENSION_NAMES.map((dim) => Math.max(0, valueIndex(dim, choice[dim]))),
-      slot,
-      round4(reward),
-      started ? 1 : 0,
-    ] as Entry;
+    const entry = [c, ...DIMENSION_NAMES.map((dim) => indexOf(dim, choice[dim])), slot, round4(reward), started ? 1 : 0] as Entry;
     let next = [...history, entry];
     let leaving = null;
     if (next.length > HISTORY_LENGTH) {
       const oldest = next[0]!;
       leaving = {
         entry: oldest,
-        credited: inference.credited.subarray(kept * D, (kept + 1) * D),
+        // The oldest entry kept is the history's entry number `dropped`, whose credit the inference holds.
+        credited: inference.credited.subarray(dropped * D, (dropped + 1) * D),
         cells: DIMENSION_NAMES.map((_, d) => entryCell(oldest, d)),
       };
       next = next.slice(1);
@@ -333,7 +340,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       taskTypes,
       older: decayOlder(changed ? emptyOlder() : state.older, leaving),
       shortfall: round4(shortfall),
-      excursion: shortfall > 0 ? Math.min(next.length, (changed ? 0 : state.excursion) + 1) : 0,
+      excursion: shortfall > 0 ? Math.min(next.length, state.excursion + 1) : 0, // (a change resets shortfall to 0)
       summary: state.summary,
     };
     result.summary = computeSummary(result, prior);

@@ -40,12 +40,11 @@ export interface DimensionModel {
 /** An individual's favourite in a context is their core value with this probability. */
 export const PERSISTENCE = 0.7;
 
-const MAX_CONTEXTS = CONTEXT_COUNT;
-const like = new Float64Array(MAX_CONTEXTS * MAX_VALUE_COUNT);
-const likeSum = new Float64Array(MAX_CONTEXTS);
-const followAt = new Float64Array(MAX_CONTEXTS);
+const like = new Float64Array(CONTEXT_COUNT * MAX_VALUE_COUNT);
+const likeSum = new Float64Array(CONTEXT_COUNT);
+const followAt = new Float64Array(CONTEXT_COUNT);
 const coreWeight = new Float64Array(MAX_VALUE_COUNT);
-const corePart = new Float64Array(MAX_VALUE_COUNT * MAX_CONTEXTS);
+const corePart = new Float64Array(MAX_VALUE_COUNT * CONTEXT_COUNT);
 
 /**
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
@@ -97,7 +96,7 @@ export function favouritePosterior(
     let w = (1 - model.follow) / k;
     for (let x = 0; x < contexts; x++) {
       const part = PERSISTENCE * like[x * MAX_VALUE_COUNT + g]! + other * likeSum[x]!;
-      corePart[g * MAX_CONTEXTS + x] = part;
+      corePart[g * CONTEXT_COUNT + x] = part;
       w *= part;
     }
     coreWeight[g] = w;
@@ -111,7 +110,7 @@ export function favouritePosterior(
     for (let v = 0; v < k; v++) {
       const l = like[x * MAX_VALUE_COUNT + v]!;
       let p = (follower * model.popBest[popBase + v]! * l) / followAt[x]!;
-      for (let g = 0; g < k; g++) p += (coreWeight[g]! * ((v === g ? PERSISTENCE : 0) + other) * l) / corePart[g * MAX_CONTEXTS + x]!;
+      for (let g = 0; g < k; g++) p += (coreWeight[g]! * ((v === g ? PERSISTENCE : 0) + other) * l) / corePart[g * CONTEXT_COUNT + x]!;
       out[base + v] = p / total;
     }
   }

@@ -17,7 +17,7 @@ import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH,
  * when the engine learns that a framing suits the user, earlier rewards are re-read in that
  * light, and a communication style shown during a run of wrong framings is not blamed for them.
  */
-export const SWEEPS = 2;
+const SWEEPS = 2;
 
 const D = DIMENSION_NAMES.length;
 const OFFSETS = DIMENSION_NAMES.map((dim) => DIMENSION_OFFSET[dim]);

@@ -4,7 +4,7 @@
  * selecting it).
  */
 
-/** Φ(x), via the complementary error function (W. J. Cody's rational fit; |error| < 1.2e-7). */
+/** Φ(x), via the complementary error function (Numerical Recipes' erfcc Chebyshev fit; |error| < 1.2e-7). */
 export function normalCdf(x: number): number {
   const z = Math.abs(x) / Math.SQRT2;
   const t = 1 / (1 + 0.5 * z);

@@ -37,7 +37,7 @@ const NEUTRAL_LOGIT_STEP = 0.5;
 const NEUTRAL_LOGITS = Array.from({ length: 17 }, (_, g) => (g - 8) * NEUTRAL_LOGIT_STEP);
 export const logistic = (logit: number): number => 1 / (1 + Math.exp(-logit));
 export const NEUTRAL_GRID = NEUTRAL_LOGITS.map(logistic);
-export const populationPriorSchema = z.object({
+const populationPriorSchema = z.object({
   format: z.literal('pop-v2'),
   /** Outcomes merged so far (decayed). */
   events: z.number().min(0),
@@ -181,7 +181,7 @@ export interface CompiledPopulation {
   offsets: Float64Array;
   /** Non-favourite level per dimension (without the complexity offset). */
   baseLevel: Float64Array;
-  /** Standard deviation of a whole reward around its prediction. */
+  /** Root mean square of whole rewards' prediction errors (bias included: err[0]'s Σ error is kept, not used). */
   predictionSd: number;
   /** Prior share of users whose favourites are the same in all their task types (task-types.ts), and its logit. */
   typeNeutral: number;
@@ -374,7 +374,7 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
   delta.cn[o.complexity]! += 1;
   for (let d = 0; d < DIMENSION_NAMES.length; d++) {
     const cell = o.cells[d]!;
-    const weight = Math.min(MAX_WEIGHT, 1 / Math.max(o.probabilities[d]!, 1 / MAX_WEIGHT));
+    const weight = 1 / Math.max(o.probabilities[d]!, 1 / MAX_WEIGHT); // ≤ MAX_WEIGHT
     delta.n[cell]! += 1;
     delta.r[cell]! += o.reward;
     delta.w[cell]! += weight;

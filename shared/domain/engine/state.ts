@@ -30,7 +30,7 @@ const valueIndexSchema = (count: number) =>
  * reward, started] — value indices into the SPEC value sets, task-type slot 0 for none (or a
  * type no longer tracked), i ≥ 1 for taskTypes[i − 1]; started is 1 or 0.
  */
-export const entrySchema = z.tuple([
+const entrySchema = z.tuple([
   valueIndexSchema(3),
   ...(DIMENSION_NAMES.map((dim) => valueIndexSchema(DIMENSIONS[dim].values.length)) as [
     z.ZodNumber,
@@ -54,7 +54,7 @@ const cells = z.array(z.number()).length(CELL_COUNT);
 const nonNegativeCells = z.array(z.number().min(0)).length(CELL_COUNT);
 
 /** Evidence of outcomes older than the history, per (complexity, value) cell, decayed. */
-export const olderSchema = z.object({
+const olderSchema = z.object({
   /** Weight (decayed count). */
   n: nonNegativeCells,
   /** Weighted sum of the reward credited to the value (the reward less the other dimensions' expected part). */
@@ -66,7 +66,7 @@ export const olderSchema = z.object({
 export type Older = z.infer<typeof olderSchema>;
 
 /** The learned best value index per dimension and the profile phase, as of the last update. */
-export const summarySchema = z.object({
+const summarySchema = z.object({
   best: z.tuple([z.number().int().min(0), z.number().int().min(0), z.number().int().min(0), z.number().int().min(0)]),
   phase: profilePhaseSchema,
 });
