@@ -32,7 +32,7 @@ import { formatSweep, summarizeSweep } from './bench/sweep';
  * differences to SquareCB and pooled Thompson sampling (scripts/bench/sweep.ts).
  *
  * --world picks the simulated population (scripts/bench/simulator.ts WORLDS): `default` (the
- * world the issue-4 targets are read in), `equal-effects`, `weak-majority`, or — with a task
+ * world the issue-4 targets are read in), `equal-effects`, `strong-minor`, `weak-majority`, or — with a task
  * type in every request — `task-types` (preferences ignore it) or `typed-preferences` (they
  * follow it).
  *
@@ -58,8 +58,7 @@ interface Options {
   world: WorldName;
 }
 
-const USAGE =
-  'usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world default|equal-effects|weak-majority|task-types|typed-preferences]';
+const USAGE = `usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world ${Object.keys(WORLDS).join('|')}]`;
 
 /** "A-B" (inclusive, at most 1,000 seeds) as a list of seeds; null when malformed. */
 function parseSeedRange(text: string): number[] | null {

@@ -38,8 +38,7 @@ import { mean, percentile, sampleSd } from './bench/stats';
 
 /** Random streams of the in-process engine the HTTP run is set against. */
 const IN_PROCESS_RUNS = 8;
-const USAGE =
-  'usage: bench-live [--seed N] [--users N] [--interactions N] [--world default|equal-effects|weak-majority|task-types|typed-preferences] [--workers N] [--json]';
+const USAGE = `usage: bench-live [--seed N] [--users N] [--interactions N] [--world ${Object.keys(WORLDS).join('|')}] [--workers N] [--json]`;
 
 interface Options {
   seed: number;

@@ -32,6 +32,9 @@ const ARRIVAL_ROUNDS = 40;
  * The kind of population simulated. `default` is the world the issue-4 targets are read in
  * (calibrated against SquareCB, see above); the others check that the engine's standing does not
  * hang on it: `equal-effects` spreads the presentation's effect over the four dimensions,
+ * `strong-minor` gives the other three dimensions more than in `default` (the framing 0.42,
+ * style and complexity handling 0.12 each, encouragement 0.08: what one user's outcomes say of
+ * the framing is weaker, and a user's best combination is worth more than the best framing),
  * `weak-majority` has only 20% of users share the population's best value, and two worlds send
  * a task type with every request — `task-types`, where preferences ignore it, and
  * `typed-preferences`, where it changes them (preferencesAt).
@@ -56,6 +59,11 @@ export const WORLDS = {
     ...UNTYPED,
   },
   'weak-majority': { majorityShare: 0.2, weights: DEFAULT_WEIGHTS, ...UNTYPED },
+  'strong-minor': {
+    majorityShare: MAJORITY_SHARE,
+    weights: { framing: 0.42, style: 0.12, complexity: 0.12, encouragement: 0.08 },
+    ...UNTYPED,
+  },
   'task-types': { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: false },
   'typed-preferences': { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: true },
 } satisfies Record<string, World>;
