@@ -22,14 +22,16 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
 
 /**
  * Parses input with a schema. A failure on a field with its own error code (userId,
- * requestId) is reported with that code; anything else is a VALIDATION_ERROR.
+ * requestId) is reported with that code; anything else is a VALIDATION_ERROR. A request
+ * without a body is read as `{}` (so a missing userId gets its own code); a JSON body that is
+ * not an object — `null` included — is a VALIDATION_ERROR, "(body) must be an object".
  */
 export function parseOrThrow<S extends z.ZodType>(
   schema: S,
   input: unknown,
   dedicated: Partial<Record<string, ErrorCode>> = {},
 ): z.infer<S> {
-  const result = schema.safeParse(input ?? {});
+  const result = schema.safeParse(input === undefined ? {} : input);
   if (result.success) return result.data;
   const fields = fieldErrors(result.error);
   for (const [field, code] of Object.entries(dedicated)) {

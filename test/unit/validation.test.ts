@@ -93,6 +93,14 @@ describe('parseOrThrow with contextRequestSchema', () => {
         .sort(),
     ).toEqual(['complexity', 'task', 'userId']);
   });
+
+  it('refuses a JSON body that is not an object, null as [1, 2] or "hello", with VALIDATION_ERROR', () => {
+    for (const body of [null, [1, 2], 'hello']) {
+      const error = rejection(contextRequestSchema, body);
+      expect(error.code).toBe('VALIDATION_ERROR');
+      expect(fieldsOf(error)).toEqual([{ field: '(body)', message: 'must be an object' }]);
+    }
+  });
 });
 
 describe('parseOrThrow with outcomeRequestSchema', () => {
