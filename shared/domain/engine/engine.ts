@@ -82,8 +82,6 @@ const D = DIMENSION_NAMES.length;
 /** Evidence added to each untyped context when summarising a profile: decides only for a user with (next to) none. */
 const UNTYPED_CONTEXT_WEIGHT = 0.1;
 const weights = new Float64Array(MAX_VALUE_COUNT);
-const shownCells = new Int32Array(D);
-const shownCredit = new Float64Array(D);
 
 /** A value's index in its dimension's set; choices reach the engine validated, so anything else is a bug, not data. */
 function indexOf(dim: Dimension, value: string): number {
@@ -92,20 +90,76 @@ function indexOf(dim: Dimension, value: string): number {
   return index;
 }
 
-/** Context cells of a choice's values in a context, into shownCells. */
-function choiceCells(choice: Choice, context: number): Int32Array {
-  DIMENSION_NAMES.forEach((dim, d) => (shownCells[d] = context * VALUE_COUNT + DIMENSION_OFFSET[dim] + indexOf(dim, choice[dim])));
-  return shownCells;
+/** What the engine expected of an outcome before it arrived. */
+interface Expectation {
+  /** The context cell of each dimension's value shown. */
+  cells: Int32Array;
+  /** The whole reward predicted. */
+  predicted: number;
+  /** Each dimension's credited share of the reward that came (creditShares). */
+  credited: Float64Array;
 }
 
 /**
- * The reward predicted for the values in shownCells, and each dimension's credited share of
- * `reward`, into shownCredit. With no favourite shown, a whole reward is at any dimension's
- * non-favourite level (a dimension's credited reward is the whole reward less the others'
- * parts); the framing's (d = 0) is used, its EM split being the clearest.
+ * What `inference` expects of an outcome of `choice` in context (complexity c, task slot), and
+ * each dimension's credit for `reward`. With no favourite shown, a whole reward is at any
+ * dimension's non-favourite level (a dimension's credited reward is the whole reward less the
+ * others' parts); the framing's (d = 0) is used, its EM split being the clearest.
  */
-function predict(prior: CompiledPopulation, inference: Inference, c: number, reward: number): number {
-  return prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, shownCells, 0, reward, shownCredit, 0);
+function expectOutcome(
+  prior: CompiledPopulation,
+  inference: Inference,
+  choice: Choice,
+  c: number,
+  slot: number,
+  reward: number,
+): Expectation {
+  const context = contextIndex(c, slot);
+  const cells = Int32Array.from(DIMENSION_NAMES, (dim) => context * VALUE_COUNT + DIMENSION_OFFSET[dim] + indexOf(dim, choice[dim]));
+  const credited = new Float64Array(D);
+  const predicted = prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, cells, 0, reward, credited, 0);
+  return { cells, predicted, credited };
+}
+
+/**
+ * A user's part in the population's EM after an outcome, per dimension, from their beliefs
+ * `now` over all their evidence: P(follower) with the user's weight n / (n + USER_WEIGHT_HALF),
+ * and one outcome's worth of the split of their evidence between favourite and other levels
+ * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest).
+ */
+function emContribution(now: Inference, prior: CompiledPopulation) {
+  const part = {
+    userWeight: new Float64Array(D),
+    follower: new Float64Array(D),
+    favS: new Float64Array(D),
+    favN: new Float64Array(D),
+    otherS: new Float64Array(D),
+    otherN: new Float64Array(D),
+  };
+  DIMENSION_NAMES.forEach((dim, d) => {
+    let evidence = 0;
+    for (let x = 0; x < now.contexts; x++) {
+      for (let v = 0; v < valueCount(dim); v++) {
+        const cell = x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v;
+        const n = now.n[cell]!;
+        const s = now.s[cell]! - n * prior.offsets[contextComplexity(x)]!;
+        const p = now.favourite[cell]!;
+        part.favS[d]! += p * s;
+        part.favN[d]! += p * n;
+        part.otherS[d]! += (1 - p) * s;
+        part.otherN[d]! += (1 - p) * n;
+        evidence += n;
+      }
+    }
+    const scale = 1 / Math.max(1, evidence);
+    part.favS[d]! *= scale;
+    part.favN[d]! *= scale;
+    part.otherS[d]! *= scale;
+    part.otherN[d]! *= scale;
+    part.userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
+    part.follower[d] = now.follower[d]!;
+  });
+  return part;
 }
 
 /**
@@ -311,8 +365,8 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const prior = compilePopulation(population);
     const inference = inferUser(state, prior);
     const c = complexityIndex(context.complexity);
-    choiceCells(choice, contextIndex(c, taskSlotOf(state, context.taskType)));
-    const z = (reward - predict(prior, inference, c, reward)) / prior.predictionSd;
+    const expected = expectOutcome(prior, inference, choice, c, taskSlotOf(state, context.taskType), reward);
+    const z = (reward - expected.predicted) / prior.predictionSd;
     let shortfall = state.outcomes > 0 ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : 0;
     // On a detected change, only the excursion's outcomes are kept (the newest `excursion` of the history).
     const changed = shortfall > CHANGE_THRESHOLD;
@@ -350,59 +404,20 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   observe(delta, population, before, after, context, choice, probabilities, reward) {
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
-    choiceCells(choice, contextIndex(c, taskSlotOf(before, context.taskType)));
-    const error = reward - predict(prior, inferUser(before, prior), c, reward);
-    const credited = Float64Array.from(shownCredit);
-    // The population knows complexities, not each user's task types.
-    const cells = Int32Array.from(shownCells, (cell) => cellIndex(c, cell % VALUE_COUNT));
+    const expected = expectOutcome(prior, inferUser(before, prior), choice, c, taskSlotOf(before, context.taskType), reward);
     // EM: the user's beliefs after this outcome, over all of their evidence.
     const now = inferUser(after, prior);
-    const userWeight = new Float64Array(D);
-    const follower = new Float64Array(D);
-    const favS = new Float64Array(D);
-    const favN = new Float64Array(D);
-    const otherS = new Float64Array(D);
-    const otherN = new Float64Array(D);
-    DIMENSION_NAMES.forEach((dim, d) => {
-      let evidence = 0;
-      for (let x = 0; x < now.contexts; x++) {
-        for (let v = 0; v < valueCount(dim); v++) {
-          const cell = x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v;
-          const n = now.n[cell]!;
-          const s = now.s[cell]! - n * prior.offsets[contextComplexity(x)]!;
-          const p = now.favourite[cell]!;
-          favS[d]! += p * s;
-          favN[d]! += p * n;
-          otherS[d]! += (1 - p) * s;
-          otherN[d]! += (1 - p) * n;
-          evidence += n;
-        }
-      }
-      // Each outcome adds one unit of the user's current split between favourite and other levels.
-      const scale = 1 / Math.max(1, evidence);
-      favS[d]! *= scale;
-      favN[d]! *= scale;
-      otherS[d]! *= scale;
-      otherN[d]! *= scale;
-      userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
-      follower[d] = now.follower[d]!;
-    });
     let typed = 0;
     for (let x = COMPLEXITY_COUNT; x < now.contexts; x++) typed += contextEvidence(now, x);
-    const logged = DIMENSION_NAMES.map((dim) => probabilities[dim]);
     observePopulation(delta, prior, {
       complexity: c,
-      cells,
-      probabilities: logged,
+      // The population knows complexities, not each user's task types.
+      cells: Int32Array.from(expected.cells, (cell) => cellIndex(c, cell % VALUE_COUNT)),
+      probabilities: DIMENSION_NAMES.map((dim) => probabilities[dim]),
       reward,
-      credited,
-      error,
-      userWeight,
-      follower,
-      favS,
-      favN,
-      otherS,
-      otherN,
+      credited: expected.credited,
+      error: reward - expected.predicted,
+      ...emContribution(now, prior),
       typedWeight: typed / (typed + USER_WEIGHT_HALF),
       neutralLogBayes: now.neutralLogBayes,
     });
