@@ -1,8 +1,9 @@
-import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins, type ProfilePhase } from '../arms';
+import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins } from '../arms';
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import type { Random } from '../random';
-import { buildRationale, type Evidence, type ValueEvidence } from '../rationale';
+import { buildRationale, type ValueEvidence } from '../rationale';
 import { creditShares, entryCell, inferUser, type Inference } from './inference';
+import { valueEvidence } from './evidence';
 import { fromLegacy } from './legacy';
 import {
   COMPLEXITY_COUNT,
@@ -27,12 +28,6 @@ import {
   type PopulationPrior,
 } from './population';
 import {
-  DECAY,
-  ENTRY_COMPLEXITY,
-  ENTRY_REWARD,
-  ENTRY_STARTED,
-  ENTRY_TASK_SLOT,
-  entryValue,
   HISTORY_LENGTH,
   decayOlder,
   emptyOlder,
@@ -42,8 +37,10 @@ import {
   type EngineState,
   type Entry,
   type Older,
-  type Summary,
 } from './state';
+import { ESTABLISHED_MIN_OUTCOMES, computeSummary, contextEvidence } from './summary';
+
+export { ESTABLISHED_MIN_OUTCOMES };
 
 /**
  * The learning engine (docs/adr/0009-favourite-model.md): per user and dimension, the posterior
@@ -57,10 +54,6 @@ import {
  * detector drops what is out of date when a user's preferences change.
  */
 
-/** Phase rule: `established` once the user has this many outcomes… */
-export const ESTABLISHED_MIN_OUTCOMES = 10;
-/** …and, in the context (complexity × task type) holding most of the user's evidence, one framing is the favourite with at least this probability. */
-const ESTABLISHED_MIN_PROBABILITY = 0.8;
 /**
  * Values are chosen with probability ∝ P(favourite)^SHARPNESS: posterior sampling (1) explores
  * too much when one value is likely and the rest share the remainder; 4 was best on the
@@ -79,8 +72,6 @@ const CHANGE_THRESHOLD = 5;
 const USER_WEIGHT_HALF = 2;
 
 const D = DIMENSION_NAMES.length;
-/** Evidence added to each untyped context when summarising a profile: decides only for a user with (next to) none. */
-const UNTYPED_CONTEXT_WEIGHT = 0.1;
 const weights = new Float64Array(MAX_VALUE_COUNT);
 
 /** A value's index in its dimension's set; choices reach the engine validated, so anything else is a bug, not data. */
@@ -173,48 +164,6 @@ function belowBest(favourite: Float64Array, first: number, k: number, chosen: nu
   return false;
 }
 
-/** The most probable favourite of dimension d in a context. */
-function argmaxAt(favourite: Float64Array, context: number, d: number): number {
-  const first = context * VALUE_COUNT + DIMENSION_OFFSET[DIMENSION_NAMES[d]!];
-  let best = 0;
-  for (let v = 1; v < valueCount(DIMENSION_NAMES[d]!); v++) if (favourite[first + v]! > favourite[first + best]!) best = v;
-  return best;
-}
-
-/** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
-function contextEvidence(inference: Inference, x: number): number {
-  let total = 0;
-  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
-  return total;
-}
-
-function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
-  const inference = inferUser(state, prior);
-  // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little more, so that a user without evidence gets the prior's).
-  const weight = Float64Array.from(
-    { length: inference.contexts },
-    (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? UNTYPED_CONTEXT_WEIGHT : 0),
-  );
-  const best = DIMENSION_NAMES.map((dim) => {
-    let top = 0;
-    let topScore = -Infinity;
-    for (let v = 0; v < valueCount(dim); v++) {
-      let score = 0;
-      for (let x = 0; x < inference.contexts; x++) score += weight[x]! * inference.favourite[x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v]!;
-      if (score > topScore) [top, topScore] = [v, score];
-    }
-    return top;
-  }) as Summary['best'];
-  let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
-  if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
-    let main = 0;
-    for (let x = 1; x < inference.contexts; x++) if (weight[x]! > weight[main]!) main = x;
-    const framing = inference.favourite[main * VALUE_COUNT + DIMENSION_OFFSET.framing + argmaxAt(inference.favourite, main, 0)]!;
-    if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
-  }
-  return { best, phase };
-}
-
 /** A state with `outcomes` outcomes of `older` evidence and no history, its summary under `prior`. */
 function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): EngineState {
   const state: EngineState = {
@@ -229,67 +178,6 @@ function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): Eng
   };
   state.summary = computeSummary(state, prior);
   return state;
-}
-
-const noEvidence = (): Evidence => ({ n: 0, started: 0, rewardSum: 0 });
-
-function addTo(evidence: Evidence, weight: number, started: number, reward: number): void {
-  evidence.n += weight;
-  evidence.started += weight * started;
-  evidence.rewardSum += weight * reward;
-}
-
-function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
-  evidence.n += state.older.n[cell]!;
-  evidence.started += state.older.st[cell]!;
-  evidence.rewardSum += state.older.r[cell]!;
-}
-
-/**
- * This user's decayed raw evidence (outcomes, started, reward) for value `index` of dimension d,
- * in one pass over the history: at complexity c (with older outcomes), at any complexity (with
- * older outcomes), and in task-type slot `slot` at any complexity (history only; null when the
- * request has no tracked task type).
- */
-function valueEvidence(
-  state: EngineState,
-  prior: CompiledPopulation,
-  c: number,
-  d: number,
-  index: number,
-  slot: number,
-  pinned: boolean,
-  explored: boolean,
-): ValueEvidence {
-  const dim = DIMENSION_NAMES[d]!;
-  const valueSlot = DIMENSION_OFFSET[dim] + index;
-  const here = cellIndex(c, valueSlot);
-  const inContext = noEvidence();
-  const overall = noEvidence();
-  const typed = noEvidence();
-  for (let complexity = 0; complexity < COMPLEXITY_COUNT; complexity++) addOlder(overall, state, cellIndex(complexity, valueSlot));
-  addOlder(inContext, state, here);
-  const column = entryValue(d);
-  let weight = 1;
-  for (let e = state.history.length - 1; e >= 0; e--, weight *= DECAY) {
-    const entry = state.history[e]!;
-    if (entry[column] !== index) continue;
-    const started = entry[ENTRY_STARTED]!;
-    const reward = entry[ENTRY_REWARD]!;
-    addTo(overall, weight, started, reward);
-    if (entry[ENTRY_COMPLEXITY] === c) addTo(inContext, weight, started, reward);
-    if (slot > 0 && entry[ENTRY_TASK_SLOT] === slot) addTo(typed, weight, started, reward);
-  }
-  return {
-    dimension: dim,
-    value: DIMENSIONS[dim].values[index]!,
-    taskType: slot > 0 ? { name: state.taskTypes[slot - 1]!, evidence: typed } : null,
-    inContext,
-    overall,
-    population: { n: prior.support[here]!, meanReward: prior.rawMean[here]!, total: prior.outcomes[c]! },
-    pinned,
-    explored,
-  };
 }
 
 export const engine: Learner<EngineState, PopulationPrior> = {

@@ -1,0 +1,68 @@
+import { DIMENSIONS, DIMENSION_NAMES } from '../arms';
+import type { Evidence, ValueEvidence } from '../rationale';
+import type { CompiledPopulation } from './population';
+import { COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex } from './layout';
+import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_STARTED, ENTRY_TASK_SLOT, entryValue, type EngineState } from './state';
+
+/** What the rationale quotes of a user's evidence for a value (shared/domain/rationale.ts): raw, decayed counts, not the model's beliefs. */
+
+const noEvidence = (): Evidence => ({ n: 0, started: 0, rewardSum: 0 });
+
+function addTo(evidence: Evidence, weight: number, started: number, reward: number): void {
+  evidence.n += weight;
+  evidence.started += weight * started;
+  evidence.rewardSum += weight * reward;
+}
+
+function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
+  evidence.n += state.older.n[cell]!;
+  evidence.started += state.older.st[cell]!;
+  evidence.rewardSum += state.older.r[cell]!;
+}
+
+/**
+ * This user's decayed raw evidence (outcomes, started, reward) for value `index` of dimension d,
+ * in one pass over the history: at complexity c (with older outcomes), at any complexity (with
+ * older outcomes), and in task-type slot `slot` at any complexity (history only; null when the
+ * request has no tracked task type).
+ */
+export function valueEvidence(
+  state: EngineState,
+  prior: CompiledPopulation,
+  c: number,
+  d: number,
+  index: number,
+  slot: number,
+  pinned: boolean,
+  explored: boolean,
+): ValueEvidence {
+  const dim = DIMENSION_NAMES[d]!;
+  const valueSlot = DIMENSION_OFFSET[dim] + index;
+  const here = cellIndex(c, valueSlot);
+  const inContext = noEvidence();
+  const overall = noEvidence();
+  const typed = noEvidence();
+  for (let complexity = 0; complexity < COMPLEXITY_COUNT; complexity++) addOlder(overall, state, cellIndex(complexity, valueSlot));
+  addOlder(inContext, state, here);
+  const column = entryValue(d);
+  let weight = 1;
+  for (let e = state.history.length - 1; e >= 0; e--, weight *= DECAY) {
+    const entry = state.history[e]!;
+    if (entry[column] !== index) continue;
+    const started = entry[ENTRY_STARTED]!;
+    const reward = entry[ENTRY_REWARD]!;
+    addTo(overall, weight, started, reward);
+    if (entry[ENTRY_COMPLEXITY] === c) addTo(inContext, weight, started, reward);
+    if (slot > 0 && entry[ENTRY_TASK_SLOT] === slot) addTo(typed, weight, started, reward);
+  }
+  return {
+    dimension: dim,
+    value: DIMENSIONS[dim].values[index]!,
+    taskType: slot > 0 ? { name: state.taskTypes[slot - 1]!, evidence: typed } : null,
+    inContext,
+    overall,
+    population: { n: prior.support[here]!, meanReward: prior.rawMean[here]!, total: prior.outcomes[c]! },
+    pinned,
+    explored,
+  };
+}

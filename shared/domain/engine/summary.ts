@@ -1,0 +1,60 @@
+import { DIMENSION_NAMES, type ProfilePhase } from '../arms';
+import { inferUser, type Inference } from './inference';
+import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, valueCount } from './layout';
+import type { CompiledPopulation } from './population';
+import type { EngineState, Summary } from './state';
+
+/**
+ * The summary stored with a user's state (ADR 0009 decision 4): their best value per dimension
+ * over their contexts, and their profile phase. Profiles and context responses both read it,
+ * so they show the same phase.
+ */
+
+/** Phase rule: `established` once the user has this many outcomes… */
+export const ESTABLISHED_MIN_OUTCOMES = 10;
+/** …and, in the context (complexity × task type) holding most of the user's evidence, one framing is the favourite with at least this probability. */
+const ESTABLISHED_MIN_PROBABILITY = 0.8;
+/** Evidence added to each untyped context when summarising a profile: decides only for a user with (next to) none. */
+const UNTYPED_CONTEXT_WEIGHT = 0.1;
+
+/** The most probable favourite of dimension d in a context. */
+function argmaxAt(favourite: Float64Array, context: number, d: number): number {
+  const first = context * VALUE_COUNT + DIMENSION_OFFSET[DIMENSION_NAMES[d]!];
+  let best = 0;
+  for (let v = 1; v < valueCount(DIMENSION_NAMES[d]!); v++) if (favourite[first + v]! > favourite[first + best]!) best = v;
+  return best;
+}
+
+/** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
+export function contextEvidence(inference: Inference, x: number): number {
+  let total = 0;
+  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
+  return total;
+}
+
+export function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
+  const inference = inferUser(state, prior);
+  // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little more, so that a user without evidence gets the prior's).
+  const weight = Float64Array.from(
+    { length: inference.contexts },
+    (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? UNTYPED_CONTEXT_WEIGHT : 0),
+  );
+  const best = DIMENSION_NAMES.map((dim) => {
+    let top = 0;
+    let topScore = -Infinity;
+    for (let v = 0; v < valueCount(dim); v++) {
+      let score = 0;
+      for (let x = 0; x < inference.contexts; x++) score += weight[x]! * inference.favourite[x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v]!;
+      if (score > topScore) [top, topScore] = [v, score];
+    }
+    return top;
+  }) as Summary['best'];
+  let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
+  if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
+    let main = 0;
+    for (let x = 1; x < inference.contexts; x++) if (weight[x]! > weight[main]!) main = x;
+    const framing = inference.favourite[main * VALUE_COUNT + DIMENSION_OFFSET.framing + argmaxAt(inference.favourite, main, 0)]!;
+    if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
+  }
+  return { best, phase };
+}
