@@ -3,11 +3,10 @@ import { engine } from '../../shared/domain/engine/engine';
 import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shared/domain/engine/favourite';
 import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, contextComplexity } from '../../shared/domain/engine/layout';
+import { NEUTRAL_GRID, neutralShare } from '../../shared/domain/engine/neutral-share';
 import {
-  NEUTRAL_GRID,
   compilePopulation,
   emptyPopulation,
-  neutralShare,
   observePopulation,
   parsePopulation,
   type PopulationPrior,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import type { DimensionModel } from './favourite';
+import { NEUTRAL_GRID, addNeutralEvidence, logistic, neutralLogit } from './neutral-share';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, roundSignificant, valueCount, zeros } from './layout';
 import { probabilityLargest } from './normal';
 
@@ -14,29 +15,20 @@ import { probabilityLargest } from './normal';
  *   MAX_WEIGHT); popBest is each value's probability of being the best under those means'
  *   uncertainty (effective sample size (Σw)²/Σw², Kish).
  * - The follower share and the favourite and non-favourite reward levels are estimated by online
- *   EM: after each outcome the user's posterior (follower or not; which values are favourites)
- *   is added as a moving average, weighted by how much evidence the user has.
+ *   EM: after each outcome the user's posterior is added as a moving average — P(follower)
+ *   weighted by how much evidence the user has, and one outcome's worth of the split of their
+ *   evidence between favourite and other levels.
  *   Each dimension's step is at least the lower confidence bound of its best value's lead in
  *   the inverse-propensity means (leadLowerBound), which needs no credit assignment.
  * - Per-complexity reward levels (harder tasks start less often) and the spread of prediction
  *   errors (for the change detector) are plain moving averages.
  * - The share of users whose task types do not change their favourites (task-types.ts) is the
- *   maximum of a log-likelihood kept at NEUTRAL_GRID's points (neutralShare).
+ *   maximum of a log-likelihood kept at NEUTRAL_GRID's points (neutral-share.ts).
  */
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
 
-/**
- * Candidate shares of task-type-neutral users: logit −4…4 in steps of 0.5 (0.018…0.982), so a
- * user's own evidence always decides. The tenant's share is the maximum-likelihood point
- * (neutralShare): a user with little typed evidence has a Bayes factor near 1 and adds nearly
- * nothing, where an EM average of posteriors would hold the share where it started.
- */
-const NEUTRAL_LOGIT_STEP = 0.5;
-const NEUTRAL_LOGITS = Array.from({ length: 17 }, (_, g) => (g - 8) * NEUTRAL_LOGIT_STEP);
-export const logistic = (logit: number): number => 1 / (1 + Math.exp(-logit));
-export const NEUTRAL_GRID = NEUTRAL_LOGITS.map(logistic);
 const populationPriorSchema = z.object({
   format: z.literal('pop-v2'),
   /** Outcomes merged so far (decayed). */
@@ -98,29 +90,6 @@ export const MEAN_BIAS = 0.01;
  * Bayes with a capped prior strength).
  */
 export const MAX_FOLLOW = 0.95;
-/** Weight of a Beta(2, 2)-like pull toward 1/2, which decides while there is no typed evidence. */
-const NEUTRAL_PRIOR = 1;
-
-/** log(share) and log(1 − share) at each point of NEUTRAL_GRID. */
-const NEUTRAL_LOG_SHARE = NEUTRAL_GRID.map(Math.log);
-const NEUTRAL_LOG_REST = NEUTRAL_GRID.map((share) => Math.log(1 - share));
-
-/** The logit of the maximum-likelihood share over NEUTRAL_GRID (refined by a parabola through its neighbours). */
-function neutralLogit(loglik: readonly number[]): number {
-  const score = NEUTRAL_GRID.map((_, g) => loglik[g]! + NEUTRAL_PRIOR * (NEUTRAL_LOG_SHARE[g]! + NEUTRAL_LOG_REST[g]!));
-  let best = 0;
-  for (let g = 1; g < score.length; g++) if (score[g]! > score[best]!) best = g;
-  let logit = NEUTRAL_LOGITS[best]!;
-  if (best > 0 && best < score.length - 1) {
-    const [left, mid, right] = [score[best - 1]!, score[best]!, score[best + 1]!];
-    const curvature = left - 2 * mid + right;
-    if (curvature < 0) logit += (0.5 * NEUTRAL_LOGIT_STEP * (left - right)) / curvature;
-  }
-  return logit;
-}
-
-/** The maximum-likelihood share over NEUTRAL_GRID. */
-export const neutralShare = (loglik: readonly number[]): number => logistic(neutralLogit(loglik));
 /** Pseudo-outcomes behind the default levels. */
 const LEVEL_PRIOR = 5;
 /**
@@ -392,12 +361,7 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
     delta.otherN[d]! += o.otherN[d]!;
   }
   if (o.typedWeight > 0) {
-    NEUTRAL_GRID.forEach((_, g) => {
-      // log(share · e^b + 1 − share), without overflow
-      const a = NEUTRAL_LOG_SHARE[g]! + o.neutralLogBayes;
-      const b = NEUTRAL_LOG_REST[g]!;
-      delta.neutral[g]! += o.typedWeight * (Math.max(a, b) + Math.log1p(Math.exp(-Math.abs(a - b))));
-    });
+    addNeutralEvidence(delta.neutral, o.typedWeight, o.neutralLogBayes);
   }
   delta.err[0] += o.error;
   delta.err[1] += o.error * o.error;
