@@ -3,7 +3,7 @@ import { engine } from '../../shared/domain/engine/engine';
 import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shared/domain/engine/favourite';
 import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, contextComplexity } from '../../shared/domain/engine/layout';
-import { NEUTRAL_GRID, neutralShare } from '../../shared/domain/engine/neutral-share';
+import { NEUTRAL_GRID, logistic, neutralShare } from '../../shared/domain/engine/neutral-share';
 import {
   compilePopulation,
   emptyPopulation,
@@ -116,7 +116,7 @@ describe('userPosterior (task types neutral or not)', () => {
       const follower = new Float64Array(D);
       const logBayes = userPosterior(prior, n, s, CONTEXTS, favourite, follower);
       expect(logBayes).toBeCloseTo(neutral.logEvidence - typed.logEvidence, 9);
-      const share = prior.typeNeutral;
+      const share = logistic(prior.typeNeutralLogit);
       const p = 1 / (1 + ((1 - share) / share) * Math.exp(-logBayes));
       expect(follower[0]).toBeCloseTo(p * neutral.follower + (1 - p) * typed.follower, 9);
       for (let x = 0; x < CONTEXTS; x++)
@@ -179,7 +179,7 @@ describe('the tenant’s task-type-neutral share', () => {
   it('is 1/2 without typed evidence, and untyped outcomes add nothing', () => {
     expect(neutralShare(emptyPopulation().neutral)).toBeCloseTo(0.5, 12);
     expect(loglik([[3, 0]])).toEqual(new Array(NEUTRAL_GRID.length).fill(0));
-    expect(compilePopulation(emptyPopulation()).typeNeutral).toBeCloseTo(0.5, 12);
+    expect(logistic(compilePopulation(emptyPopulation()).typeNeutralLogit)).toBeCloseTo(0.5, 12);
   });
 
   it('adds t · log(share · B + 1 − share) at every grid point', () => {
@@ -212,7 +212,7 @@ describe('the tenant’s task-type-neutral share', () => {
       const prior = policy.population();
       // A typed user's beliefs mix both models: the tenant's share is what inference starts from.
       expect(inferUser(policy.state(0), compilePopulation(prior)).neutralLogBayes).not.toBe(0);
-      return compilePopulation(prior).typeNeutral;
+      return logistic(compilePopulation(prior).typeNeutralLogit);
     };
     expect(learnedShare('task-types')).toBeGreaterThan(0.8);
     expect(learnedShare('typed-preferences')).toBeLessThan(0.2);

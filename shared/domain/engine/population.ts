@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import type { DimensionModel } from './favourite';
-import { NEUTRAL_GRID, addNeutralEvidence, logistic, neutralLogit } from './neutral-share';
+import { NEUTRAL_GRID, addNeutralEvidence, neutralLogit } from './neutral-share';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, roundSignificant, valueCount, zeros } from './layout';
 import { probabilityLargest } from './normal';
 
@@ -152,8 +152,7 @@ export interface CompiledPopulation {
   baseLevel: Float64Array;
   /** Root mean square of whole rewards' prediction errors (bias included: err[0]'s Σ error is kept, not used). */
   predictionSd: number;
-  /** Prior share of users whose favourites are the same in all their task types (task-types.ts), and its logit. */
-  typeNeutral: number;
+  /** Logit of the prior share of users whose favourites are the same in all their task types (task-types.ts). */
   typeNeutralLogit: number;
   /** Credited-reward means per cell (the population's best is their argmax). */
   mean: Float64Array;
@@ -223,14 +222,12 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
   const offsets = complexityOffsets(prior);
-  const typeNeutralLogit = neutralLogit(prior.neutral);
   const result: CompiledPopulation = {
     dimensions: [],
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
-    typeNeutral: logistic(typeNeutralLogit),
-    typeNeutralLogit,
+    typeNeutralLogit: neutralLogit(prior.neutral),
     mean: new Float64Array(CELL_COUNT),
     support: Float64Array.from(prior.n),
     rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),

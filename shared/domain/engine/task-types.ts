@@ -15,8 +15,9 @@ import type { CompiledPopulation } from './population';
  *
  * The user is one or the other for all four dimensions at once — the framing's evidence speaks
  * for the minor dimensions, which alone would hardly tell — with the tenant's prior share
- * `typeNeutral` (learned by maximum likelihood, population.ts). Both models' evidences are of the same
- * outcomes, so P(neutral | evidence) is exact, and the beliefs are the two posteriors mixed by it.
+ * (its logit `typeNeutralLogit`, learned by maximum likelihood, neutral-share.ts). Both models'
+ * evidences are of the same outcomes, so P(neutral | evidence) is exact, and the beliefs are
+ * the two posteriors mixed by it.
  */
 
 const pooledN = new Float64Array(CELL_COUNT);
