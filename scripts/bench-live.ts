@@ -15,7 +15,9 @@ import {
   type PolicyMetrics,
 } from './bench/run';
 import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
+import { fmt, formatColumns } from './bench/report';
 import { mean, percentile, sampleSd } from './bench/stats';
+import { METRIC_LABELS, SWEEP_METRICS } from './bench/sweep';
 
 /**
  * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
@@ -187,36 +189,21 @@ function spread(runs: PolicyMetrics[], statistic: (xs: number[]) => number): Pol
   return result;
 }
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
-const fmt = (x: number | null | undefined, digits = 3) =>
-  x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
-
 function printTable(result: Awaited<ReturnType<typeof run>>): void {
-  const lines = [
-    `bench:live — seed ${result.seed}, ${result.users} users × ${result.interactions} interactions, world ${result.world}, ${result.workers} worker(s), ${result.seconds} s`,
-    '',
-    'policy                    reward 1–10  reward 11–40  reward 41–80  best framing 31–40  cold start 1–3  drift recovery    ECE',
-    '------------------------  -----------  ------------  ------------  ------------------  --------------  --------------  -----',
-  ];
-  const rows: Array<[string, (typeof result.policies)['http']]> = [
+  const rows: Array<[string, PolicyMetrics]> = [
     ['engine over HTTP', result.policies.http],
     [`in process, mean of ${result.inProcessRuns}`, result.policies.inProcess],
     ['  ± sd across those runs', result.policies.inProcessSd],
     ['oracle', result.policies.oracle],
   ];
-  for (const [name, m] of rows) {
-    lines.push(
-      [
-        name.padEnd(24),
-        fmt(m.meanReward_1_10).padStart(11),
-        fmt(m.meanReward_11_40).padStart(12),
-        fmt(m.meanReward_41_80).padStart(12),
-        fmt(m.bestFramingShareLast10).padStart(18),
-        fmt(m.coldStartReward).padStart(14),
-        fmt(m.driftRecovery, 1).padStart(14),
-        fmt(m.ece).padStart(6),
-      ].join('  '),
-    );
-  }
+  const lines = [
+    `bench:live — seed ${result.seed}, ${result.users} users × ${result.interactions} interactions, world ${result.world}, ${result.workers} worker(s), ${result.seconds} s`,
+    '',
+    ...formatColumns(
+      ['policy', ...SWEEP_METRICS.map((metric) => METRIC_LABELS[metric])],
+      rows.map(([name, m]) => [name, ...SWEEP_METRICS.map((metric) => fmt(m[metric], metric === 'driftRecovery' ? 1 : 3))]),
+    ),
+  ];
   lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);
   lines.push(
     `decisions made before one of the user's earlier outcomes was applied: ${result.staleDecisions} of ${result.decisions}`,

@@ -2,7 +2,7 @@ import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimensi
 import { seededRandom } from '../../shared/domain/random';
 import type { Policy } from './policies';
 import { mean } from './stats';
-import { complexityAt, mixSeed, OWN_BEST_SWITCH, simulateOutcome, type Simulation } from './simulator';
+import { complexityAt, mixSeed, OWN_BEST_SWITCH, preferencesAt, simulateOutcome, type Simulation } from './simulator';
 
 /**
  * A reference for reading the issue-4 targets, not a competitor: a Bayes policy that knows how
@@ -113,17 +113,18 @@ export function bayesReferencePolicy(sim: Simulation, model: RewardModel = measu
     name: 'bayesReference',
     choose(userId, context) {
       // It knows the simulator, so which complexity's preferences apply (in a world where task types change them).
-      const c = TASK_COMPLEXITY.indexOf(context.preferences);
+      const preferences = preferencesAt(sim, context.complexity, context.taskType);
+      const c = TASK_COMPLEXITY.indexOf(preferences);
       const posterior = favouritePosterior(stateOf(userId), populationFavourite, c, sim.world.majorityShare);
       const framing = posterior.indexOf(Math.max(...posterior));
       return {
-        choice: { ...populationChoice(sim, context.preferences), framing: DIMENSIONS.framing.values[framing]! },
+        choice: { ...populationChoice(sim, preferences), framing: DIMENSIONS.framing.values[framing]! },
         probability: 1,
         confidence: null,
       };
     },
     update(userId, context, choice, reward) {
-      const row = stateOf(userId)[TASK_COMPLEXITY.indexOf(context.preferences)]!;
+      const row = stateOf(userId)[TASK_COMPLEXITY.indexOf(preferencesAt(sim, context.complexity, context.taskType))]!;
       const served = (DIMENSIONS.framing.values as readonly string[]).indexOf(choice.framing);
       const variance = model.sd * model.sd;
       for (let f = 0; f < FRAMING_COUNT; f++) {

@@ -2,17 +2,15 @@ import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type TaskComp
 import type { Learner, SelectionProbabilities } from '../../shared/domain/learner';
 import { probabilityBest, type BetaParams } from './beta-probability-best';
 import { sampleBeta, type Random } from '../../shared/domain/random';
-import { bestChoice, type Simulation } from './simulator';
+import { bestChoice, preferencesAt, type Simulation } from './simulator';
 
 /**
  * What a policy sees of an interaction: the request context (complexity, and the task type in
- * worlds that send one) plus its 1-based number for the user — and, for the oracle only, the
- * complexity whose preferences apply (simulator.ts preferencesAt).
+ * worlds that send one) plus its 1-based number for the user.
  */
 export interface BenchContext {
   complexity: TaskComplexity;
   taskType?: string | undefined;
-  preferences: TaskComplexity;
   interaction: number;
 }
 
@@ -156,7 +154,7 @@ export function oraclePolicy(sim: Simulation): Policy {
   return {
     name: 'oracle',
     choose(userId, context) {
-      const choice = bestChoice(sim.users[userId]!, context.preferences, context.interaction);
+      const choice = bestChoice(sim.users[userId]!, preferencesAt(sim, context.complexity, context.taskType), context.interaction);
       return { choice, probability: 1, confidence: 1 };
     },
     update() {},

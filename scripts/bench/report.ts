@@ -11,7 +11,18 @@ export function toJson(seed: number, users: number, results: Results) {
   return { seed, users, policies };
 }
 
-const fmt = (x: number | null, digits = 3) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
+/** A metric for a table: `digits` decimals, 'n/a' where it does not apply. */
+export const fmt = (x: number | null, digits = 3) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
+
+/**
+ * The lines of a text table: the header, a rule, then the rows; each column as wide as its
+ * widest cell, the first left-aligned and the others right-aligned.
+ */
+export function formatColumns(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}
 
 export interface TargetCheck {
   target: string;
@@ -67,10 +78,6 @@ export function checkTargets(results: Results): TargetCheck[] {
   ];
 }
 
-function row(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-}
-
 /** The human-readable table: one row per policy, then the engine's targets. */
 export function formatTable(results: Results, interactions: number): string {
   const oracleAll = results.oracle.meanRewardAll;
@@ -101,15 +108,7 @@ export function formatTable(results: Results, interactions: number): string {
       fmt(m.ece),
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const lines = [
-    row(header, widths),
-    row(
-      widths.map((w) => '-'.repeat(w)),
-      widths,
-    ),
-    ...rows.map((r) => row(r, widths)),
-  ];
+  const lines = formatColumns(header, rows);
   lines.push('', 'issue-4 targets for "engine":');
   for (const check of checkTargets(results)) lines.push(`  [${check.pass ? 'PASS' : 'FAIL'}] ${check.target}: ${check.value}`);
   return lines.join('\n');

@@ -89,7 +89,7 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
   const records: InteractionRecord[][] = sim.users.map(() => []);
   for (let round = 0; round < roundCount(sim); round++) {
     for (const { user, interaction, complexity, taskType, preferences } of roundInteractions(sim, round)) {
-      const context = { complexity, taskType, preferences, interaction };
+      const context = { complexity, taskType, interaction };
       const decided = policy.choose(user.index, context);
       const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice, preferences);
       policy.update(user.index, context, decided.choice, reward, signals.started);

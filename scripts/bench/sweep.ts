@@ -1,4 +1,4 @@
-import { POLICY_NAMES, type PolicyName, type Results } from './report';
+import { POLICY_NAMES, formatColumns, type PolicyName, type Results } from './report';
 import type { PolicyMetrics } from './run';
 import { mean, sampleVariance } from './stats';
 
@@ -77,7 +77,8 @@ export function summarizeSweep(seeds: readonly number[], runs: readonly Results[
   return { seeds: [...seeds], policies, differences };
 }
 
-const LABELS: Record<MetricName, string> = {
+/** Column labels of the metrics, in every benchmark table. */
+export const METRIC_LABELS: Record<MetricName, string> = {
   meanReward_1_10: 'reward 1–10',
   meanReward_11_40: 'reward 11–40',
   meanReward_41_80: 'reward 41–80',
@@ -98,22 +99,14 @@ function formatEstimate(e: Estimate | null, digits: number, of: number, signed =
 /** The table: per policy and metric, mean over seeds ± 95% CI ("(k)": only k seeds have the figure). */
 export function formatSweep(summary: SweepSummary): string {
   const of = summary.seeds.length;
-  const header = ['policy', ...SWEEP_METRICS.map((m) => LABELS[m])];
+  const header = ['policy', ...SWEEP_METRICS.map((m) => METRIC_LABELS[m])];
   const rows = POLICY_NAMES.map((name) => [
     name,
     ...SWEEP_METRICS.map((m) => formatEstimate(summary.policies[name][m], m === 'driftRecovery' ? 1 : 3, of)),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const lines = [
-    line(header),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
-    '',
-    'engine − baseline, paired within each seed:',
-  ];
+  const lines = [...formatColumns(header, rows), '', 'engine − baseline, paired within each seed:'];
   for (const { metric, other, difference } of summary.differences) {
-    lines.push(`  ${LABELS[metric]} − ${other}: ${formatEstimate(difference, 3, of, true)}`);
+    lines.push(`  ${METRIC_LABELS[metric]} − ${other}: ${formatEstimate(difference, 3, of, true)}`);
   }
   return lines.join('\n');
 }

@@ -25,7 +25,7 @@ describe('bench:learning simulator', () => {
     return sim.users.map((user) =>
       Array.from({ length: sim.interactions }, (_, i) => {
         const complexity = complexityAt(sim, user, i + 1);
-        const { choice } = random.choose(user.index, { complexity, preferences: complexity, interaction: i + 1 });
+        const { choice } = random.choose(user.index, { complexity, interaction: i + 1 });
         return [complexity, bestChoice(user, complexity, i + 1), simulateOutcome(sim, user, complexity, i + 1, choice)];
       }),
     );
