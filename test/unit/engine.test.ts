@@ -277,6 +277,15 @@ describe('engine.update', () => {
     expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
   });
 
+  it('refuses a choice with a value outside its set instead of recording another value', () => {
+    const state = engine.initialState(EMPTY);
+    const bogus = { ...choice('purpose'), style: 'shouty' } as unknown as Choice;
+    expect(() => engine.update(state, medium, bogus, 0.5, true, EMPTY)).toThrow('engine: shouty is not a style value');
+    expect(() => engine.decide(state, medium, { framing: 'bogus' } as unknown as Pins, seededRandom(1), EMPTY)).toThrow(
+      'engine: bogus is not a framing value',
+    );
+  });
+
   it('takes an empty task type for none: the state stays valid and keeps what it learned', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [
       [medium, choice('purpose'), 0.9],
