@@ -112,6 +112,11 @@ export class EventBatcher {
               now,
               findQueuedDecision: (requestId) => this.findQueuedDecision(requestId),
               hashUser: (t, userId) => userHash(this.secret, t, userId),
+              onUnreadableState: (t, userId, issue) =>
+                this.logger.warn(
+                  { accountId: t.accountId, environment: t.environment, userHash: userHash(this.secret, t, userId), issue },
+                  "a profile's learner state was unreadable: its learning starts again from the population prior",
+                ),
             }),
           });
         }

@@ -46,8 +46,11 @@ export interface Learner<State = unknown, Prior = unknown> {
   readonly name: string;
   /** A new user's state; its summary shows what the population prior recommends. */
   initialState(prior: Prior): State;
-  /** Validates persisted state (converting older formats); a fresh state when it is not usable. */
-  parseState(raw: unknown): State;
+  /**
+   * Validates persisted state (converting older formats); a fresh state when it is not usable,
+   * after telling `onUnreadable` what was wrong with it (for the operator's log: no values).
+   */
+  parseState(raw: unknown, onUnreadable?: (issue: string) => void): State;
   emptyPrior(): Prior;
   parsePrior(raw: unknown): Prior;
   decide(state: State, context: DecisionContext, pins: Pins, random: Random, prior: Prior): LearnerDecision;

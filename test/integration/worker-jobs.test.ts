@@ -3,15 +3,18 @@ import { EVENTS_QUEUE, JOBS } from '../../shared/jobs/catalog';
 import { runCli } from '../../shared/cli/main';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { Writable } from 'node:stream';
+import { createLogger } from '../../shared/logger/logger';
 
 let h: Harness;
 let key: string;
 let queue: Queue;
+/** What the worker logs at warn level and above. */
+const workerLog = capture();
 beforeAll(async () => {
   h = await startHarness();
   key = await h.key('jobs', 'test');
   queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
-  h.startWorker();
+  h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream));
 });
 afterAll(async () => {
   await queue.close();
@@ -85,6 +88,43 @@ describe('worker job handling', () => {
     await eventually(async () => (await h.http().get('/v1/profile/early-outcome').set(bearer(key))).body.interactionCount === 1);
     const row = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', '=', rid).executeTakeFirst();
     expect(row?.user_id).toBe('early-outcome');
+  });
+
+  it('replaces an unreadable learner state with a fresh one, logs it without the user id, and keeps counting outcomes', async () => {
+    const userId = 'state-corrupted';
+    const first = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: first, started: true })).status).toBe(202);
+    await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
+    // A state no engine version wrote (a bug or a bad manual edit): its history is not a list.
+    await h.env.db
+      .updateTable('profiles')
+      .set({ state: JSON.stringify({ learner: 'engine-v2', history: 'lost' }) as never })
+      .where('user_id', '=', userId)
+      .execute();
+    const second = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: second, started: false })).status).toBe(202);
+    const profile = await eventually(async () => {
+      const body = (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body;
+      return body.interactionCount === 2 ? body : null;
+    });
+    expect(profile.profilePhase).toBe('learning');
+    const row = await h.env.db.selectFrom('profiles').select('state').where('user_id', '=', userId).executeTakeFirstOrThrow();
+    expect(row.state).toMatchObject({ learner: 'engine-v2', outcomes: 1, history: [expect.any(Array)] });
+    const warnings = workerLog
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('learner state was unreadable'))
+      .map((line) => JSON.parse(line));
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        accountId: expect.any(String),
+        environment: 'test',
+        userHash: expect.stringMatching(/^[0-9a-f]{16,}$/),
+      }),
+    ]);
+    expect(warnings[0].issue).toMatch(/^outcomes: /); // the first field that failed, not its value
+    expect(workerLog.text()).not.toContain(userId);
   });
 
   it('drops the decisions and outcomes of a user erased after they were issued', async () => {

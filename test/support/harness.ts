@@ -6,7 +6,7 @@ import { loadApiConfig, loadWorkerConfig } from '../../shared/config/config';
 import type { Environment } from '../../shared/domain/environment';
 import type { Scope } from '../../shared/keys/api-key';
 import { KeyService } from '../../shared/keys/key.service';
-import { createLogger } from '../../shared/logger/logger';
+import { createLogger, type Logger } from '../../shared/logger/logger';
 import { startWorker, type RunningWorker } from '../../worker/worker';
 import { createTestEnv, TEST_SECRET, type TestEnv } from './test-env';
 
@@ -17,7 +17,8 @@ export interface Harness {
   keys: KeyService;
   /** Creates a key (and its account if missing) and returns the plain key. */
   key(account: string, environment?: Environment, scopes?: Scope[]): Promise<string>;
-  startWorker(): RunningWorker;
+  /** Starts a worker; it logs to `logger` when given (the harness's silent logger otherwise). */
+  startWorker(logger?: Logger): RunningWorker;
   close(): Promise<void>;
 }
 
@@ -35,8 +36,8 @@ export async function startHarness(extraEnv: Record<string, string> = {}, clock:
     http: () => request(app),
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
-    startWorker: () => {
-      const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), logger, clock);
+    startWorker: (workerLogger = logger) => {
+      const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), workerLogger, clock);
       workers.push(worker);
       return worker;
     },

@@ -437,6 +437,21 @@ describe('engine.parseState', () => {
     ];
     for (const raw of garbage) expect(engine.parseState(raw)).toEqual(fresh);
   });
+
+  it('says what was wrong with a state it replaces — where, not the value found — and nothing for one it reads', () => {
+    const told: string[] = [];
+    const tell = (issue: string) => told.push(issue);
+    const fresh = engine.initialState(EMPTY);
+    engine.parseState({ ...fresh, history: 'secret-looking text' }, tell);
+    engine.parseState(null, tell);
+    expect(told).toEqual([expect.stringMatching(/^history: /), expect.stringMatching(/^\(state\): /)]);
+    expect(told.join(' ')).not.toContain('secret-looking');
+    told.length = 0;
+    engine.parseState(JSON.parse(JSON.stringify(trainedState())), tell);
+    const zeros = () => new Array<number>(CELL_COUNT).fill(0);
+    engine.parseState({ learner: 'engine-v1', outcomes: 0, slots: [{ n: zeros(), s: zeros(), st: zeros() }] }, tell); // converted
+    expect(told).toEqual([]);
+  });
 });
 
 describe('profile phase', () => {

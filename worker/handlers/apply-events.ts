@@ -33,6 +33,8 @@ export interface ApplyDeps {
   findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>;
   /** userHash(secret, tenant, userId) — erasures are recorded under it. */
   hashUser: (tenant: Tenant, userId: string) => string;
+  /** Told when a profile's stored learner state is unreadable and a fresh one replaces it (`issue`: what was wrong). */
+  onUnreadableState?: (tenant: Tenant, userId: string, issue: string) => void;
 }
 
 export interface TenantBatchResult {
@@ -179,7 +181,7 @@ export async function applyTenantEvents(
     const profile = profiles.get(decision.userId)!;
     const before = shown.get(decision.userId) ?? toProfileResponse(profile, learner);
     const reward = computeReward(outcome.signals);
-    const current = learner.parseState(profile.state);
+    const current = learner.parseState(profile.state, (issue) => deps.onUnreadableState?.(tenant, decision.userId, issue));
     const state = learner.update(current, decision.context, decision.choice, reward, outcome.signals.started, prior);
     learner.observe(delta, prior, current, state, decision.context, decision.choice, decision.probabilities, reward);
     const next: StoredProfile = {

@@ -164,6 +164,12 @@ function belowBest(favourite: Float64Array, first: number, k: number, chosen: nu
   return false;
 }
 
+/** Where and how a stored state fails its schema, without the values found there. */
+function describeIssue(issue: { path: PropertyKey[]; message: string } | undefined): string {
+  if (!issue) return 'not an engine-v2 state';
+  return `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(state)'}: ${issue.message}`;
+}
+
 /** A state with `outcomes` outcomes of `older` evidence and no history, its summary under `prior`. */
 function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): EngineState {
   const state: EngineState = {
@@ -187,12 +193,14 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     return stateOf(0, emptyOlder(), compilePopulation(prior));
   },
 
-  parseState(raw) {
+  parseState(raw, onUnreadable) {
     const parsed = engineStateSchema.safeParse(raw);
     if (parsed.success) return parsed.data;
-    const legacy = fromLegacy(raw);
     const empty = compilePopulation(emptyPopulation());
-    return legacy ? stateOf(legacy.outcomes, legacy.older, empty) : stateOf(0, emptyOlder(), empty);
+    const legacy = fromLegacy(raw);
+    if (legacy) return stateOf(legacy.outcomes, legacy.older, empty);
+    onUnreadable?.(describeIssue(parsed.error.issues[0]));
+    return stateOf(0, emptyOlder(), empty);
   },
 
   emptyPrior: emptyPopulation,
