@@ -3,7 +3,8 @@ import { engine } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
 import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
-import { compilePopulation, emptyPopulation, type PopulationPrior } from '../../shared/domain/engine/population';
+import { emptyPopulation, type PopulationPrior } from '../../shared/domain/engine/population';
+import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 

@@ -11,13 +11,8 @@ import {
   choiceSlots,
 } from '../../shared/domain/engine/layout';
 import {
-  DEFAULT_STEP,
-  MAX_FOLLOW,
   MAX_WEIGHT,
-  MEAN_BIAS,
-  MEAN_SHRINK,
   POPULATION_DECAY,
-  compilePopulation,
   emptyPopulation,
   mergePopulation,
   observePopulation,
@@ -25,6 +20,7 @@ import {
   type PopulationObservation,
   type PopulationPrior,
 } from '../../shared/domain/engine/population';
+import { DEFAULT_STEP, MAX_FOLLOW, MEAN_BIAS, MEAN_SHRINK, compilePopulation } from '../../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../../shared/domain/random';
 import { unanimousTenant } from '../../scripts/bench/tenant';
 

@@ -4,13 +4,8 @@ import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shar
 import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, contextComplexity } from '../../shared/domain/engine/layout';
 import { NEUTRAL_GRID, logistic, neutralShare } from '../../shared/domain/engine/neutral-share';
-import {
-  compilePopulation,
-  emptyPopulation,
-  observePopulation,
-  parsePopulation,
-  type PopulationPrior,
-} from '../../shared/domain/engine/population';
+import { emptyPopulation, observePopulation, parsePopulation, type PopulationPrior } from '../../shared/domain/engine/population';
+import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { userPosterior } from '../../shared/domain/engine/task-types';
 import { seededRandom } from '../../shared/domain/random';
 import { enginePolicy } from '../../scripts/bench/policies';

@@ -10,7 +10,8 @@ import {
 } from '../../shared/domain/arms';
 import { ESTABLISHED_MIN_OUTCOMES, engine } from '../../shared/domain/engine/engine';
 import { CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
-import { compilePopulation, type PopulationPrior } from '../../shared/domain/engine/population';
+import type { PopulationPrior } from '../../shared/domain/engine/population';
+import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, HISTORY_LENGTH, MAX_TASK_TYPES, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 import { trainedTenant } from '../../scripts/bench/tenant';

@@ -18,15 +18,8 @@ import {
   valueCount,
   valueIndex,
 } from './layout';
-import {
-  compilePopulation,
-  emptyPopulation,
-  mergePopulation,
-  observePopulation,
-  parsePopulation,
-  type CompiledPopulation,
-  type PopulationPrior,
-} from './population';
+import { emptyPopulation, mergePopulation, observePopulation, parsePopulation, type PopulationPrior } from './population';
+import { compilePopulation, type CompiledPopulation } from './population-model';
 import {
   HISTORY_LENGTH,
   decayOlder,
@@ -45,7 +38,7 @@ export { ESTABLISHED_MIN_OUTCOMES };
 /**
  * The learning engine (docs/adr/0009-favourite-model.md): per user and dimension, the posterior
  * probability that each value is the user's favourite at the request's complexity (and task
- * type), under a model whose prior is the tenant's population (population.ts, favourite.ts)
+ * type), under a model whose prior is the tenant's population (population-model.ts, favourite.ts)
  * and whose evidence is the user's rewards, each credited to the four dimensions by mean-field
  * inference (inference.ts). A value is chosen with probability ∝ P(favourite)^SHARPNESS; that
  * probability is logged for offline evaluation; `confidence` is the product over the unpinned

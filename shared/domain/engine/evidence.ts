@@ -1,6 +1,6 @@
 import { DIMENSIONS, DIMENSION_NAMES } from '../arms';
 import type { Evidence, ValueEvidence } from '../rationale';
-import type { CompiledPopulation } from './population';
+import type { CompiledPopulation } from './population-model';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex } from './layout';
 import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_STARTED, ENTRY_TASK_SLOT, entryValue, type EngineState } from './state';
 

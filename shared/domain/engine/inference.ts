@@ -1,7 +1,7 @@
 import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
 import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex, contextIndex } from './layout';
-import type { CompiledPopulation } from './population';
+import type { CompiledPopulation } from './population-model';
 import { userPosterior } from './task-types';
 import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH, entryValue, type EngineState, type Entry } from './state';
 

@@ -1,7 +1,7 @@
 import { DIMENSION_NAMES, type ProfilePhase } from '../arms';
 import { inferUser, type Inference } from './inference';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, valueCount } from './layout';
-import type { CompiledPopulation } from './population';
+import type { CompiledPopulation } from './population-model';
 import type { EngineState, Summary } from './state';
 
 /**

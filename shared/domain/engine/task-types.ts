@@ -2,7 +2,7 @@ import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
 import { logistic } from './neutral-share';
-import type { CompiledPopulation } from './population';
+import type { CompiledPopulation } from './population-model';
 
 /**
  * Whether a user's task types matter (docs/adr/0009-favourite-model.md). A user whose requests

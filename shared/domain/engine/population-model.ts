@@ -1,0 +1,232 @@
+import { DIMENSION_NAMES, type Dimension } from '../arms';
+import type { DimensionModel } from './favourite';
+import { neutralLogit } from './neutral-share';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, valueCount } from './layout';
+import { probabilityLargest } from './normal';
+import type { PopulationPrior } from './population';
+
+/**
+ * What the favourite model of each dimension (favourite.ts) needs to know about a tenant's
+ * users, derived from the population prior's sums (population.ts) once per prior object —
+ * docs/adr/0009-favourite-model.md.
+ *
+ * - The population's best value per (complexity, dimension) comes from self-normalised
+ *   inverse-propensity means of the reward credited to each value (weights 1/p capped at
+ *   population.ts's MAX_WEIGHT); popBest is each value's probability of being the best under
+ *   those means' uncertainty (effective sample size (Σw)²/Σw², Kish).
+ * - The follower share and the favourite and non-favourite reward levels are estimated by online
+ *   EM: after each outcome the user's posterior is added as a moving average — P(follower)
+ *   weighted by how much evidence the user has, and one outcome's worth of the split of their
+ *   evidence between favourite and other levels.
+ *   Each dimension's step is at least the lower confidence bound of its best value's lead in
+ *   the inverse-propensity means (leadLowerBound), which needs no credit assignment.
+ * - Per-complexity reward levels (harder tasks start less often) and the spread of prediction
+ *   errors (for the change detector) are plain moving averages.
+ * - The share of users whose task types do not change their favourites (task-types.ts) is the
+ *   maximum of a log-likelihood kept at NEUTRAL_GRID's points (neutral-share.ts).
+ */
+
+/** Pseudo-outcomes of effective sample size pulling a value's mean toward the typical tried value's (see compilePopulation). */
+export const MEAN_SHRINK = 3;
+/**
+ * Floor on the standard error of a value's mean (added in quadrature to the sampling error).
+ * The capped inverse-propensity means are biased by more than their sampling error says — a
+ * value the population rarely shows is shown mostly to new users — so popBest must not become
+ * certain of a favourite that leads by less than this. Without it, the minor dimensions'
+ * population favourite was often the wrong value held with confidence, and a 100-user tenant's
+ * ECE was 0.051 instead of 0.040 (seeds 1–16), at no cost to a 500-user tenant's reward.
+ */
+export const MEAN_BIAS = 0.01;
+/**
+ * The prior's strength is capped: however many of a tenant's users follow the population, at
+ * least 1 in 20 of a new user's prior goes to their having a favourite of their own, so a
+ * few of their own outcomes always overturn the population's favourite (issue 4: empirical
+ * Bayes with a capped prior strength).
+ */
+export const MAX_FOLLOW = 0.95;
+/** Pseudo-outcomes behind the default levels. */
+const LEVEL_PRIOR = 5;
+/**
+ * Until a tenant's data says otherwise, a user's favourite framing is assumed to add 0.3 to the
+ * reward and a favourite of each other dimension 0.1: how a task is framed is what the product
+ * expects to matter most. (With one step for all four, a user always shown the same style
+ * would have each success split four ways, and a new tenant would learn nothing for a while.)
+ */
+export const DEFAULT_STEP: Record<Dimension, number> = { framing: 0.3, style: 0.1, complexity: 0.1, encouragement: 0.1 };
+const DEFAULT_MEAN = 0.5;
+const DEFAULT_VARIANCE = 0.12;
+const MIN_STEP = 0.005;
+const MIN_NOISE = 0.02;
+const MIN_POP_BEST = 1e-4;
+/** Standard errors below the population best's lead taken as the floor of a dimension's step. */
+const LEAD_SDS = 2;
+/** An offset per complexity is used once the complexity has this many outcomes. */
+const MIN_COMPLEXITY_EVENTS = 5;
+/** The prediction errors' spread is used once it rests on this many outcomes. */
+const MIN_ERRORS = 20;
+
+/** What the engine uses of a population prior, derived once per prior object. */
+export interface CompiledPopulation {
+  dimensions: DimensionModel[];
+  /** Reward level of each complexity relative to the overall mean. */
+  offsets: Float64Array;
+  /** Non-favourite level per dimension (without the complexity offset). */
+  baseLevel: Float64Array;
+  /** Root mean square of whole rewards' prediction errors (bias included: err[0]'s Σ error is kept, not used). */
+  predictionSd: number;
+  /** Logit of the prior share of users whose favourites are the same in all their task types (task-types.ts). */
+  typeNeutralLogit: number;
+  /** Credited-reward means per cell (the population's best is their argmax). */
+  mean: Float64Array;
+  /** Raw outcome count and mean reward per cell. */
+  support: Float64Array;
+  rawMean: Float64Array;
+  /** Raw outcome count per complexity (the same as a dimension's support summed over its values). */
+  outcomes: Float64Array;
+}
+
+/** The other dimensions' expected part of a new user's reward under the default steps. */
+const otherDimensionsShare = (dim: Dimension): number =>
+  DIMENSION_NAMES.reduce((sum, other) => (other === dim ? sum : sum + DEFAULT_STEP[other] / valueCount(other)), 0);
+
+const compiled = new WeakMap<PopulationPrior, CompiledPopulation>();
+const means = new Float64Array(MAX_VALUE_COUNT);
+const sds = new Float64Array(MAX_VALUE_COUNT);
+
+/** Kish effective sample size of a cell's inverse-propensity weights, (Σ w)² / Σ w²; 0 for a cell without outcomes. */
+const effectiveSize = (prior: PopulationPrior, cell: number): number =>
+  prior.w2[cell]! > 0 ? (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]! : 0;
+
+function complexityOffsets(prior: PopulationPrior): Float64Array {
+  let total = 0;
+  let count = 0;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+    total += prior.cr[c]!;
+    count += prior.cn[c]!;
+  }
+  const overall = count > 0 ? total / count : 0;
+  return Float64Array.from({ length: COMPLEXITY_COUNT }, (_, c) =>
+    prior.cn[c]! >= MIN_COMPLEXITY_EVENTS ? prior.cr[c]! / prior.cn[c]! - overall : 0,
+  );
+}
+
+/**
+ * A lower confidence bound (LEAD_SDS standard errors) on how far the mean credited reward of the
+ * population's best value (`best`) lies above that of the dimension's other values at a
+ * complexity, from the unshrunk inverse-propensity means; 0 when there is too little data.
+ *
+ * Why it bounds the step: the values of the four dimensions are chosen independently of one
+ * another, so in an inverse-propensity mean of one dimension's value the others' contributions
+ * are the same whichever value was shown, and the lead of the population's best is Δ × (the
+ * share of users whose favourite it is, less the share of those whose favourite is another) ≤ Δ.
+ * Unlike the levels' EM, this needs no credit assignment: when nearly every user follows the
+ * population, every user is shown the same values of all four dimensions and EM alone could hand
+ * one dimension's effect to another.
+ */
+function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count: number, best: number, variance: number): number {
+  const bestCell = cellIndex(c, offset + best);
+  const bestSize = effectiveSize(prior, bestCell);
+  let restSize = 0;
+  let restSum = 0;
+  for (let i = 0; i < count; i++) {
+    const cell = cellIndex(c, offset + i);
+    const size = effectiveSize(prior, cell);
+    if (i === best || size <= 0) continue;
+    restSize += size;
+    restSum += (size * prior.wr[cell]!) / prior.w[cell]!;
+  }
+  if (bestSize <= 0 || restSize <= 0) return 0;
+  const lead = prior.wr[bestCell]! / prior.w[bestCell]! - restSum / restSize;
+  return Math.max(0, lead - LEAD_SDS * Math.sqrt(variance / bestSize + variance / restSize));
+}
+
+export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
+  const cached = compiled.get(prior);
+  if (cached) return cached;
+  const offsets = complexityOffsets(prior);
+  const result: CompiledPopulation = {
+    dimensions: [],
+    offsets,
+    baseLevel: new Float64Array(DIMENSION_NAMES.length),
+    predictionSd: 0,
+    typeNeutralLogit: neutralLogit(prior.neutral),
+    mean: new Float64Array(CELL_COUNT),
+    support: Float64Array.from(prior.n),
+    rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),
+    outcomes: Float64Array.from(prior.cn),
+  };
+  DIMENSION_NAMES.forEach((dim, d) => {
+    const offset = DIMENSION_OFFSET[dim];
+    const count = valueCount(dim);
+    const rn = prior.rn[d]!;
+    // The reward credited to this dimension: a whole reward less the others' expected part.
+    const mean = rn > 0 ? prior.rs[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
+    const variance = rn > 1 ? Math.max(0.01, prior.rs2[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
+    const popBest = new Float64Array(CELL_COUNT);
+    // The population's best value's lead over the others, per complexity: a lower bound on the step.
+    let floorSum = 0;
+    let floorWeight = 0;
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      let w = 0;
+      for (let i = 0; i < count; i++) w += prior.w[cellIndex(c, offset + i)]!;
+      // What a value nobody has tried is expected to earn: the average of the tried values' means,
+      // each weighted by how reliable it is (effective size / (effective size + MEAN_SHRINK)), not
+      // by its outcomes — which would make it about the most-shown value's, i.e. the favourite's.
+      let reliability = 0;
+      let weighted = 0;
+      for (let i = 0; i < count; i++) {
+        const cell = cellIndex(c, offset + i);
+        const effective = effectiveSize(prior, cell);
+        if (effective <= 0) continue;
+        const r = effective / (effective + MEAN_SHRINK);
+        reliability += r;
+        weighted += (r * prior.wr[cell]!) / prior.w[cell]!;
+      }
+      const dimensionMean = reliability > 0 ? weighted / reliability : mean;
+      for (let i = 0; i < count; i++) {
+        const cell = cellIndex(c, offset + i);
+        const cw = prior.w[cell]!;
+        const effective = effectiveSize(prior, cell);
+        const estimate = cw > 0 ? prior.wr[cell]! / cw : dimensionMean;
+        means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
+        sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK) + MEAN_BIAS * MEAN_BIAS);
+        result.mean[cell] = means[i]!;
+      }
+      let total = 0;
+      for (let i = 0; i < count; i++)
+        total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
+      for (let i = 0; i < count; i++) popBest[cellIndex(c, offset + i)]! /= total;
+      if (w > 0) {
+        let best = 0;
+        for (let i = 1; i < count; i++) if (means[i]! > means[best]!) best = i;
+        floorSum += w * leadLowerBound(prior, c, offset, count, best, variance);
+        floorWeight += w;
+      }
+    }
+    // Defaults: a new user's favourite is one value in `count`, so the mean is other + step / count.
+    const defaultStep = DEFAULT_STEP[dim];
+    const favourite = (prior.favS[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favN[d]! + LEVEL_PRIOR);
+    const emOther = (prior.otherS[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherN[d]! + LEVEL_PRIOR);
+    const stepFloor = floorWeight > 0 ? floorSum / floorWeight : 0;
+    const step = Math.max(MIN_STEP, favourite - emOther, stepFloor);
+    // Share of the outcomes at a favourite. A step widened by the floor keeps the levels' mean.
+    const share = (prior.favN[d]! + 1) / (prior.favN[d]! + prior.otherN[d]! + 2);
+    const other = emOther - share * (step - (favourite - emOther));
+    // Within-level noise: the credited reward's variance less the part the levels explain.
+    const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
+    result.baseLevel[d] = other;
+    result.dimensions.push({
+      offset,
+      count,
+      follow: Math.min(MAX_FOLLOW, (prior.follow[d]! + 1) / (prior.users[d]! + 2)),
+      popBest,
+      mid: Float64Array.from(offsets, (o) => other + o + step / 2),
+      step,
+      weight: step / noise,
+    });
+  });
+  const [, e2, en] = prior.err;
+  result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
+  compiled.set(prior, result);
+  return result;
+}
