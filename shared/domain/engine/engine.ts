@@ -2,7 +2,8 @@ import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins } f
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import type { Random } from '../random';
 import { buildRationale, type ValueEvidence } from '../rationale';
-import { creditShares, entryCell, inferUser, type Inference } from './inference';
+import { entryCell, inferUser } from './inference';
+import { USER_WEIGHT_HALF, choiceIndex, emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
 import { fromLegacy } from './legacy';
 import {
@@ -12,11 +13,9 @@ import {
   VALUE_COUNT,
   cellIndex,
   complexityIndex,
-  contextComplexity,
   contextIndex,
   round4,
   valueCount,
-  valueIndex,
 } from './layout';
 import { emptyPopulation, mergePopulation, observePopulation, parsePopulation, type PopulationPrior } from './population';
 import { compilePopulation, type CompiledPopulation } from './population-model';
@@ -61,90 +60,9 @@ const SHARPNESS = 4;
  */
 const CHANGE_SLACK = 0.5;
 const CHANGE_THRESHOLD = 5;
-/** A user's part in the population's EM estimates grows with their evidence n as n / (n + USER_WEIGHT_HALF). */
-const USER_WEIGHT_HALF = 2;
 
 const D = DIMENSION_NAMES.length;
 const weights = new Float64Array(MAX_VALUE_COUNT);
-
-/** A value's index in its dimension's set; choices reach the engine validated, so anything else is a bug, not data. */
-function indexOf(dim: Dimension, value: string): number {
-  const index = valueIndex(dim, value);
-  if (index < 0) throw new Error(`engine: ${value} is not a ${dim} value`);
-  return index;
-}
-
-/** What the engine expected of an outcome before it arrived. */
-interface Expectation {
-  /** The context cell of each dimension's value shown. */
-  cells: Int32Array;
-  /** The whole reward predicted. */
-  predicted: number;
-  /** Each dimension's credited share of the reward that came (creditShares). */
-  credited: Float64Array;
-}
-
-/**
- * What `inference` expects of an outcome of `choice` in context (complexity c, task slot), and
- * each dimension's credit for `reward`. With no favourite shown, a whole reward is at any
- * dimension's non-favourite level (a dimension's credited reward is the whole reward less the
- * others' parts); the framing's (d = 0) is used, its EM split being the clearest.
- */
-function expectOutcome(
-  prior: CompiledPopulation,
-  inference: Inference,
-  choice: Choice,
-  c: number,
-  slot: number,
-  reward: number,
-): Expectation {
-  const context = contextIndex(c, slot);
-  const cells = Int32Array.from(DIMENSION_NAMES, (dim) => context * VALUE_COUNT + DIMENSION_OFFSET[dim] + indexOf(dim, choice[dim]));
-  const credited = new Float64Array(D);
-  const predicted = prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, cells, 0, reward, credited, 0);
-  return { cells, predicted, credited };
-}
-
-/**
- * A user's part in the population's EM after an outcome, per dimension, from their beliefs
- * `now` over all their evidence: P(follower) with the user's weight n / (n + USER_WEIGHT_HALF),
- * and one outcome's worth of the split of their evidence between favourite and other levels
- * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest).
- */
-function emContribution(now: Inference, prior: CompiledPopulation) {
-  const part = {
-    userWeight: new Float64Array(D),
-    follower: new Float64Array(D),
-    favS: new Float64Array(D),
-    favN: new Float64Array(D),
-    otherS: new Float64Array(D),
-    otherN: new Float64Array(D),
-  };
-  DIMENSION_NAMES.forEach((dim, d) => {
-    let evidence = 0;
-    for (let x = 0; x < now.contexts; x++) {
-      for (let v = 0; v < valueCount(dim); v++) {
-        const cell = x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v;
-        const n = now.n[cell]!;
-        const s = now.s[cell]! - n * prior.offsets[contextComplexity(x)]!;
-        const p = now.favourite[cell]!;
-        part.favS[d]! += p * s;
-        part.favN[d]! += p * n;
-        part.otherS[d]! += (1 - p) * s;
-        part.otherN[d]! += (1 - p) * n;
-        evidence += n;
-      }
-    }
-    const scale = 1 / Math.max(1, evidence);
-    part.favS[d]! *= scale;
-    part.favN[d]! *= scale;
-    part.otherS[d]! *= scale;
-    part.otherN[d]! *= scale;
-    part.userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
-    part.follower[d] = now.follower[d]!;
-  });
-  return part;
-}
 
 /**
  * Whether value `chosen` of the k values from `first` is off the most probable favourite: some
@@ -215,7 +133,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       if (pinned !== undefined) {
         choice[dim] = pinned;
         probabilities[dim] = 1;
-        evidence.push(valueEvidence(state, prior, c, d, indexOf(dim, pinned), slot, true, false));
+        evidence.push(valueEvidence(state, prior, c, d, choiceIndex(dim, pinned), slot, true, false));
         return;
       }
       const k = valueCount(dim);
@@ -263,7 +181,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     if (changed) shortfall = 0;
     const base = changed ? { ...state, history: state.history.slice(dropped) } : state;
     const { taskTypes, history, slot } = withTaskType(base, context.taskType);
-    const entry = [c, ...DIMENSION_NAMES.map((dim) => indexOf(dim, choice[dim])), slot, round4(reward), started ? 1 : 0] as Entry;
+    const entry = [c, ...DIMENSION_NAMES.map((dim) => choiceIndex(dim, choice[dim])), slot, round4(reward), started ? 1 : 0] as Entry;
     let next = [...history, entry];
     let leaving = null;
     if (next.length > HISTORY_LENGTH) {

@@ -1,0 +1,95 @@
+import { DIMENSION_NAMES, type Choice, type Dimension } from '../arms';
+import { creditShares, type Inference } from './inference';
+import { DIMENSION_OFFSET, VALUE_COUNT, contextComplexity, contextIndex, valueCount, valueIndex } from './layout';
+import type { CompiledPopulation } from './population-model';
+
+/**
+ * What one outcome means to the model (docs/adr/0009-favourite-model.md): before it arrives,
+ * the reward the user's beliefs predict and each dimension's credited share of the reward that
+ * came (expectOutcome: the change detector's error and the population's inverse-propensity
+ * sums); after it, the user's part in the population's EM estimates (emContribution).
+ */
+
+/** A user's part in the population's EM estimates grows with their evidence n as n / (n + USER_WEIGHT_HALF). */
+export const USER_WEIGHT_HALF = 2;
+
+const D = DIMENSION_NAMES.length;
+
+/** A value's index in its dimension's set; choices reach the engine validated, so anything else is a bug, not data. */
+export function choiceIndex(dim: Dimension, value: string): number {
+  const index = valueIndex(dim, value);
+  if (index < 0) throw new Error(`engine: ${value} is not a ${dim} value`);
+  return index;
+}
+
+/** What the engine expected of an outcome before it arrived. */
+export interface Expectation {
+  /** The context cell of each dimension's value shown. */
+  cells: Int32Array;
+  /** The whole reward predicted. */
+  predicted: number;
+  /** Each dimension's credited share of the reward that came (creditShares). */
+  credited: Float64Array;
+}
+
+/**
+ * What `inference` expects of an outcome of `choice` in context (complexity c, task slot), and
+ * each dimension's credit for `reward`. With no favourite shown, a whole reward is at any
+ * dimension's non-favourite level (a dimension's credited reward is the whole reward less the
+ * others' parts); the framing's (d = 0) is used, its EM split being the clearest.
+ */
+export function expectOutcome(
+  prior: CompiledPopulation,
+  inference: Inference,
+  choice: Choice,
+  c: number,
+  slot: number,
+  reward: number,
+): Expectation {
+  const context = contextIndex(c, slot);
+  const cells = Int32Array.from(DIMENSION_NAMES, (dim) => context * VALUE_COUNT + DIMENSION_OFFSET[dim] + choiceIndex(dim, choice[dim]));
+  const credited = new Float64Array(D);
+  const predicted = prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, cells, 0, reward, credited, 0);
+  return { cells, predicted, credited };
+}
+
+/**
+ * A user's part in the population's EM after an outcome, per dimension, from their beliefs
+ * `now` over all their evidence: P(follower) with the user's weight n / (n + USER_WEIGHT_HALF),
+ * and one outcome's worth of the split of their evidence between favourite and other levels
+ * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest).
+ */
+export function emContribution(now: Inference, prior: CompiledPopulation) {
+  const part = {
+    userWeight: new Float64Array(D),
+    follower: new Float64Array(D),
+    favS: new Float64Array(D),
+    favN: new Float64Array(D),
+    otherS: new Float64Array(D),
+    otherN: new Float64Array(D),
+  };
+  DIMENSION_NAMES.forEach((dim, d) => {
+    let evidence = 0;
+    for (let x = 0; x < now.contexts; x++) {
+      for (let v = 0; v < valueCount(dim); v++) {
+        const cell = x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v;
+        const n = now.n[cell]!;
+        const s = now.s[cell]! - n * prior.offsets[contextComplexity(x)]!;
+        const p = now.favourite[cell]!;
+        part.favS[d]! += p * s;
+        part.favN[d]! += p * n;
+        part.otherS[d]! += (1 - p) * s;
+        part.otherN[d]! += (1 - p) * n;
+        evidence += n;
+      }
+    }
+    const scale = 1 / Math.max(1, evidence);
+    part.favS[d]! *= scale;
+    part.favN[d]! *= scale;
+    part.otherS[d]! *= scale;
+    part.otherN[d]! *= scale;
+    part.userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
+    part.follower[d] = now.follower[d]!;
+  });
+  return part;
+}
