@@ -50,7 +50,12 @@ describe('reads after an outcome (no worker running)', () => {
 });
 
 describe('reads after an outcome (worker running)', () => {
-  beforeAll(() => h.startWorker());
+  // The guarantee is for a running worker: wait until it is connected and taking jobs, so its
+  // start-up (which can exceed OUTCOME_WAIT_MS on a busy machine) is not timed as a read's wait.
+  beforeAll(async () => {
+    const worker = h.startWorker();
+    await Promise.all([worker.ready, ...worker.workers.map((w) => w.waitUntilReady())]);
+  });
 
   it('reflect every outcome posted before them: the next context call and GET /v1/profile', async () => {
     let requestId = (await context('ryo-loop')).body.requestId as string;
