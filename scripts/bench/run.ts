@@ -87,7 +87,8 @@ export function roundInteractions(sim: Simulation, round: number): ScheduledInte
  */
 export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][] {
   const records: InteractionRecord[][] = sim.users.map(() => []);
-  for (let round = 0; round < roundCount(sim); round++) {
+  const rounds = roundCount(sim);
+  for (let round = 0; round < rounds; round++) {
     for (const { user, interaction, complexity, taskType, preferences } of roundInteractions(sim, round)) {
       const context = { complexity, taskType, interaction };
       const decided = policy.choose(user.index, context);

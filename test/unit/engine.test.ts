@@ -8,7 +8,8 @@ import {
   type Pins,
   type TaskComplexity,
 } from '../../shared/domain/arms';
-import { ESTABLISHED_MIN_OUTCOMES, engine } from '../../shared/domain/engine/engine';
+import { engine } from '../../shared/domain/engine/engine';
+import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
 import { CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';

@@ -3,15 +3,15 @@ import type { Learner, LearnerDecision, SelectionProbabilities } from '../learne
 import type { Random } from '../random';
 import { buildRationale, type ValueEvidence } from '../rationale';
 import { entryCell, inferUser } from './inference';
-import { USER_WEIGHT_HALF, choiceIndex, emContribution, expectOutcome } from './expectation';
+import { emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
 import { fromLegacy } from './legacy';
 import {
-  COMPLEXITY_COUNT,
   DIMENSION_OFFSET,
   MAX_VALUE_COUNT,
   VALUE_COUNT,
   cellIndex,
+  choiceIndex,
   complexityIndex,
   contextIndex,
   round4,
@@ -30,9 +30,7 @@ import {
   type Entry,
   type Older,
 } from './state';
-import { ESTABLISHED_MIN_OUTCOMES, computeSummary, contextEvidence } from './summary';
-
-export { ESTABLISHED_MIN_OUTCOMES };
+import { computeSummary } from './summary';
 
 /**
  * The learning engine (docs/adr/0009-favourite-model.md): per user and dimension, the posterior
@@ -75,6 +73,9 @@ function belowBest(favourite: Float64Array, first: number, k: number, chosen: nu
   return false;
 }
 
+/** The prior a state read without one is summarised under (compiled once: compilePopulation caches per object). */
+const EMPTY_PRIOR = compilePopulation(emptyPopulation());
+
 /** Where and how a stored state fails its schema, without the values found there. */
 function describeIssue(issue: { path: PropertyKey[]; message: string } | undefined): string {
   if (!issue) return 'not an engine-v2 state';
@@ -107,11 +108,10 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   parseState(raw, onUnreadable) {
     const parsed = engineStateSchema.safeParse(raw);
     if (parsed.success) return parsed.data;
-    const empty = compilePopulation(emptyPopulation());
     const legacy = fromLegacy(raw);
-    if (legacy) return stateOf(legacy.outcomes, legacy.older, empty);
+    if (legacy) return stateOf(legacy.outcomes, legacy.older, EMPTY_PRIOR);
     onUnreadable?.(describeIssue(parsed.error.issues[0]));
-    return stateOf(0, emptyOlder(), empty);
+    return stateOf(0, emptyOlder(), EMPTY_PRIOR);
   },
 
   emptyPrior: emptyPopulation,
@@ -214,8 +214,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const expected = expectOutcome(prior, inferUser(before, prior), choice, c, taskSlotOf(before, context.taskType), reward);
     // EM: the user's beliefs after this outcome, over all of their evidence.
     const now = inferUser(after, prior);
-    let typed = 0;
-    for (let x = COMPLEXITY_COUNT; x < now.contexts; x++) typed += contextEvidence(now, x);
     observePopulation(delta, prior, {
       complexity: c,
       // The population knows complexities, not each user's task types.
@@ -225,8 +223,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       credited: expected.credited,
       error: reward - expected.predicted,
       ...emContribution(now, prior),
-      typedWeight: typed / (typed + USER_WEIGHT_HALF),
-      neutralLogBayes: now.neutralLogBayes,
     });
   },
 

@@ -1,7 +1,8 @@
-import { DIMENSION_NAMES, type Choice, type Dimension } from '../arms';
+import { DIMENSION_NAMES, type Choice } from '../arms';
 import { creditShares, type Inference } from './inference';
-import { DIMENSION_OFFSET, VALUE_COUNT, contextComplexity, contextIndex, valueCount, valueIndex } from './layout';
+import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, choiceIndex, contextComplexity, contextIndex, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
+import { contextEvidence } from './summary';
 
 /**
  * What one outcome means to the model (docs/adr/0009-favourite-model.md): before it arrives,
@@ -11,16 +12,9 @@ import type { CompiledPopulation } from './population-model';
  */
 
 /** A user's part in the population's EM estimates grows with their evidence n as n / (n + USER_WEIGHT_HALF). */
-export const USER_WEIGHT_HALF = 2;
+const USER_WEIGHT_HALF = 2;
 
 const D = DIMENSION_NAMES.length;
-
-/** A value's index in its dimension's set; choices reach the engine validated, so anything else is a bug, not data. */
-export function choiceIndex(dim: Dimension, value: string): number {
-  const index = valueIndex(dim, value);
-  if (index < 0) throw new Error(`engine: ${value} is not a ${dim} value`);
-  return index;
-}
 
 /** What the engine expected of an outcome before it arrived. */
 export interface Expectation {
@@ -57,7 +51,9 @@ export function expectOutcome(
  * A user's part in the population's EM after an outcome, per dimension, from their beliefs
  * `now` over all their evidence: P(follower) with the user's weight n / (n + USER_WEIGHT_HALF),
  * and one outcome's worth of the split of their evidence between favourite and other levels
- * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest).
+ * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest);
+ * and, for the tenant's task-type-neutral share, the weight of the user's typed evidence (as a
+ * user's weight) and their log Bayes factor for neutral.
  */
 export function emContribution(now: Inference, prior: CompiledPopulation) {
   const part = {
@@ -91,5 +87,7 @@ export function emContribution(now: Inference, prior: CompiledPopulation) {
     part.userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
     part.follower[d] = now.follower[d]!;
   });
-  return part;
+  let typed = 0;
+  for (let x = COMPLEXITY_COUNT; x < now.contexts; x++) typed += contextEvidence(now, x);
+  return { ...part, typedWeight: typed / (typed + USER_WEIGHT_HALF), neutralLogBayes: now.neutralLogBayes };
 }

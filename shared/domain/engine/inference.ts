@@ -11,8 +11,9 @@ import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH,
  *
  * A reward is earned by all four dimensions at once. Each dimension is credited with the reward
  * less what the other three are expected to have contributed — their step Δ times the
- * probability that the value shown was the user's favourite — and its favourite model
- * (favourite.ts) is fed those credited rewards. This is mean-field inference, done over the
+ * probability that the value shown was the user's favourite — and the user's posterior
+ * (userPosterior in task-types.ts: the favourite model of favourite.ts, with task types pooled
+ * or kept apart) is fed those credited rewards. This is mean-field inference, done over the
  * stored history with today's beliefs: SWEEPS rounds starting from the population prior. So
  * when the engine learns that a framing suits the user, earlier rewards are re-read in that
  * light, and a communication style shown during a run of wrong framings is not blamed for them.

@@ -34,6 +34,13 @@ export const cellIndex = (complexity: number, slot: number): number => complexit
 /** A value's index in its dimension's value set (-1 for a value outside the set). */
 export const valueIndex = (dim: Dimension, value: string): number => (DIMENSIONS[dim].values as readonly string[]).indexOf(value);
 
+/** A chosen or pinned value's index; choices reach the engine validated, so a value outside the set is a bug, not data. */
+export function choiceIndex(dim: Dimension, value: string): number {
+  const index = valueIndex(dim, value);
+  if (index < 0) throw new Error(`engine: ${value} is not a ${dim} value`);
+  return index;
+}
+
 /** The value slot of each dimension's value in a choice (-1 for a value outside the set). */
 export function choiceSlots(choice: Choice): Record<Dimension, number> {
   const slots = {} as Record<Dimension, number>;
