@@ -112,18 +112,22 @@ export class EventBatcher {
               now,
               findQueuedDecision: (requestId) => this.findQueuedDecision(requestId),
               hashUser: (t, userId) => userHash(this.secret, t, userId),
-              onUnreadableState: (t, userId, issue) =>
-                this.logger.warn(
-                  { accountId: t.accountId, environment: t.environment, userHash: userHash(this.secret, t, userId), issue },
-                  "a profile's learner state was unreadable: its learning starts again from the population prior",
-                ),
             }),
           });
         }
         return out;
       }),
     );
-    // Postgres has committed: refresh the cache (never to an older version), then settle jobs.
+    // Postgres has committed: report replaced states once (a retried or rolled-back run did not replace them),
+    // refresh the cache (never to an older version), then settle jobs.
+    for (const { tenant, result } of results) {
+      for (const { userHash: hash, issue } of result.replacedStates) {
+        this.logger.warn(
+          { accountId: tenant.accountId, environment: tenant.environment, userHash: hash, issue },
+          "a profile's learner state was unreadable: its learning starts again from the population prior",
+        );
+      }
+    }
     // If the refresh fails the jobs fail too; their retry finds the outcomes applied and
     // refreshes the cache from the committed rows.
     await Promise.all([

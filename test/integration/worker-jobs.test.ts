@@ -95,7 +95,7 @@ describe('worker job handling', () => {
     const first = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: first, started: true })).status).toBe(202);
     await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
-    // A state no engine version wrote (a bug or a bad manual edit): its history is not a list.
+    // A state no engine version wrote (a bug or a bad manual edit): fields missing, its history not a list.
     await h.env.db
       .updateTable('profiles')
       .set({ state: JSON.stringify({ learner: 'engine-v2', history: 'lost' }) as never })

@@ -33,8 +33,6 @@ export interface ApplyDeps {
   findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>;
   /** userHash(secret, tenant, userId) — erasures are recorded under it. */
   hashUser: (tenant: Tenant, userId: string) => string;
-  /** Told when a profile's stored learner state is unreadable and a fresh one replaces it (`issue`: what was wrong). */
-  onUnreadableState?: (tenant: Tenant, userId: string, issue: string) => void;
 }
 
 export interface TenantBatchResult {
@@ -50,6 +48,8 @@ export interface TenantBatchResult {
   updatedProfiles: StoredProfile[];
   /** The tenant's population prior after this batch's outcomes, when they changed it. */
   population: StoredPopulation | null;
+  /** Users whose stored learner state was unreadable and replaced by a fresh one (`issue`: what was wrong), by user hash. */
+  replacedStates: Array<{ userHash: string; issue: string }>;
 }
 
 const compareUser = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -81,6 +81,7 @@ export async function applyTenantEvents(
     missingOutcomes: new Set(),
     updatedProfiles: [],
     population: null,
+    replacedStates: [],
   };
 
   // 1. Decisions of the outcomes.
@@ -181,7 +182,9 @@ export async function applyTenantEvents(
     const profile = profiles.get(decision.userId)!;
     const before = shown.get(decision.userId) ?? toProfileResponse(profile, learner);
     const reward = computeReward(outcome.signals);
-    const current = learner.parseState(profile.state, (issue) => deps.onUnreadableState?.(tenant, decision.userId, issue));
+    const current = learner.parseState(profile.state, (issue) =>
+      result.replacedStates.push({ userHash: deps.hashUser(tenant, decision.userId), issue }),
+    );
     const state = learner.update(current, decision.context, decision.choice, reward, outcome.signals.started, prior);
     learner.observe(delta, prior, current, state, decision.context, decision.choice, decision.probabilities, reward);
     const next: StoredProfile = {
