@@ -1,6 +1,7 @@
 import { seededRandom } from '../../shared/domain/random';
 import { oraclePolicy, randomPolicy } from '../../scripts/bench/policies';
 import { expectedCalibrationError, pairedDifference, runPolicy, summarize } from '../../scripts/bench/run';
+import { mean } from '../../scripts/bench/stats';
 import {
   bestChoice,
   complexityAt,
@@ -145,8 +146,8 @@ describe('bench:learning worlds', () => {
     const untyped = createSimulation(14, 60, 20, WORLDS.default);
     const records = runPolicy(sim, oraclePolicy(sim));
     expect(records.flat().every((r) => r.bestCombination)).toBe(true);
-    const mean = (rs: { reward: number }[][]) => rs.flat().reduce((t, r) => t + r.reward, 0) / rs.flat().length;
-    expect(Math.abs(mean(records) - mean(runPolicy(untyped, oraclePolicy(untyped))))).toBeLessThan(0.03);
+    const meanReward = (rs: { reward: number }[][]) => mean(rs.flat().map((r) => r.reward));
+    expect(Math.abs(meanReward(records) - meanReward(runPolicy(untyped, oraclePolicy(untyped))))).toBeLessThan(0.03);
   });
 });
 
