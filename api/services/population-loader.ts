@@ -22,7 +22,11 @@ interface Loaded {
 
 interface Entry extends Loaded {
   loadedAt: number;
-  /** When the entry was last loaded with Postgres as the fallback (a refresh that finds no Redis copy waits POPULATION_STORE_REFRESH_MS after it). */
+  /**
+   * When Postgres was last allowed to answer for this tenant: the first load (which falls back to
+   * it when Redis has no copy) and each refresh that went to it. A refresh that finds no Redis
+   * copy goes to Postgres only POPULATION_STORE_REFRESH_MS after this.
+   */
   storeReadAt: number;
   refreshing: Promise<void> | null;
 }
