@@ -90,6 +90,22 @@ describe('favouritePosterior', () => {
     }
   });
 
+  it('keeps values that the prior and the evidence cannot tell apart exactly tied (a new tenant’s new user)', () => {
+    const popBest = new Float64Array(CELL_COUNT);
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) for (let v = 0; v < K; v++) popBest[cellIndex(c, FRAMING + v)] = 1 / K;
+    const n = new Float64Array(CELL_COUNT);
+    const s = new Float64Array(CELL_COUNT);
+    // The same evidence on every value at medium complexity, none elsewhere.
+    for (let v = 0; v < K; v++) [n[cellIndex(1, FRAMING + v)], s[cellIndex(1, FRAMING + v)]] = [0.97, 0.41];
+    const out = new Float64Array(CELL_COUNT);
+    favouritePosterior(model({ popBest }), n, s, 3, out);
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      const first = out[cellIndex(c, FRAMING)]!;
+      for (let v = 1; v < K; v++) expect(out[cellIndex(c, FRAMING + v)]).toBe(first);
+      expect(first).toBeCloseTo(1 / K, 12);
+    }
+  });
+
   it('writes only its own dimension’s cells', () => {
     const out = new Float64Array(CELL_COUNT).fill(-1);
     favouritePosterior(model(), new Float64Array(CELL_COUNT), new Float64Array(CELL_COUNT), 3, out);

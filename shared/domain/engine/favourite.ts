@@ -107,11 +107,15 @@ export function favouritePosterior(
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT + model.offset;
     const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;
+    // Every core value g puts `other` on each value: that part is the same sum for all v, so it is
+    // summed once (which also keeps tied values exactly tied).
+    let anyCore = 0;
+    for (let g = 0; g < k; g++) anyCore += coreWeight[g]! / corePart[g * CONTEXT_COUNT + x]!;
     for (let v = 0; v < k; v++) {
       const l = like[x * MAX_VALUE_COUNT + v]!;
-      let p = (follower * model.popBest[popBase + v]! * l) / followAt[x]!;
-      for (let g = 0; g < k; g++) p += (coreWeight[g]! * ((v === g ? PERSISTENCE : 0) + other) * l) / corePart[g * CONTEXT_COUNT + x]!;
-      out[base + v] = p / total;
+      const asFollower = (follower * model.popBest[popBase + v]!) / followAt[x]!;
+      const asCore = (PERSISTENCE * coreWeight[v]!) / corePart[v * CONTEXT_COUNT + x]!;
+      out[base + v] = (l * (asFollower + asCore + other * anyCore)) / total;
     }
   }
   return follower / total;
