@@ -10,6 +10,7 @@ import {
 } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
 import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
+import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/inference';
 import { CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';
@@ -593,6 +594,49 @@ describe('learning', () => {
       engine.decide(engine.initialState(EMPTY), { complexity: 'medium' }, {}, seededRandom(seed), EMPTY),
     );
     expect(uninformed.filter((d) => d.choice.framing === 'purpose').length).toBeLessThan(80);
+  });
+});
+
+describe('a new user’s first outcome', () => {
+  /**
+   * A tenant whose rewards are mostly "started or not", as SPEC §4's are: 60% of its 150 users
+   * like purpose, the others another framing; a favourite is started 80% of the time, another
+   * framing 25%.
+   */
+  const STEPS = 20;
+  const favourites = Array.from({ length: 150 }, (_, u) => (u % 5 < 3 ? 'purpose' : FRAMINGS[(u * 7) % 5]!));
+  let calls = 0;
+  const prior = trainedTenant(
+    seededRandom(21),
+    favourites.length,
+    STEPS,
+    () => ({ complexity: 'medium' }),
+    (shown, random) => {
+      const user = Math.floor(calls++ / STEPS);
+      const started = random() < (shown.framing === favourites[user] ? 0.8 : 0.25);
+      return started ? 0.6 + 0.4 * random() : 0.1 * random();
+    },
+  );
+  const medium: DecisionContext = { complexity: 'medium' };
+  const purposeShare = (state: EngineState) =>
+    Array.from({ length: 400 }, (_, seed) => engine.decide(state, medium, {}, seededRandom(seed), prior)).filter(
+      (d) => d.choice.framing === 'purpose',
+    ).length / 400;
+  const failure = (state: EngineState) => engine.update(state, medium, choice('purpose'), 0, false, prior);
+
+  it(`counts FIRST_OUTCOME_WEIGHT (${FIRST_OUTCOME_WEIGHT}) while it is the only one, and in full once a second arrives`, () => {
+    const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
+    const one = failure(engine.initialState(prior));
+    expect(inferUser(one, compilePopulation(prior)).n[cell]).toBeCloseTo(FIRST_OUTCOME_WEIGHT, 12);
+    expect(inferUser(failure(one), compilePopulation(prior)).n[cell]).toBeCloseTo(1 + DECAY, 12);
+  });
+
+  it('does not move the user off the population’s favourite after one failure; a second failure does', () => {
+    const fresh = engine.initialState(prior);
+    expect(purposeShare(fresh)).toBeGreaterThan(0.95);
+    const once = failure(fresh);
+    expect(purposeShare(once)).toBeGreaterThan(0.9);
+    expect(purposeShare(failure(once))).toBeLessThan(0.05);
   });
 });
 
