@@ -99,7 +99,16 @@ it('serves a new user from the population prior the worker builds from other use
   expect(Number(stored.version)).toBeGreaterThan(0);
 
   // The API refreshes its in-memory copy within a fraction of a second; then a new user starts from it.
-  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  // Wait for that: a probe user's rationale quotes the crowd's outcomes at medium complexity.
+  let probes = 0;
+  await eventually(async () => {
+    const rec = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .send({ userId: `prior-probe-${probes++}`, task: 'T', complexity: 'medium' });
+    return /among this app's users, tasks framed as micro_steps at medium complexity/.test(rec.body.rationale);
+  }, 10_000);
   const picks: string[] = [];
   let rationale = '';
   for (let i = 0; i < 10; i++) {
