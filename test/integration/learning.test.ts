@@ -1,3 +1,7 @@
+import { FRAMINGS, TASK_COMPLEXITY as COMPLEXITY } from '../../shared/domain/arms';
+import { engine } from '../../shared/domain/engine/engine';
+import { DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
+import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -99,7 +103,10 @@ it('serves a new user from the population prior the worker builds from other use
   expect(Number(stored.version)).toBeGreaterThan(0);
 
   // The API refreshes its in-memory copy within a fraction of a second; then a new user starts from it.
-  // Wait for that: a probe user's rationale quotes the crowd's outcomes at medium complexity.
+  // Wait for that: a probe user served micro_steps quotes the stored prior's count of them at medium complexity.
+  const microSteps = cellIndex(COMPLEXITY.indexOf('medium'), DIMENSION_OFFSET.framing + FRAMINGS.indexOf('micro_steps'));
+  const support = Math.round(compilePopulation(engine.parsePrior(stored.prior)).support[microSteps]!);
+  expect(support).toBeGreaterThan(0);
   let probes = 0;
   await eventually(async () => {
     const rec = await h
@@ -107,7 +114,9 @@ it('serves a new user from the population prior the worker builds from other use
       .post('/v1/context')
       .set(bearer(key))
       .send({ userId: `prior-probe-${probes++}`, task: 'T', complexity: 'medium' });
-    return /among this app's users, tasks framed as micro_steps at medium complexity/.test(rec.body.rationale);
+    return new RegExp(`tasks framed as micro_steps at medium complexity average a reward of [0-9.]+ over ${support} outcomes`).test(
+      rec.body.rationale,
+    );
   }, 10_000);
   const picks: string[] = [];
   let rationale = '';
