@@ -183,7 +183,7 @@ export async function applyTenantEvents(
     const before = shown.get(decision.userId) ?? toProfileResponse(profile, learner);
     const reward = computeReward(outcome.signals);
     const current = learner.parseState(profile.state, (issue) =>
-      result.replacedStates.push({ userHash: deps.hashUser(tenant, decision.userId), issue }),
+      result.replacedStates.push({ userHash: hashOf.get(decision.userId)!, issue }),
     );
     const state = learner.update(current, decision.context, decision.choice, reward, outcome.signals.started, prior);
     learner.observe(delta, prior, current, state, decision.context, decision.choice, decision.probabilities, reward);
