@@ -8,6 +8,7 @@ import { valueEvidence } from './evidence';
 import { fromLegacy } from './legacy';
 import {
   DIMENSION_OFFSET,
+  argmax,
   MAX_VALUE_COUNT,
   VALUE_COUNT,
   cellIndex,
@@ -238,13 +239,8 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
     const best = {} as Record<Dimension, string>;
-    for (const dim of DIMENSION_NAMES) {
-      let top = 0;
-      for (let v = 1; v < valueCount(dim); v++) {
-        if (prior.mean[cellIndex(c, DIMENSION_OFFSET[dim] + v)]! > prior.mean[cellIndex(c, DIMENSION_OFFSET[dim] + top)]!) top = v;
-      }
-      best[dim] = DIMENSIONS[dim].values[top]!;
-    }
+    for (const dim of DIMENSION_NAMES)
+      best[dim] = DIMENSIONS[dim].values[argmax(prior.mean, cellIndex(c, DIMENSION_OFFSET[dim]), valueCount(dim))]!;
     return best as Choice;
   },
 };

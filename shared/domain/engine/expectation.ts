@@ -1,8 +1,7 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
-import { creditShares, type Inference } from './inference';
+import { contextEvidence, creditShares, type Inference } from './inference';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, choiceIndex, contextComplexity, contextIndex, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
-import { contextEvidence } from './summary';
 
 /**
  * What one outcome means to the model (docs/adr/0009-favourite-model.md): before it arrives,

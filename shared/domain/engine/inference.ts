@@ -1,6 +1,6 @@
 import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
-import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex, contextIndex } from './layout';
+import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex, contextIndex, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
 import { userPosterior } from './task-types';
 import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH, entryValue, type EngineState, type Entry } from './state';
@@ -51,6 +51,13 @@ export interface Inference {
   s: Float64Array;
   /** Reward credited to each dimension, per history entry: credited[entry · 4 + d]. */
   credited: Float64Array;
+}
+
+/** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
+export function contextEvidence(inference: Inference, x: number): number {
+  let total = 0;
+  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
+  return total;
 }
 
 /** The cell of dimension d's value in an entry, by complexity only (the population's and the rationale's layout). */

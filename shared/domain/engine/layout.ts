@@ -51,6 +51,13 @@ export function choiceSlots(choice: Choice): Record<Dimension, number> {
   return slots;
 }
 
+/** The index v in 0…count − 1 whose values[first + v] is largest (the lowest such v on a tie). */
+export function argmax(values: ArrayLike<number>, first: number, count: number): number {
+  let best = 0;
+  for (let v = 1; v < count; v++) if (values[first + v]! > values[first + best]!) best = v;
+  return best;
+}
+
 export const zeros = (n: number): number[] => new Array<number>(n).fill(0);
 
 /** Rounds evidence so a state survives a JSON round trip unchanged and stays small. */

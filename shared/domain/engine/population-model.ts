@@ -1,7 +1,7 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import type { DimensionModel } from './favourite';
 import { neutralLogit } from './neutral-share';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, cellIndex, valueCount } from './layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
 import { probabilityLargest } from './normal';
 import type { PopulationPrior } from './population';
 
@@ -197,9 +197,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
       for (let i = 0; i < count; i++) popBest[cellIndex(c, offset + i)]! /= total;
       if (w > 0) {
-        let best = 0;
-        for (let i = 1; i < count; i++) if (means[i]! > means[best]!) best = i;
-        floorSum += w * leadLowerBound(prior, c, offset, count, best, variance);
+        floorSum += w * leadLowerBound(prior, c, offset, count, argmax(means, 0, count), variance);
         floorWeight += w;
       }
     }

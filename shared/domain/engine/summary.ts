@@ -1,6 +1,6 @@
 import { DIMENSION_NAMES, type ProfilePhase } from '../arms';
-import { inferUser, type Inference } from './inference';
-import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, valueCount } from './layout';
+import { contextEvidence, inferUser } from './inference';
+import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, argmax, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
 import type { EngineState, Summary } from './state';
 
@@ -16,21 +16,6 @@ export const ESTABLISHED_MIN_OUTCOMES = 10;
 const ESTABLISHED_MIN_PROBABILITY = 0.8;
 /** Evidence added to each untyped context when summarising a profile: decides only for a user with (next to) none. */
 const UNTYPED_CONTEXT_WEIGHT = 0.1;
-
-/** The most probable favourite of dimension d in a context. */
-function argmaxAt(favourite: Float64Array, context: number, d: number): number {
-  const first = context * VALUE_COUNT + DIMENSION_OFFSET[DIMENSION_NAMES[d]!];
-  let best = 0;
-  for (let v = 1; v < valueCount(DIMENSION_NAMES[d]!); v++) if (favourite[first + v]! > favourite[first + best]!) best = v;
-  return best;
-}
-
-/** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
-export function contextEvidence(inference: Inference, x: number): number {
-  let total = 0;
-  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
-  return total;
-}
 
 export function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
   const inference = inferUser(state, prior);
@@ -53,7 +38,8 @@ export function computeSummary(state: EngineState, prior: CompiledPopulation): S
   if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
     let main = 0;
     for (let x = 1; x < inference.contexts; x++) if (weight[x]! > weight[main]!) main = x;
-    const framing = inference.favourite[main * VALUE_COUNT + DIMENSION_OFFSET.framing + argmaxAt(inference.favourite, main, 0)]!;
+    const first = main * VALUE_COUNT + DIMENSION_OFFSET.framing;
+    const framing = inference.favourite[first + argmax(inference.favourite, first, valueCount('framing'))]!;
     if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
   }
   return { best, phase };
