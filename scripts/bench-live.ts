@@ -15,9 +15,9 @@ import {
   type PolicyMetrics,
 } from './bench/run';
 import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
-import { fmt, formatColumns } from './bench/report';
+import { METRIC_LABELS, fmt, formatColumns, metricDigits } from './bench/report';
 import { mean, percentile, sampleSd } from './bench/stats';
-import { METRIC_LABELS, SWEEP_METRICS } from './bench/sweep';
+import { SWEEP_METRICS } from './bench/sweep';
 
 /**
  * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
@@ -201,7 +201,7 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
     '',
     ...formatColumns(
       ['policy', ...SWEEP_METRICS.map((metric) => METRIC_LABELS[metric])],
-      rows.map(([name, m]) => [name, ...SWEEP_METRICS.map((metric) => fmt(m[metric], metric === 'driftRecovery' ? 1 : 3))]),
+      rows.map(([name, m]) => [name, ...SWEEP_METRICS.map((metric) => fmt(m[metric], metricDigits(metric)))]),
     ),
   ];
   lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);

@@ -14,6 +14,20 @@ export function toJson(seed: number, users: number, results: Results) {
 /** A metric for a table: `digits` decimals, 'n/a' where it does not apply. */
 export const fmt = (x: number | null, digits = 3) => (x === null || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
 
+export type MetricName = keyof PolicyMetrics;
+/** Column labels of the metrics, in every benchmark table. */
+export const METRIC_LABELS: Record<MetricName, string> = {
+  meanReward_1_10: 'reward 1–10',
+  meanReward_11_40: 'reward 11–40',
+  meanReward_41_80: 'reward 41–80',
+  bestFramingShareLast10: 'best framing 31–40',
+  coldStartReward: 'cold start 1–3',
+  driftRecovery: 'drift recovery',
+  ece: 'ECE',
+};
+/** Decimals a metric is printed with: interactions to one, rewards, shares and ECE to three. */
+export const metricDigits = (metric: MetricName): number => (metric === 'driftRecovery' ? 1 : 3);
+
 /**
  * The lines of a text table: the header, a rule, then the rows; each column as wide as its
  * widest cell, the first left-aligned and the others right-aligned.
@@ -81,17 +95,18 @@ export function checkTargets(results: Results): TargetCheck[] {
 /** The human-readable table: one row per policy, then the engine's targets. */
 export function formatTable(results: Results, interactions: number): string {
   const oracleAll = results.oracle.meanRewardAll;
+  const L = METRIC_LABELS;
   const header = [
     'policy',
-    'reward 1–10',
-    'reward 11–40',
-    'reward 41–80',
+    L.meanReward_1_10,
+    L.meanReward_11_40,
+    L.meanReward_41_80,
     `regret/user 1–${interactions}`,
-    'best framing 31–40',
-    'cold start 1–3',
-    'drift recovery',
+    L.bestFramingShareLast10,
+    L.coldStartReward,
+    L.driftRecovery,
     'recovered',
-    'ECE',
+    L.ece,
   ];
   const rows = POLICY_NAMES.map((name) => {
     const { metrics: m, meanRewardAll, driftRecoveredShare } = results[name];
@@ -103,7 +118,7 @@ export function formatTable(results: Results, interactions: number): string {
       fmt((oracleAll - meanRewardAll) * interactions, 2),
       fmt(m.bestFramingShareLast10),
       fmt(m.coldStartReward),
-      m.driftRecovery === null ? 'n/a' : fmt(m.driftRecovery, 1),
+      fmt(m.driftRecovery, metricDigits('driftRecovery')),
       `${Math.round(driftRecoveredShare * 100)}%`,
       fmt(m.ece),
     ];

@@ -1,5 +1,4 @@
-import { POLICY_NAMES, formatColumns, type PolicyName, type Results } from './report';
-import type { PolicyMetrics } from './run';
+import { METRIC_LABELS, POLICY_NAMES, formatColumns, metricDigits, type MetricName, type PolicyName, type Results } from './report';
 import { mean, sampleVariance } from './stats';
 
 /**
@@ -10,7 +9,6 @@ import { mean, sampleVariance } from './stats';
  * on one seed.
  */
 
-export type MetricName = keyof PolicyMetrics;
 export const SWEEP_METRICS: readonly MetricName[] = [
   'meanReward_1_10',
   'meanReward_11_40',
@@ -77,17 +75,6 @@ export function summarizeSweep(seeds: readonly number[], runs: readonly Results[
   return { seeds: [...seeds], policies, differences };
 }
 
-/** Column labels of the metrics, in every benchmark table. */
-export const METRIC_LABELS: Record<MetricName, string> = {
-  meanReward_1_10: 'reward 1–10',
-  meanReward_11_40: 'reward 11–40',
-  meanReward_41_80: 'reward 41–80',
-  bestFramingShareLast10: 'best framing 31–40',
-  coldStartReward: 'cold start 1–3',
-  driftRecovery: 'drift recovery',
-  ece: 'ECE',
-};
-
 function formatEstimate(e: Estimate | null, digits: number, of: number, signed = false): string {
   if (e === null) return 'n/a';
   const sign = signed ? (e.mean >= 0 ? '+' : '−') : '';
@@ -102,7 +89,7 @@ export function formatSweep(summary: SweepSummary): string {
   const header = ['policy', ...SWEEP_METRICS.map((m) => METRIC_LABELS[m])];
   const rows = POLICY_NAMES.map((name) => [
     name,
-    ...SWEEP_METRICS.map((m) => formatEstimate(summary.policies[name][m], m === 'driftRecovery' ? 1 : 3, of)),
+    ...SWEEP_METRICS.map((m) => formatEstimate(summary.policies[name][m], metricDigits(m), of)),
   ]);
   const lines = [...formatColumns(header, rows), '', 'engine − baseline, paired within each seed:'];
   for (const { metric, other, difference } of summary.differences) {
