@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { runCli } from '../../shared/cli/main';
+import { runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -10,13 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const sink = (append: (s: string) => void) => new Writable({ write: (chunk, _e, done) => (append(chunk.toString()), done()) });
-  const code = await runCli(argv, { out: sink((s) => (out += s)), err: sink((s) => (err += s)), env: h.env.processEnv() });
-  return { code, out, err };
-}
+const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
 const json = async (...argv: string[]) => {
   const result = await cli(...argv, '--json');
   expect(result).toMatchObject({ code: 0, err: '' });

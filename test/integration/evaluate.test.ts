@@ -1,5 +1,4 @@
-import { Writable } from 'node:stream';
-import { runCli } from '../../shared/cli/main';
+import { runCliCaptured } from '../support/cli';
 import { DIMENSION_NAMES, DIMENSIONS, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
 import type { Environment } from '../../shared/domain/environment';
@@ -82,13 +81,7 @@ function learnedPrior(favourite: Choice) {
   return prior;
 }
 
-async function cli(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const sink = (append: (s: string) => void) => new Writable({ write: (chunk, _e, done) => (append(chunk.toString()), done()) });
-  const code = await runCli(argv, { out: sink((s) => (out += s)), err: sink((s) => (err += s)), env: env.processEnv() });
-  return { code, out, err };
-}
+const cli = (...argv: string[]) => runCliCaptured(argv, env.processEnv());
 
 async function evaluateJson(...argv: string[]) {
   const result = await cli('evaluate', ...argv, '--json');

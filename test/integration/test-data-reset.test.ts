@@ -4,8 +4,7 @@ import { findAccount } from '../../shared/keys/account.repository';
 import { startOfNextMonth } from '../../shared/limits/calendar';
 import { catchUpTestDataReset, resetTestData } from '../../shared/test-data/test-data-reset';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
-import { Writable } from 'node:stream';
-import { runCli } from '../../shared/cli/main';
+import { runCliCaptured } from '../support/cli';
 import { PopulationCache } from '../../shared/population/population-cache.repository';
 import { findPopulation } from '../../shared/population/population.repository';
 
@@ -94,11 +93,8 @@ describe('monthly test-data reset', () => {
     const dTest = await h.key('reset-d', 'test');
     await seedUser(cTest, 'rc');
     await seedUser(dTest, 'rd');
-    let out = '';
-    const stream = new Writable({ write: (chunk, _e, done) => ((out += chunk.toString()), done()) });
-    expect(
-      await runCli(['test-data', 'reset', '--account', 'reset-c', '--json'], { out: stream, err: stream, env: h.env.processEnv() }),
-    ).toBe(0);
+    const { code, out } = await runCliCaptured(['test-data', 'reset', '--account', 'reset-c', '--json'], h.env.processEnv());
+    expect(code).toBe(0);
     expect(JSON.parse(out)).toMatchObject({ account: 'reset-c', rowsRemoved: { profiles: 1, outcomes: 1, decisions: 1 } });
     expect(await counts('reset-c', 'test')).toEqual(none);
     expect(await counts('reset-d', 'test')).toEqual(one);

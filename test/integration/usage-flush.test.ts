@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { runCli } from '../../shared/cli/main';
+import { runCliCaptured } from '../support/cli';
 import { flushUsage } from '../../shared/usage/usage-flush';
 import { Limiter } from '../../shared/limits/limiter';
 import { bearer, startHarness, type Harness } from '../support/harness';
@@ -29,12 +28,7 @@ async function usageRows(keyId: string) {
   }));
 }
 
-async function cli(...argv: string[]) {
-  let out = '';
-  const stream = new Writable({ write: (chunk, _e, done) => ((out += chunk.toString()), done()) });
-  const code = await runCli(argv, { out: stream, err: stream, env: h.env.processEnv() });
-  return { code, out };
-}
+const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
 
 describe('usage flush to Postgres', () => {
   it('moves metered counts into usage_daily, equal to the requests made', async () => {

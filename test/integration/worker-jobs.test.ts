@@ -1,8 +1,7 @@
 import { Queue } from 'bullmq';
 import { EVENTS_QUEUE, JOBS } from '../../shared/jobs/catalog';
-import { runCli } from '../../shared/cli/main';
+import { capture, runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../shared/logger/logger';
 
 let h: Harness;
@@ -21,11 +20,6 @@ afterAll(async () => {
   await h.close();
 });
 
-function capture(): { stream: Writable; text: () => string } {
-  let text = '';
-  return { stream: new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) }), text: () => text };
-}
-
 describe('worker job handling', () => {
   it('declares retries with exponential backoff and bounded history for every job', () => {
     for (const spec of Object.values(JOBS)) {
@@ -41,10 +35,9 @@ describe('worker job handling', () => {
     const job = await queue.getJob('broken-outcome'); // read again: the state is settled now
     expect(job!.attemptsMade).toBe(1);
     expect(job!.failedReason).toMatch(/invalid outcome payload/);
-    const out = capture();
-    const code = await runCli(['jobs', 'failed', '--json'], { out: out.stream, err: out.stream, env: h.env.processEnv() });
+    const { code, out } = await runCliCaptured(['jobs', 'failed', '--json'], h.env.processEnv());
     expect(code).toBe(0);
-    const listed = JSON.parse(out.text());
+    const listed = JSON.parse(out);
     expect(listed.counts.failed).toBeGreaterThanOrEqual(1);
     expect(listed.data.map((j: { id: string }) => j.id)).toContain('broken-outcome');
   });

@@ -1,0 +1,16 @@
+import { Writable } from 'node:stream';
+import { runCli } from '../../shared/cli/main';
+
+/** A stream that keeps everything written to it (a log destination, the CLI's output). */
+export function capture(): { stream: Writable; text: () => string } {
+  let text = '';
+  return { stream: new Writable({ write: (chunk, _encoding, done) => ((text += chunk.toString()), done()) }), text: () => text };
+}
+
+/** Runs the operator CLI in process against `env`; returns its exit code and what it wrote to stdout and stderr. */
+export async function runCliCaptured(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+  const out = capture();
+  const err = capture();
+  const code = await runCli(argv, { out: out.stream, err: err.stream, env });
+  return { code, out: out.text(), err: err.text() };
+}
