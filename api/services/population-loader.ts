@@ -40,6 +40,8 @@ interface Entry extends Loaded {
  */
 export class PopulationLoader {
   private readonly entries = new Map<string, Entry>();
+  /** First loads under way, so that concurrent first requests of a tenant share one read. */
+  private readonly loading = new Map<string, Promise<Entry>>();
 
   constructor(
     private readonly db: Db,
@@ -53,10 +55,19 @@ export class PopulationLoader {
     const key = `${tenant.accountId}\u0000${tenant.environment}`;
     const entry = this.entries.get(key);
     if (!entry) {
-      const loaded = await this.load(tenant);
-      const fresh: Entry = { ...loaded, loadedAt: this.now(), storeReadAt: this.now(), refreshing: null };
-      this.entries.set(key, fresh);
-      return fresh.prior;
+      let first = this.loading.get(key);
+      if (!first) {
+        first = this.load(tenant)
+          .then((loaded) => {
+            const at = this.now();
+            const fresh: Entry = { ...loaded, loadedAt: at, storeReadAt: at, refreshing: null };
+            this.entries.set(key, fresh);
+            return fresh;
+          })
+          .finally(() => this.loading.delete(key));
+        this.loading.set(key, first);
+      }
+      return (await first).prior;
     }
     if (!entry.refreshing && this.now() - entry.loadedAt >= POPULATION_REFRESH_MS) {
       entry.refreshing = this.refresh(tenant, entry)
@@ -103,9 +114,8 @@ export class PopulationLoader {
       return undefined;
     });
     if (stored === undefined) return { version: -1, prior: this.learner.emptyPrior() };
-    if (stored) await this.cache.writeManyIfNewer([{ tenant, population: stored }]);
-    return stored
-      ? { version: stored.version, prior: this.learner.parsePrior(stored.prior) }
-      : { version: 0, prior: this.learner.emptyPrior() };
+    if (!stored) return { version: 0, prior: this.learner.emptyPrior() };
+    await this.cache.writeManyIfNewer([{ tenant, population: stored }]);
+    return { version: stored.version, prior: this.learner.parsePrior(stored.prior) };
   }
 }

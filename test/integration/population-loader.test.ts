@@ -80,6 +80,19 @@ it('reads Postgres when Redis has no copy, writes the copy, and serves from memo
   await eventually(async () => JSON.stringify(await loader.get(tenant)) === JSON.stringify(newer));
 });
 
+it('shares one first load between concurrent first requests of a tenant', async () => {
+  const tenant = { accountId: 'acct_loader_concurrent', environment: 'live' as const };
+  const prior = trainedPrior();
+  await cache.writeManyIfNewer([{ tenant, population: { version: 1, prior } }]);
+  const loader = new PopulationLoader(env.db, cache, engine as Learner, logger);
+  const reads = jest.spyOn(cache, 'read');
+  const priors = await Promise.all(Array.from({ length: 5 }, () => loader.get(tenant)));
+  expect(reads).toHaveBeenCalledTimes(1);
+  reads.mockRestore();
+  expect(priors[0]).toEqual(prior);
+  for (const other of priors) expect(other).toBe(priors[0]);
+});
+
 it('serves an empty prior when Postgres cannot be read, and the real one once it is in Redis', async () => {
   const tenant = { accountId: 'acct_loader_down', environment: 'live' as const };
   let now = 1_000;
