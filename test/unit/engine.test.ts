@@ -441,6 +441,23 @@ describe('engine.parseState', () => {
     for (const raw of garbage) expect(engine.parseState(raw)).toEqual(fresh);
   });
 
+  it('checks a stored state once: the same object, or a state the engine made, comes back as it is (with its cached inference)', () => {
+    const stored = JSON.parse(JSON.stringify(trainedState()));
+    const read = engine.parseState(stored);
+    expect(read).not.toBe(stored);
+    expect(engine.parseState(stored)).toBe(read);
+    expect(engine.parseState(read)).toBe(read);
+    const next = engine.update(read, { complexity: 'high' }, choice('purpose'), 0.8, true, EMPTY);
+    expect(engine.parseState(next)).toBe(next);
+    expect(engine.parseState(engine.initialState(EMPTY))).toEqual(engine.initialState(EMPTY));
+    // An unreadable state is reported at every read, not remembered.
+    const told: string[] = [];
+    const broken = { ...read, outcomes: -1 };
+    engine.parseState(broken, (issue) => told.push(issue));
+    engine.parseState(broken, (issue) => told.push(issue));
+    expect(told).toHaveLength(2);
+  });
+
   it('says what was wrong with a state it replaces — where, not the value found — and nothing for one it reads', () => {
     const told: string[] = [];
     const tell = (issue: string) => told.push(issue);

@@ -83,6 +83,16 @@ function describeIssue(issue: { path: PropertyKey[]; message: string } | undefin
   return `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(state)'}: ${issue.message}`;
 }
 
+/**
+ * States known to be valid: objects parseState has read (mapped to what it made of them) and the
+ * states the engine made. A worker reads the same stored state for the profile before an outcome
+ * and for the update, and the state an update made for the next outcome of the user and the
+ * profile after it; each was schema-checked and copied anew, which cost more than the update
+ * itself and lost the inference cached for the object (inference.ts). States are never mutated.
+ */
+const known = new WeakMap<object, EngineState>();
+const valid = (state: EngineState): EngineState => (known.set(state, state), state);
+
 /** A state with `outcomes` outcomes of `older` evidence and no history, its summary under `prior`. */
 function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): EngineState {
   const state: EngineState = {
@@ -96,7 +106,7 @@ function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): Eng
     summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
   };
   state.summary = computeSummary(state, prior);
-  return state;
+  return valid(state);
 }
 
 export const engine: Learner<EngineState, PopulationPrior> = {
@@ -107,8 +117,13 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   },
 
   parseState(raw, onUnreadable) {
+    const seen = typeof raw === 'object' && raw !== null ? known.get(raw) : undefined;
+    if (seen) return seen;
     const parsed = engineStateSchema.safeParse(raw);
-    if (parsed.success) return parsed.data;
+    if (parsed.success) {
+      known.set(raw as object, parsed.data);
+      return valid(parsed.data);
+    }
     const legacy = fromLegacy(raw);
     if (legacy) return stateOf(legacy.outcomes, legacy.older, EMPTY_PRIOR);
     onUnreadable?.(describeIssue(parsed.error.issues[0]));
@@ -206,7 +221,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       summary: state.summary,
     };
     result.summary = computeSummary(result, prior);
-    return result;
+    return valid(result);
   },
 
   observe(delta, population, before, after, context, choice, probabilities, reward) {
