@@ -2,7 +2,7 @@ import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimensi
 import { seededRandom } from '../../shared/domain/random';
 import type { Policy } from './policies';
 import { mean } from './stats';
-import { complexityAt, mixSeed, OWN_BEST_SWITCH, preferencesAt, simulateOutcome, type Simulation } from './simulator';
+import { bestChoice, complexityAt, mixSeed, OWN_BEST_SWITCH, preferencesAt, simulateOutcome, type Simulation } from './simulator';
 
 /**
  * A reference for reading the issue-4 targets, not a competitor: a Bayes policy that knows how
@@ -96,6 +96,25 @@ export function favouritePosterior(
   marginal[populationFavourite[c]!]! += follower;
   const total = follower + own;
   return marginal.map((p) => p / total);
+}
+
+/**
+ * A ceiling for reading the 0.9 × oracle target, not a policy that could exist: it knows each
+ * user's best framing (under the preferences that apply) from the first interaction and serves
+ * the population's favourites of the other dimensions, as the Bayes reference does. What it
+ * lacks against the oracle is each user's own best style, complexity handling and
+ * encouragement; a policy that learns those at the population's level cannot earn more.
+ */
+export function framingKnownPolicy(sim: Simulation): Policy {
+  return {
+    name: 'framingKnown',
+    choose(userId, context) {
+      const preferences = preferencesAt(sim, context.complexity, context.taskType);
+      const best = bestChoice(sim.users[userId]!, preferences, context.interaction);
+      return { choice: { ...populationChoice(sim, preferences), framing: best.framing }, probability: 1, confidence: null };
+    },
+    update() {},
+  };
 }
 
 export function bayesReferencePolicy(sim: Simulation, model: RewardModel = measureRewardModel(sim)): Policy {

@@ -41,6 +41,8 @@ export interface PolicyResult {
   meanRewardAll: number;
   /** Share of drifting users whose picks reached the recovery criterion within the run. */
   driftRecoveredShare: number;
+  /** Share of all users' interactions 11–40 that picked the user's best framing (null when the run is shorter). */
+  bestFramingShare11to40: number | null;
   /** Each user's mean reward over interactions 1–3 and 11–40 (empty when the run is too short), for paired comparisons. */
   perUser: { coldStart: number[]; reward11to40: number[] };
 }
@@ -208,6 +210,8 @@ export function summarize(sim: Simulation, records: InteractionRecord[][]): Poli
     },
     meanRewardAll: meanReward(records, 1, sim.interactions) ?? NaN,
     driftRecoveredShare,
+    bestFramingShare11to40:
+      sim.interactions < 40 ? null : mean(records.map((user) => mean(user.slice(10, 40).map((r) => (r.bestFraming ? 1 : 0))))),
     perUser: {
       coldStart: userMeans(records, 1, 3),
       reward11to40: userMeans(records, 11, 40),

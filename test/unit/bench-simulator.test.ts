@@ -15,7 +15,7 @@ import {
   WORLDS,
 } from '../../scripts/bench/simulator';
 import { DIMENSIONS } from '../../shared/domain/arms';
-import { bayesReferencePolicy, favouritePosterior } from '../../scripts/bench/bayes-reference';
+import { bayesReferencePolicy, favouritePosterior, framingKnownPolicy } from '../../scripts/bench/bayes-reference';
 import { RidgeBlock } from '../../scripts/bench/squarecb';
 
 /** The bench:learning simulator (scripts/bench): deterministic by seed, and it separates good from bad policies. */
@@ -184,5 +184,24 @@ describe('bench:learning Bayes reference', () => {
     const random = summarize(sim, runPolicy(sim, randomPolicy(seededRandom(5)))).metrics;
     expect(reference.meanReward_11_40!).toBeGreaterThan(0.8 * oracle.meanReward_11_40!);
     expect(reference.meanReward_11_40!).toBeGreaterThan(random.meanReward_11_40! + 0.2);
+  });
+
+  it('has a ceiling that knows each best framing: always the best framing, the population favourites elsewhere, between the reference and the oracle', () => {
+    const sim = createSimulation(5, 120, 40);
+    const records = runPolicy(sim, framingKnownPolicy(sim));
+    const ceiling = summarize(sim, records);
+    expect(ceiling.bestFramingShare11to40).toBe(1);
+    for (const user of sim.users)
+      for (let i = 1; i <= sim.interactions; i++) {
+        const complexity = complexityAt(sim, user, i);
+        const { choice } = framingKnownPolicy(sim).choose(user.index, { complexity, interaction: i });
+        for (const dim of ['style', 'complexity', 'encouragement'] as const)
+          expect(DIMENSIONS[dim].values.indexOf(choice[dim] as never)).toBe(sim.population[complexity][dim].indexOf(1));
+      }
+    const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim)));
+    const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
+    expect(reference.bestFramingShare11to40!).toBeLessThan(1);
+    expect(ceiling.metrics.meanReward_11_40!).toBeGreaterThan(reference.metrics.meanReward_11_40!);
+    expect(ceiling.metrics.meanReward_11_40!).toBeLessThan(oracle.metrics.meanReward_11_40!);
   });
 });
