@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { seededRandom } from '../shared/domain/random';
 import { engine } from '../shared/domain/engine/engine';
 import { enginePolicy, epsilonGreedyPolicy, oraclePolicy, pooledThompsonPolicy, randomPolicy, type Policy } from './bench/policies';
-import { formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from './bench/report';
+import { fmt, formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from './bench/report';
 import { runPolicy, summarize } from './bench/run';
 import {
   createSimulation,
@@ -186,7 +186,6 @@ function main() {
   const seconds = (performance.now() - started) / 1000;
   const oracle1140 = results.oracle.metrics.meanReward_11_40 ?? NaN;
   const ratio = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(3)} (${(x / oracle1140).toFixed(3)} × oracle)`);
-  const share = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
   const gamma = ({ gammaScale, gammaExponent }: SquareCBParams) =>
     gammaExponent === 0 ? `γ = ${gammaScale}` : `γ = ${gammaScale}·t^${gammaExponent}`;
   const lines = [
@@ -211,7 +210,7 @@ function main() {
       `best framing 31–40 ${reference.metrics.bestFramingShareLast10?.toFixed(3) ?? 'n/a'}, cold start ${reference.metrics.coldStartReward?.toFixed(3) ?? 'n/a'}`,
     "ceiling, not a policy — each user's best framing known from the first interaction, the population's favourites of the other " +
       `dimensions: reward 11–40 ${ratio(ceiling.meanReward_11_40)}; best framing over interactions 11–40: ` +
-      `engine ${share(results.engine.bestFramingShare11to40)}, reference ${share(reference.bestFramingShare11to40)}`,
+      `engine ${fmt(results.engine.bestFramingShare11to40)}, reference ${fmt(reference.bestFramingShare11to40)}`,
     `finished in ${seconds.toFixed(1)} s`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -178,14 +178,17 @@ export function expectedCalibrationError(pairs: ReadonlyArray<{ confidence: numb
   return ece;
 }
 
+/** Mean over users of the share of their interactions from..to (1-based, inclusive) that picked their best framing; null without users or when the run is shorter than `to`. */
+function bestFramingShare(users: InteractionRecord[][], from: number, to: number): number | null {
+  if (users.length === 0 || users[0]!.length < to) return null;
+  return mean(users.map((user) => mean(user.slice(from - 1, to).map((r) => (r.bestFraming ? 1 : 0)))));
+}
+
 export function summarize(sim: Simulation, records: InteractionRecord[][]): PolicyResult {
   // Best-framing share over interactions 31–40 (the last 10 of the first 40), for the users
   // who do not drift: their preferences are stationary over the whole run.
   const stable = sim.users.filter((u) => !u.drifts).map((u) => records[u.index]!);
-  const bestFramingShareLast10 =
-    stable.length === 0 || sim.interactions < 40
-      ? null
-      : mean(stable.map((user) => mean(user.slice(30, 40).map((r) => (r.bestFraming ? 1 : 0)))));
+  const bestFramingShareLast10 = bestFramingShare(stable, 31, 40);
 
   // Drift recovery: mean over drifting users of recoveryOf(); a user who never recovers counts
   // as the censored value (interactions after the change + 1), and the figure is null when
@@ -210,8 +213,7 @@ export function summarize(sim: Simulation, records: InteractionRecord[][]): Poli
     },
     meanRewardAll: meanReward(records, 1, sim.interactions) ?? NaN,
     driftRecoveredShare,
-    bestFramingShare11to40:
-      sim.interactions < 40 ? null : mean(records.map((user) => mean(user.slice(10, 40).map((r) => (r.bestFraming ? 1 : 0))))),
+    bestFramingShare11to40: bestFramingShare(records, 11, 40),
     perUser: {
       coldStart: userMeans(records, 1, 3),
       reward11to40: userMeans(records, 11, 40),

@@ -188,13 +188,13 @@ describe('bench:learning Bayes reference', () => {
 
   it('has a ceiling that knows each best framing: always the best framing, the population favourites elsewhere, between the reference and the oracle', () => {
     const sim = createSimulation(5, 120, 40);
-    const records = runPolicy(sim, framingKnownPolicy(sim));
-    const ceiling = summarize(sim, records);
+    const policy = framingKnownPolicy(sim);
+    const ceiling = summarize(sim, runPolicy(sim, policy));
     expect(ceiling.bestFramingShare11to40).toBe(1);
     for (const user of sim.users)
       for (let i = 1; i <= sim.interactions; i++) {
         const complexity = complexityAt(sim, user, i);
-        const { choice } = framingKnownPolicy(sim).choose(user.index, { complexity, interaction: i });
+        const { choice } = policy.choose(user.index, { complexity, interaction: i });
         for (const dim of ['style', 'complexity', 'encouragement'] as const)
           expect(DIMENSIONS[dim].values.indexOf(choice[dim] as never)).toBe(sim.population[complexity][dim].indexOf(1));
       }
