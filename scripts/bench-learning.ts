@@ -207,7 +207,7 @@ function main() {
     'reference, not a competitor — a Bayes policy that knows how the simulator makes its users (population favourites, majority share, ' +
       'how often own favourites change with complexity, reward levels) but not their hidden values ' +
       `(scripts/bench/bayes-reference.ts): reward 11–40 ${ratio(reference.metrics.meanReward_11_40)}, ` +
-      `best framing 31–40 ${reference.metrics.bestFramingShareLast10?.toFixed(3) ?? 'n/a'}, cold start ${reference.metrics.coldStartReward?.toFixed(3) ?? 'n/a'}`,
+      `best framing 31–40 ${fmt(reference.metrics.bestFramingShareLast10)}, cold start ${fmt(reference.metrics.coldStartReward)}`,
     "ceiling, not a policy — each user's best framing known from the first interaction, the population's favourites of the other " +
       `dimensions: reward 11–40 ${ratio(ceiling.meanReward_11_40)}; best framing over interactions 11–40: ` +
       `engine ${fmt(results.engine.bestFramingShare11to40)}, reference ${fmt(reference.bestFramingShare11to40)}`,

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, type Choice } from '../shared/domain/arms';
 import { engine } from '../shared/domain/engine/engine';
 import { seededRandom } from '../shared/domain/random';
-import { log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
+import { HOST, log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
 import {
   interactionRecord,
@@ -15,9 +15,8 @@ import {
   type PolicyMetrics,
 } from './bench/run';
 import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
-import { METRIC_LABELS, fmt, formatColumns, metricDigits } from './bench/report';
+import { METRIC_LABELS, METRIC_NAMES, fmt, formatColumns, metricDigits } from './bench/report';
 import { mean, percentile, sampleSd } from './bench/stats';
-import { SWEEP_METRICS } from './bench/sweep';
 
 /**
  * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
@@ -146,9 +145,9 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
   const workers = Array.from({ length: options.workers }, (_, i) =>
     startProc(`worker ${i + 1}`, [path.join(__dirname, '../worker/main.js')], env),
   );
-  log(`${options.users} users × ${options.interactions} interactions through http://127.0.0.1:${api.port} (${options.workers} worker(s))…`);
+  log(`${options.users} users × ${options.interactions} interactions through http://${HOST}:${api.port} (${options.workers} worker(s))…`);
   const t0 = performance.now();
-  const live = await driveService(sim, client(`http://127.0.0.1:${api.port}`, key), workers, api.proc);
+  const live = await driveService(sim, client(`http://${HOST}:${api.port}`, key), workers, api.proc);
   const seconds = (performance.now() - t0) / 1000;
   log('the same engine in process, and the oracle…');
   const inProcessRuns = Array.from(
@@ -200,8 +199,8 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
     `bench:live — seed ${result.seed}, ${result.users} users × ${result.interactions} interactions, world ${result.world}, ${result.workers} worker(s), ${result.seconds} s`,
     '',
     ...formatColumns(
-      ['policy', ...SWEEP_METRICS.map((metric) => METRIC_LABELS[metric])],
-      rows.map(([name, m]) => [name, ...SWEEP_METRICS.map((metric) => fmt(m[metric], metricDigits(metric)))]),
+      ['policy', ...METRIC_NAMES.map((metric) => METRIC_LABELS[metric])],
+      rows.map(([name, m]) => [name, ...METRIC_NAMES.map((metric) => fmt(m[metric], metricDigits(metric)))]),
     ),
   ];
   lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);

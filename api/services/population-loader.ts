@@ -88,8 +88,9 @@ export class PopulationLoader {
     if (cachedVersion !== null && cachedVersion <= entry.version) return;
     let loaded: Loaded;
     if (cachedVersion === null) {
-      if (this.now() - entry.storeReadAt < POPULATION_STORE_REFRESH_MS) return;
-      entry.storeReadAt = this.now();
+      const at = this.now();
+      if (at - entry.storeReadAt < POPULATION_STORE_REFRESH_MS) return;
+      entry.storeReadAt = at;
       loaded = await this.loadFromStore(tenant);
     } else {
       loaded = await this.load(tenant);

@@ -147,8 +147,8 @@ export function bayesReferencePolicy(sim: Simulation, model: RewardModel = measu
       const served = (DIMENSIONS.framing.values as readonly string[]).indexOf(choice.framing);
       const variance = model.sd * model.sd;
       for (let f = 0; f < FRAMING_COUNT; f++) {
-        const mean = f === served ? model.favourite : model.other;
-        row[f]! -= ((reward - mean) * (reward - mean)) / (2 * variance);
+        const expected = f === served ? model.favourite : model.other;
+        row[f]! -= ((reward - expected) * (reward - expected)) / (2 * variance);
       }
     },
   };

@@ -25,6 +25,8 @@ export const METRIC_LABELS: Record<MetricName, string> = {
   driftRecovery: 'drift recovery',
   ece: 'ECE',
 };
+/** The metrics in table order (METRIC_LABELS's). */
+export const METRIC_NAMES = Object.keys(METRIC_LABELS) as readonly MetricName[];
 /** Decimals a metric is printed with: interactions to one, rewards, shares and ECE to three. */
 export const metricDigits = (metric: MetricName): number => (metric === 'driftRecovery' ? 1 : 3);
 

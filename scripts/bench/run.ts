@@ -126,10 +126,15 @@ export function interactionRecord(
   };
 }
 
-/** Each user's mean reward over interactions from..to (1-based, inclusive); empty when the run is shorter than `to`. */
-function userMeans(records: InteractionRecord[][], from: number, to: number): number[] {
+/** Each user's mean of `value` (the reward unless given) over interactions from..to (1-based, inclusive); empty when the run is shorter than `to`. */
+function userMeans(
+  records: InteractionRecord[][],
+  from: number,
+  to: number,
+  value: (r: InteractionRecord) => number = (r) => r.reward,
+): number[] {
   if (records.length === 0 || records[0]!.length < to) return [];
-  return records.map((user) => mean(user.slice(from - 1, to).map((r) => r.reward)));
+  return records.map((user) => mean(user.slice(from - 1, to).map(value)));
 }
 
 /** Mean over users of each user's mean reward over interactions from..to; null when the run is shorter than `to`. */
@@ -178,10 +183,10 @@ export function expectedCalibrationError(pairs: ReadonlyArray<{ confidence: numb
   return ece;
 }
 
-/** Mean over users of the share of their interactions from..to (1-based, inclusive) that picked their best framing; null without users or when the run is shorter than `to`. */
+/** Mean over users of the share of their interactions from..to that picked their best framing; null without users or when the run is shorter than `to`. */
 function bestFramingShare(users: InteractionRecord[][], from: number, to: number): number | null {
-  if (users.length === 0 || users[0]!.length < to) return null;
-  return mean(users.map((user) => mean(user.slice(from - 1, to).map((r) => (r.bestFraming ? 1 : 0)))));
+  const shares = userMeans(users, from, to, (r) => (r.bestFraming ? 1 : 0));
+  return shares.length === 0 ? null : mean(shares);
 }
 
 export function summarize(sim: Simulation, records: InteractionRecord[][]): PolicyResult {

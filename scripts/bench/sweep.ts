@@ -1,4 +1,13 @@
-import { METRIC_LABELS, POLICY_NAMES, formatColumns, metricDigits, type MetricName, type PolicyName, type Results } from './report';
+import {
+  METRIC_LABELS,
+  METRIC_NAMES,
+  POLICY_NAMES,
+  formatColumns,
+  metricDigits,
+  type MetricName,
+  type PolicyName,
+  type Results,
+} from './report';
 import { mean, sampleVariance } from './stats';
 
 /**
@@ -8,16 +17,6 @@ import { mean, sampleVariance } from './stats';
  * a small tenant's (tens of users) by much more, so a change to the engine is judged here, not
  * on one seed.
  */
-
-export const SWEEP_METRICS: readonly MetricName[] = [
-  'meanReward_1_10',
-  'meanReward_11_40',
-  'meanReward_41_80',
-  'bestFramingShareLast10',
-  'coldStartReward',
-  'driftRecovery',
-  'ece',
-];
 
 /** Mean over the seeds where the figure exists, with the half-width of its 95% CI (Student t) and how many seeds it rests on. */
 export interface Estimate {
@@ -62,7 +61,7 @@ export function summarizeSweep(seeds: readonly number[], runs: readonly Results[
   const policies = {} as SweepSummary['policies'];
   for (const name of POLICY_NAMES) {
     policies[name] = {} as Record<MetricName, Estimate | null>;
-    for (const metric of SWEEP_METRICS) policies[name][metric] = estimate(valuesOf(name, metric));
+    for (const metric of METRIC_NAMES) policies[name][metric] = estimate(valuesOf(name, metric));
   }
   const differences = SWEEP_COMPARISONS.map(({ metric, other }) => {
     const diffs = runs.flatMap((r) => {
@@ -86,10 +85,10 @@ function formatEstimate(e: Estimate | null, digits: number, of: number, signed =
 /** The table: per policy and metric, mean over seeds ± 95% CI ("(k)": only k seeds have the figure). */
 export function formatSweep(summary: SweepSummary): string {
   const of = summary.seeds.length;
-  const header = ['policy', ...SWEEP_METRICS.map((m) => METRIC_LABELS[m])];
+  const header = ['policy', ...METRIC_NAMES.map((m) => METRIC_LABELS[m])];
   const rows = POLICY_NAMES.map((name) => [
     name,
-    ...SWEEP_METRICS.map((m) => formatEstimate(summary.policies[name][m], metricDigits(m), of)),
+    ...METRIC_NAMES.map((m) => formatEstimate(summary.policies[name][m], metricDigits(m), of)),
   ]);
   const lines = [...formatColumns(header, rows), '', 'engine − baseline, paired within each seed:'];
   for (const { metric, other, difference } of summary.differences) {

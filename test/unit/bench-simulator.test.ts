@@ -161,6 +161,14 @@ describe('bench:learning paired comparison', () => {
 
 describe('bench:learning Bayes reference', () => {
   const none = () => [0, 0, 0].map(() => [0, 0, 0, 0, 0]);
+  /** One population for the runs below, each policy's run made once. */
+  const sim = createSimulation(5, 120, 40);
+  const once = <T>(run: () => T) => {
+    let result: T | undefined;
+    return () => (result ??= run());
+  };
+  const referenceRun = once(() => summarize(sim, runPolicy(sim, bayesReferencePolicy(sim))));
+  const oracleRun = once(() => summarize(sim, runPolicy(sim, oraclePolicy(sim))));
 
   it('starts from the simulator prior: the population favourite with MAJORITY_SHARE + its share of own favourites', () => {
     const posterior = favouritePosterior(none(), [4, 1, 2], 0, MAJORITY_SHARE);
@@ -178,30 +186,48 @@ describe('bench:learning Bayes reference', () => {
   });
 
   it('gets far closer to the oracle than the untrained baselines, up to interaction 40', () => {
-    const sim = createSimulation(5, 120, 40);
-    const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim))).metrics;
-    const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim))).metrics;
+    const reference = referenceRun().metrics;
+    const oracle = oracleRun().metrics;
     const random = summarize(sim, runPolicy(sim, randomPolicy(seededRandom(5)))).metrics;
     expect(reference.meanReward_11_40!).toBeGreaterThan(0.8 * oracle.meanReward_11_40!);
     expect(reference.meanReward_11_40!).toBeGreaterThan(random.meanReward_11_40! + 0.2);
   });
 
   it('has a ceiling that knows each best framing: always the best framing, the population favourites elsewhere, between the reference and the oracle', () => {
-    const sim = createSimulation(5, 120, 40);
     const policy = framingKnownPolicy(sim);
     const ceiling = summarize(sim, runPolicy(sim, policy));
     expect(ceiling.bestFramingShare11to40).toBe(1);
+    const served: number[] = [];
+    const populations: number[] = [];
     for (const user of sim.users)
       for (let i = 1; i <= sim.interactions; i++) {
         const complexity = complexityAt(sim, user, i);
         const { choice } = policy.choose(user.index, { complexity, interaction: i });
-        for (const dim of ['style', 'complexity', 'encouragement'] as const)
-          expect(DIMENSIONS[dim].values.indexOf(choice[dim] as never)).toBe(sim.population[complexity][dim].indexOf(1));
+        for (const dim of ['style', 'complexity', 'encouragement'] as const) {
+          served.push(DIMENSIONS[dim].values.indexOf(choice[dim] as never));
+          populations.push(sim.population[complexity][dim].indexOf(1));
+        }
       }
-    const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim)));
-    const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
+    expect(served).toEqual(populations);
+    const reference = referenceRun();
+    const oracle = oracleRun();
     expect(reference.bestFramingShare11to40!).toBeLessThan(1);
     expect(ceiling.metrics.meanReward_11_40!).toBeGreaterThan(reference.metrics.meanReward_11_40!);
     expect(ceiling.metrics.meanReward_11_40!).toBeLessThan(oracle.metrics.meanReward_11_40!);
+  });
+
+  it("counts the best-framing share over interactions 11–40 of every user's run", () => {
+    const record = (bestFraming: boolean) => ({
+      reward: 0,
+      bestFraming,
+      framingIsDriftBest: false,
+      bestCombination: false,
+      confidence: null,
+    });
+    // One user picks their best framing at interactions 11–20 only (1/3 of 11–40, none of 31–40), the other at 1–10 only.
+    const from11to20 = Array.from({ length: 40 }, (_, i) => record(i >= 10 && i < 20));
+    const upTo10 = Array.from({ length: 40 }, (_, i) => record(i < 10));
+    expect(summarize(createSimulation(5, 2, 40), [from11to20, upTo10]).bestFramingShare11to40).toBeCloseTo(1 / 6, 12);
+    expect(summarize(createSimulation(5, 2, 30), [from11to20.slice(0, 30), upTo10.slice(0, 30)]).bestFramingShare11to40).toBeNull();
   });
 });
