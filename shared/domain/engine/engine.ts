@@ -74,7 +74,7 @@ function belowBest(favourite: Float64Array, first: number, k: number, chosen: nu
   return false;
 }
 
-/** The prior a state read without one is summarised under (compiled once: compilePopulation caches per object). */
+/** The prior a state read without one is summarised under, compiled once. */
 const EMPTY_PRIOR = compilePopulation(emptyPopulation());
 
 /** Where and how a stored state fails its schema, without the values found there. */
@@ -84,11 +84,11 @@ function describeIssue(issue: { path: PropertyKey[]; message: string } | undefin
 }
 
 /**
- * States known to be valid: objects parseState has read (mapped to what it made of them) and the
- * states the engine made. A worker reads the same stored state for the profile before an outcome
- * and for the update, and the state an update made for the next outcome of the user and the
- * profile after it; each was schema-checked and copied anew, which cost more than the update
- * itself and lost the inference cached for the object (inference.ts). States are never mutated.
+ * States known to be valid: raw objects parseState found valid (mapped to the state it made of
+ * them) and the states the engine made. A worker reads the same stored state for the profile
+ * before an outcome and for the update, and the state an update made for the next outcome of
+ * the user and the profile after it: each is schema-checked once and keeps the inference cached
+ * for it (inference.ts). Converted legacy states are converted at each read. States are never mutated.
  */
 const known = new WeakMap<object, EngineState>();
 const valid = (state: EngineState): EngineState => (known.set(state, state), state);

@@ -32,7 +32,7 @@ export const complexityIndex = (complexity: TaskComplexity): number => TASK_COMP
 export const cellIndex = (complexity: number, slot: number): number => complexity * VALUE_COUNT + slot;
 
 /** A value's index in its dimension's value set (-1 for a value outside the set). */
-export const valueIndex = (dim: Dimension, value: string): number => (DIMENSIONS[dim].values as readonly string[]).indexOf(value);
+const valueIndex = (dim: Dimension, value: string): number => (DIMENSIONS[dim].values as readonly string[]).indexOf(value);
 
 /** A chosen or pinned value's index; choices reach the engine validated, so a value outside the set is a bug, not data. */
 export function choiceIndex(dim: Dimension, value: string): number {

@@ -1,3 +1,5 @@
+import { argmax } from './layout';
+
 /**
  * The tenant's share of task-type-neutral users (ADR 0009 decision 7), learned by maximum
  * likelihood over a grid of candidate shares: the population prior keeps, at each, Σ t ·
@@ -8,7 +10,7 @@
 /**
  * Candidate shares of task-type-neutral users: logit −4…4 in steps of 0.5 (0.018…0.982), so a
  * user's own evidence always decides. The tenant's share is the maximum-likelihood point
- * (neutralShare): a user with little typed evidence has a Bayes factor near 1 and adds nearly
+ * (neutralLogit, as a logit): a user with little typed evidence has a Bayes factor near 1 and adds nearly
  * nothing, where an EM average of posteriors would hold the share where it started.
  */
 const NEUTRAL_LOGIT_STEP = 0.5;
@@ -25,8 +27,7 @@ const NEUTRAL_LOG_REST = NEUTRAL_GRID.map((share) => Math.log(1 - share));
 /** The logit of the maximum-likelihood share over NEUTRAL_GRID (refined by a parabola through its neighbours). */
 export function neutralLogit(loglik: readonly number[]): number {
   const score = NEUTRAL_GRID.map((_, g) => loglik[g]! + NEUTRAL_PRIOR * (NEUTRAL_LOG_SHARE[g]! + NEUTRAL_LOG_REST[g]!));
-  let best = 0;
-  for (let g = 1; g < score.length; g++) if (score[g]! > score[best]!) best = g;
+  const best = argmax(score, 0, score.length);
   let logit = NEUTRAL_LOGITS[best]!;
   if (best > 0 && best < score.length - 1) {
     const [left, mid, right] = [score[best - 1]!, score[best]!, score[best + 1]!];

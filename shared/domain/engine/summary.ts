@@ -36,8 +36,7 @@ export function computeSummary(state: EngineState, prior: CompiledPopulation): S
   }) as Summary['best'];
   let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
   if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
-    let main = 0;
-    for (let x = 1; x < inference.contexts; x++) if (weight[x]! > weight[main]!) main = x;
+    const main = argmax(weight, 0, inference.contexts);
     const first = main * VALUE_COUNT + DIMENSION_OFFSET.framing;
     const framing = inference.favourite[first + argmax(inference.favourite, first, valueCount('framing'))]!;
     if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
