@@ -5,6 +5,8 @@ import type { EngineState } from '../shared/domain/engine/state';
 import type { PopulationPrior } from '../shared/domain/engine/population';
 import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
+import { ParsedStates } from '../api/services/parsed-states';
+import { newProfile } from '../shared/profile/profile';
 
 /**
  * `npm run bench:engine` (issue 4 item 1): the cost of one engine decision (all four
@@ -14,7 +16,9 @@ import { likesPurpose, unanimousTenant } from './bench/tenant';
  * state size.
  * Each call is timed on its own and the median reported, next to a baseline measured in the
  * same run: a uniform random choice plus a JSON round trip of the state (what any learner
- * backed by a cached JSON state pays).
+ * backed by a cached JSON state pays). And what the API pays per context request for this user:
+ * the cached profile's JSON parsed, its state read, a decision — with the state parsed anew
+ * each time, and from the API's ParsedStates (parsed once per profile version).
  *
  *   node dist/scripts/bench-engine.js [--json] [--calls N]
  */
@@ -71,6 +75,11 @@ function main() {
   // The engine caches its inference per state object; a served request has a state freshly
   // read from the cache, so every timed call gets a new object (a shallow copy, which costs ~0).
   const fresh = () => ({ ...state });
+  // The user's profile as the API reads it from the cache (a new object at every read).
+  const profile = { ...newProfile('user', 'generation', state, new Date()), version: USER_OUTCOMES, interactionCount: USER_OUTCOMES };
+  const cachedProfile = JSON.stringify(profile);
+  const parsed = new ParsedStates(engine);
+  const tenant = { accountId: '1', environment: 'live' as const };
   // Warm up the JIT before measuring.
   medianMicros(2_000, (i) => engine.decide(fresh(), contexts[i % contexts.length]!, {}, random, prior));
   const result = {
@@ -85,6 +94,14 @@ function main() {
     baselineMedianMicros: medianMicros(calls, () => {
       randomChoice(random);
       engine.parseState(JSON.parse(serialized));
+    }),
+    requestParsedAnewMedianMicros: medianMicros(calls, (i) => {
+      const read = JSON.parse(cachedProfile) as typeof profile;
+      engine.decide(engine.parseState(read.state), contexts[i % contexts.length]!, {}, random, prior);
+    }),
+    requestParsedStatesMedianMicros: medianMicros(calls, (i) => {
+      const read = JSON.parse(cachedProfile) as typeof profile;
+      engine.decide(parsed.get(tenant, 'user-hash', read), contexts[i % contexts.length]!, {}, random, prior);
     }),
     historyEntries: state.history.length,
     stateBytes: Buffer.byteLength(serialized),
@@ -102,6 +119,7 @@ function main() {
       `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs`,
       `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs`,
       `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs`,
+      `API request: profile JSON, state, decide — state parsed anew  median ${f(result.requestParsedAnewMedianMicros)} µs; from ParsedStates  median ${f(result.requestParsedStatesMedianMicros)} µs`,
       `user state ${result.stateBytes} bytes serialized (limit 8,192); population prior ${result.populationBytes} bytes`,
       '',
     ].join('\n'),

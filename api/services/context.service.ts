@@ -6,6 +6,7 @@ import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import { issueRequestId } from '../../shared/keys/request-id';
 import { userHash } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
+import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
 import type { ProfileLoader } from './profile-loader';
 
@@ -22,18 +23,22 @@ export interface ContextResponse {
 
 /** POST /v1/context: decide from the cached profile, enqueue the decision for the worker. */
 export class ContextService {
+  private readonly states: ParsedStates;
+
   constructor(
     private readonly profiles: ProfileLoader,
     private readonly populations: PopulationLoader,
     private readonly learner: Learner,
     private readonly producer: BatchedProducer,
     private readonly secret: string,
-  ) {}
+  ) {
+    this.states = new ParsedStates(learner);
+  }
 
   async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
     const hash = userHash(this.secret, tenant, request.userId);
     const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId, hash), this.populations.get(tenant)]);
-    const state = this.learner.parseState(profile.state);
+    const state = this.states.get(tenant, hash, profile);
     const context = { complexity: request.complexity, taskType: request.taskType };
     const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)), prior);
     const summary = this.learner.summarize(state);

@@ -1,0 +1,41 @@
+import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
+import type { StoredProfile } from '../../shared/profile/profile';
+
+/** Users whose parsed state the API keeps (≈ 17 KB each with a full history and the beliefs cached for it). */
+export const MAX_PARSED_STATES = 4096;
+
+/**
+ * The learner states the API has parsed, one per user, least recently used dropped first.
+ *
+ * Reading a stored state checks it against the learner's schema, which for a user with a full
+ * history costs several times a decision, and the engine caches its beliefs per state object;
+ * the profile cache hands out a new object on every read, so both were redone on every request.
+ * A profile's generation, version and update time name its state: every write of a state bumps
+ * the version (the worker, one per outcome), and an erased profile comes back with a new
+ * generation. Version 0 does not: a new user's state is seeded by the API and the worker
+ * independently (the summary under the prior of the moment), so it is parsed at each read, which
+ * costs little without a history.
+ */
+export class ParsedStates<State = unknown> {
+  private readonly entries = new Map<string, { tag: string; state: State }>();
+
+  constructor(
+    private readonly learner: Learner<State>,
+    private readonly capacity = MAX_PARSED_STATES,
+  ) {}
+
+  /** The learner's state of `profile`, the profile of user `hash` in `tenant`. */
+  get(tenant: Tenant, hash: string, profile: StoredProfile): State {
+    if (profile.version === 0) return this.learner.parseState(profile.state);
+    const key = `${tenant.accountId}:${tenant.environment}:${hash}`;
+    const tag = `${profile.generation}:${profile.version}:${profile.updatedAt}`;
+    const known = this.entries.get(key);
+    // Delete and set again: a Map iterates in insertion order, so the first key is the least recently used.
+    if (known) this.entries.delete(key);
+    const entry = known?.tag === tag ? known : { tag, state: this.learner.parseState(profile.state) };
+    this.entries.set(key, entry);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    return entry.state;
+  }
+}

@@ -1,0 +1,77 @@
+import { ParsedStates } from '../../api/services/parsed-states';
+import { engine } from '../../shared/domain/engine/engine';
+import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
+import { newProfile, type StoredProfile } from '../../shared/profile/profile';
+import { seededRandom } from '../../shared/domain/random';
+
+/** The API's parsed learner states (api/services/parsed-states.ts): one parse per stored version of a user's state. */
+describe('ParsedStates', () => {
+  const tenant: Tenant = { accountId: '1', environment: 'live' };
+  const other: Tenant = { accountId: '2', environment: 'live' };
+  const prior = engine.emptyPrior();
+
+  /** The engine, counting the stored states it parses. */
+  const counting = () => {
+    const parsed: unknown[] = [];
+    const learner: Learner = { ...engine, parseState: (raw, onUnreadable) => (parsed.push(raw), engine.parseState(raw, onUnreadable)) };
+    return { learner, parsed };
+  };
+
+  /** A profile read from the cache: a new object, with its state as JSON gives it, at each read. */
+  const stored = (version: number, generation = 'g1', updatedAt = '2026-11-24T00:00:00.000Z'): StoredProfile => {
+    let state = engine.initialState(prior);
+    const random = seededRandom(version);
+    for (let i = 0; i < version; i++) {
+      const { choice } = engine.decide(state, { complexity: 'medium' }, {}, random, prior);
+      state = engine.update(state, { complexity: 'medium' }, choice, random(), true, prior);
+    }
+    return JSON.parse(JSON.stringify({ ...newProfile('u1', generation, state, new Date(updatedAt)), version, interactionCount: version }));
+  };
+
+  it('parses a stored state once per version: later reads of the same version get the same state object', () => {
+    const { learner, parsed } = counting();
+    const states = new ParsedStates(learner);
+    const first = states.get(tenant, 'h1', stored(3));
+    expect(states.get(tenant, 'h1', stored(3))).toBe(first);
+    expect(parsed).toHaveLength(1);
+    expect(first).toEqual(engine.parseState(stored(3).state));
+  });
+
+  it('parses again when the version, the generation or the update time differs, and keeps users and tenants apart', () => {
+    const { learner, parsed } = counting();
+    const states = new ParsedStates(learner);
+    const first = states.get(tenant, 'h1', stored(3));
+    const next = states.get(tenant, 'h1', stored(4));
+    expect(next).not.toBe(first);
+    expect(next).toEqual(engine.parseState(stored(4).state));
+    states.get(tenant, 'h1', stored(4, 'g2'));
+    states.get(tenant, 'h1', stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
+    states.get(tenant, 'h2', stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
+    states.get(other, 'h2', stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
+    expect(parsed).toHaveLength(6);
+  });
+
+  it("parses a new user's state (version 0) at every read: the API and the worker seed it independently", () => {
+    const { learner, parsed } = counting();
+    const states = new ParsedStates(learner);
+    states.get(tenant, 'h1', stored(0));
+    states.get(tenant, 'h1', stored(0));
+    expect(parsed).toHaveLength(2);
+  });
+
+  it('keeps at most its capacity of users, dropping the least recently used', () => {
+    const { learner, parsed } = counting();
+    const states = new ParsedStates(learner, 2);
+    states.get(tenant, 'a', stored(1));
+    states.get(tenant, 'b', stored(1));
+    states.get(tenant, 'a', stored(1)); // a is now the most recently used
+    states.get(tenant, 'c', stored(1)); // drops b
+    expect(parsed).toHaveLength(3);
+    states.get(tenant, 'a', stored(1));
+    states.get(tenant, 'c', stored(1));
+    expect(parsed).toHaveLength(3);
+    states.get(tenant, 'b', stored(1));
+    expect(parsed).toHaveLength(4);
+  });
+});
