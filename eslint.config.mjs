@@ -1,5 +1,5 @@
 // Lint rules: the recommended sets, plus the layering rule that api/ and worker/ never import
-// each other (ENGINEERING.md, "Dependency rule").
+// each other.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

@@ -9,7 +9,7 @@ import { ParsedStates } from '../api/services/parsed-states';
 import { newProfile } from '../shared/profile/profile';
 
 /**
- * `npm run bench:engine` (issue 4 item 1): the cost of one engine decision (all four
+ * `npm run bench:engine`: the cost of one engine decision (all four
  * dimensions: posteriors, Thompson draws, selection probabilities, confidence and rationale)
  * and of one update, on a long-time user — 100 outcomes over three complexities and three
  * task types, a full history — of a tenant with a trained population prior; and that user's

@@ -19,7 +19,7 @@ import { bayesReferencePolicy, framingKnownPolicy } from './bench/bayes-referenc
 import { formatSweep, summarizeSweep } from './bench/sweep';
 
 /**
- * `npm run bench:learning` (SPEC §9, issue 4 item 2): runs the seeded end-user simulator
+ * `npm run bench:learning`: runs the seeded end-user simulator
  * (scripts/bench/simulator.ts) against the service's learning engine — whatever
  * `engine` currently is, through its Learner interface — and the baselines of
  * scripts/bench/policies.ts, then prints a table, or with --json exactly one JSON object.

@@ -29,9 +29,9 @@ import {
 import { percentile } from './bench/stats';
 
 /**
- * `npm run bench:load` (SPEC §9): in one run, on this machine, a throwaway Postgres + Redis, a
+ * `npm run bench:load`: in one run, on this machine, a throwaway Postgres + Redis, a
  * bare Express 5 JSON POST handler as the baseline, then the built api and worker under
- * autocannon. Prints a table (or, with --json, one JSON object) with the SPEC targets.
+ * autocannon. Prints a table (or, with --json, one JSON object) with the targets.
  * Everything it starts is stopped again, also on error or Ctrl-C; all traffic stays on 127.0.0.1.
  */
 

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[cos] installing dependencies…" >&2
-  npm install --no-audit --no-fund --loglevel=error >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 stamp=dist/.build-stamp
 if [ ! -f "$stamp" ] || [ -n "$(find api worker shared scripts tsconfig.json tsconfig.build.json package.json -newer "$stamp" -type f -print -quit)" ]; then

@@ -16,7 +16,7 @@ export function authContext(res: Response): AuthContext {
   return res.locals.auth as AuthContext;
 }
 
-/** SPEC §3 authentication and scopes; runs after routing and before the body is read. */
+/** Authentication and scopes; runs after routing and before the body is read. */
 export function authenticate(deps: {
   credentials: CredentialCache;
   secret: string;

@@ -4,7 +4,7 @@ import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors
 import { BODY_LIMIT_BYTES } from './json-body.middleware';
 import 'pino-http';
 
-/** Body-parser failures carry a `type`; map them to SPEC §5 codes. */
+/** Body-parser failures carry a `type`; map them to the contract's error codes. */
 function fromParserError(error: { type?: string }): AppError | null {
   switch (error.type) {
     case 'entity.too.large':

@@ -17,7 +17,7 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** Body checks in SPEC §5 order: 413, then 415, then 400 INVALID_JSON (via the parser). */
+/** Body checks in the contract's order: 413, then 415, then 400 INVALID_JSON (via the parser). */
 export function jsonBody(req: Request, _res: Response, next: NextFunction): void {
   // Only POST and PUT carry a body here; a body sent with GET or DELETE is ignored.
   if (!hasBody(req) || (req.method !== 'POST' && req.method !== 'PUT')) {

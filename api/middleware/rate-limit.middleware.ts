@@ -6,7 +6,7 @@ import type { KeyCredential } from '../../shared/keys/key.repository';
 import type { Logger } from '../../shared/logger/logger';
 import { authContext } from './auth.middleware';
 
-/** SPEC §6: the headers every live response carries. */
+/** The headers every live response carries. */
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(state.limit),
@@ -34,7 +34,7 @@ export function meterRefusal(limiter: Limiter, logger: Logger) {
 }
 
 /**
- * SPEC §6 for live keys: per-second limit and monthly quota per key, plus usage metering, in one
+ * For live keys: per-second limit and monthly quota per key, plus usage metering, in one
  * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
  */
 export function rateLimit(limiter: Limiter, logger: Logger) {

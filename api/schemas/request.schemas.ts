@@ -3,7 +3,7 @@ import { complexityHandlingSchema, encouragementSchema, framingSchema, styleSche
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
 import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
 
-/** Request bodies of SPEC §4. Strict: unknown fields are a VALIDATION_ERROR. */
+/** Request bodies (docs/API.md). Strict: unknown fields are a VALIDATION_ERROR. */
 export const METADATA_MAX_BYTES = 8 * 1024;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;

@@ -24,7 +24,7 @@ export interface InteractionRecord {
   confidence: number | null;
 }
 
-/** The JSON metrics of issue 4; null where a metric does not apply (or the run is too short for it). */
+/** The JSON metrics; null where a metric does not apply (or the run is too short for it). */
 export interface PolicyMetrics {
   meanReward_1_10: number | null;
   meanReward_11_40: number | null;

@@ -3,7 +3,7 @@ import { seededRandom, type Random } from '../../shared/domain/random';
 import { computeReward, type OutcomeSignals } from '../../shared/domain/reward';
 
 /**
- * Seeded simulator of end users for `npm run bench:learning` (SPEC §9, issue 4 item 2).
+ * Seeded simulator of end users for `npm run bench:learning`.
  *
  * Each user has, per task complexity and per dimension, a hidden utility for every value; the
  * value with utility 1 is that user's best. A population best exists per (complexity,
@@ -11,11 +11,11 @@ import { computeReward, type OutcomeSignals } from '../../shared/domain/reward';
  * dimension); otherwise the user has an own best, mostly the same at every complexity. The
  * presented combination sets a latent success probability (framing matters most); outcome
  * signals are drawn from it with noise and some signals missing, and turned into a reward by
- * computeReward (the one SPEC §4 definition). DRIFT_SHARE of the users change every best
+ * computeReward (the one definition). DRIFT_SHARE of the users change every best
  * value after interaction DRIFT_AFTER.
  *
  * Calibration: the effect sizes below put SquareCB at about 0.77–0.83 best-framing share over
- * interactions 31–40 (seeds 1–2), close to the ≈ 78% issue 4 reports for Vowpal Wabbit's
+ * interactions 31–40 (seeds 1–2), close to the ≈ 78% reported for Vowpal Wabbit's
  * --squarecb on an independent simulator of this kind.
  */
 

@@ -40,7 +40,7 @@ export function estimate(values: readonly number[]): Estimate | null {
   return { mean: mean(values), halfWidth: t * Math.sqrt(sampleVariance(values) / count), count };
 }
 
-/** The comparisons issue 4 makes between the engine and a baseline, per seed, for the paired summary. */
+/** The comparisons made between the engine and a baseline, per seed, for the paired summary. */
 export const SWEEP_COMPARISONS: ReadonlyArray<{ metric: MetricName; other: PolicyName }> = [
   { metric: 'meanReward_11_40', other: 'squareCB' },
   { metric: 'meanReward_11_40', other: 'pooledThompson' },

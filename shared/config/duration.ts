@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** Parses SPEC §7 durations: a number and one unit of s, m, h or d ("5s", "24h", "7d"). */
+/** Parses durations: a number and one unit of s, m, h or d ("5s", "24h", "7d"). */
 export function parseDuration(text: string): number | null {
   const match = /^(\d+(?:\.\d+)?)([smhd])$/.exec(text.trim());
   if (!match) return null;

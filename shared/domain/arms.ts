@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** SPEC §4 value sets — the single definition used by validation, the learner and docs. */
+/** Value sets (docs/API.md) — the single definition used by validation, the learner and docs. */
 export const FRAMINGS = ['micro_steps', 'time_boxed', 'purpose', 'challenge', 'curiosity'] as const;
 export const STYLES = ['direct', 'warm', 'structured', 'playful'] as const;
 export const COMPLEXITY_HANDLING = ['chunked', 'scaffolded', 'whole'] as const;

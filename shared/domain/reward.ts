@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The outcome signals a client reports (SPEC §4, POST /v1/outcome). */
+/** The outcome signals a client reports (POST /v1/outcome). */
 export const outcomeSignalsSchema = z.object({
   started: z.boolean(),
   completed: z.boolean().optional(),

@@ -1,4 +1,4 @@
-/** SPEC §5: every error code with its HTTP status, in one place. */
+/** Every error code (docs/API.md) with its HTTP status, in one place. */
 export const ERROR_STATUS = {
   INVALID_USER_ID: 400,
   INVALID_REQUEST_ID: 400,

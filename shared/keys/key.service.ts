@@ -17,7 +17,7 @@ export interface IssuedKey {
 
 export class KeyNotFoundError extends Error {}
 
-/** Key lifecycle (SPEC §3): create, revoke, delete, rotate with a grace period. */
+/** Key lifecycle: create, revoke, delete, rotate with a grace period. */
 export class KeyService {
   constructor(
     private readonly db: Db,

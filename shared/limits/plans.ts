@@ -1,6 +1,6 @@
 import type { Plan } from '../keys/account.repository';
 
-/** SPEC §6 limits per plan: requests per second per key, and requests per UTC month per key. */
+/** Limits per plan: requests per second per key, and requests per UTC month per key. */
 export const PLAN_LIMITS: Record<Plan, { perSecond: number; perMonth: number | null }> = {
   starter: { perSecond: 10, perMonth: 100_000 },
   pro: { perSecond: 100, perMonth: 1_000_000 },

@@ -15,7 +15,7 @@ export const storedProfileSchema = z.object({
 });
 export type StoredProfile = z.infer<typeof storedProfileSchema>;
 
-/** SPEC §4 profile object. */
+/** The profile object (docs/API.md). */
 export const profileResponseSchema = z.object({
   userId: z.string(),
   preferredFraming: z.enum(DIMENSIONS.framing.values),

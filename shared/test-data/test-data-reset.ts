@@ -8,7 +8,7 @@ import { PopulationCache } from '../population/population-cache.repository';
 import { nextPopulationVersion } from '../population/population.repository';
 
 /**
- * The monthly test-environment reset (SPEC §6): deletes every test-environment profile,
+ * The monthly test-environment reset: deletes every test-environment profile,
  * version, decision, outcome, erasure record and population prior (of all accounts, or of
  * one), never live data, then drops the matching cache entries and fences their generations
  * (and the priors' versions) against late writes.

@@ -14,7 +14,7 @@ const profileGet = (key?: string, header?: string) => {
   return key ? req.set(bearer(key)) : req;
 };
 
-describe('authentication (SPEC §3)', () => {
+describe('authentication', () => {
   it.each([
     ['no Authorization header', undefined],
     ['a non-Bearer scheme', 'Basic dXNlcjpwYXNz'],

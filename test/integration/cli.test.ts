@@ -17,7 +17,7 @@ const json = async (...argv: string[]) => {
   return JSON.parse(result.out);
 };
 
-describe('operator CLI (SPEC §7)', () => {
+describe('operator CLI', () => {
   it('keys create prints exactly {id, key, account, environment, scopes, createdAt} and creates the account as starter', async () => {
     const issued = await json('keys', 'create', '--account', 'cli-new', '--env', 'live');
     expect(Object.keys(issued).sort()).toEqual(['account', 'createdAt', 'environment', 'id', 'key', 'scopes']);

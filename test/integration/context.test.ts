@@ -18,7 +18,7 @@ const context = (body: Record<string, unknown>, k = key) =>
     .send({ userId: 'u1', task: 'Write the report', complexity: 'high', ...body });
 
 describe('POST /v1/context', () => {
-  it('answers with values from the SPEC value sets, a signed requestId and cold-start metadata', async () => {
+  it('answers with values from the documented value sets, a signed requestId and cold-start metadata', async () => {
     const res = await context({ userId: 'new-user' });
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBeTruthy();

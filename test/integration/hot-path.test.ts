@@ -8,7 +8,7 @@ import { bearer } from '../support/harness';
 import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
-/** SPEC §4 budget: a cached context touches Redis at most twice and Postgres never. */
+/** The hot-path budget: a cached context touches Redis at most twice and Postgres never. */
 let env: TestEnv;
 let redisProxy: CountingProxy;
 let pgProxy: CountingProxy;

@@ -12,7 +12,7 @@ const errorShape = (code: string, statusCode: number) => ({
   error: expect.objectContaining({ code, statusCode, message: expect.any(String) }),
 });
 
-describe('HTTP protocol and error envelope (SPEC §4–5)', () => {
+describe('HTTP protocol and error envelope', () => {
   it('answers an unknown route with 404 NOT_FOUND before checking auth', async () => {
     const res = await h.http().get('/v1/nothing-here');
     expect(res.status).toBe(404);

@@ -7,7 +7,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-describe('tenant and environment isolation (SPEC §3)', () => {
+describe('tenant and environment isolation', () => {
   it('keeps the same userId apart across accounts and across test/live', async () => {
     const aTest = await h.key('iso-a', 'test');
     const aLive = await h.key('iso-a', 'live');

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { findAccount, setRestricted } from '../../shared/keys/account.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
-/** SPEC §6 limits through the real API and Redis, with an injectable clock for month edges. */
+/** Limits through the real API and Redis, with an injectable clock for month edges. */
 let h: Harness;
 let now: number | null = null;
 const clock = () => now ?? Date.now();

@@ -1,7 +1,7 @@
 import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../shared/errors/app-error';
 
-/** SPEC §5, transcribed. */
-const SPEC_STATUS: Record<ErrorCode, number> = {
+/** The error table of docs/API.md, transcribed. */
+const DOCUMENTED_STATUS: Record<ErrorCode, number> = {
   INVALID_USER_ID: 400,
   INVALID_REQUEST_ID: 400,
   INVALID_JSON: 400,
@@ -23,11 +23,11 @@ const SPEC_STATUS: Record<ErrorCode, number> = {
 };
 
 describe('AppError', () => {
-  it('knows exactly the SPEC §5 codes', () => {
-    expect(Object.keys(ERROR_STATUS).sort()).toEqual(Object.keys(SPEC_STATUS).sort());
+  it('knows exactly the documented codes', () => {
+    expect(Object.keys(ERROR_STATUS).sort()).toEqual(Object.keys(DOCUMENTED_STATUS).sort());
   });
 
-  it.each(Object.entries(SPEC_STATUS))('maps %s to HTTP %d', (code, status) => {
+  it.each(Object.entries(DOCUMENTED_STATUS))('maps %s to HTTP %d', (code, status) => {
     const error = new AppError(code as ErrorCode, 'message');
     expect(error.statusCode).toBe(status);
     expect(error.code).toBe(code);
@@ -35,7 +35,7 @@ describe('AppError', () => {
     expect(isAppError(error)).toBe(true);
   });
 
-  it('renders the SPEC body without details when there are none', () => {
+  it('renders the documented body without details when there are none', () => {
     const body = new AppError('USER_NOT_FOUND', 'No such user').toBody();
     expect(body).toEqual({ error: { code: 'USER_NOT_FOUND', message: 'No such user', statusCode: 404 } });
     expect('details' in body.error).toBe(false);

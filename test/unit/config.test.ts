@@ -63,7 +63,7 @@ describe.each([
 
 describe('loadApiConfig', () => {
   it('reports a missing COS_SECRET together with the other bad variables, not on a second run', () => {
-    // ENGINEERING.md: "on failure print every bad variable" — an operator fixing DATABASE_URL
+    // Every bad variable is printed: an operator fixing DATABASE_URL
     // should not discover the missing secret only on the next boot.
     const error = configError(() => loadApiConfig({}));
     expect(error.message).toContain('DATABASE_URL');

@@ -616,7 +616,7 @@ describe('learning', () => {
 
 describe('a new user’s first outcome', () => {
   /**
-   * A tenant whose rewards are mostly "started or not", as SPEC §4's are: 60% of its 150 users
+   * A tenant whose rewards are mostly "started or not", as real apps' are: 60% of its 150 users
    * like purpose, the others another framing; a favourite is started 80% of the time, another
    * framing 25%.
    */

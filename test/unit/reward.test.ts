@@ -1,7 +1,7 @@
 import { computeReward, QUICK_START_SCALE_SECONDS, REWARD_WEIGHTS } from '../../shared/domain/reward';
 
 describe('computeReward', () => {
-  it('uses the SPEC §4 weights, which sum to 1', () => {
+  it('uses the documented weights, which sum to 1', () => {
     expect(REWARD_WEIGHTS).toEqual({ started: 0.3, completed: 0.3, satisfaction: 0.2, flowState: 0.1, quickStart: 0.1 });
     expect(QUICK_START_SCALE_SECONDS).toBe(600);
   });

@@ -106,7 +106,7 @@ describe('parseOrThrow with contextRequestSchema', () => {
 describe('parseOrThrow with outcomeRequestSchema', () => {
   const outcome = { requestId: `req_${'A'.repeat(60)}`, started: true };
 
-  it('accepts the SPEC signals', () => {
+  it('accepts the documented signals', () => {
     const body = { ...outcome, completed: false, timeToStart: 0, flowState: true, satisfaction: 1, metadata: {} };
     expect(parseOrThrow(outcomeRequestSchema, body, REQUEST_ID)).toEqual(body);
   });

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-/** Accounts, keys, profiles with history, decisions, outcomes and erasures (SPEC §3–4). */
+/** Accounts, keys, profiles with history, decisions, outcomes and erasures. */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('accounts')

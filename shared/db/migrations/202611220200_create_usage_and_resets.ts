@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-/** Usage metering (SPEC §6), the billing view over it, and the monthly test-data reset log. */
+/** Usage metering, the billing view over it, and the monthly test-data reset log. */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('usage_daily')

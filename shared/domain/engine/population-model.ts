@@ -40,7 +40,7 @@ export const MEAN_BIAS = 0.01;
 /**
  * The prior's strength is capped: however many of a tenant's users follow the population, at
  * least 1 in 20 of a new user's prior goes to their having a favourite of their own, so a
- * few of their own outcomes always overturn the population's favourite (issue 4: empirical
+ * few of their own outcomes always overturn the population's favourite (empirical
  * Bayes with a capped prior strength).
  */
 export const MAX_FOLLOW = 0.95;

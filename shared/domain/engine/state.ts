@@ -27,7 +27,7 @@ const valueIndexSchema = (count: number) =>
 
 /**
  * One outcome: [complexity, framing, style, complexity handling, encouragement, task-type slot,
- * reward, started] — value indices into the SPEC value sets, task-type slot 0 for none (or a
+ * reward, started] — value indices into the documented value sets, task-type slot 0 for none (or a
  * type no longer tracked), i ≥ 1 for taskTypes[i − 1]; started is 1 or 0.
  */
 const entrySchema = z.tuple([
@@ -97,7 +97,7 @@ export const emptyOlder = (): Older => ({ n: zeros(CELL_COUNT), s: zeros(CELL_CO
 
 /**
  * The slot of a tracked task type (1…MAX_TASK_TYPES); 0 when it is absent or not tracked. An
- * empty task type (SPEC §4 allows `""`) is no task type: it is never tracked.
+ * empty task type (the API allows `""`) is no task type: it is never tracked.
  */
 export function taskSlotOf(state: EngineState, taskType: string | undefined): number {
   if (!taskType) return 0;
