@@ -8,6 +8,7 @@ import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { userHash } from '../shared/keys/user-hash';
+import { readRequestIdClaims } from '../shared/keys/request-id';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
 
@@ -51,6 +52,22 @@ export class EventBatcher {
       this.pending.push({ ...item, resolve, reject } as BatchItem);
       this.schedule();
     });
+  }
+
+  /**
+   * Submits every item of a batch job. Settles once all have: with a summary, or failing the
+   * job — unrecoverably only when every failure was (retrying the job re-applies nothing that
+   * was applied, docs/adr/0002-exactly-once-outcomes.md).
+   */
+  async submitAll(items: Array<Omit<BatchItem, 'resolve' | 'reject'>>): Promise<string> {
+    const settled = await Promise.allSettled(items.map((item) => this.submit(item)));
+    const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+    const transient = failures.find((error) => !(error instanceof UnrecoverableError));
+    if (transient !== undefined) throw transient;
+    if (failures.length > 0) throw new UnrecoverableError(`${failures.length} of ${items.length} items refused: ${String(failures[0])}`);
+    const counts = new Map<string, number>();
+    for (const s of settled) if (s.status === 'fulfilled') counts.set(s.value, (counts.get(s.value) ?? 0) + 1);
+    return [...counts].map(([result, n]) => `${n} ${result}`).join(', ');
   }
 
   private schedule(): void {
@@ -98,6 +115,8 @@ export class EventBatcher {
       group.items.push(item);
       byTenant.set(key, group);
     }
+    // Queued decision batches read by this apply, each once (many outcomes share one).
+    const batches = new Map<string, Promise<DecisionJob[]>>();
     const results = await this.withDeadlockRetry(() =>
       this.db.transaction().execute(async (tx) => {
         const now = new Date();
@@ -110,7 +129,7 @@ export class EventBatcher {
             result: await applyTenantEvents(tx, tenant, decisions, outcomes, {
               learner: this.learner,
               now,
-              findQueuedDecision: (requestId) => this.findQueuedDecision(requestId),
+              findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
               hashUser: (t, userId) => userHash(this.secret, t, userId),
             }),
           });
@@ -156,8 +175,23 @@ export class EventBatcher {
     }
   }
 
-  /** The payload of a decision job still in the queue (not yet applied, or kept after completion). */
-  private async findQueuedDecision(requestId: string): Promise<DecisionJob | null> {
+  /**
+   * A decision still in the queue (not yet applied, or kept after completion): in the batch job
+   * its requestId names, or — for ids issued before decisions were batched — in its own job.
+   */
+  private async findQueuedDecision(requestId: string, batches: Map<string, Promise<DecisionJob[]>>): Promise<DecisionJob | null> {
+    const batchId = readRequestIdClaims(requestId)?.decisionBatch;
+    if (batchId) {
+      let batch = batches.get(batchId);
+      if (!batch) {
+        batch = this.queue.getJob(JOBS.decisions.jobId({ batchId })).then((job) => {
+          const parsed = job ? JOBS.decisions.schema.safeParse(job.data) : null;
+          return parsed?.success ? parsed.data.decisions : [];
+        });
+        batches.set(batchId, batch);
+      }
+      return (await batch).find((d) => d.requestId === requestId) ?? null;
+    }
     const job = await this.queue.getJob(JOBS.decision.jobId({ requestId } as DecisionJob));
     const parsed = job ? JOBS.decision.schema.safeParse(job.data) : null;
     return parsed?.success ? parsed.data : null;

@@ -1,26 +1,30 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { JOBS, JOB_NAMES, type JobName } from '../shared/jobs/catalog';
+import { JOBS, JOB_NAMES, type JobName, type JobPayload } from '../shared/jobs/catalog';
 
-export type Handler = (data: unknown, job: Job) => Promise<string>;
+/** A job's handler, typed by its catalog payload. */
+export type Handler<N extends JobName> = (data: JobPayload<N>, job: Job) => Promise<string>;
+export type Handlers = { [N in JobName]: Handler<N> };
 
-/** Maps every catalog job to exactly one handler; the worker refuses to boot otherwise. */
-export function buildRegistry(handlers: Record<JobName, Handler>): Map<JobName, Handler> {
-  const registry = new Map<JobName, Handler>();
+/** Every catalog job has exactly one handler; the worker refuses to boot otherwise. */
+export function buildRegistry(handlers: Handlers): Handlers {
   for (const name of JOB_NAMES) {
-    const handler = handlers[name];
-    if (typeof handler !== 'function') throw new Error(`no handler registered for job ${name}`);
-    registry.set(name, handler);
+    if (typeof handlers[name] !== 'function') throw new Error(`no handler registered for job ${name}`);
   }
-  return registry;
+  return handlers;
+}
+
+const isJobName = (name: string): name is JobName => Object.hasOwn(JOBS, name);
+
+function run<N extends JobName>(registry: Handlers, name: N, job: Job): Promise<string> {
+  const parsed = JOBS[name].schema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`invalid ${name} payload: ${parsed.error.message}`);
+  return registry[name](parsed.data as JobPayload<N>, job);
 }
 
 /** The BullMQ processor: bad payloads and unknown jobs fail without retries. */
-export function processorFor(registry: Map<JobName, Handler>) {
+export function processorFor(registry: Handlers) {
   return async (job: Job): Promise<string> => {
-    const handler = registry.get(job.name as JobName);
-    if (!handler) throw new UnrecoverableError(`unknown job ${job.name}`);
-    const parsed = JOBS[job.name as JobName].schema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`invalid ${job.name} payload: ${parsed.error.message}`);
-    return handler(parsed.data, job);
+    if (!isJobName(job.name)) throw new UnrecoverableError(`unknown job ${job.name}`);
+    return run(registry, job.name, job);
   };
 }

@@ -6,7 +6,7 @@ import { engine } from '../shared/domain/engine/engine';
 import type { Learner } from '../shared/domain/learner';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE, type DecisionJob, type OutcomeJob } from '../shared/jobs/catalog';
+import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import { utcMonth } from '../shared/limits/calendar';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
@@ -48,8 +48,10 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   );
 
   const registry = buildRegistry({
-    decision: (data) => batcher.submit({ kind: 'decision', data: data as DecisionJob }),
-    outcome: (data) => batcher.submit({ kind: 'outcome', data: data as OutcomeJob }),
+    decisions: (data) => batcher.submitAll(data.decisions.map((decision) => ({ kind: 'decision', data: decision }))),
+    outcomes: (data) => batcher.submitAll(data.outcomes.map((outcome) => ({ kind: 'outcome', data: outcome }))),
+    decision: (data) => batcher.submit({ kind: 'decision', data }),
+    outcome: (data) => batcher.submit({ kind: 'outcome', data }),
     usageFlush: async () => {
       const result = await flushUsage(redis, keys, db);
       return `flushed ${result.snapshots} snapshots, ${result.rows} rows`;

@@ -43,18 +43,21 @@ export class ContextService {
     const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)), prior);
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
-    const requestId = issueRequestId({ ...tenant, issuedAt, userHash: hash }, this.secret);
-    await this.producer.add('decision', {
-      ...tenant,
-      requestId,
-      userId: request.userId,
-      generation: profile.generation,
-      context: { ...context, ...(request.metadata ? { metadata: request.metadata } : {}) },
-      choice: decision.choice,
-      probabilities: decision.probabilities,
-      explored: decision.explored,
-      confidence: decision.confidence,
-      issuedAt,
+    let requestId = '';
+    await this.producer.add('decisions', (decisionBatch) => {
+      requestId = issueRequestId({ ...tenant, issuedAt, userHash: hash, decisionBatch }, this.secret);
+      return {
+        ...tenant,
+        requestId,
+        userId: request.userId,
+        generation: profile.generation,
+        context: { ...context, ...(request.metadata ? { metadata: request.metadata } : {}) },
+        choice: decision.choice,
+        probabilities: decision.probabilities,
+        explored: decision.explored,
+        confidence: decision.confidence,
+        issuedAt,
+      };
     });
     return {
       requestId,

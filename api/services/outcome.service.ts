@@ -95,9 +95,9 @@ export class OutcomeService {
       throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
     }
     try {
-      // Enqueued on every accepted post, also retries: the job id dedupes in the queue and the
-      // worker applies each requestId once, so a 202 always means "enqueued".
-      await this.producer.add('outcome', { ...tenant, requestId, signals, ...(metadata ? { metadata } : {}), receivedAt: now });
+      // Enqueued on every accepted post, also retries: the worker applies each requestId once,
+      // so a 202 always means "enqueued".
+      await this.producer.add('outcomes', () => ({ ...tenant, requestId, signals, ...(metadata ? { metadata } : {}), receivedAt: now }));
     } catch (error) {
       if (claim === 'new')
         await this.redis

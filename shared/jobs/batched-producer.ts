@@ -1,28 +1,38 @@
+import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOBS, type JobPayload, type ProducedJobName } from './catalog';
+import { JOBS, type DecisionJob, type OutcomeJob, type ProducedJobName } from './catalog';
 
-interface Pending {
-  name: ProducedJobName;
-  data: unknown;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+/** The item type each batch job carries. */
+interface BatchItems {
+  decisions: DecisionJob;
+  outcomes: OutcomeJob;
 }
 
+interface OpenBatch<N extends ProducedJobName> {
+  batchId: string;
+  items: Array<BatchItems[N]>;
+  waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+}
+
+/** Most items one job carries; a full batch is enqueued at once and the next one opened. */
+export const MAX_BATCH_ITEMS = 256;
+
 /**
- * Enqueues catalog jobs, coalescing every add made in the same event-loop turn into one
- * `addBulk` round trip. Concurrent HTTP requests therefore share Redis writes, and each caller
- * still learns whether its own job was durably enqueued.
+ * Group commit for the API's jobs (docs/adr/0010-group-commit.md): every decision (or outcome)
+ * added in one event-loop turn joins one open batch, enqueued as a single job with one Redis
+ * call. Each caller's promise settles when that job is durably in Redis, so a caller still
+ * answers only after its own item was enqueued.
  */
 export class BatchedProducer {
   private readonly queues = new Map<string, Queue>();
-  private pending: Pending[] = [];
+  private readonly open: { [N in ProducedJobName]?: OpenBatch<N> } = {};
   private scheduled = false;
 
   constructor(
     private readonly connection: Redis,
     private readonly prefix: string,
-    private readonly maxBatch = 500,
+    private readonly maxBatch = MAX_BATCH_ITEMS,
   ) {}
 
   queue(name: string): Queue {
@@ -35,10 +45,17 @@ export class BatchedProducer {
     return queue;
   }
 
-  add<N extends ProducedJobName>(name: N, data: JobPayload<N>): Promise<void> {
+  /**
+   * Adds one item to the open batch of `name`. `build` runs synchronously with that batch's id
+   * (a decision's requestId carries it). Resolves once the batch's job is in Redis.
+   */
+  add<N extends ProducedJobName>(name: N, build: (batchId: string) => BatchItems[N]): Promise<void> {
+    const batch = this.openBatch(name);
+    const item = build(batch.batchId);
     return new Promise((resolve, reject) => {
-      this.pending.push({ name, data, resolve, reject });
-      if (this.pending.length >= this.maxBatch) this.flush();
+      batch.items.push(item);
+      batch.waiters.push({ resolve, reject });
+      if (batch.items.length >= this.maxBatch) this.flushBatch(name);
       else if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -46,28 +63,34 @@ export class BatchedProducer {
     });
   }
 
+  private openBatch<N extends ProducedJobName>(name: N): OpenBatch<N> {
+    let batch = this.open[name] as OpenBatch<N> | undefined;
+    if (!batch) {
+      batch = { batchId: randomBytes(8).toString('hex'), items: [], waiters: [] };
+      (this.open as Record<N, OpenBatch<N>>)[name] = batch;
+    }
+    return batch;
+  }
+
   private flush(): void {
     this.scheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
-    const byQueue = new Map<string, Pending[]>();
-    for (const item of batch) {
-      const queueName = JOBS[item.name].queue;
-      byQueue.set(queueName, [...(byQueue.get(queueName) ?? []), item]);
-    }
-    for (const [queueName, items] of byQueue) {
-      const jobs = items.map((item) => {
-        const spec = JOBS[item.name];
-        return { name: item.name, data: item.data, opts: { ...spec.options, jobId: spec.jobId(item.data as never) } };
-      });
-      this.queue(queueName)
-        .addBulk(jobs)
-        .then(
-          () => items.forEach((item) => item.resolve()),
-          (error: unknown) => items.forEach((item) => item.reject(error)),
-        );
-    }
+    this.flushBatch('decisions');
+    this.flushBatch('outcomes');
+  }
+
+  private flushBatch(name: ProducedJobName): void {
+    const batch = this.open[name];
+    if (!batch) return;
+    delete this.open[name];
+    const spec = JOBS[name];
+    const data =
+      name === 'decisions' ? { batchId: batch.batchId, decisions: batch.items } : { batchId: batch.batchId, outcomes: batch.items };
+    this.queue(spec.queue)
+      .add(name, data, { ...spec.options, jobId: spec.jobId(batch) })
+      .then(
+        () => batch.waiters.forEach((waiter) => waiter.resolve()),
+        (error: unknown) => batch.waiters.forEach((waiter) => waiter.reject(error)),
+      );
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,24 @@ export const outcomeJobSchema = z.object({
 });
 export type OutcomeJob = z.infer<typeof outcomeJobSchema>;
 
+/**
+ * Group commit (docs/adr/0010-group-commit.md): the API collects the decisions, and the
+ * outcomes, that arrive within one event-loop turn and enqueues each group as one job. A
+ * decision batch's id is carried by every requestId issued in it, so an outcome whose decision
+ * is not in Postgres yet finds it in its queued batch.
+ */
+export const decisionBatchJobSchema = z.object({
+  batchId: z.string().regex(/^[0-9a-f]{16}$/),
+  decisions: z.array(decisionJobSchema).min(1),
+});
+export type DecisionBatchJob = z.infer<typeof decisionBatchJobSchema>;
+
+export const outcomeBatchJobSchema = z.object({
+  batchId: z.string().regex(/^[0-9a-f]{16}$/),
+  outcomes: z.array(outcomeJobSchema).min(1),
+});
+export type OutcomeBatchJob = z.infer<typeof outcomeBatchJobSchema>;
+
 const retrying: JobsOptions = {
   // Failures here are transient (database or Redis outage): 10 attempts with exponential
   // backoff from 1 s (≈ 8.5 minutes in all), then the job stays in the failed set for 30 days.
@@ -62,12 +80,26 @@ export const usageFlushJobSchema = z.object({});
 export const testDataResetJobSchema = z.object({});
 
 export const JOBS = {
+  decisions: {
+    queue: EVENTS_QUEUE,
+    schema: decisionBatchJobSchema,
+    options: retrying,
+    jobId: (data: Pick<DecisionBatchJob, 'batchId'>) => `decisions-${data.batchId}`,
+  },
+  outcomes: {
+    queue: EVENTS_QUEUE,
+    schema: outcomeBatchJobSchema,
+    options: retrying,
+    jobId: (data: Pick<OutcomeBatchJob, 'batchId'>) => `outcomes-${data.batchId}`,
+  },
+  /** One decision per job: what API versions before group commit enqueued (still applied). */
   decision: {
     queue: EVENTS_QUEUE,
     schema: decisionJobSchema,
     options: retrying,
     jobId: (data: DecisionJob) => `decision-${data.requestId}`,
   },
+  /** One outcome per job: what API versions before group commit enqueued (still applied). */
   outcome: {
     queue: EVENTS_QUEUE,
     schema: outcomeJobSchema,
@@ -94,7 +126,7 @@ export const JOBS = {
 } as const;
 
 /** Jobs enqueued by the API (the others are created by job schedulers in the worker). */
-export type ProducedJobName = 'decision' | 'outcome';
+export type ProducedJobName = 'decisions' | 'outcomes';
 
 export type JobName = keyof typeof JOBS;
 export type JobPayload<N extends JobName> = z.infer<(typeof JOBS)[N]['schema']>;

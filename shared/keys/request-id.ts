@@ -7,15 +7,21 @@ import type { Environment } from '../domain/environment';
  * can answer 404 (not issued to this tenant) and 410 (window closed) without reading storage.
  *
  * Layout (base64url): version(1) | env(1) | issuedAt ms (6) | nonce (12) | userHash (8) |
- * accountId (utf8), followed by a 16-byte truncated HMAC-SHA-256 over "rid:" + the payload.
- * The user is bound by a keyed hash (shared/keys/user-hash.ts), never in clear.
+ * decision batch (8) | accountId (utf8), followed by a 16-byte truncated HMAC-SHA-256 over
+ * "rid:" + the payload. The user is bound by a keyed hash (shared/keys/user-hash.ts), never in
+ * clear. The decision batch names the job that carried the decision to the worker
+ * (docs/adr/0010-group-commit.md). Version 2 ids, issued before decisions were batched, have
+ * no batch field and are still accepted.
  */
-const VERSION = 2;
+const VERSION = 3;
+const UNBATCHED_VERSION = 2;
 const NONCE_BYTES = 12;
 const USER_HASH_BYTES = 8;
+const BATCH_BYTES = 8;
 const MAC_BYTES = 16;
 const USER_HASH_OFFSET = 1 + 1 + 6 + NONCE_BYTES;
-const HEADER_BYTES = USER_HASH_OFFSET + USER_HASH_BYTES;
+const BATCH_OFFSET = USER_HASH_OFFSET + USER_HASH_BYTES;
+const HEADER_BYTES = BATCH_OFFSET + BATCH_BYTES;
 export const REQUEST_ID_PATTERN = /^req_[A-Za-z0-9_-]{40,200}$/;
 
 export interface RequestIdClaims {
@@ -24,13 +30,15 @@ export interface RequestIdClaims {
   issuedAt: number;
   /** userHash(secret, tenant, userId): 16 hex characters. */
   userHash: string;
+  /** The id of the decision batch job (16 hex characters); absent in version 2 ids. */
+  decisionBatch?: string;
 }
 
 function mac(secret: string, payload: Buffer): Buffer {
   return createHmac('sha256', secret).update('rid:').update(payload).digest().subarray(0, MAC_BYTES);
 }
 
-export function issueRequestId(claims: RequestIdClaims, secret: string): string {
+export function issueRequestId(claims: RequestIdClaims & { decisionBatch: string }, secret: string): string {
   const account = Buffer.from(claims.accountId, 'utf8');
   const payload = Buffer.alloc(HEADER_BYTES + account.length);
   payload.writeUInt8(VERSION, 0);
@@ -38,6 +46,7 @@ export function issueRequestId(claims: RequestIdClaims, secret: string): string 
   payload.writeUIntBE(claims.issuedAt, 2, 6);
   randomBytes(NONCE_BYTES).copy(payload, 8);
   Buffer.from(claims.userHash, 'hex').copy(payload, USER_HASH_OFFSET, 0, USER_HASH_BYTES);
+  Buffer.from(claims.decisionBatch, 'hex').copy(payload, BATCH_OFFSET, 0, BATCH_BYTES);
   account.copy(payload, HEADER_BYTES);
   return `req_${Buffer.concat([payload, mac(secret, payload)]).toString('base64url')}`;
 }
@@ -45,12 +54,15 @@ export function issueRequestId(claims: RequestIdClaims, secret: string): string 
 export const isWellFormedRequestId = (value: unknown): value is string => typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
 
 function decode(payload: Buffer): RequestIdClaims | null {
-  if (payload.length <= HEADER_BYTES || payload.readUInt8(0) !== VERSION) return null;
+  const version = payload.readUInt8(0);
+  const accountOffset = version === VERSION ? HEADER_BYTES : version === UNBATCHED_VERSION ? BATCH_OFFSET : -1;
+  if (accountOffset < 0 || payload.length <= accountOffset) return null;
   return {
     environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
     issuedAt: payload.readUIntBE(2, 6),
-    userHash: payload.subarray(USER_HASH_OFFSET, HEADER_BYTES).toString('hex'),
-    accountId: payload.subarray(HEADER_BYTES).toString('utf8'),
+    userHash: payload.subarray(USER_HASH_OFFSET, BATCH_OFFSET).toString('hex'),
+    ...(version === VERSION ? { decisionBatch: payload.subarray(BATCH_OFFSET, HEADER_BYTES).toString('hex') } : {}),
+    accountId: payload.subarray(accountOffset).toString('utf8'),
   };
 }
 
@@ -70,7 +82,7 @@ export function verifyRequestId(requestId: string, secret: string): RequestIdCla
   const raw = Buffer.from(requestId.slice(4), 'base64url');
   // Node decodes base64url leniently; accept only the canonical spelling of an id.
   if (raw.toString('base64url') !== requestId.slice(4)) return null;
-  if (raw.length <= HEADER_BYTES + MAC_BYTES) return null;
+  if (raw.length <= BATCH_OFFSET + MAC_BYTES) return null;
   const payload = raw.subarray(0, raw.length - MAC_BYTES);
   const given = raw.subarray(raw.length - MAC_BYTES);
   if (!timingSafeEqual(given, mac(secret, payload))) return null;

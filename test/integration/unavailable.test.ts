@@ -23,7 +23,7 @@ describe('Redis unreachable', () => {
     const { TEST_SECRET } = await import('../support/test-env');
     const account = (await findAccount(h.env.db, 'no-redis'))!;
     const requestId = issueRequestId(
-      { accountId: account.id, environment: 'test', issuedAt: Date.now(), userHash: '00'.repeat(8) },
+      { accountId: account.id, environment: 'test', issuedAt: Date.now(), userHash: '00'.repeat(8), decisionBatch: '00'.repeat(8) },
       TEST_SECRET,
     );
     const res = await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started: true });

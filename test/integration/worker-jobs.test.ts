@@ -3,6 +3,10 @@ import { EVENTS_QUEUE, JOBS } from '../../shared/jobs/catalog';
 import { capture, runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { createLogger } from '../../shared/logger/logger';
+import { readRequestIdClaims } from '../../shared/keys/request-id';
+
+/** The job id of the decision batch a requestId was issued in. */
+const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId: readRequestIdClaims(requestId)!.decisionBatch! });
 
 let h: Harness;
 let key: string;
@@ -45,15 +49,16 @@ describe('worker job handling', () => {
   it('applies the good jobs of a batch even when one job in it fails', async () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body
       .requestId;
-    const decision = await eventually(() => queue.getJob(JOBS.decision.jobId({ requestId: rid } as never)));
+    const batch = await eventually(() => queue.getJob(decisionBatchJobId(rid)));
+    const decision = { data: JOBS.decisions.schema.parse(batch!.data).decisions.find((d) => d.requestId === rid)! };
     // A NUL byte cannot be stored in Postgres text: this decision fails inside the batch.
-    const poison = { ...decision!.data, requestId: `${rid}x`, userId: 'bad\u0000user' };
+    const poison = { ...decision.data, requestId: `${rid}x`, userId: 'bad\u0000user' };
     await queue.addBulk([
       { name: 'decision', data: poison, opts: { jobId: 'poison-decision', attempts: 1 } },
       {
         name: 'outcome',
         data: {
-          accountId: decision!.data.accountId,
+          accountId: decision.data.accountId,
           environment: 'test',
           requestId: rid,
           signals: { started: true },
@@ -69,14 +74,14 @@ describe('worker job handling', () => {
   it('applies an outcome whose decision job has not run yet, from the queued decision', async () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'early-outcome', task: 't', complexity: 'high' })).body
       .requestId;
-    // Simulate a decision job still waiting: remove the stored decision and the profile row,
-    // then re-add its job as delayed so the outcome arrives first.
-    const decisionId = JOBS.decision.jobId({ requestId: rid } as never);
+    // Simulate a decision batch still waiting: remove the stored decision, then re-add its
+    // batch job as delayed so the outcome arrives first.
+    const decisionId = decisionBatchJobId(rid);
     await eventually(async () => (await queue.getJob(decisionId))?.isCompleted());
     const decision = await queue.getJob(decisionId); // read again once settled
     await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
     await decision!.remove();
-    await queue.add('decision', decision!.data, { ...JOBS.decision.options, jobId: decisionId, delay: 60_000 });
+    await queue.add('decisions', decision!.data, { ...JOBS.decisions.options, jobId: decisionId, delay: 60_000 });
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     await eventually(async () => (await h.http().get('/v1/profile/early-outcome').set(bearer(key))).body.interactionCount === 1);
     const row = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', '=', rid).executeTakeFirst();
@@ -126,9 +131,12 @@ describe('worker job handling', () => {
     await eventually(() => h.env.db.selectFrom('decisions').select('request_id').where('request_id', '=', rid).executeTakeFirst());
     expect((await h.http().delete('/v1/profile/erased-later').set(bearer(key))).status).toBe(204);
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
-    await eventually(async () => (await queue.getJob(JOBS.outcome.jobId({ requestId: rid } as never)))?.isCompleted());
-    const job = await queue.getJob(JOBS.outcome.jobId({ requestId: rid } as never)); // read again once settled
-    expect(job!.returnvalue).toMatch(/dropped/);
+    const job = await eventually(async () =>
+      (await queue.getJobs(['completed'])).find(
+        (j) => j.name === 'outcomes' && JOBS.outcomes.schema.parse(j.data).outcomes.some((o) => o.requestId === rid),
+      ),
+    );
+    expect(job!.returnvalue).toMatch(/^1 dropped/);
     expect((await h.http().get('/v1/profile/erased-later').set(bearer(key))).status).toBe(404);
     const outcomes = await h.env.db.selectFrom('outcomes').select('request_id').where('user_id', '=', 'erased-later').execute();
     expect(outcomes).toEqual([]);

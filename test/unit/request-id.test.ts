@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import {
   REQUEST_ID_PATTERN,
   isWellFormedRequestId,
@@ -10,24 +11,38 @@ import { userHash } from '../../shared/keys/user-hash';
 
 const SECRET = 'unit-test-secret-0123456789';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const claims: RequestIdClaims = {
+const claims: Issued = {
   accountId: 'acct_7fQ2kLm9xPz4Rt1B',
   environment: 'live',
   issuedAt: 1_790_000_000_123,
   userHash: '0123456789abcdef',
+  decisionBatch: '00112233445566ff',
 };
+type Issued = RequestIdClaims & { decisionBatch: string };
 
 describe('request ids', () => {
   it('round-trips: verify returns exactly the claims it was issued with', () => {
     const id = issueRequestId(claims, SECRET);
     expect(id).toMatch(REQUEST_ID_PATTERN);
     expect(verifyRequestId(id, SECRET)).toEqual(claims);
-    const testClaims: RequestIdClaims = { accountId: 'acct_other', environment: 'test', issuedAt: 0, userHash: 'ffffffffffffffff' };
+    const testClaims: Issued = {
+      accountId: 'acct_other',
+      environment: 'test',
+      issuedAt: 0,
+      userHash: 'ffffffffffffffff',
+      decisionBatch: 'ffffffffffffffff',
+    };
     expect(verifyRequestId(issueRequestId(testClaims, SECRET), SECRET)).toEqual(testClaims);
   });
 
   it('keeps non-ASCII account ids and millisecond timestamps intact', () => {
-    const c: RequestIdClaims = { accountId: 'acct_ünï_東京', environment: 'test', issuedAt: 2 ** 47 + 5, userHash: '00ff00ff00ff00ff' };
+    const c: Issued = {
+      accountId: 'acct_ünï_東京',
+      environment: 'test',
+      issuedAt: 2 ** 47 + 5,
+      userHash: '00ff00ff00ff00ff',
+      decisionBatch: '0000000000000001',
+    };
     expect(verifyRequestId(issueRequestId(c, SECRET), SECRET)).toEqual(c);
   });
 
@@ -38,9 +53,24 @@ describe('request ids', () => {
     expect(userHash(SECRET, tenant, 'bob@example.com')).not.toBe(hash);
     expect(userHash(`${SECRET}2`, tenant, 'alice@example.com')).not.toBe(hash);
     expect(userHash(SECRET, { ...tenant, environment: 'test' }, 'alice@example.com')).not.toBe(hash);
-    const id = issueRequestId({ ...tenant, issuedAt: 5, userHash: hash }, SECRET);
+    const id = issueRequestId({ ...tenant, issuedAt: 5, userHash: hash, decisionBatch: '0123456789abcdef' }, SECRET);
     expect(Buffer.from(id.slice(4), 'base64url').toString('latin1')).not.toContain('alice');
-    expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash });
+    expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash, decisionBatch: '0123456789abcdef' });
+  });
+
+  it('still accepts a version 2 id (issued before decisions were batched), without a batch', () => {
+    const account = Buffer.from(claims.accountId, 'utf8');
+    const payload = Buffer.alloc(28 + account.length);
+    payload.writeUInt8(2, 0);
+    payload.writeUInt8(1, 1);
+    payload.writeUIntBE(claims.issuedAt, 2, 6);
+    Buffer.from(claims.userHash, 'hex').copy(payload, 20);
+    account.copy(payload, 28);
+    const mac = createHmac('sha256', SECRET).update('rid:').update(payload).digest().subarray(0, 16);
+    const id = `req_${Buffer.concat([payload, mac]).toString('base64url')}`;
+    const { decisionBatch: _batch, ...unbatched } = claims;
+    expect(verifyRequestId(id, SECRET)).toEqual(unbatched);
+    expect(readRequestIdClaims(id)).toEqual(unbatched);
   });
 
   it('is refused under another secret', () => {
