@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from '../shared/logger/logger';
 import { AppError } from '../shared/errors/app-error';
 import { errorHandler } from './middleware/error.middleware';
+import { requestLog } from './middleware/request-log.middleware';
 import { v1Router, type RouteGuards, type V1Services } from './routes/v1.routes';
 
 export interface AppDeps extends V1Services {
@@ -13,8 +12,6 @@ export interface AppDeps extends V1Services {
   health: () => Promise<Record<string, 'ok' | 'unavailable'>>;
 }
 
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 /** Builds the Express app without listening (tests drive it with supertest). */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -22,20 +19,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
-  app.use((req, res, next) => {
-    const given = req.get('x-request-id');
-    const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
-    res.locals.requestId = id;
-    res.setHeader('X-Request-Id', id);
-    next();
-  });
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (_req, res) => String(res.getHeader('X-Request-Id')),
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-    }),
-  );
+  app.use(requestLog(deps.logger));
 
   app.get('/healthz', async (_req, res) => {
     const checks = await deps.health();
@@ -45,6 +29,6 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(v1Router(deps, deps.guards));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
-  app.use(errorHandler);
+  app.use(errorHandler(deps.logger));
   return app;
 }

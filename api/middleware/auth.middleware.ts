@@ -4,6 +4,7 @@ import { AppError } from '../../shared/errors/app-error';
 import { hashApiKey, hashesEqual, parseApiKey, type Scope } from '../../shared/keys/api-key';
 import type { KeyCredential } from '../../shared/keys/key.repository';
 import type { CredentialCache } from '../auth/credential-cache';
+import { BoundedMap } from '../../shared/cache/bounded-map';
 
 export interface AuthContext {
   tenant: Tenant;
@@ -11,6 +12,8 @@ export interface AuthContext {
 }
 
 const unauthorized = (message: string) => new AppError('UNAUTHORIZED', message);
+/** Well-formed keys whose hash the API remembers, least recently used dropped. */
+const KNOWN_KEY_HASHES = 10_000;
 
 export function authContext(res: Response): AuthContext {
   return res.locals.auth as AuthContext;
@@ -27,6 +30,18 @@ export function authenticate(deps: {
    */
   meterRefusal: (credential: KeyCredential, endpoint: string) => Promise<Record<string, string>>;
 }) {
+  // The hashes of recently presented keys: a key's HMAC is worth remembering, as every request of
+  // a client presents the same key (the credential cache is keyed by the hash).
+  const hashes = new BoundedMap<string, { keyHash: Buffer; hex: string }>(KNOWN_KEY_HASHES);
+  const hashOf = (key: string) => {
+    let known = hashes.get(key);
+    if (!known) {
+      const keyHash = hashApiKey(key, deps.secret);
+      known = { keyHash, hex: keyHash.toString('hex') };
+      hashes.set(key, known);
+    }
+    return known;
+  };
   return (scope: Scope, endpoint: string) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const header = req.get('authorization') ?? '';
@@ -38,10 +53,10 @@ export function authenticate(deps: {
       if (!deps.environments.includes(parsed.environment)) {
         return next(unauthorized(`This deployment does not serve ${parsed.environment} keys`));
       }
-      const keyHash = hashApiKey(key, deps.secret);
+      const { keyHash, hex } = hashOf(key);
       let credential: KeyCredential | null;
       try {
-        credential = await deps.credentials.lookup(keyHash.toString('hex'), keyHash);
+        credential = await deps.credentials.lookup(hex, keyHash);
       } catch {
         return next(new AppError('SERVICE_UNAVAILABLE', 'Key store unavailable, retry shortly', undefined, { 'Retry-After': '1' }));
       }

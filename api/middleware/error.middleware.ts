@@ -2,7 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, isAppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
 import { BODY_LIMIT_BYTES } from './json-body.middleware';
-import 'pino-http';
+import type { Logger } from '../../shared/logger/logger';
+import { requestIdOf } from './request-log.middleware';
 
 /** Body-parser failures carry a `type`; map them to the contract's error codes. */
 function fromParserError(error: { type?: string }): AppError | null {
@@ -38,20 +39,24 @@ function fromHttpError(error: unknown): AppError | null {
 }
 
 /** The only place that turns errors into responses. Never leaks stack traces. */
-export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-  let appError = isAppError(error) ? error : (fromParserError((error ?? {}) as { type?: string }) ?? fromHttpError(error));
-  if (!appError && isDependencyUnavailable(error)) {
-    req.log?.warn({ err: error }, 'dependency unavailable');
-    appError = serviceUnavailable();
-  }
-  if (!appError) {
-    req.log?.error({ err: error }, 'unhandled error');
-    appError = new AppError('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it');
-  } else if (appError.statusCode >= 500) {
-    req.log?.warn({ code: appError.code }, appError.message);
-  }
-  if (res.headersSent) return;
-  if (appError.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer realm="cos"');
-  for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-  res.status(appError.statusCode).json(appError.toBody());
-}
+export const errorHandler =
+  (logger: Logger) =>
+  (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+    const log = (level: 'warn' | 'error', fields: object, message: string) =>
+      logger[level]({ reqId: requestIdOf(res), ...fields }, message);
+    let appError = isAppError(error) ? error : (fromParserError((error ?? {}) as { type?: string }) ?? fromHttpError(error));
+    if (!appError && isDependencyUnavailable(error)) {
+      log('warn', { err: error }, 'dependency unavailable');
+      appError = serviceUnavailable();
+    }
+    if (!appError) {
+      log('error', { err: error }, 'unhandled error');
+      appError = new AppError('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it');
+    } else if (appError.statusCode >= 500) {
+      log('warn', { code: appError.code }, appError.message);
+    }
+    if (res.headersSent) return;
+    if (appError.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer realm="cos"');
+    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
+    res.status(appError.statusCode).json(appError.toBody());
+  };

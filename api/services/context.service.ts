@@ -4,7 +4,7 @@ import type { Learner } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import { issueRequestId } from '../../shared/keys/request-id';
-import { userHash } from '../../shared/keys/user-hash';
+import { UserHashes } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
 import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
@@ -24,6 +24,7 @@ export interface ContextResponse {
 /** POST /v1/context: decide from the cached profile, enqueue the decision for the worker. */
 export class ContextService {
   private readonly states: ParsedStates;
+  private readonly hashes: UserHashes;
 
   constructor(
     private readonly profiles: ProfileLoader,
@@ -33,10 +34,11 @@ export class ContextService {
     private readonly secret: string,
   ) {
     this.states = new ParsedStates(learner);
+    this.hashes = new UserHashes(secret);
   }
 
   async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
-    const hash = userHash(this.secret, tenant, request.userId);
+    const hash = this.hashes.of(tenant, request.userId);
     const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId, hash), this.populations.get(tenant)]);
     const state = this.states.get(tenant, hash, profile);
     const context = { complexity: request.complexity, taskType: request.taskType };

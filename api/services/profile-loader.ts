@@ -6,11 +6,14 @@ import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import { userHash } from '../../shared/keys/user-hash';
+import { BoundedMap } from '../../shared/cache/bounded-map';
 import { findProfile } from '../../shared/profile/profile.repository';
 import type { PopulationLoader } from './population-loader';
 
 /** How long a profile read waits for a worker to apply the user's pending outcomes. */
 export const OUTCOME_WAIT_MS = 250;
+/** Profiles the API keeps decoded (each holds its stored state, ≤ 8 KiB), least recently used dropped. */
+export const MAX_KNOWN_PROFILES = 4096;
 /** While waiting, the marks are read again at least this often (should a notice be lost). */
 const RECHECK_MS = 50;
 
@@ -20,8 +23,16 @@ const RECHECK_MS = 50;
  * an outcome accepted in the last few seconds is not applied yet, the read waits for the
  * worker's notice that it is (or re-checks), for up to OUTCOME_WAIT_MS
  * (docs/adr/0008-read-your-outcomes.md), then answers with what it has.
+ *
+ * The profiles it last read stay decoded in memory, named by version and generation
+ * (docs/adr/0003-cache-versioning.md): Redis sends a cached profile only when it differs from
+ * the copy held, so a returning user's read moves and parses no JSON. Version 0 (a new user,
+ * seeded by the API and the worker independently) is always read again. Callers never mutate
+ * a profile they are given.
  */
 export class ProfileLoader {
+  private readonly known = new BoundedMap<string, StoredProfile>(MAX_KNOWN_PROFILES);
+
   constructor(
     private readonly db: Db,
     private readonly cache: ProfileCache,
@@ -36,7 +47,9 @@ export class ProfileLoader {
    * the user's userHash, when the caller has it already.
    */
   async find(tenant: Tenant, userId: string, hash = userHash(this.secret, tenant, userId)): Promise<StoredProfile | null> {
-    const read = () => this.cache.readWithPending(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS);
+    const memoKey = `${tenant.accountId}\u0000${tenant.environment}\u0000${userId}`;
+    const known = this.known.get(memoKey) ?? null;
+    const read = () => this.cache.readFresh(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS, known);
     let current = await read();
     if (current.pending > 0) {
       const deadline = Date.now() + OUTCOME_WAIT_MS;
@@ -53,7 +66,11 @@ export class ProfileLoader {
       }
     }
     const cached = current.profile;
-    if (cached) return cached;
+    if (cached) {
+      if (cached.version > 0) this.known.set(memoKey, cached);
+      else if (known) this.known.delete(memoKey);
+      return cached;
+    }
     const stored = await findProfile(this.db, tenant, userId);
     if (stored) await this.cache.writeIfNewer(tenant, stored);
     return stored;

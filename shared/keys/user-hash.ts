@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { BoundedMap } from '../cache/bounded-map';
 import type { Tenant } from '../domain/environment';
 
 /**
@@ -11,4 +12,26 @@ export function userHash(secret: string, tenant: Tenant, userId: string): string
     .digest()
     .subarray(0, 8)
     .toString('hex');
+}
+
+/** userHash for a process that hashes the same users again and again: recent ones are remembered. */
+export class UserHashes {
+  private readonly known: BoundedMap<string, string>;
+
+  constructor(
+    private readonly secret: string,
+    capacity = 4096,
+  ) {
+    this.known = new BoundedMap(capacity);
+  }
+
+  of(tenant: Tenant, userId: string): string {
+    const key = `${tenant.accountId}\u0000${tenant.environment}\u0000${userId}`;
+    let hash = this.known.get(key);
+    if (hash === undefined) {
+      hash = userHash(this.secret, tenant, userId);
+      this.known.set(key, hash);
+    }
+    return hash;
+  }
 }

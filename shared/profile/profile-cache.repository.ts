@@ -24,6 +24,19 @@ redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'd', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return ARGV[3]`;
 
+/**
+ * A profile read with its user's pending outcomes, in one call. KEYS: profile hash, the user's
+ * pending marks. ARGV: marks counted from (ms), the version and generation the caller holds.
+ * Returns {pending} when nothing is cached, {pending, version, generation} when the caller's
+ * copy is current, and the cached JSON as a fourth element otherwise.
+ */
+const READ_FRESH = `
+local pending = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
+if not cur[1] then return {pending} end
+if cur[1] == ARGV[2] and cur[2] == ARGV[3] then return {pending, cur[1], cur[2]} end
+return {pending, cur[1], cur[2], redis.call('HGET', KEYS[1], 'd')}`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosWriteProfileIfNewer(
@@ -35,6 +48,13 @@ declare module 'ioredis' {
       ttl: number,
     ): Result<number, Context>;
     cosPutProfileIfAbsent(profileKey: string, version: number, generation: string, data: string, ttl: number): Result<string, Context>;
+    cosReadProfileFresh(
+      profileKey: string,
+      pendingKey: string,
+      since: number,
+      knownVersion: string,
+      knownGeneration: string,
+    ): Result<[number, string?, string?, string?], Context>;
   }
 }
 
@@ -42,6 +62,7 @@ export function defineProfileCacheScripts(redis: Redis): void {
   if (typeof (redis as Partial<Redis>).cosWriteProfileIfNewer === 'function') return;
   redis.defineCommand('cosWriteProfileIfNewer', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
   redis.defineCommand('cosPutProfileIfAbsent', { numberOfKeys: 1, lua: PUT_IF_ABSENT });
+  redis.defineCommand('cosReadProfileFresh', { numberOfKeys: 2, lua: READ_FRESH });
 }
 
 function decode(data: string | null | undefined): StoredProfile | null {
@@ -64,18 +85,26 @@ export class ProfileCache {
 
   /**
    * The cached profile and how many of the user's outcomes accepted since `since` (ms) are not
-   * applied yet (pending-outcomes.repository.ts), in one round trip.
+   * applied yet (pending-outcomes.repository.ts), in one call. A caller that holds a copy
+   * (`known`) gets it back when it is current: the cached JSON travels, and is decoded, only
+   * when the cached version or generation differs.
    */
-  async readWithPending(
+  async readFresh(
     tenant: Tenant,
     userId: string,
     userHash: string,
     since: number,
+    known: StoredProfile | null,
   ): Promise<{ profile: StoredProfile | null; pending: number }> {
-    const [data, pending] = await execPipeline(
-      this.redis.pipeline().hget(this.keys.profile(tenant, userId), 'd').zcount(this.keys.pendingOutcomes(tenant, userHash), since, '+inf'),
+    const [pending, version, , data] = await this.redis.cosReadProfileFresh(
+      this.keys.profile(tenant, userId),
+      this.keys.pendingOutcomes(tenant, userHash),
+      since,
+      known ? String(known.version) : '',
+      known?.generation ?? '',
     );
-    return { profile: decode(data as string | null), pending: Number(pending) };
+    if (version === undefined) return { profile: null, pending };
+    return { profile: data === undefined ? known : decode(data), pending };
   }
 
   /** Arguments of cosWriteProfileIfNewer for one profile. */
