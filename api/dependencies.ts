@@ -32,7 +32,10 @@ export function buildApiDependencies(
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
   const learner = engine as Learner;
-  const producer = new BatchedProducer(redis, keys.queuePrefix);
+  // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
+  // (auto-pipelining makes one per event-loop turn): the hot path's commands use their own.
+  const queueRedis = createRedis(config.REDIS_URL, 'producer');
+  const producer = new BatchedProducer(queueRedis, keys.queuePrefix);
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
   const settled = new SettledOutcomes(createRedis(config.REDIS_URL, 'consumer'), keys);
@@ -68,6 +71,7 @@ export function buildApiDependencies(
     close: async () => {
       await credentials.stop();
       await producer.close();
+      queueRedis.disconnect();
       settled.close();
       redis.disconnect();
       await db.destroy();

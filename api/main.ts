@@ -1,13 +1,16 @@
+import cluster from 'node:cluster';
 import { configOrExit, loadApiConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
 import { createApp } from './app';
+import { runPrimary } from './cluster';
 import { buildApiDependencies } from './dependencies';
 
 function main(): void {
   loadDotCosEnv();
   const config = configOrExit(() => loadApiConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-api');
+  if (config.API_PROCESSES > 1 && cluster.isPrimary) return runPrimary(config.API_PROCESSES, logger);
   const deps = buildApiDependencies(config, logger);
   const server = createApp(deps).listen(config.PORT, () => {
     logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');

@@ -553,17 +553,24 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   const outcomeRun = await measureCpu(() => cannon(api.port, outcomeRequest, { duration: opts.duration, maxOverallRequests: ids.length }));
   const outcome = outcomeRun.value;
   mustBeRunning(api.proc);
-  // With the worker stopped every accepted outcome is one waiting job (distinct requestIds);
-  // requests still in flight when autocannon stopped may add a few more, so wait until stable.
-  let accepted = -1;
+  // With the worker stopped every accepted outcome waits in an outcome batch job; requests
+  // still in flight when autocannon stopped may add a few more, so wait until stable.
+  let queuedJobs = -1;
   await waitUntil('the outcome queue to settle', 10_000, 300, async () => {
     const p = await pending();
     const now = p.waiting + p.active + p.delayed;
-    const stable = now === accepted;
-    accepted = now;
+    const stable = now === queuedJobs;
+    queuedJobs = now;
     return stable ? true : undefined;
   });
-  log(`outcome: ${outcome.rps} req/s, p50 ${outcome.p50} ms, p99 ${outcome.p99} ms; ${accepted} jobs queued, ${outcome.ok} 2xx seen`);
+  const queuedIds = new Set<string>();
+  for (const job of await queue.getJobs(['waiting', 'delayed'])) {
+    for (const o of (job.data as { outcomes?: Array<{ requestId: string }> }).outcomes ?? []) queuedIds.add(o.requestId);
+  }
+  const accepted = queuedIds.size;
+  log(
+    `outcome: ${outcome.rps} req/s, p50 ${outcome.p50} ms, p99 ${outcome.p99} ms; ${accepted} outcomes queued in ${queuedJobs} jobs, ${outcome.ok} 2xx seen`,
+  );
 
   // 4. Worker throughput: start the worker(s) on the backlog, time until all are applied.
   log(`starting ${opts.workers} worker(s) on ${accepted} queued outcomes…`);
@@ -574,7 +581,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     let firstTaken = 0;
     await waitUntil('the outcome backlog to be applied', Math.max(120_000, accepted), 25, async () => {
       const p = await pending();
-      if (!firstTaken && p.waiting < accepted) firstTaken = performance.now();
+      if (!firstTaken && p.waiting < queuedJobs) firstTaken = performance.now();
       mustBeRunning(...workers);
       // Failing jobs would wait minutes in backoff: stop, the check below reports them.
       if (p.delayed > 0 || (await failedJobs()) > 0) return true;

@@ -35,6 +35,8 @@ const apiSchema = z.object({
   ADMIN_TOKEN: z.string().min(16).optional(),
   /** How often each API instance checks Postgres for changed keys/accounts. */
   KEY_REFRESH_INTERVAL: durationMs.default(1000),
+  /** API processes on this host sharing PORT (node:cluster); limits stay exact across them. */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
 });
 
 const workerSchema = z.object({

@@ -34,6 +34,19 @@ export interface RequestIdClaims {
   decisionBatch?: string;
 }
 
+/** Random bytes drawn in blocks: one draw per request costs more than the id's HMAC. */
+const NONCE_POOL_BYTES = NONCE_BYTES * 512;
+let noncePool = Buffer.alloc(0);
+let nonceOffset = 0;
+function nextNonce(target: Buffer, offset: number): void {
+  if (nonceOffset + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_POOL_BYTES);
+    nonceOffset = 0;
+  }
+  noncePool.copy(target, offset, nonceOffset, nonceOffset + NONCE_BYTES);
+  nonceOffset += NONCE_BYTES;
+}
+
 function mac(secret: string, payload: Buffer): Buffer {
   return createHmac('sha256', secret).update('rid:').update(payload).digest().subarray(0, MAC_BYTES);
 }
@@ -44,7 +57,7 @@ export function issueRequestId(claims: RequestIdClaims & { decisionBatch: string
   payload.writeUInt8(VERSION, 0);
   payload.writeUInt8(claims.environment === 'live' ? 1 : 0, 1);
   payload.writeUIntBE(claims.issuedAt, 2, 6);
-  randomBytes(NONCE_BYTES).copy(payload, 8);
+  nextNonce(payload, 8);
   Buffer.from(claims.userHash, 'hex').copy(payload, USER_HASH_OFFSET, 0, USER_HASH_BYTES);
   Buffer.from(claims.decisionBatch, 'hex').copy(payload, BATCH_OFFSET, 0, BATCH_BYTES);
   account.copy(payload, HEADER_BYTES);

@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { KeyService } from '../../shared/keys/key.service';
+import { eventually } from '../support/harness';
+import { client, spawnApi, stop, type Spawned } from '../support/processes';
+import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
+
+/** API_PROCESSES=N: N API processes share the port; a dead one is replaced; SIGTERM stops them all. */
+let env: TestEnv;
+let api: Spawned & { url: string };
+
+const childrenOf = (pid: number): number[] => {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2' });
+});
+afterAll(async () => {
+  await stop(api, 'SIGKILL');
+  await env.close();
+});
+
+it('runs two API processes on one port, replaces one that dies, and stops them all on SIGTERM', async () => {
+  const { key } = await new KeyService(env.db, TEST_SECRET).create({ account: 'cluster', environment: 'test' });
+  const http = client(api.url, key);
+  const primary = api.child.pid!;
+  const first = await eventually(async () => {
+    const children = childrenOf(primary);
+    return children.length === 2 ? children : null;
+  });
+  for (let i = 0; i < 20; i++) expect((await http.context(`cluster-${i}`)).status).toBe(200);
+
+  process.kill(first[0]!, 'SIGKILL');
+  const replaced = await eventually(async () => {
+    const children = childrenOf(primary);
+    return children.length === 2 && !children.includes(first[0]!) ? children : null;
+  });
+  expect(replaced).toContain(first[1]);
+  await eventually(async () => (await http.context('cluster-after')).status === 200);
+  expect(api.output()).toContain('api process died; starting another');
+
+  expect(await stop(api, 'SIGTERM')).toBe(0);
+  for (const pid of replaced) expect(alive(pid)).toBe(false);
+});
