@@ -106,7 +106,13 @@ describe('POST /v1/outcome', () => {
   it('answers 410 OUTCOME_WINDOW_CLOSED past the outcome window', async () => {
     const account = (await findAccount(h.env.db, 'outcomes'))!;
     const old = issueRequestId(
-      { accountId: account.id, environment: 'test', issuedAt: Date.now() - 8 * 86_400_000, userHash: '00'.repeat(8), decisionBatch: '00'.repeat(8) },
+      {
+        accountId: account.id,
+        environment: 'test',
+        issuedAt: Date.now() - 8 * 86_400_000,
+        userHash: '00'.repeat(8),
+        decisionBatch: '00'.repeat(8),
+      },
       TEST_SECRET,
     );
     const res = await postOutcome({ requestId: old, started: true });
