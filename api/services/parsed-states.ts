@@ -1,3 +1,4 @@
+import { BoundedMap } from '../../shared/cache/bounded-map';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import type { StoredProfile } from '../../shared/profile/profile';
@@ -18,12 +19,14 @@ export const MAX_PARSED_STATES = 4096;
  * costs little without a history.
  */
 export class ParsedStates<State = unknown> {
-  private readonly entries = new Map<string, { tag: string; state: State }>();
+  private readonly entries: BoundedMap<string, { tag: string; state: State }>;
 
   constructor(
     private readonly learner: Learner<State>,
-    private readonly capacity = MAX_PARSED_STATES,
-  ) {}
+    capacity = MAX_PARSED_STATES,
+  ) {
+    this.entries = new BoundedMap(capacity);
+  }
 
   /** The learner's state of `profile`, the profile of user `hash` in `tenant`. */
   get(tenant: Tenant, hash: string, profile: StoredProfile): State {
@@ -31,11 +34,9 @@ export class ParsedStates<State = unknown> {
     const key = `${tenant.accountId}:${tenant.environment}:${hash}`;
     const tag = `${profile.generation}:${profile.version}:${profile.updatedAt}`;
     const known = this.entries.get(key);
-    // Delete and set again: a Map iterates in insertion order, so the first key is the least recently used.
-    if (known) this.entries.delete(key);
-    const entry = known?.tag === tag ? known : { tag, state: this.learner.parseState(profile.state) };
+    if (known?.tag === tag) return known.state;
+    const entry = { tag, state: this.learner.parseState(profile.state) };
     this.entries.set(key, entry);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     return entry.state;
   }
 }

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../../shared/cache/bounded-map';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
@@ -14,6 +15,9 @@ import { findPopulation } from '../../shared/population/population.repository';
 export const POPULATION_REFRESH_MS = 200;
 /** While Redis has no copy of a tenant's prior, Postgres is asked at most this often (the context path never queries it). */
 export const POPULATION_STORE_REFRESH_MS = 1_000;
+
+/** Tenants whose prior an API process keeps, least recently used dropped (reloaded on its next request). */
+export const MAX_TENANT_PRIORS = 10_000;
 
 interface Loaded {
   version: number;
@@ -39,7 +43,7 @@ interface Entry extends Loaded {
  * memory while a refresh runs in the background. A failed refresh keeps serving what is in memory.
  */
 export class PopulationLoader {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new BoundedMap<string, Entry>(MAX_TENANT_PRIORS);
   /** First loads under way, so that concurrent first requests of a tenant share one read. */
   private readonly loading = new Map<string, Promise<Entry>>();
 
