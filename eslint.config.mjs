@@ -1,10 +1,10 @@
-// Lint rules: the recommended sets, plus the layering rule that api/ and worker/ never import
-// each other.
+// Lint rules: the recommended sets, plus the layering rules: api/ and worker/ never import
+// each other, and the SDK (a package of its own, without dependencies) imports only its own files.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cos/', 'jest.config.js'] },
+  { ignores: ['dist/', 'sdk/dist/', 'node_modules/', 'coverage/', '.cos/', 'jest.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -27,6 +27,15 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [{ group: ['**/api/**', '**/worker/**'], message: 'shared/ must not depend on api/ or worker/' }] },
+      ],
+    },
+  },
+  {
+    files: ['sdk/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'sdk/ stands alone: no dependencies, no imports from the service' }] },
       ],
     },
   },

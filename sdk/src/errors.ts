@@ -1,0 +1,106 @@
+import type { RateLimit } from './rate-limit';
+
+/** Every error code the service answers with, by HTTP status. */
+export const ERROR_CODES = {
+  INVALID_USER_ID: 400,
+  INVALID_REQUEST_ID: 400,
+  INVALID_JSON: 400,
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  ACCOUNT_RESTRICTED: 403,
+  NOT_FOUND: 404,
+  REQUEST_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  OUTCOME_CONFLICT: 409,
+  OUTCOME_WINDOW_CLOSED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * `UNEXPECTED_RESPONSE`: the answer was not the service's JSON (for example an HTML error page
+ * from a proxy in front of it); `statusCode` is still the answer's status.
+ */
+export type CosErrorCode = ErrorCode | 'UNEXPECTED_RESPONSE';
+
+export interface FieldError {
+  field: string;
+  message: string;
+  /** The allowed values, for fields with a fixed value set. */
+  allowed?: string[];
+}
+
+/** `details` of an error body; which fields are present depends on the code. */
+export interface ErrorDetails {
+  /** VALIDATION_ERROR, INVALID_USER_ID, INVALID_REQUEST_ID. */
+  fields?: FieldError[];
+  /** RATE_LIMIT_EXCEEDED. */
+  limit?: number;
+  window?: string;
+  retryAfter?: number;
+  scope?: 'second' | 'month';
+  /** FORBIDDEN. */
+  requiredScope?: string;
+  /** OUTCOME_WINDOW_CLOSED. */
+  issuedAt?: string;
+  windowSeconds?: number;
+  [key: string]: unknown;
+}
+
+export interface CosErrorInit {
+  code: CosErrorCode;
+  message: string;
+  statusCode: number;
+  details?: ErrorDetails;
+  requestId?: string;
+  retryAfter?: number;
+  rateLimit?: RateLimit;
+  attempts: number;
+}
+
+/** The service answered with an error (after any retries). */
+export class CosError extends Error {
+  readonly code: CosErrorCode;
+  readonly statusCode: number;
+  readonly details?: ErrorDetails;
+  /** The response's `X-Request-Id`, to find the request in the service's logs. */
+  readonly requestId?: string;
+  /** Seconds the service asked to wait (`Retry-After`), on 429 and 503. */
+  readonly retryAfter?: number;
+  /** The key's rate-limit state (live keys). */
+  readonly rateLimit?: RateLimit;
+  /** HTTP attempts made, retries included. */
+  readonly attempts: number;
+
+  constructor(init: CosErrorInit) {
+    super(init.message);
+    this.name = 'CosError';
+    this.code = init.code;
+    this.statusCode = init.statusCode;
+    this.details = init.details;
+    this.requestId = init.requestId;
+    this.retryAfter = init.retryAfter;
+    this.rateLimit = init.rateLimit;
+    this.attempts = init.attempts;
+  }
+}
+
+/** No answer from the service: the connection failed or an attempt timed out (after any retries). */
+export class CosConnectionError extends Error {
+  readonly timedOut: boolean;
+  readonly attempts: number;
+
+  constructor(message: string, options: { timedOut: boolean; attempts: number; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = 'CosConnectionError';
+    this.timedOut = options.timedOut;
+    this.attempts = options.attempts;
+  }
+}

@@ -1,0 +1,74 @@
+import { CosError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors';
+import type { RateLimit } from './rate-limit';
+import { parseRetryAfter } from './retry';
+
+interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: ErrorDetails };
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  if (typeof value !== 'object' || value === null || !('error' in value)) return false;
+  const error = value.error;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    typeof error.code === 'string' &&
+    error.code in ERROR_CODES &&
+    'message' in error &&
+    typeof error.message === 'string'
+  );
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** What one HTTP attempt received, with the headers the client reports. */
+export interface Received {
+  statusCode: number;
+  headers: Headers;
+  text: string;
+  requestId?: string;
+  rateLimit?: RateLimit;
+  attempt: number;
+}
+
+/** The service's error envelope as a CosError; anything else as UNEXPECTED_RESPONSE. */
+export function errorFromResponse(received: Received): CosError {
+  const parsed = parseJson(received.text);
+  const body = parsed.ok && isErrorBody(parsed.value) ? parsed.value.error : undefined;
+  const retryAfter = parseRetryAfter(received.headers.get('retry-after')) ?? body?.details?.retryAfter;
+  return new CosError({
+    code: body?.code ?? 'UNEXPECTED_RESPONSE',
+    message: body?.message ?? `Unexpected HTTP ${received.statusCode} answer from the service`,
+    statusCode: received.statusCode,
+    details: body?.details,
+    requestId: received.requestId,
+    retryAfter,
+    rateLimit: received.rateLimit,
+    attempts: received.attempt,
+  });
+}
+
+/**
+ * A success's JSON body (undefined for 204). The types are the service's contract; the body is
+ * not validated again here.
+ */
+export function successBody<T>(received: Received): T {
+  if (received.statusCode === 204 || received.text === '') return undefined as T;
+  const parsed = parseJson(received.text);
+  if (parsed.ok) return parsed.value as T;
+  throw new CosError({
+    code: 'UNEXPECTED_RESPONSE',
+    message: `HTTP ${received.statusCode} answer from the service is not JSON`,
+    statusCode: received.statusCode,
+    requestId: received.requestId,
+    rateLimit: received.rateLimit,
+    attempts: received.attempt,
+  });
+}

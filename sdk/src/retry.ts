@@ -1,0 +1,81 @@
+import { CosConnectionError, CosError } from './errors';
+
+export interface RetryPolicy {
+  /** Retries after the first attempt. */
+  maxRetries: number;
+  /** Ceiling (ms) of the first backoff; it doubles at every retry. */
+  baseDelay: number;
+  /** Largest backoff ceiling (ms). */
+  maxDelay: number;
+  /**
+   * Longest `Retry-After` (ms) worth waiting for. A longer one (a spent monthly quota is
+   * refused until the 1st) is handed to the caller at once instead of blocking it.
+   */
+  maxRetryAfter: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRetries: 3,
+  baseDelay: 500,
+  maxDelay: 8_000,
+  maxRetryAfter: 60_000,
+};
+
+/** Answers that mean "not now" rather than "not this request": the service or a proxy in front of it is unavailable. */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
+
+/**
+ * Milliseconds to wait before retry number `retry` (1 for the first retry) after `failure`, or
+ * null when it must not be retried. Every call of the API is safe to repeat (an outcome
+ * posted twice is applied once; a repeated context call is a new decision), so connection
+ * failures and timeouts are retried too. Other 4xx answers are final: repeating the same
+ * request cannot change them.
+ */
+export function retryDelay(
+  failure: CosError | CosConnectionError,
+  retry: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number | null {
+  if (retry > policy.maxRetries) return null;
+  if (failure instanceof CosConnectionError) return backoff(retry, policy, random);
+  if (failure.statusCode === 429) {
+    // The service knows when the window reopens: wait exactly that long.
+    if (failure.retryAfter === undefined) return backoff(retry, policy, random);
+    const wait = failure.retryAfter * 1000;
+    return wait <= policy.maxRetryAfter ? wait : null;
+  }
+  return TRANSIENT_STATUSES.has(failure.statusCode) ? backoff(retry, policy, random) : null;
+}
+
+/**
+ * Exponential backoff with full jitter: uniform in [0, min(maxDelay, baseDelay · 2^(retry−1))],
+ * so clients that failed together do not come back together.
+ */
+export function backoff(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(policy.maxDelay, policy.baseDelay * 2 ** (retry - 1)));
+}
+
+/** Seconds from a `Retry-After` header: delay-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
