@@ -1,4 +1,6 @@
 import type { Express } from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp } from '../../api/app';
 import { buildApiDependencies } from '../../api/dependencies';
@@ -17,6 +19,8 @@ export interface Harness {
   keys: KeyService;
   /** Creates a key (and its account if missing) and returns the plain key. */
   key(account: string, environment?: Environment, scopes?: Scope[]): Promise<string>;
+  /** Serves the app over real HTTP on a free loopback port (for clients that need a URL); returns its base URL. */
+  listen(): Promise<string>;
   /** Starts a worker; it logs to `logger` when given (the harness's silent logger otherwise). */
   startWorker(logger?: Logger): RunningWorker;
   close(): Promise<void>;
@@ -30,18 +34,27 @@ export async function startHarness(extraEnv: Record<string, string> = {}, clock:
   const app = createApp(deps);
   const keys = new KeyService(env.db, TEST_SECRET);
   const workers: RunningWorker[] = [];
+  const servers: Server[] = [];
   return {
     env,
     app,
     http: () => request(app),
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
+    listen: async () => {
+      const server = app.listen(0, '127.0.0.1');
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
     startWorker: (workerLogger = logger) => {
       const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), workerLogger, clock);
       workers.push(worker);
       return worker;
     },
     close: async () => {
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
       await Promise.all(workers.map((w) => w.close()));
       await deps.close();
       await env.close();

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ContextRequest, OutcomeRequest, ProfileUpdate } from '../../api/schemas/request.schemas';
+import type { ContextResponse } from '../../api/services/context.service';
+import type { ProfileService } from '../../api/services/profile.service';
+import { COMPLEXITY_HANDLING, ENCOURAGEMENT, FRAMINGS, PROFILE_PHASES, STYLES, TASK_COMPLEXITY } from '../../shared/domain/arms';
+import { ERROR_STATUS } from '../../shared/errors/app-error';
+import type { ProfileResponse } from '../../shared/profile/profile';
+import * as sdk from '../../sdk/src';
+
+/**
+ * The SDK writes the contract's shapes out (it is a package of its own); these checks fail when
+ * the service's schemas and the SDK's types drift apart. The type checks run in `npm run
+ * typecheck`; the value checks here.
+ */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type SameKeys<A, B> = Equal<keyof A, keyof B>;
+
+// Requests: the SDK sends exactly what the service accepts. (`complexity` is optional in the
+// SDK: absent means unknown.)
+const requestTypes: [
+  Equal<Omit<sdk.ContextRequest, 'complexity'>, Omit<ContextRequest, 'complexity'>>,
+  ContextRequest['complexity'] extends sdk.ContextRequest['complexity'] ? true : false,
+  Equal<sdk.OutcomeRequest, OutcomeRequest>,
+  Equal<sdk.ProfileUpdate, ProfileUpdate>,
+] = [true, true, true, true];
+
+// Responses: the SDK's types name every field the service sends, with narrower value types.
+type VersionPage = Awaited<ReturnType<ProfileService['versions']>>;
+const responseTypes: [
+  SameKeys<sdk.ContextResponse, ContextResponse>,
+  SameKeys<sdk.ContextResponse['metadata'], ContextResponse['metadata']>,
+  sdk.ContextResponse extends ContextResponse ? true : false,
+  Equal<Omit<sdk.Profile, 'pinned'>, Omit<ProfileResponse, 'pinned'>>,
+  sdk.Profile['pinned'] extends ProfileResponse['pinned'] ? true : false,
+  Equal<sdk.VersionPage, VersionPage>,
+] = [true, true, true, true, true, true];
+
+describe('the SDK and the service agree on', () => {
+  it('the request and response types (checked by the compiler)', () => {
+    expect([...requestTypes, ...responseTypes].every(Boolean)).toBe(true);
+  });
+
+  it('every value set', () => {
+    expect(sdk.FRAMINGS).toEqual(FRAMINGS);
+    expect(sdk.COMMUNICATION_STYLES).toEqual(STYLES);
+    expect(sdk.COMPLEXITY_HANDLING).toEqual(COMPLEXITY_HANDLING);
+    expect(sdk.ENCOURAGEMENT_LEVELS).toEqual(ENCOURAGEMENT);
+    expect(sdk.TASK_COMPLEXITIES).toEqual(TASK_COMPLEXITY);
+    expect(sdk.PROFILE_PHASES).toEqual(PROFILE_PHASES);
+  });
+
+  it('every error code and its status', () => {
+    expect(sdk.ERROR_CODES).toEqual(ERROR_STATUS);
+  });
+
+  it('the SDK version sent in User-Agent and the one in its package.json', () => {
+    const manifest = JSON.parse(readFileSync(path.join(__dirname, '../../sdk/package.json'), 'utf8')) as { version: string };
+    expect(sdk.SDK_VERSION).toBe(manifest.version);
+  });
+});
