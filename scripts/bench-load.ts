@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import http from 'node:http';
 import os from 'node:os';
@@ -26,6 +25,7 @@ import {
   withCleanup,
   type Proc,
 } from './bench/processes';
+import { costPer, cpuPercent, cpuSnapshot, machineBusy, type Roles } from './bench/cpu';
 import { percentile } from './bench/stats';
 
 /**
@@ -205,109 +205,6 @@ async function paced(port: number, route: string, headers: Record<string, string
   };
 }
 
-// ---------- CPU use per process (Linux /proc) ----------
-type Roles = Record<string, number>;
-interface CpuSnapshot {
-  pids: Map<number, { role: string; ticks: number }>;
-  self: number;
-  busy: number;
-  irq: number;
-  steal: number;
-}
-
-function readProc(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-function systemTicks(): { busy: number; irq: number; steal: number } {
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = readProc('/proc/stat')
-    .split('\n')[0]!
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return { busy: user + nice + system + irq + softirq, irq: irq + softirq, steal };
-}
-/** Percent of the machine (all cores) busy over `ms`, whoever is busy. */
-async function machineBusy(ms: number): Promise<number> {
-  const a = systemTicks();
-  await sleep(ms);
-  const b = systemTicks();
-  return Math.round((b.busy - a.busy) / (ms / 10) / os.cpus().length);
-}
-/** CPU ticks (1/100 s) of every process we started, by role; Postgres counts its backends too. */
-function cpuSnapshot(roles: Record<string, number[]>, dataDir: string, redisPort: string): CpuSnapshot {
-  const stats = new Map<number, { ppid: number; ticks: number; cmd: string }>();
-  for (const name of safeReaddir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const text = readProc(`/proc/${name}/stat`);
-    if (!text) continue;
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    stats.set(Number(name), {
-      ppid: Number(fields[1]),
-      ticks: Number(fields[11]) + Number(fields[12]),
-      cmd: readProc(`/proc/${name}/cmdline`).replace(/\0/g, ' '),
-    });
-  }
-  const postmaster = [...stats].find(([, s]) => /postgres/.test(s.cmd) && s.cmd.includes(path.join(dataDir, 'pg')))?.[0];
-  const pids = new Map<number, { role: string; ticks: number }>();
-  for (const [pid, s] of stats) {
-    const role =
-      pid === postmaster || s.ppid === postmaster
-        ? 'postgres'
-        : /redis-server/.test(s.cmd) && s.cmd.includes(`:${redisPort}`)
-          ? 'redis'
-          : Object.entries(roles).find(([, list]) => list.includes(pid))?.[0];
-    if (role) pids.set(pid, { role, ticks: s.ticks });
-  }
-  const self = process.cpuUsage();
-  return { pids, self: (self.user + self.system) / 10_000, ...systemTicks() };
-}
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-/**
- * CPU milliseconds our processes (and the kernel's network work) spent per request or outcome,
- * and the rate all cores would give at that cost: an estimate that other work on the machine
- * does not skew the way it skews the measured rates.
- */
-function costPer(phase: { cpu: Roles; seconds: number }, items: number) {
-  const ms: Roles = {};
-  for (const [role, pct] of Object.entries(phase.cpu)) {
-    if (role !== 'other' && role !== 'steal' && pct > 0)
-      ms[role] = Math.round(((pct * 10 * phase.seconds) / Math.max(1, items)) * 1000) / 1000;
-  }
-  const total = Object.values(ms).reduce((sum, v) => sum + v, 0);
-  return {
-    cpuMsPerItem: ms,
-    totalCpuMs: Math.round(total * 1000) / 1000,
-    estimatedPerSecOnAllCores: Math.round((os.cpus().length * 1000) / total),
-  };
-}
-
-/**
- * Percent of one core (100 = one full core) used by each role between two snapshots. `other`
- * is everything else that kept the machine busy (other users' processes, kernel threads, the
- * last moments of processes that exited in between); `steal` is time the hypervisor took.
- */
-function cpuPercent(before: CpuSnapshot, after: CpuSnapshot, seconds: number): Roles {
-  const ticks: Roles = { postgres: 0, redis: 0 };
-  for (const [pid, { role, ticks: t }] of after.pids) ticks[role] = (ticks[role] ?? 0) + t - (before.pids.get(pid)?.ticks ?? 0);
-  ticks['bench (autocannon)'] = after.self - before.self;
-  const ours = Object.values(ticks).reduce((sum, t) => sum + t, 0);
-  ticks['kernel irq/softirq (loopback TCP)'] = after.irq - before.irq;
-  ticks.other = after.busy - before.busy - ours - ticks['kernel irq/softirq (loopback TCP)']!;
-  ticks.steal = after.steal - before.steal;
-  return Object.fromEntries(Object.entries(ticks).map(([role, t]) => [role, Math.round(t / seconds)]));
-}
-
 // ---------- the bare Express baseline (this file, run with --bare-server) ----------
 function bareServer(): void {
   const app = express();
@@ -387,7 +284,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     const t0 = performance.now();
     const value = await fn();
     const seconds = (performance.now() - t0) / 1000;
-    return { value, cpu: cpuPercent(before, cpuSnapshot(roles, dir, redisPort), seconds), seconds, busyBefore: busy };
+    return { value, cpu: cpuPercent(before, cpuSnapshot(roles, dir, redisPort), seconds, 'bench (autocannon)'), seconds, busyBefore: busy };
   };
   // Repeatable runs are measured again (up to twice) when other work ran during them; the
   // least disturbed one counts. (The outcome run and the worker backlog cannot be repeated.)

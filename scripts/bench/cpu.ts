@@ -1,0 +1,113 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sleep } from './processes';
+
+/**
+ * CPU use per process of a benchmark run, read from Linux /proc: the processes it started
+ * (by role), its throwaway Postgres (postmaster and backends) and Redis, the benchmark itself,
+ * and the rest of the machine.
+ */
+/** Percent of one core per role (or ms of CPU per item, per role). */
+export type Roles = Record<string, number>;
+export interface CpuSnapshot {
+  pids: Map<number, { role: string; ticks: number }>;
+  self: number;
+  busy: number;
+  irq: number;
+  steal: number;
+}
+
+function readProc(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+function systemTicks(): { busy: number; irq: number; steal: number } {
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = readProc('/proc/stat')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return { busy: user + nice + system + irq + softirq, irq: irq + softirq, steal };
+}
+/** Percent of the machine (all cores) busy over `ms`, whoever is busy. */
+export async function machineBusy(ms: number): Promise<number> {
+  const a = systemTicks();
+  await sleep(ms);
+  const b = systemTicks();
+  return Math.round((b.busy - a.busy) / (ms / 10) / os.cpus().length);
+}
+/** CPU ticks (1/100 s) of every process we started, by role; Postgres counts its backends too. */
+export function cpuSnapshot(roles: Record<string, number[]>, dataDir: string, redisPort: string): CpuSnapshot {
+  const stats = new Map<number, { ppid: number; ticks: number; cmd: string }>();
+  for (const name of safeReaddir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const text = readProc(`/proc/${name}/stat`);
+    if (!text) continue;
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    stats.set(Number(name), {
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+      cmd: readProc(`/proc/${name}/cmdline`).replace(/\0/g, ' '),
+    });
+  }
+  const postmaster = [...stats].find(([, s]) => /postgres/.test(s.cmd) && s.cmd.includes(path.join(dataDir, 'pg')))?.[0];
+  const pids = new Map<number, { role: string; ticks: number }>();
+  for (const [pid, s] of stats) {
+    const role =
+      pid === postmaster || s.ppid === postmaster
+        ? 'postgres'
+        : /redis-server/.test(s.cmd) && s.cmd.includes(`:${redisPort}`)
+          ? 'redis'
+          : Object.entries(roles).find(([, list]) => list.includes(pid))?.[0];
+    if (role) pids.set(pid, { role, ticks: s.ticks });
+  }
+  const self = process.cpuUsage();
+  return { pids, self: (self.user + self.system) / 10_000, ...systemTicks() };
+}
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+/**
+ * CPU milliseconds our processes (and the kernel's network work) spent per request or outcome,
+ * and the rate all cores would give at that cost: an estimate that other work on the machine
+ * does not skew the way it skews the measured rates.
+ */
+export function costPer(phase: { cpu: Roles; seconds: number }, items: number) {
+  const ms: Roles = {};
+  for (const [role, pct] of Object.entries(phase.cpu)) {
+    if (role !== 'other' && role !== 'steal' && pct > 0)
+      ms[role] = Math.round(((pct * 10 * phase.seconds) / Math.max(1, items)) * 1000) / 1000;
+  }
+  const total = Object.values(ms).reduce((sum, v) => sum + v, 0);
+  return {
+    cpuMsPerItem: ms,
+    totalCpuMs: Math.round(total * 1000) / 1000,
+    estimatedPerSecOnAllCores: Math.round((os.cpus().length * 1000) / total),
+  };
+}
+
+/**
+ * Percent of one core (100 = one full core) used by each role between two snapshots (this
+ * process under `selfRole`). `other`
+ * is everything else that kept the machine busy (other users' processes, kernel threads, the
+ * last moments of processes that exited in between); `steal` is time the hypervisor took.
+ */
+export function cpuPercent(before: CpuSnapshot, after: CpuSnapshot, seconds: number, selfRole: string): Roles {
+  const ticks: Roles = { postgres: 0, redis: 0 };
+  for (const [pid, { role, ticks: t }] of after.pids) ticks[role] = (ticks[role] ?? 0) + t - (before.pids.get(pid)?.ticks ?? 0);
+  ticks[selfRole] = after.self - before.self;
+  const ours = Object.values(ticks).reduce((sum, t) => sum + t, 0);
+  ticks['kernel irq/softirq (loopback TCP)'] = after.irq - before.irq;
+  ticks.other = after.busy - before.busy - ours - ticks['kernel irq/softirq (loopback TCP)']!;
+  ticks.steal = after.steal - before.steal;
+  return Object.fromEntries(Object.entries(ticks).map(([role, t]) => [role, Math.round(t / seconds)]));
+}
