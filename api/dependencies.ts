@@ -25,8 +25,11 @@ import { ProfileService } from './services/profile.service';
 export function buildApiDependencies(
   config: ApiConfig,
   logger: Logger,
-  /** Injected in tests to cross month boundaries. */
-  clock: () => number = Date.now,
+  /**
+   * Injected in tests to cross month boundaries and place requests in the rate limiter's
+   * window; in production the calendar follows Date.now and the window Redis server time.
+   */
+  clock?: () => number,
 ): AppDeps & { close: () => Promise<void> } {
   const db = createDb(config.DATABASE_URL, 20);
   const redis = createRedis(config.REDIS_URL, 'producer');

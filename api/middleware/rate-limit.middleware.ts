@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
+import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
 import { statusClass, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/keys/key.repository';
@@ -33,6 +34,10 @@ export function meterRefusal(limiter: Limiter, logger: Logger) {
   };
 }
 
+/** The limiter fails closed: a live request it cannot limit and meter is not let through. */
+const limiterUnavailable = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly', undefined, { 'Retry-After': '1' });
+
 /**
  * For live keys: per-second limit and monthly quota per key, plus usage metering, in one
  * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
@@ -47,7 +52,9 @@ export function rateLimit(limiter: Limiter, logger: Logger) {
       try {
         decision = await limiter.check({ keyId: credential.id, endpoint, ...limits });
       } catch (error) {
-        return next(error);
+        if (!isDependencyUnavailable(error)) return next(error);
+        logger.warn({ err: error }, 'rate limiter unavailable');
+        return next(limiterUnavailable());
       }
       const remaining = decision.allowed ? decision.remaining : 0;
       res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));

@@ -30,8 +30,8 @@ export function redisKeys(prefix: string) {
     outcomesSettled: `${base}:outcomes-settled`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
     outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
-    /** Per-key one-second rate windows: `<rateWindow>:<epoch second>`, TTL 5 s. */
-    rateWindow: (keyId: string) => `${base}:rl:${keyId}`,
+    /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s. */
+    rateLog: (keyId: string) => `${base}:rl:${keyId}`,
     /** Requests accepted for a key in a UTC month (YYYY-MM); kept 40 days past the month. */
     monthlyCount: (keyId: string, month: string) => `${base}:quota:${keyId}:${month}`,
     /** Metered usage of a UTC day: hash `<keyId>|<endpoint>|<class>` → count, until flushed. */

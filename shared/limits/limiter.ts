@@ -1,71 +1,94 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis, Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from './calendar';
+import { remaining, resetAt, retryAfter, WINDOW_MICROS, type WindowState } from './sliding-window';
+
+/**
+ * A key's log expires this long after its last admission (real time): by then every entry is
+ * older than the window, and an idle key costs no memory.
+ */
+const LOG_TTL_MS = 5000;
+
+/** Reads the script's clock: the injected time (ARGV[1], epoch µs) or Redis server time. */
+const NOW = `
+local now = tonumber(ARGV[1])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end`;
 
 /**
  * One atomic Redis script per live request (docs/adr/0005-rate-limiter.md): checks the key's
- * monthly quota, counts the request in its fixed one-second window (Redis server time, so every
- * API instance shares the same windows), and meters it — as 2xx optimistically, or as 429 when
- * refused. A request that ends with another status moves its count afterwards (`reclassify`).
+ * monthly quota, then its per-second limit as a sliding log (a sorted set of the admission
+ * times of the last second, at most `limit` entries), and meters the request — as 2xx
+ * optimistically, or as 429 when refused. A request that ends with another status moves its
+ * count afterwards (`reclassify`). Returns {admitted, monthRefusal, counted, now, oldest}.
  */
-const LIMIT_AND_METER = `
-local limit = tonumber(ARGV[1])
-local quota = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local sec = tonumber(t[1])
+const LIMIT_AND_METER = `${NOW}
+local limit = tonumber(ARGV[2])
+local quota = tonumber(ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[7])
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-redis.call('SADD', KEYS[4], ARGV[6])
 if quota > 0 and used >= quota then
-  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-  return {0, 1, used, sec}
+  redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
+  return {0, 1, used, now, now}
 end
-local skey = KEYS[1] .. ':' .. sec
-local n = redis.call('INCR', skey)
-if n == 1 then redis.call('EXPIRE', skey, 5) end
-if n > limit then
-  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-  return {0, 0, n, sec}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${WINDOW_MICROS})
+local n = redis.call('ZCARD', KEYS[1])
+if n >= limit then
+  redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
+  return {0, 0, n, now, tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or now)}
 end
+redis.call('ZADD', KEYS[1], now, ARGV[8])
+redis.call('PEXPIRE', KEYS[1], ${LOG_TTL_MS})
 redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[5])
-redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
-return {1, 0, n, sec}`;
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+local oldest = now
+if n > 0 then oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) end
+return {1, 0, n + 1, now, oldest}`;
 
 /**
  * Meters a request refused before the limiter (403: restricted account or missing scope) and
- * reads the key's current window and monthly count, without counting the request in either.
+ * reads the key's sliding log and monthly count, without counting the request in either.
+ * Returns {counted, used, now, oldest}.
  */
-const METER_REFUSED = `
-local t = redis.call('TIME')
-local sec = tonumber(t[1])
-redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
-redis.call('SADD', KEYS[4], ARGV[2])
-local n = tonumber(redis.call('GET', KEYS[1] .. ':' .. sec) or '0')
+const METER_REFUSED = `${NOW}
+redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${WINDOW_MICROS})
+local n = redis.call('ZCARD', KEYS[1])
+local oldest = now
+if n > 0 then oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) end
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-return {n, used, sec}`;
+return {n, used, now, oldest}`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosLimitAndMeter(
-      secondKey: string,
+      logKey: string,
       monthKey: string,
       usageKey: string,
       usageDaysKey: string,
+      nowMicros: string,
       limit: number,
       quota: number,
       successField: string,
       refusedField: string,
       monthTtl: number,
       day: string,
-    ): Result<[number, number, number, number], Context>;
+      member: string,
+    ): Result<[number, number, number, number, number], Context>;
     cosMeterRefused(
-      secondKey: string,
+      logKey: string,
       monthKey: string,
       usageKey: string,
       usageDaysKey: string,
+      nowMicros: string,
       refusedField: string,
       day: string,
-    ): Result<[number, number, number], Context>;
+    ): Result<[number, number, number, number], Context>;
   }
 }
 
@@ -85,7 +108,7 @@ export const usageField = (keyId: string, endpoint: string, cls: StatusClass) =>
 export interface RateLimitState {
   limit: number;
   remaining: number;
-  /** Unix epoch seconds when the window resets. */
+  /** Unix epoch seconds (see sliding-window.ts, or the 1st of next month past the quota). */
   resetAt: number;
 }
 
@@ -97,10 +120,19 @@ export type LimitDecision =
   | { allowed: false; scope: 'month'; limit: number; resetAt: number; retryAfter: number; windowSeconds: number };
 
 export class Limiter {
+  /** Log entries need unique members: this process's prefix and a sequence number. */
+  private readonly memberPrefix = randomBytes(6).toString('base64url');
+  private sequence = 0;
+
+  /**
+   * `clock` is injected by tests only: the calendar (month, day) and the per-second window then
+   * follow it. Otherwise the calendar follows Date.now and the window Redis server time, which
+   * every API instance shares (docs/adr/0005-rate-limiter.md).
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-    private readonly clock: () => number = Date.now,
+    private readonly clock?: () => number,
   ) {
     if (typeof (redis as Partial<Redis>).cosLimitAndMeter !== 'function') {
       redis.defineCommand('cosLimitAndMeter', { numberOfKeys: 4, lua: LIMIT_AND_METER });
@@ -110,30 +142,34 @@ export class Limiter {
     }
   }
 
+  /** The time for the calendar, and for the script: the injected time in µs, or '' for TIME. */
+  private time(): { now: number; scriptNow: string } {
+    const injected = this.clock?.();
+    if (injected === undefined) return { now: Date.now(), scriptNow: '' };
+    return { now: injected, scriptNow: String(Math.round(injected * 1000)) };
+  }
+
   async check(input: LimitInput): Promise<LimitDecision> {
-    const now = this.clock();
+    const { now, scriptNow } = this.time();
     const day = utcDay(now);
     const nextMonth = startOfNextMonth(now);
-    const [allowed, monthRefusal, count, second] = await this.redis.cosLimitAndMeter(
-      this.keys.rateWindow(input.keyId),
+    const [admitted, monthRefusal, counted, nowMicros, oldestMicros] = await this.redis.cosLimitAndMeter(
+      this.keys.rateLog(input.keyId),
       this.keys.monthlyCount(input.keyId, utcMonth(now)),
       this.keys.usage(day),
       this.keys.usageDays,
+      scriptNow,
       input.perSecond,
       input.perMonth ?? 0,
       usageField(input.keyId, input.endpoint, '2xx'),
       usageField(input.keyId, input.endpoint, '429'),
       Math.ceil((nextMonth - now) / 1000) + 40 * 86_400,
       day,
+      `${this.memberPrefix}:${(this.sequence++).toString(36)}`,
     );
-    if (allowed === 1) {
-      return {
-        allowed: true,
-        limit: input.perSecond,
-        remaining: Math.max(0, input.perSecond - count),
-        resetAt: second + 1,
-        meteredAt: now,
-      };
+    const window: WindowState = { limit: input.perSecond, counted, oldestMicros, nowMicros };
+    if (admitted === 1) {
+      return { allowed: true, limit: input.perSecond, remaining: remaining(window), resetAt: resetAt(window), meteredAt: now };
     }
     if (monthRefusal === 1) {
       return {
@@ -145,7 +181,7 @@ export class Limiter {
         windowSeconds: secondsInMonth(now),
       };
     }
-    return { allowed: false, scope: 'second', limit: input.perSecond, resetAt: second + 1, retryAfter: 1 };
+    return { allowed: false, scope: 'second', limit: input.perSecond, resetAt: resetAt(window), retryAfter: retryAfter(window) };
   }
 
   /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */
@@ -165,19 +201,21 @@ export class Limiter {
    * the limits, and returns the key's current state for its X-RateLimit-* headers.
    */
   async meterRefused(input: LimitInput): Promise<RateLimitState> {
-    const now = this.clock();
+    const { now, scriptNow } = this.time();
     const day = utcDay(now);
-    const [count, used, second] = await this.redis.cosMeterRefused(
-      this.keys.rateWindow(input.keyId),
+    const [counted, used, nowMicros, oldestMicros] = await this.redis.cosMeterRefused(
+      this.keys.rateLog(input.keyId),
       this.keys.monthlyCount(input.keyId, utcMonth(now)),
       this.keys.usage(day),
       this.keys.usageDays,
+      scriptNow,
       usageField(input.keyId, input.endpoint, '4xx'),
       day,
     );
     if (input.perMonth !== null && used >= input.perMonth) {
       return { limit: input.perMonth, remaining: 0, resetAt: startOfNextMonth(now) / 1000 };
     }
-    return { limit: input.perSecond, remaining: Math.max(0, input.perSecond - count), resetAt: second + 1 };
+    const window: WindowState = { limit: input.perSecond, counted, oldestMicros, nowMicros };
+    return { limit: input.perSecond, remaining: remaining(window), resetAt: resetAt(window) };
   }
 }

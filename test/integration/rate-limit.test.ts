@@ -1,13 +1,15 @@
-import { Redis } from 'ioredis';
 import { findAccount, setRestricted } from '../../shared/keys/account.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
-/** Limits through the real API and Redis, with an injectable clock for month edges. */
+/**
+ * Limits through the real API and Redis. The clock is injected: the limiter's window and the
+ * month follow `now`, so requests are placed at chosen instants instead of racing real time.
+ */
 let h: Harness;
 let now: number | null = null;
 const clock = () => now ?? Date.now();
 beforeAll(async () => {
-  h = await startHarness({}, clock);
+  h = await startHarness({}, { clock });
 });
 afterAll(() => h.close());
 afterEach(() => {
@@ -20,46 +22,61 @@ async function liveKey(account: string, plan: 'starter' | 'pro' | 'enterprise' =
   return issued;
 }
 
-/** Waits until the start of a fresh Redis-time second, so a burst lands in one window. */
-async function atFreshSecond(redis: Redis): Promise<void> {
-  const [, micros] = await redis.time();
-  await new Promise((r) => setTimeout(r, Math.max(0, 1000 - Number(micros) / 1000) + 20));
-}
-
+const SECOND = Date.UTC(2026, 7, 20, 9); // a whole epoch second, in ms
+const EPOCH_SECOND = SECOND / 1000;
 const get = (key: string) => h.http().get('/v1/profile/nobody').set(bearer(key));
 
+/** Sends `count` requests one after another at the instant `at` (ms); returns the responses. */
+async function burst(key: string, at: number, count: number) {
+  now = at;
+  const responses = [];
+  for (let i = 0; i < count; i++) responses.push(await get(key));
+  return responses;
+}
+
 describe('per-second rate limit (live keys)', () => {
-  it('lets exactly the plan limit through in one window and refuses the rest with 429', async () => {
-    const { key } = await liveKey('rl-starter');
-    await atFreshSecond(h.env.redis);
-    const responses = await Promise.all(Array.from({ length: 30 }, () => get(key)));
-    const bySecond = new Map<string, number>();
-    for (const res of responses) {
-      const window = String(res.headers['x-ratelimit-reset']);
-      if (res.status === 404) bySecond.set(window, (bySecond.get(window) ?? 0) + 1);
-      else expect(res.status).toBe(429);
-    }
-    for (const allowed of bySecond.values()) expect(allowed).toBeLessThanOrEqual(10);
-    expect([...bySecond.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10);
-    expect(responses.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(10);
+  it.each([
+    ['starter', 'starter', undefined, 10],
+    ['an enterprise key with --rps 50', 'enterprise', 50, 50],
+  ] as const)('admits exactly the limit within one second for %s and refuses the next with 429', async (_name, plan, rps, limit) => {
+    const { key } = await liveKey(`rl-exact-${limit}`, plan, rps);
+    const admitted = await burst(key, SECOND + 300, limit);
+    expect(admitted.map((r) => r.status)).toEqual(Array(limit).fill(404));
+    expect(admitted.map((r) => Number(r.headers['x-ratelimit-remaining']))).toEqual(Array.from({ length: limit }, (_, i) => limit - 1 - i));
+    expect(admitted.every((r) => r.headers['x-ratelimit-limit'] === String(limit))).toBe(true);
+    const [next] = await burst(key, SECOND + 1299, 1);
+    expect(next!.status).toBe(429);
+    expect(next!.body.error.details).toEqual({ limit, window: '1s', retryAfter: 1, scope: 'second' });
+    // One second after the burst its slots are free again.
+    expect((await burst(key, SECOND + 1300, limit + 1)).map((r) => r.status)).toEqual([...Array(limit).fill(404), 429]);
+  });
+
+  it('counts any one-second span, not fixed windows: the limit used just before a boundary blocks the time after it', async () => {
+    const { key } = await liveKey('rl-boundary');
+    expect((await burst(key, SECOND + 950, 10)).every((r) => r.status === 404)).toBe(true);
+    const afterBoundary = await burst(key, SECOND + 1050, 10); // fixed windows would admit these
+    expect(afterBoundary.map((r) => r.status)).toEqual(Array(10).fill(429));
+    expect(afterBoundary[0]!.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 2)); // slots free at +1.95 s
+    expect((await burst(key, SECOND + 1949, 1))[0]!.status).toBe(429);
+    expect((await burst(key, SECOND + 1950, 11)).map((r) => r.status)).toEqual([...Array(10).fill(404), 429]);
   });
 
   it('sends X-RateLimit headers on every live response and a full 429 body with Retry-After', async () => {
     const { key, id } = await liveKey('rl-headers', 'starter', 2);
-    await atFreshSecond(h.env.redis);
-    const first = await get(key);
-    const second = await get(key);
-    const third = await get(key);
-    expect(first.headers['x-ratelimit-limit']).toBe('2');
-    expect(first.headers['x-ratelimit-remaining']).toBe('1');
-    expect(second.headers['x-ratelimit-remaining']).toBe('0');
-    const reset = Number(first.headers['x-ratelimit-reset']);
-    expect(reset).toBeGreaterThan(Date.now() / 1000 - 1);
-    expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 1);
-    expect(third.status).toBe(429);
-    expect(third.headers['retry-after']).toBe('1');
-    expect(third.headers['x-ratelimit-remaining']).toBe('0');
-    expect(third.body).toEqual({
+    const [first, second] = await burst(key, SECOND + 250, 2);
+    expect(first!.headers['x-ratelimit-limit']).toBe('2');
+    expect(first!.headers['x-ratelimit-remaining']).toBe('1');
+    expect(second!.headers['x-ratelimit-remaining']).toBe('0');
+    // The oldest request of the last second leaves at +1.25 s: Reset is that second rounded up.
+    expect(first!.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 2));
+    expect(second!.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 2));
+    const [third] = await burst(key, SECOND + 900, 1);
+    expect(third!.status).toBe(429);
+    expect(third!.headers['retry-after']).toBe('1');
+    expect(third!.headers['x-ratelimit-limit']).toBe('2');
+    expect(third!.headers['x-ratelimit-remaining']).toBe('0');
+    expect(third!.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 2));
+    expect(third!.body).toEqual({
       error: {
         code: 'RATE_LIMIT_EXCEEDED',
         message: expect.any(String),
@@ -67,7 +84,9 @@ describe('per-second rate limit (live keys)', () => {
         details: { limit: 2, window: '1s', retryAfter: 1, scope: 'second' },
       },
     });
-    const usage = await h.env.redis.hgetall(h.env.keys.usage(new Date().toISOString().slice(0, 10)));
+    // Retry-After is truthful: one second after the refusal a request is admitted.
+    expect((await burst(key, SECOND + 1900, 1))[0]!.status).toBe(404);
+    const usage = await h.env.redis.hgetall(h.env.keys.usage('2026-08-20'));
     expect(usage[`${id}|profile.get|429`]).toBe('1');
   });
 
@@ -79,8 +98,7 @@ describe('per-second rate limit (live keys)', () => {
 
   it('checks the limit after auth and before the body: an invalid body over the limit is 429', async () => {
     const { key } = await liveKey('rl-order', 'starter', 1);
-    await atFreshSecond(h.env.redis);
-    expect((await get(key)).status).toBe(404);
+    expect((await burst(key, SECOND, 1))[0]!.status).toBe(404);
     const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('{bad');
     expect(res.status).toBe(429);
   });
@@ -88,18 +106,20 @@ describe('per-second rate limit (live keys)', () => {
   it('sends X-RateLimit headers on live 403s without counting them against the limit', async () => {
     const { key } = await liveKey('rl-refused', 'starter', 2);
     const contextOnly = await h.keys.create({ account: 'rl-refused', environment: 'live', scopes: ['context'], rateLimitRps: 2 });
-    await atFreshSecond(h.env.redis);
+    now = SECOND + 400;
     const refused = await get(contextOnly.key);
     expect(refused.status).toBe(403);
     expect(refused.headers['x-ratelimit-limit']).toBe('2');
     expect(refused.headers['x-ratelimit-remaining']).toBe('2');
+    expect(refused.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 1)); // nothing counted: now, rounded up
     const accepted = await h.http().post('/v1/context').set(bearer(contextOnly.key)).send({ userId: 'u', task: 't', complexity: 'low' });
     expect(accepted.status).toBe(200);
     expect(accepted.headers['x-ratelimit-remaining']).toBe('1');
+    expect(accepted.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 2));
     const again = await get(contextOnly.key);
     expect(again.status).toBe(403);
     expect(again.headers['x-ratelimit-remaining']).toBe('1');
-    expect(Number(again.headers['x-ratelimit-reset'])).toBe(Number(accepted.headers['x-ratelimit-reset']));
+    expect(again.headers['x-ratelimit-reset']).toBe(String(EPOCH_SECOND + 2));
 
     await setRestricted(h.env.db, (await findAccount(h.env.db, 'rl-refused'))!.id, true);
     const restricted = await eventually(
@@ -112,6 +132,7 @@ describe('per-second rate limit (live keys)', () => {
     );
     expect(restricted.body.error.code).toBe('ACCOUNT_RESTRICTED');
     expect(restricted.headers['x-ratelimit-limit']).toBe('2');
+    expect(restricted.headers['retry-after']).toBeUndefined();
 
     const testKey = await h.keys.create({ account: 'rl-refused-test', environment: 'test', scopes: ['context'] });
     const testRefused = await get(testKey.key);
@@ -137,10 +158,32 @@ describe('monthly quota (live keys)', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error.details).toEqual({ limit: 100000, window: `${30 * 86400}s`, retryAfter: 30, scope: 'month' });
     expect(refused.headers['retry-after']).toBe('30');
+    expect(refused.headers['x-ratelimit-limit']).toBe('100000');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
     expect(refused.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2026, 11, 1) / 1000));
     now = Date.UTC(2026, 11, 1, 0, 0, 1); // rolled over into December
     expect((await get(key)).status).toBe(404);
     expect(await h.env.redis.get(h.env.keys.monthlyCount(id, '2026-12'))).toBe('1');
+  });
+
+  it('sends the quota headers on a 403 once the quota is used up, without counting it', async () => {
+    const contextOnly = await h.keys.create({ account: 'quota-refused', environment: 'live', scopes: ['context'] });
+    now = Date.UTC(2027, 1, 27, 12); // 1.5 days before March
+    await h.env.redis.set(h.env.keys.monthlyCount(contextOnly.id, '2027-02'), '100000');
+    const refused = await get(contextOnly.key);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('FORBIDDEN');
+    expect(refused.headers['x-ratelimit-limit']).toBe('100000');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(refused.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2027, 2, 1) / 1000));
+    expect(refused.headers['retry-after']).toBeUndefined(); // retrying cannot turn a 403 into a success
+    // The same key where it has the scope: 429 with Retry-After to the 1st.
+    const limited = await h.http().post('/v1/context').set(bearer(contextOnly.key)).send({ userId: 'u', task: 't', complexity: 'low' });
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBe(String(1.5 * 86_400));
+    expect(limited.body.error.details).toEqual({ limit: 100000, window: `${28 * 86400}s`, retryAfter: 1.5 * 86_400, scope: 'month' });
+    expect(limited.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2027, 2, 1) / 1000));
+    expect(await h.env.redis.get(h.env.keys.monthlyCount(contextOnly.id, '2027-02'))).toBe('100000');
   });
 
   it('counts only accepted requests towards the quota; pro allows 1,000,000 and enterprise has none', async () => {
@@ -175,14 +218,17 @@ describe('metering (live keys)', () => {
     expect((await get(key)).status).toBe(404);
     expect((await get(scoped.key)).status).toBe(403);
     const usage = h.env.keys.usage('2026-06-10');
-    await new Promise((r) => setTimeout(r, 200)); // reclassification runs after the response
-    expect(await h.env.redis.hgetall(usage)).toEqual({
-      [`${id}|context|2xx`]: '3',
-      [`${id}|context|4xx`]: '1',
-      [`${id}|profile.get|2xx`]: '0',
-      [`${id}|profile.get|4xx`]: '1',
-      [`${scoped.id}|profile.get|4xx`]: '1',
-    });
+    // Reclassification runs after the response: poll until it has landed.
+    await eventually(async () => {
+      expect(await h.env.redis.hgetall(usage)).toEqual({
+        [`${id}|context|2xx`]: '3',
+        [`${id}|context|4xx`]: '1',
+        [`${id}|profile.get|2xx`]: '0',
+        [`${id}|profile.get|4xx`]: '1',
+        [`${scoped.id}|profile.get|4xx`]: '1',
+      });
+      return true;
+    }, 5000);
     const testKey = await h.key('meter', 'test');
     await get(testKey);
     expect(Object.keys(await h.env.redis.hgetall(usage))).toHaveLength(5);

@@ -1,10 +1,13 @@
 import { freePort } from '../../scripts/local-services';
+import { createLogger } from '../../shared/logger/logger';
+import { capture } from '../support/cli';
 import { bearer, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
 let key: string;
+const log = capture();
 beforeAll(async () => {
-  h = await startHarness({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+  h = await startHarness({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, { logger: createLogger('warn', 'test', log.stream) });
   key = await h.key('no-redis', 'test');
 });
 afterAll(() => h.close());
@@ -30,5 +33,33 @@ describe('Redis unreachable', () => {
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(res.headers['retry-after']).toBeDefined();
+  });
+
+  it('fails closed for a live key: 503 from the rate limiter, before the body is read', async () => {
+    const live = (await h.keys.create({ account: 'no-redis-live', environment: 'live' })).key;
+    const badBody = (k: string) => h.http().post('/v1/context').set(bearer(k)).set('Content-Type', 'application/json').send('{bad');
+    const res = await badBody(live);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({
+      error: { code: 'SERVICE_UNAVAILABLE', message: 'The rate limiter is unavailable; retry shortly', statusCode: 503 },
+    });
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    // A test key skips the limiter, so the same request reaches the body check.
+    expect((await badBody(key)).status).toBe(400);
+  });
+
+  it('still answers a live 403 when metering it fails: no rate-limit headers, a warning logged', async () => {
+    const contextOnly = (await h.keys.create({ account: 'no-redis-live', environment: 'live', scopes: ['context'] })).key;
+    const res = await h.http().get('/v1/profile/someone').set(bearer(contextOnly));
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('FORBIDDEN');
+    expect(Object.keys(res.headers).filter((name) => name.startsWith('x-ratelimit'))).toEqual([]);
+    const warnings = log
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(warnings).toContainEqual(expect.objectContaining({ level: 40, msg: 'usage metering failed' }));
   });
 });

@@ -8,7 +8,7 @@ import { bearer, startHarness, type Harness } from '../support/harness';
 let h: Harness;
 let now: number | null = null;
 beforeAll(async () => {
-  h = await startHarness({}, () => now ?? Date.now());
+  h = await startHarness({}, { clock: () => now ?? Date.now() });
 });
 afterAll(() => h.close());
 

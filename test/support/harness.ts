@@ -26,10 +26,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+export interface HarnessOptions {
+  /** The API's and workers' clock; the API's rate limiter then takes its time from it too. */
+  clock?: () => number;
+  /** The API's logger (silent unless TEST_LOG_LEVEL is set). */
+  logger?: Logger;
+}
+
 /** The real API app (supertest) and in-process workers on this test file's database and prefix. */
-export async function startHarness(extraEnv: Record<string, string> = {}, clock: () => number = Date.now): Promise<Harness> {
+export async function startHarness(extraEnv: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const env = await createTestEnv();
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
+  const { clock } = options;
+  const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
   const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger, clock);
   const app = createApp(deps);
   const keys = new KeyService(env.db, TEST_SECRET);

@@ -1,0 +1,33 @@
+import { sql } from 'kysely';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+
+/**
+ * A live request the limiter let through (metered 2xx) that then fails with a 5xx is metered
+ * as 5xx. The failure is real: the profiles table is gone from this file's own database, so
+ * the profile read fails in Postgres (the key store, another table, keeps working).
+ */
+let h: Harness;
+const DAY = Date.UTC(2026, 8, 14, 12);
+beforeAll(async () => {
+  h = await startHarness({}, { clock: () => DAY });
+});
+afterAll(() => h.close());
+
+it('meters a request that ends 5xx (the profile read fails in Postgres) as 5xx, not 2xx', async () => {
+  const { key, id } = await h.keys.create({ account: 'broken-profiles', environment: 'live' });
+  const read = (userId: string) => h.http().get(`/v1/profile/${userId}`).set(bearer(key));
+  expect((await read('nobody')).status).toBe(404);
+  await sql`alter table profiles rename to profiles_gone`.execute(h.env.db);
+  const failed = await read('somebody');
+  expect(failed.status).toBe(500);
+  expect(failed.body.error.code).toBe('INTERNAL_ERROR');
+  expect(failed.headers['x-ratelimit-limit']).toBe('10');
+  await eventually(async () => {
+    expect(await h.env.redis.hgetall(h.env.keys.usage('2026-09-14'))).toEqual({
+      [`${id}|profile.get|2xx`]: '0',
+      [`${id}|profile.get|4xx`]: '1',
+      [`${id}|profile.get|5xx`]: '1',
+    });
+    return true;
+  }, 5000);
+});
