@@ -15,7 +15,7 @@ let down: Harness;
 let downUrl: string;
 let now: number | null = null;
 beforeAll(async () => {
-  h = await startHarness({}, () => now ?? Date.now());
+  h = await startHarness({}, { clock: () => now ?? Date.now() });
   baseUrl = await h.listen();
   down = await startHarness({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
   downUrl = await down.listen();
