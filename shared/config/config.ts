@@ -3,6 +3,8 @@ import { durationMs } from './duration';
 import { ENVIRONMENTS } from '../domain/environment';
 
 const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
+/** The worker's /metrics port unless METRICS_PORT says otherwise (the Prometheus exporters' usual one). */
+export const DEFAULT_METRICS_PORT = 9464;
 
 const environmentList = z
   .string()
@@ -28,11 +30,14 @@ const common = {
     .default('cos'),
 };
 
+/** When set, GET /metrics of the api and the worker requires it as a Bearer token. */
+const adminToken = z.string().min(16).optional();
+
 const apiSchema = z.object({
   ...common,
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   SERVE_ENVIRONMENTS: environmentList.default(['test', 'live']),
-  ADMIN_TOKEN: z.string().min(16).optional(),
+  ADMIN_TOKEN: adminToken,
   /** How often each API instance checks Postgres for changed keys/accounts. */
   KEY_REFRESH_INTERVAL: durationMs.default(1000),
   /** API processes on this host sharing PORT (node:cluster); limits stay exact across them. */
@@ -46,6 +51,9 @@ const workerSchema = z.object({
   WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
   /** How often metered usage is moved from Redis to Postgres. */
   USAGE_FLUSH_INTERVAL: durationMs.default(10_000),
+  /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
+  ADMIN_TOKEN: adminToken,
 });
 
 const cliSchema = z.object({ ...common });

@@ -120,4 +120,26 @@ describe('loadWorkerConfig', () => {
     expect(loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '8' }).WORKER_CONCURRENCY).toBe(8);
     expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '0' })).message).toContain('WORKER_CONCURRENCY');
   });
+
+  it('reads METRICS_PORT as a port, 9464 by default and 0 for no listener', () => {
+    expect(loadWorkerConfig({ ...BASE }).METRICS_PORT).toBe(9464);
+    expect(loadWorkerConfig({ ...BASE, METRICS_PORT: '' }).METRICS_PORT).toBe(9464);
+    expect(loadWorkerConfig({ ...BASE, METRICS_PORT: '9100' }).METRICS_PORT).toBe(9100);
+    expect(loadWorkerConfig({ ...BASE, METRICS_PORT: '0' }).METRICS_PORT).toBe(0);
+  });
+
+  it.each(['abc', '70000', '-1', '94.5'])('rejects METRICS_PORT=%p', (port) => {
+    expect(configError(() => loadWorkerConfig({ ...BASE, METRICS_PORT: port })).message).toContain('METRICS_PORT');
+  });
+});
+
+describe.each([
+  ['loadApiConfig', loadApiConfig],
+  ['loadWorkerConfig', loadWorkerConfig],
+] as const)('%s ADMIN_TOKEN', (_name, load) => {
+  it('is optional, and at least 16 characters when set', () => {
+    expect(load({ ...BASE }).ADMIN_TOKEN).toBeUndefined();
+    expect(load({ ...BASE, ADMIN_TOKEN: 'an-admin-token-of-32-characters!' }).ADMIN_TOKEN).toBe('an-admin-token-of-32-characters!');
+    expect(configError(() => load({ ...BASE, ADMIN_TOKEN: 'short' })).message).toContain('ADMIN_TOKEN');
+  });
 });

@@ -1,0 +1,196 @@
+import type { Queue } from 'bullmq';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CHECK_TIMEOUT_MS, settleWithin, type Readiness } from '../health/readiness';
+
+/**
+ * Every Prometheus metric of the api and the worker, defined here by name (their meaning is
+ * listed in docs/OPERATIONS.md#metrics). Each process has its own registry with Node's default
+ * process metrics; label values come from fixed sets only.
+ */
+
+function processRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/**
+ * A counter over a fixed set of label values kept as plain numbers and handed to Prometheus at
+ * scrape time: the request path increments a field, without prom-client's per-call label
+ * hashing and allocations.
+ */
+function tallyCounter<V extends string>(
+  registry: Registry,
+  spec: { name: string; help: string; label: string; values: readonly V[] },
+): Record<V, number> {
+  const counts = Object.fromEntries(spec.values.map((value) => [value, 0])) as Record<V, number>;
+  new Counter({
+    name: spec.name,
+    help: spec.help,
+    labelNames: [spec.label],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const value of spec.values) this.inc({ [spec.label]: value }, counts[value]);
+    },
+  });
+  return counts;
+}
+
+/** 1 or 0 per dependency, from the same checks as GET /readyz, run at each scrape. */
+function dependencyGauge(registry: Registry, readiness: () => Promise<Readiness>): void {
+  new Gauge({
+    name: 'cos_dependency_up',
+    help: 'Whether this process reaches the dependency (Redis PING, Postgres select 1) at scrape time: 1 yes, 0 no',
+    labelNames: ['dependency'],
+    registers: [registry],
+    async collect() {
+      const { checks } = await readiness();
+      this.set({ dependency: 'redis' }, checks.redis === 'ok' ? 1 : 0);
+      this.set({ dependency: 'postgres' }, checks.postgres === 'ok' ? 1 : 0);
+    },
+  });
+}
+
+export type RateLimitScope = 'second' | 'month';
+
+/** The API's metrics; `registry` is what GET /metrics serves. */
+export class ApiMetrics {
+  readonly registry = processRegistry();
+  private readonly requestDuration = new Histogram({
+    name: 'cos_http_request_duration_seconds',
+    help: 'Time from a request reaching the API to its response being sent, by route name and status code',
+    labelNames: ['route', 'status_code'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  /** The histogram's series by route, then status code, made on first use. */
+  private readonly durationSeries = new Map<string, Array<Histogram.Internal<'route' | 'status_code'>>>();
+  private readonly rejections = tallyCounter(this.registry, {
+    name: 'cos_rate_limit_rejections_total',
+    help: 'Live requests refused with 429, by the limit they exceeded: the per-second limit or the monthly quota',
+    label: 'scope',
+    values: ['second', 'month'],
+  });
+  private readonly profileCacheReads = tallyCounter(this.registry, {
+    name: 'cos_profile_cache_reads_total',
+    help: 'Profile reads of context calls and profile GETs, by whether the Redis cache had the profile',
+    label: 'result',
+    values: ['hit', 'miss'],
+  });
+  private readonly outcomesAccepted = tallyCounter(this.registry, {
+    name: 'cos_outcomes_accepted_total',
+    help: 'Outcomes answered 202 (enqueued), by whether this was the first post of the requestId or a retry of it',
+    label: 'delivery',
+    values: ['first', 'retry'],
+  });
+
+  constructor(readiness: () => Promise<Readiness>) {
+    dependencyGauge(this.registry, readiness);
+  }
+
+  /** `route` is a name from the route table (or `unmatched`), never a raw path. */
+  observeRequest(route: string, statusCode: number, seconds: number): void {
+    let byStatus = this.durationSeries.get(route);
+    if (!byStatus) this.durationSeries.set(route, (byStatus = []));
+    (byStatus[statusCode] ??= this.requestDuration.labels(route, String(statusCode))).observe(seconds);
+  }
+
+  rateLimitRejected(scope: RateLimitScope): void {
+    this.rejections[scope]++;
+  }
+
+  profileCacheRead(hit: boolean): void {
+    this.profileCacheReads[hit ? 'hit' : 'miss']++;
+  }
+
+  outcomeAccepted(retry: boolean): void {
+    this.outcomesAccepted[retry ? 'retry' : 'first']++;
+  }
+}
+
+const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed'] as const;
+
+/** The worker's metrics; `registry` is what its GET /metrics serves. */
+export class WorkerMetrics {
+  readonly registry = processRegistry();
+  private readonly outcomesApplied = new Counter({
+    name: 'cos_worker_outcomes_applied_total',
+    help: 'Outcomes applied to profiles by this worker, counted when their batch committed (a retried outcome found applied is not counted again)',
+    registers: [this.registry],
+  });
+  private readonly applyLag = new Histogram({
+    name: 'cos_worker_outcome_apply_lag_seconds',
+    help: 'From an outcome accepted by the API (202) to the commit of the batch that applied it',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+  private readonly batchSize = new Histogram({
+    name: 'cos_worker_batch_size',
+    help: 'Jobs (decisions and outcomes) applied per committed Postgres transaction',
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+    registers: [this.registry],
+  });
+  private readonly jobsFailed = new Counter({
+    name: 'cos_worker_jobs_failed_total',
+    help: 'Job attempts that failed in this worker, by queue and whether it was the last attempt (final="true": moved to the failed set)',
+    labelNames: ['queue', 'final'],
+    registers: [this.registry],
+  });
+  private readonly usageFlushRuns = new Counter({
+    name: 'cos_worker_usage_flush_runs_total',
+    help: 'Usage flushes (Redis counts into usage_daily) run by this worker, by result',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+
+  constructor(queues: readonly Queue[], readiness: () => Promise<Readiness>) {
+    dependencyGauge(this.registry, readiness);
+    // Every series exists from the start, so rates and alerts see a 0 before the first event.
+    for (const queue of queues) for (const final of ['true', 'false']) this.jobsFailed.inc({ queue: queue.name, final }, 0);
+    for (const result of ['ok', 'error']) this.usageFlushRuns.inc({ result }, 0);
+    new Gauge({
+      name: 'cos_queue_jobs',
+      help: 'Jobs in each queue by state, read from Redis at scrape time (every worker reports the same shared queues)',
+      labelNames: ['queue', 'state'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        // While Redis is away the series are left out rather than the scrape failing.
+        const counts = await Promise.all(queues.map((queue) => settleWithin(queue.getJobCounts(...QUEUE_STATES), CHECK_TIMEOUT_MS)));
+        queues.forEach((queue, index) => {
+          for (const state of QUEUE_STATES) {
+            const count = counts[index]?.[state];
+            if (count !== undefined) this.set({ queue: queue.name, state }, count);
+          }
+        });
+      },
+    });
+  }
+
+  /**
+   * A batch committed in Postgres: its size, and for each outcome it newly applied (`applied`,
+   * by requestId) the time from its acceptance (`receivedAt`) to `committedAt`.
+   */
+  batchCommitted(
+    batch: ReadonlyArray<{ data: { requestId: string; receivedAt?: number } }>,
+    applied: ReadonlySet<string>,
+    committedAt: number,
+  ): void {
+    this.batchSize.observe(batch.length);
+    const lags = new Map<string, number>();
+    for (const { data } of batch) {
+      if (data.receivedAt !== undefined && applied.has(data.requestId)) lags.set(data.requestId, committedAt - data.receivedAt);
+    }
+    for (const lag of lags.values()) this.applyLag.observe(Math.max(0, lag) / 1000);
+    this.outcomesApplied.inc(lags.size);
+  }
+
+  jobFailed(queue: string, final: boolean): void {
+    this.jobsFailed.inc({ queue, final: String(final) });
+  }
+
+  usageFlushRun(ok: boolean): void {
+    this.usageFlushRuns.inc({ result: ok ? 'ok' : 'error' });
+  }
+}
