@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
 import type { ApiConfig } from '../shared/config/config';
 import { redisKeys } from '../shared/cache/keys';
 import { createDb } from '../shared/db/database';
+import { readinessCheck } from '../shared/health/readiness';
+import { ApiMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { BatchedProducer } from '../shared/jobs/batched-producer';
@@ -34,6 +35,8 @@ export function buildApiDependencies(
   const db = createDb(config.DATABASE_URL, 20);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
+  const readiness = readinessCheck(redis, db);
+  const metrics = new ApiMetrics(readiness);
   const learner = engine as Learner;
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
   // (auto-pipelining makes one per event-loop turn): the hot path's commands use their own.
@@ -42,7 +45,7 @@ export function buildApiDependencies(
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
   const settled = new SettledOutcomes(createRedis(config.REDIS_URL, 'consumer'), keys);
-  const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET);
+  const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET, metrics);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
   credentials.start();
   const limiter = new Limiter(redis, keys, clock);
@@ -56,21 +59,14 @@ export function buildApiDependencies(
         environments: config.SERVE_ENVIRONMENTS,
         meterRefusal: meterRefusal(limiter, logger),
       }),
-      limit: rateLimit(limiter, logger),
+      limit: rateLimit(limiter, logger, metrics),
     },
     context: new ContextService(loader, populations, learner, producer, config.COS_SECRET),
-    outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW),
+    outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
     profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
-    health: async () => ({
-      redis: await redis.ping().then(
-        () => 'ok' as const,
-        () => 'unavailable' as const,
-      ),
-      postgres: await sql`select 1`.execute(db).then(
-        () => 'ok' as const,
-        () => 'unavailable' as const,
-      ),
-    }),
+    metrics,
+    readiness,
+    metricsToken: config.ADMIN_TOKEN,
     close: async () => {
       await credentials.stop();
       await producer.close();

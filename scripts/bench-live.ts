@@ -141,7 +141,7 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
     prefix: 'bench-live',
     dbPoolSize: 2,
   });
-  const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/healthz');
+  const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/readyz');
   const workers = Array.from({ length: options.workers }, (_, i) =>
     startProc(`worker ${i + 1}`, [path.join(__dirname, '../worker/main.js')], env),
   );

@@ -326,7 +326,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
 
   // 2. The api and one worker, as deployed.
   const profArgs = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
-  const api = await startServer('api', [...profArgs, path.join(__dirname, '../api/main.js')], env, '/healthz');
+  const api = await startServer('api', [...profArgs, path.join(__dirname, '../api/main.js')], env, '/readyz');
   roles.api = [api.proc.child.pid!];
   const workerMain = path.join(__dirname, '../worker/main.js');
   workers = [startProc('worker', [...profArgs, workerMain], env)];

@@ -5,6 +5,7 @@ import { limitsFor } from '../../shared/limits/plans';
 import { statusClass, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/keys/key.repository';
 import type { Logger } from '../../shared/logger/logger';
+import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { authContext } from './auth.middleware';
 
 /** The headers every live response carries. */
@@ -42,7 +43,7 @@ const limiterUnavailable = () =>
  * For live keys: per-second limit and monthly quota per key, plus usage metering, in one
  * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
  */
-export function rateLimit(limiter: Limiter, logger: Logger) {
+export function rateLimit(limiter: Limiter, logger: Logger, metrics: Pick<ApiMetrics, 'rateLimitRejected'>) {
   return (endpoint: string) =>
     async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
       const { credential } = authContext(res);
@@ -59,6 +60,7 @@ export function rateLimit(limiter: Limiter, logger: Logger) {
       const remaining = decision.allowed ? decision.remaining : 0;
       res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
       if (!decision.allowed) {
+        metrics.rateLimitRejected(decision.scope);
         const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
         const message =
           decision.scope === 'second'

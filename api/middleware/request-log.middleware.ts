@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../shared/logger/logger';
+import type { RequestObserver } from './metrics.middleware';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -21,9 +22,9 @@ export const requestIdOf = (res: Response): string => res.locals.requestId as st
  * Gives every request its X-Request-Id and writes the access log: server errors always, client
  * errors at info, slow requests at warn, a sample of successes at info. One line per request at
  * most, from the process's logger — no per-request child logger, which costs more than a
- * cached context call's own work.
+ * cached context call's own work. The same timing goes to `observe` (the metrics histogram).
  */
-export function requestLog(logger: Logger, options: RequestLogOptions = DEFAULT_REQUEST_LOG) {
+export function requestLog(logger: Logger, observe: RequestObserver, options: RequestLogOptions = DEFAULT_REQUEST_LOG) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
@@ -33,6 +34,7 @@ export function requestLog(logger: Logger, options: RequestLogOptions = DEFAULT_
     res.once('finish', () => {
       const ms = performance.now() - start;
       const status = res.statusCode;
+      observe(res, ms);
       const level =
         status >= 500 ? 'error' : ms >= options.slowMs ? 'warn' : status >= 400 || Math.random() < options.sampleRate ? 'info' : 'debug';
       if (!logger.isLevelEnabled(level)) return;

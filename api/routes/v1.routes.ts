@@ -3,6 +3,7 @@ import type { Scope } from '../../shared/keys/api-key';
 import { AppError } from '../../shared/errors/app-error';
 import { authContext } from '../middleware/auth.middleware';
 import { jsonBody } from '../middleware/json-body.middleware';
+import { routeName } from '../middleware/metrics.middleware';
 import {
   contextRequestSchema,
   outcomeRequestSchema,
@@ -114,6 +115,7 @@ export function v1Router(services: V1Services, guards: RouteGuards): Router {
     const chain = router.route(path);
     for (const route of pathRoutes) {
       chain[route.method](
+        routeName(route.name),
         guards.auth(route.scope, route.name),
         guards.limit(route.name),
         jsonBody,

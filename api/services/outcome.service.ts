@@ -5,6 +5,7 @@ import type { Tenant } from '../../shared/domain/environment';
 import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
+import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { isWellFormedRequestId, verifyRequestId } from '../../shared/keys/request-id';
 import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
 import type { OutcomeRequest } from '../schemas/request.schemas';
@@ -58,6 +59,7 @@ export class OutcomeService {
     private readonly producer: BatchedProducer,
     private readonly secret: string,
     private readonly windowMs: number,
+    private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>,
   ) {
     if (typeof (redis as Partial<Redis>).cosClaimOutcome !== 'function') {
       redis.defineCommand('cosClaimOutcome', { numberOfKeys: 2, lua: CLAIM_OUTCOME });
@@ -108,5 +110,6 @@ export class OutcomeService {
           .catch(() => undefined);
       throw error;
     }
+    this.metrics.outcomeAccepted(claim === 'same');
   }
 }

@@ -8,6 +8,7 @@ import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/p
 import { userHash } from '../../shared/keys/user-hash';
 import { BoundedMap } from '../../shared/cache/bounded-map';
 import { findProfile } from '../../shared/profile/profile.repository';
+import type { ApiMetrics } from '../../shared/metrics/metrics';
 import type { PopulationLoader } from './population-loader';
 
 /** How long a profile read waits for a worker to apply the user's pending outcomes. */
@@ -40,6 +41,7 @@ export class ProfileLoader {
     private readonly populations: PopulationLoader,
     private readonly settled: SettledOutcomes,
     private readonly secret: string,
+    private readonly metrics: Pick<ApiMetrics, 'profileCacheRead'>,
   ) {}
 
   /**
@@ -66,6 +68,7 @@ export class ProfileLoader {
       }
     }
     const cached = current.profile;
+    this.metrics.profileCacheRead(cached !== null);
     if (cached) {
       if (cached.version > 0) this.known.set(memoKey, cached);
       else if (known) this.known.delete(memoKey);

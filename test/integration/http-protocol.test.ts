@@ -135,8 +135,8 @@ describe('HTTP protocol and error envelope', () => {
     expect(key2.body.error.code).toBe('VALIDATION_ERROR');
   });
 
-  it('reports health of Redis and Postgres without auth', async () => {
-    const res = await h.http().get('/healthz');
+  it('reports readiness of Redis and Postgres without auth', async () => {
+    const res = await h.http().get('/readyz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok', checks: { redis: 'ok', postgres: 'ok' } });
   });

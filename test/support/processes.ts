@@ -28,7 +28,7 @@ export async function spawnApi(env: NodeJS.ProcessEnv): Promise<Spawned & { url:
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     try {
-      const res = await fetch(`${url}/healthz`);
+      const res = await fetch(`${url}/readyz`);
       if (res.ok) return { ...api, url };
     } catch {
       // not listening yet
