@@ -4,6 +4,7 @@ import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
 import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
+import type { WorkerMetrics } from '../shared/metrics/metrics';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
@@ -45,6 +46,7 @@ export class EventBatcher {
     private readonly logger: Logger,
     private readonly maxBatch: number,
     private readonly secret: string,
+    private readonly metrics: Pick<WorkerMetrics, 'batchCommitted'>,
   ) {}
 
   submit(item: Omit<BatchItem, 'resolve' | 'reject'>): Promise<string> {
@@ -137,6 +139,8 @@ export class EventBatcher {
         return out;
       }),
     );
+    // Counted at commit: should the cache refresh below fail, the retried jobs find them applied.
+    this.metrics.batchCommitted(batch, new Set(results.flatMap(({ result }) => [...result.appliedOutcomes])), Date.now());
     // Postgres has committed: report replaced states once (a retried or rolled-back run did not replace them),
     // refresh the cache (never to an older version), then settle jobs.
     for (const { tenant, result } of results) {

@@ -1,6 +1,8 @@
+import type { Server } from 'node:http';
 import { configOrExit, loadWorkerConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
+import { startOpsServer } from './ops-server';
 import { startWorker } from './worker';
 
 function main(): void {
@@ -10,15 +12,17 @@ function main(): void {
   const running = startWorker(config, logger);
   logger.info({ concurrency: config.WORKER_CONCURRENCY, batchSize: config.WORKER_BATCH_SIZE }, 'worker started');
 
+  let opsServer: Server | undefined;
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'worker draining in-flight jobs');
+    logger.info({ reason }, 'worker draining in-flight jobs');
+    opsServer?.close();
     void running.close().then(
       () => {
         logger.info('worker stopped');
-        process.exit(0);
+        process.exit(exitCode);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'worker did not stop cleanly');
@@ -28,6 +32,20 @@ function main(): void {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+
+  if (config.METRICS_PORT > 0) {
+    startOpsServer(config.METRICS_PORT, { ...running, metricsToken: config.ADMIN_TOKEN }).then(
+      (server) => {
+        opsServer = server;
+        logger.info({ port: config.METRICS_PORT }, 'worker metrics listening');
+      },
+      (error: unknown) => {
+        // A worker that cannot be observed is not started half-way: fail loudly instead.
+        logger.fatal({ err: error, port: config.METRICS_PORT }, 'cannot listen on METRICS_PORT (set another port, or 0 to turn it off)');
+        stop('METRICS_PORT unavailable', 1);
+      },
+    );
+  }
 }
 
 main();

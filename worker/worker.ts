@@ -2,6 +2,8 @@ import { Queue, Worker } from 'bullmq';
 import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
 import { createDb } from '../shared/db/database';
+import { readinessCheck, type Readiness } from '../shared/health/readiness';
+import { WorkerMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
 import type { Learner } from '../shared/domain/learner';
 import { PopulationCache } from '../shared/population/population-cache.repository';
@@ -18,6 +20,9 @@ import { buildRegistry, processorFor } from './registry';
 
 export interface RunningWorker {
   workers: Worker[];
+  metrics: WorkerMetrics;
+  /** Whether Redis and Postgres are reachable, for GET /readyz. */
+  readiness: () => Promise<Readiness>;
   /** Resolves once the maintenance schedules are registered and a missed reset caught up. */
   ready: Promise<void>;
   /** Stops fetching, applies every in-flight job, then releases connections. */
@@ -35,6 +40,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const events = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   for (const queue of [events, maintenance]) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
+  const readiness = readinessCheck(redis, db);
+  const metrics = new WorkerMetrics([events, maintenance], readiness);
   const batcher = new EventBatcher(
     db,
     new ProfileCache(redis, keys),
@@ -45,6 +52,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     logger,
     config.WORKER_BATCH_SIZE,
     config.COS_SECRET,
+    metrics,
   );
 
   const registry = buildRegistry({
@@ -53,7 +61,11 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     decision: (data) => batcher.submit({ kind: 'decision', data }),
     outcome: (data) => batcher.submit({ kind: 'outcome', data }),
     usageFlush: async () => {
-      const result = await flushUsage(redis, keys, db);
+      const result = await flushUsage(redis, keys, db).catch((error: unknown) => {
+        metrics.usageFlushRun(false);
+        throw error;
+      });
+      metrics.usageFlushRun(true);
       return `flushed ${result.snapshots} snapshots, ${result.rows} rows`;
     },
     testDataReset: async () => {
@@ -73,7 +85,9 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   for (const worker of workers) {
     worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
     worker.on('failed', (job, error) => {
-      const final = !!job && job.attemptsMade >= (job.opts.attempts ?? 1);
+      // finishedOn is set only when the job went to the failed set (no retries left, or an UnrecoverableError).
+      const final = !!job && (!!job.finishedOn || job.attemptsMade >= (job.opts.attempts ?? 1));
+      metrics.jobFailed(worker.name, final);
       logger[final ? 'error' : 'warn'](
         { jobId: job?.id, name: job?.name, attempts: job?.attemptsMade, err: error },
         final ? 'job failed for good; kept in the failed set' : 'job failed; will retry',
@@ -100,6 +114,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
 
   return {
     workers,
+    metrics,
+    readiness,
     ready,
     close: async () => {
       const closing = Promise.all(workers.map((worker) => worker.close()));

@@ -144,6 +144,8 @@ export async function startBenchBackend(
     COS_SECRET: BENCH_SECRET,
     LOG_LEVEL: 'warn',
     COS_REDIS_PREFIX: options.prefix,
+    // Several workers share this host; the benchmarks do not scrape them.
+    METRICS_PORT: '0',
   };
   return { services, db, key, env };
 }

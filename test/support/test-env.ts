@@ -49,6 +49,8 @@ export async function createTestEnv(): Promise<TestEnv> {
       COS_SECRET: TEST_SECRET,
       COS_REDIS_PREFIX: prefix,
       LOG_LEVEL: 'warn',
+      // Spawned workers of parallel test files would share the default port.
+      METRICS_PORT: '0',
       ...extra,
     }),
     close: async () => {

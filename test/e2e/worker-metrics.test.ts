@@ -1,0 +1,71 @@
+import { freePort } from '../../scripts/local-services';
+import { KeyService } from '../../shared/keys/key.service';
+import { eventually } from '../support/harness';
+import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
+import { sampleValue } from '../support/prometheus';
+import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
+
+/** The built worker's own listener on METRICS_PORT, next to the built api. */
+let env: TestEnv;
+let api: Spawned & { url: string };
+let worker: Spawned;
+let metricsUrl: string;
+let key: string;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  key = (await new KeyService(env.db, TEST_SECRET).create({ account: 'worker-metrics', environment: 'test' })).key;
+  api = await spawnApi(env.processEnv());
+  const port = await freePort();
+  metricsUrl = `http://127.0.0.1:${port}`;
+  worker = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: String(port), USAGE_FLUSH_INTERVAL: '1s' }));
+  await eventually(async () => (await fetch(`${metricsUrl}/readyz`)).ok);
+});
+afterAll(async () => {
+  await Promise.all([worker, api].map((p) => stop(p, 'SIGKILL')));
+  await env.close();
+});
+
+const scrape = async () => (await fetch(`${metricsUrl}/metrics`)).text();
+
+describe('worker /metrics (built process)', () => {
+  it('answers /healthz and /readyz on METRICS_PORT', async () => {
+    expect(await (await fetch(`${metricsUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${metricsUrl}/readyz`)).json()).toEqual({ status: 'ok', checks: { redis: 'ok', postgres: 'ok' } });
+  });
+
+  it('counts the outcomes it applied and their lag from acceptance to commit, and the batch sizes', async () => {
+    const api1 = client(api.url, key);
+    const outcomes = 5;
+    for (let i = 0; i < outcomes; i++) {
+      const context = await api1.context(`lag-user-${i}`);
+      expect(context.status).toBe(200);
+      expect((await api1.outcome({ requestId: context.body.requestId, started: true })).status).toBe(202);
+    }
+    const text = await eventually(async () => {
+      const current = await scrape();
+      return sampleValue(current, 'cos_worker_outcomes_applied_total') === outcomes ? current : null;
+    });
+    expect(sampleValue(text, 'cos_worker_outcome_apply_lag_seconds_count')).toBe(outcomes);
+    expect(sampleValue(text, 'cos_worker_outcome_apply_lag_seconds_bucket', { le: '+Inf' })).toBe(outcomes);
+    expect(sampleValue(text, 'cos_worker_outcome_apply_lag_seconds_sum')).toBeGreaterThan(0);
+    // Every decision and outcome job went through a committed batch.
+    expect(sampleValue(text, 'cos_worker_batch_size_count')).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(text, 'cos_worker_batch_size_sum')).toBeGreaterThanOrEqual(2 * outcomes);
+    expect(sampleValue(text, 'cos_queue_jobs', { queue: 'events', state: 'waiting' })).toBe(0);
+    expect(sampleValue(text, 'cos_worker_jobs_failed_total', { queue: 'events', final: 'true' })).toBe(0);
+    expect(sampleValue(text, 'cos_dependency_up', { dependency: 'redis' })).toBe(1);
+    expect(sampleValue(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('counts its usage flush runs', async () => {
+    await eventually(async () => (sampleValue(await scrape(), 'cos_worker_usage_flush_runs_total', { result: 'ok' }) ?? 0) >= 1);
+    expect(sampleValue(await scrape(), 'cos_worker_usage_flush_runs_total', { result: 'error' })).toBe(0);
+  });
+
+  it('exits with code 1 and says why when METRICS_PORT is in use', async () => {
+    const busy = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: new URL(metricsUrl).port }));
+    expect(await busy.exited).toBe(1);
+    expect(busy.output()).toContain('cannot listen on METRICS_PORT');
+  });
+});
