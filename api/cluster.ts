@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../shared/logger/logger';
+import { serveClusterMetrics } from './cluster-metrics';
 
 /** A child that dies sooner than this after its start counts as a crash loop: restarts back off. */
 const STABLE_AFTER_MS = 10_000;
@@ -36,6 +37,7 @@ export function runPrimary(processes: number, logger: Logger): void {
       if (!stopping) fork();
     }, restartDelay).unref();
   });
+  serveClusterMetrics(logger);
   for (let i = 0; i < processes; i++) fork();
   logger.info({ processes }, 'api primary started');
 

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { ApiConfig } from '../shared/config/config';
 import { redisKeys } from '../shared/cache/keys';
 import { createDb } from '../shared/db/database';
@@ -11,6 +12,7 @@ import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { createRedis } from '../shared/redis/redis';
 import type { AppDeps } from './app';
+import { clusterMetricsText } from './cluster-metrics';
 import { CredentialCache } from './auth/credential-cache';
 import { authenticate } from './middleware/auth.middleware';
 import { meterRefusal, rateLimit } from './middleware/rate-limit.middleware';
@@ -65,6 +67,7 @@ export function buildApiDependencies(
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
     profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
     metrics,
+    metricsText: cluster.isWorker ? clusterMetricsText(metrics.registry) : () => metrics.registry.metrics(),
     readiness,
     metricsToken: config.ADMIN_TOKEN,
     close: async () => {

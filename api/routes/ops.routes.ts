@@ -9,6 +9,8 @@ const OPS_PATHS = ['/healthz', '/readyz', '/metrics'];
 
 export interface OpsDeps {
   metrics: ApiMetrics;
+  /** The text GET /metrics answers: this process's registry, or every API process's under API_PROCESSES. */
+  metricsText: () => Promise<string>;
   /** Whether Redis and Postgres are reachable, for GET /readyz. */
   readiness: () => Promise<Readiness>;
   /** When set, GET /metrics requires it as a Bearer token (ADMIN_TOKEN). */
@@ -30,7 +32,7 @@ export function opsRouter(deps: OpsDeps): Router {
   });
   router.get('/metrics', routeName('metrics'), async (req, res) => {
     if (!scrapeAuthorized(deps.metricsToken, req.get('authorization'))) throw new AppError('UNAUTHORIZED', SCRAPE_UNAUTHORIZED_MESSAGE);
-    const text = await deps.metrics.registry.metrics();
+    const text = await deps.metricsText();
     res.status(200).type(deps.metrics.registry.contentType).send(text);
   });
   // Like /v1: OPTIONS lists the methods, another method is a 405.

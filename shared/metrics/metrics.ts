@@ -44,6 +44,8 @@ function dependencyGauge(registry: Registry, readiness: () => Promise<Readiness>
     help: 'Whether this process reaches the dependency (Redis PING, Postgres select 1) at scrape time: 1 yes, 0 no',
     labelNames: ['dependency'],
     registers: [registry],
+    // Summed over API_PROCESSES children, a down dependency must still read 0.
+    aggregator: 'min',
     async collect() {
       const { checks } = await readiness();
       this.set({ dependency: 'redis' }, checks.redis === 'ok' ? 1 : 0);

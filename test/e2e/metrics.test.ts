@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { freePort } from '../../scripts/local-services';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
@@ -5,7 +6,7 @@ import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/pro
 import { sampleValue } from '../support/prometheus';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
-/** The built worker's own listener on METRICS_PORT, next to the built api. */
+/** /metrics of the built processes: the api as two processes (API_PROCESSES=2) and a worker on METRICS_PORT. */
 let env: TestEnv;
 let api: Spawned & { url: string };
 let worker: Spawned;
@@ -15,7 +16,7 @@ let key: string;
 beforeAll(async () => {
   env = await createTestEnv();
   key = (await new KeyService(env.db, TEST_SECRET).create({ account: 'worker-metrics', environment: 'test' })).key;
-  api = await spawnApi(env.processEnv());
+  api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2' });
   const port = await freePort();
   metricsUrl = `http://127.0.0.1:${port}`;
   worker = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: String(port), USAGE_FLUSH_INTERVAL: '1s' }));
@@ -27,6 +28,33 @@ afterAll(async () => {
 });
 
 const scrape = async () => (await fetch(`${metricsUrl}/metrics`)).text();
+
+describe('api /metrics with API_PROCESSES=2', () => {
+  it("answers every scrape with both processes' metrics summed, whichever process takes it", async () => {
+    // A new connection per scrape: the primary hands new connections to its processes in turn.
+    const apiScrape = () =>
+      new Promise<string>((resolve, reject) => {
+        http
+          .get(`${api.url}/metrics`, { agent: false }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`status ${res.statusCode}`))));
+          })
+          .on('error', reject);
+      });
+    const contexts = (text: string) =>
+      sampleValue(text, 'cos_http_request_duration_seconds_count', { route: 'context', status_code: '200' }) ?? 0;
+    const before = contexts(await apiScrape());
+    const api1 = client(api.url, key);
+    for (let i = 0; i < 10; i++) expect((await api1.context(`cluster-metrics-${i}`)).status).toBe(200);
+    for (let i = 0; i < 4; i++) {
+      const text = await apiScrape();
+      expect(contexts(text)).toBe(before + 10);
+      expect(sampleValue(text, 'cos_dependency_up', { dependency: 'redis' })).toBe(1);
+    }
+  });
+});
 
 describe('worker /metrics (built process)', () => {
   it('answers /healthz and /readyz on METRICS_PORT', async () => {
