@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_METRICS_PORT } from '../shared/config/config';
 import { projectRoot } from '../shared/config/dev-env';
 import { createDb } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
@@ -117,10 +118,14 @@ async function main(): Promise<void> {
       });
       children.push(child);
     }
-    await waitForApi(`http://127.0.0.1:${port}/healthz`);
+    await waitForApi(`http://127.0.0.1:${port}/readyz`);
     log(`Postgres: ${services.databaseUrl}`);
     log(`Redis:    ${services.redisUrl}`);
     log(`API:      http://localhost:${port}  (one worker running; Ctrl-C stops everything)`);
+    const metricsPort = process.env.METRICS_PORT || String(DEFAULT_METRICS_PORT);
+    log(
+      `Metrics:  http://localhost:${port}/metrics (api), ${metricsPort === '0' ? 'worker: off' : `http://localhost:${metricsPort}/metrics (worker)`}`,
+    );
     log(`demo account "demo", test key: ${key}`);
     log('try:');
     process.stdout.write(

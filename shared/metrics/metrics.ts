@@ -129,7 +129,7 @@ export class WorkerMetrics {
   });
   private readonly batchSize = new Histogram({
     name: 'cos_worker_batch_size',
-    help: 'Jobs (decisions and outcomes) applied per committed Postgres transaction',
+    help: 'Decisions and outcomes applied per committed Postgres transaction',
     buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
     registers: [this.registry],
   });
@@ -153,7 +153,7 @@ export class WorkerMetrics {
     for (const result of ['ok', 'error']) this.usageFlushRuns.inc({ result }, 0);
     new Gauge({
       name: 'cos_queue_jobs',
-      help: 'Jobs in each queue by state, read from Redis at scrape time (every worker reports the same shared queues)',
+      help: 'BullMQ jobs in each queue by state (a batch job carries many decisions or outcomes), read from Redis at scrape time; every worker reports the same shared queues',
       labelNames: ['queue', 'state'],
       registers: [this.registry],
       async collect() {
