@@ -17,7 +17,6 @@ import {
   log,
   mustBeRunning,
   startBenchBackend,
-  sleep,
   startProc,
   startServer,
   stopProc,
