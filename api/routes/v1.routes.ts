@@ -11,7 +11,7 @@ import {
   profilePathSchema,
   versionsQuerySchema,
 } from '../schemas/request.schemas';
-
+import type { OutcomeAccepted } from '../schemas/response.schemas';
 import type { ContextService } from '../services/context.service';
 import type { OutcomeService } from '../services/outcome.service';
 import type { ProfileService } from '../services/profile.service';
@@ -42,71 +42,50 @@ export interface RouteGuards {
   limit: (endpoint: string) => RequestHandler;
 }
 
+/** The /v1 routes: what the router serves and what the OpenAPI document lists. */
+export const V1_ROUTES = [
+  { method: 'post', path: '/v1/context', name: 'context', scope: 'context' },
+  { method: 'post', path: '/v1/outcome', name: 'outcome', scope: 'outcome' },
+  { method: 'get', path: '/v1/profile/:userId', name: 'profile.get', scope: 'profile' },
+  { method: 'put', path: '/v1/profile/:userId', name: 'profile.update', scope: 'profile' },
+  { method: 'delete', path: '/v1/profile/:userId', name: 'profile.delete', scope: 'profile' },
+  { method: 'get', path: '/v1/profile/:userId/versions', name: 'profile.versions', scope: 'profile' },
+] as const satisfies ReadonlyArray<{ method: Method; path: string; name: string; scope: Scope }>;
+export type V1Route = (typeof V1_ROUTES)[number];
+export type RouteName = V1Route['name'];
+
+const OUTCOME_ACCEPTED: OutcomeAccepted = { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' };
+
 export function v1Router(services: V1Services, guards: RouteGuards): Router {
-  const routes: Array<{ method: Method; path: string; name: string; scope: Scope; handler: Handler }> = [
-    {
-      method: 'post',
-      path: '/v1/context',
-      name: 'context',
-      scope: 'context',
-      handler: async (req, res) => {
-        const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
-        res.status(200).json(await services.context.decide(authContext(res).tenant, body));
-      },
+  const handlers: Record<RouteName, Handler> = {
+    context: async (req, res) => {
+      const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
+      res.status(200).json(await services.context.decide(authContext(res).tenant, body));
     },
-    {
-      method: 'post',
-      path: '/v1/outcome',
-      name: 'outcome',
-      scope: 'outcome',
-      handler: async (req, res) => {
-        const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
-        await services.outcome.record(authContext(res).tenant, body);
-        res.status(202).json({ success: true, message: 'Outcome accepted; it will be applied to the profile shortly' });
-      },
+    outcome: async (req, res) => {
+      const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
+      await services.outcome.record(authContext(res).tenant, body);
+      res.status(202).json(OUTCOME_ACCEPTED);
     },
-    {
-      method: 'get',
-      path: '/v1/profile/:userId',
-      name: 'profile.get',
-      scope: 'profile',
-      handler: async (req, res) => {
-        res.status(200).json(await services.profiles.get(authContext(res).tenant, pathUserId(req)));
-      },
+    'profile.get': async (req, res) => {
+      res.status(200).json(await services.profiles.get(authContext(res).tenant, pathUserId(req)));
     },
-    {
-      method: 'put',
-      path: '/v1/profile/:userId',
-      name: 'profile.update',
-      scope: 'profile',
-      handler: async (req, res) => {
-        const userId = pathUserId(req);
-        const body = parseOrThrow(profileUpdateSchema, req.body);
-        res.status(200).json(await services.profiles.update(authContext(res).tenant, userId, body));
-      },
+    'profile.update': async (req, res) => {
+      const userId = pathUserId(req);
+      const body = parseOrThrow(profileUpdateSchema, req.body);
+      res.status(200).json(await services.profiles.update(authContext(res).tenant, userId, body));
     },
-    {
-      method: 'delete',
-      path: '/v1/profile/:userId',
-      name: 'profile.delete',
-      scope: 'profile',
-      handler: async (req, res) => {
-        await services.profiles.erase(authContext(res).tenant, pathUserId(req));
-        res.status(204).end();
-      },
+    'profile.delete': async (req, res) => {
+      await services.profiles.erase(authContext(res).tenant, pathUserId(req));
+      res.status(204).end();
     },
-    {
-      method: 'get',
-      path: '/v1/profile/:userId/versions',
-      name: 'profile.versions',
-      scope: 'profile',
-      handler: async (req, res) => {
-        const userId = pathUserId(req);
-        const query = parseOrThrow(versionsQuerySchema, { ...req.query });
-        res.status(200).json(await services.profiles.versions(authContext(res).tenant, userId, query.limit, query.before));
-      },
+    'profile.versions': async (req, res) => {
+      const userId = pathUserId(req);
+      const query = parseOrThrow(versionsQuerySchema, { ...req.query });
+      res.status(200).json(await services.profiles.versions(authContext(res).tenant, userId, query.limit, query.before));
     },
-  ];
+  };
+  const routes = V1_ROUTES.map((route) => ({ ...route, handler: handlers[route.name] }));
 
   const router = Router();
   const byPath = new Map<string, typeof routes>();

@@ -6,20 +6,10 @@ import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import { issueRequestId } from '../../shared/keys/request-id';
 import { UserHashes } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
+import type { ContextResponse } from '../schemas/response.schemas';
 import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
 import type { ProfileLoader } from './profile-loader';
-
-export interface ContextResponse {
-  requestId: string;
-  suggestedFraming: string;
-  communicationStyle: string;
-  complexity: string;
-  encouragement: string;
-  confidence: number;
-  rationale: string;
-  metadata: { profilePhase: string; interactionCount: number; explorationMode: boolean };
-}
 
 /** POST /v1/context: decide from the cached profile, enqueue the decision for the worker. */
 export class ContextService {

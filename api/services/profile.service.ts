@@ -15,6 +15,7 @@ import {
   updateProfiles,
 } from '../../shared/profile/profile.repository';
 import type { ProfileUpdate } from '../schemas/request.schemas';
+import type { VersionsPage } from '../schemas/response.schemas';
 import { lockUsers } from '../../shared/db/locks';
 import { userHash } from '../../shared/keys/user-hash';
 import type { ProfileLoader } from './profile-loader';
@@ -78,7 +79,7 @@ export class ProfileService {
     await this.cache.erase(tenant, userId, [...new Set(generations)]);
   }
 
-  async versions(tenant: Tenant, userId: string, limit: number, before?: number) {
+  async versions(tenant: Tenant, userId: string, limit: number, before?: number): Promise<VersionsPage> {
     const profile = await this.loader.find(tenant, userId);
     if (!profile) throw userNotFound(userId);
     const page = await listVersions(this.db, tenant, userId, limit, before);

@@ -15,6 +15,18 @@ export const storedProfileSchema = z.object({
 });
 export type StoredProfile = z.infer<typeof storedProfileSchema>;
 
+/** Profile fields a PUT can pin. */
+export const pinnableFieldSchema = z.enum([
+  DIMENSIONS.framing.profileField,
+  DIMENSIONS.style.profileField,
+  DIMENSIONS.complexity.profileField,
+  DIMENSIONS.encouragement.profileField,
+]);
+
+/** Profile fields a version's `changed` list can name. */
+export const changeableFieldSchema = z.enum([...pinnableFieldSchema.options, 'pinned', 'profilePhase', 'interactionCount']);
+export type ChangeableField = z.infer<typeof changeableFieldSchema>;
+
 /** The profile object (docs/API.md). */
 export const profileResponseSchema = z.object({
   userId: z.string(),
@@ -22,11 +34,11 @@ export const profileResponseSchema = z.object({
   communicationStyle: z.enum(DIMENSIONS.style.values),
   complexityPreference: z.enum(DIMENSIONS.complexity.values),
   encouragementLevel: z.enum(DIMENSIONS.encouragement.values),
-  pinned: z.array(z.string()),
+  pinned: z.array(pinnableFieldSchema),
   profilePhase: profilePhaseSchema,
-  interactionCount: z.number().int(),
-  lastUpdated: z.string(),
-  profileVersion: z.string(),
+  interactionCount: z.number().int().min(0),
+  lastUpdated: z.iso.datetime(),
+  profileVersion: z.string().regex(/^v\d+$/),
 });
 export type ProfileResponse = z.infer<typeof profileResponseSchema>;
 
@@ -43,7 +55,7 @@ export function newProfile(userId: string, generation: string, state: unknown, n
   };
 }
 
-export function pinnedFields(pins: Pins): string[] {
+export function pinnedFields(pins: Pins): ProfileResponse['pinned'] {
   return DIMENSION_NAMES.filter((dim) => pins[dim] !== undefined).map((dim) => DIMENSIONS[dim].profileField);
 }
 
@@ -65,15 +77,6 @@ export function toProfileResponse(profile: StoredProfile, learner: Learner): Pro
 }
 
 /** Profile fields whose value differs between two responses (for version history). */
-export function changedFields(before: ProfileResponse, after: ProfileResponse): string[] {
-  const fields = [
-    'preferredFraming',
-    'communicationStyle',
-    'complexityPreference',
-    'encouragementLevel',
-    'pinned',
-    'profilePhase',
-    'interactionCount',
-  ] as const;
-  return fields.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
+export function changedFields(before: ProfileResponse, after: ProfileResponse): ChangeableField[] {
+  return changeableFieldSchema.options.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
 }

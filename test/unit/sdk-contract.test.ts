@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ContextRequest, OutcomeRequest, ProfileUpdate } from '../../api/schemas/request.schemas';
-import type { ContextResponse } from '../../api/services/context.service';
+import type { ContextResponse } from '../../api/schemas/response.schemas';
 import type { ProfileService } from '../../api/services/profile.service';
 import { COMPLEXITY_HANDLING, ENCOURAGEMENT, FRAMINGS, PROFILE_PHASES, STYLES, TASK_COMPLEXITY } from '../../shared/domain/arms';
 import { ERROR_STATUS } from '../../shared/errors/app-error';
