@@ -2,8 +2,9 @@ import express, { type Express } from 'express';
 import type { Logger } from '../shared/logger/logger';
 import { AppError } from '../shared/errors/app-error';
 import { errorHandler } from './middleware/error.middleware';
-import { requestObserver } from './middleware/metrics.middleware';
+import { requestObserver, routeName } from './middleware/metrics.middleware';
 import { requestLog } from './middleware/request-log.middleware';
+import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
 import { v1Router, type RouteGuards, type V1Services } from './routes/v1.routes';
 
@@ -24,6 +25,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(v1Router(deps, deps.guards));
   // After /v1, so API calls never test these paths.
   app.use(opsRouter(deps));
+  const reference = apiReference();
+  app.get('/v1/openapi.json', routeName('openapi'), (_req, res) => void res.type('json').send(reference.json));
+  app.get('/docs', routeName('docs'), (_req, res) => void res.type('html').send(reference.html));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.logger));
   return app;

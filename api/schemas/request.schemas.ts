@@ -69,11 +69,13 @@ export const versionsQuerySchema = z.strictObject({
     .regex(/^\d{1,3}$/, 'must be an integer from 1 to 100')
     .transform(Number)
     .pipe(z.number().min(1, 'must be an integer from 1 to 100').max(100, 'must be an integer from 1 to 100'))
-    .default(20),
+    .default(20)
+    .meta({ description: 'Page size: an integer from 1 to 100 in plain digits; default 20.' }),
   before: z
     .string()
     .regex(/^v?\d{1,10}$/, 'must be a profileVersion such as v12')
     .transform((value) => Number(value.replace(/^v/, '')))
     .pipe(z.number().max(2_147_483_647, 'must be a profileVersion such as v12'))
-    .optional(),
+    .optional()
+    .meta({ description: 'Only versions below this profileVersion (v12 or 12): the last profileVersion of the previous page.' }),
 });
