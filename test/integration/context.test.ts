@@ -1,5 +1,6 @@
 import { FRAMINGS, STYLES, COMPLEXITY_HANDLING, ENCOURAGEMENT } from '../../shared/domain/arms';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { expectMatchesOpenApi } from '../support/openapi';
 
 let h: Harness;
 let key: string;
@@ -21,6 +22,7 @@ describe('POST /v1/context', () => {
   it('answers with values from the documented value sets, a signed requestId and cold-start metadata', async () => {
     const res = await context({ userId: 'new-user' });
     expect(res.status).toBe(200);
+    expectMatchesOpenApi(res);
     expect(res.headers['x-request-id']).toBeTruthy();
     expect(res.body.requestId).toMatch(/^req_[A-Za-z0-9_-]+$/);
     expect(FRAMINGS).toContain(res.body.suggestedFraming);
@@ -43,6 +45,7 @@ describe('POST /v1/context', () => {
     await context({ userId: 'lazy-user' });
     const profile = await h.http().get('/v1/profile/lazy-user').set(bearer(key));
     expect(profile.status).toBe(200);
+    expectMatchesOpenApi(profile);
     expect(profile.body).toMatchObject({
       userId: 'lazy-user',
       profilePhase: 'cold_start',
@@ -88,11 +91,13 @@ describe('POST /v1/context', () => {
   ])('refuses %s with %s', async (_label, code, body) => {
     const res = await context(body);
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error).toMatchObject({ code, statusCode: 400, message: expect.any(String) });
   });
 
   it('lists allowed values for a bad enum field', async () => {
     const res = await context({ complexity: 'extreme' });
+    expectMatchesOpenApi(res);
     expect(res.body.error.details.fields).toEqual([
       { field: 'complexity', message: expect.any(String), allowed: ['low', 'medium', 'high'] },
     ]);

@@ -1,4 +1,5 @@
 import { bearer, startHarness, type Harness } from '../support/harness';
+import { expectMatchesOpenApi } from '../support/openapi';
 
 let h: Harness;
 let key: string;
@@ -16,6 +17,7 @@ describe('HTTP protocol and error envelope', () => {
   it('answers an unknown route with 404 NOT_FOUND before checking auth', async () => {
     const res = await h.http().get('/v1/nothing-here');
     expect(res.status).toBe(404);
+    expectMatchesOpenApi(res);
     expect(res.body).toEqual(errorShape('NOT_FOUND', 404));
     expect(res.headers['x-request-id']).toBeTruthy();
   });
@@ -23,10 +25,12 @@ describe('HTTP protocol and error envelope', () => {
   it('answers a known route with the wrong method with 405 METHOD_NOT_ALLOWED and an Allow header, before auth', async () => {
     const res = await h.http().get('/v1/context');
     expect(res.status).toBe(405);
+    expectMatchesOpenApi(res);
     expect(res.body).toEqual(errorShape('METHOD_NOT_ALLOWED', 405));
     expect(res.headers.allow).toBe('POST');
     const patch = await h.http().patch('/v1/profile/u1').set(bearer(key));
     expect(patch.status).toBe(405);
+    expectMatchesOpenApi(patch);
     expect(patch.headers.allow).toContain('PUT');
   });
 
@@ -38,26 +42,31 @@ describe('HTTP protocol and error envelope', () => {
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ userId: 'u', task: 'x'.repeat(70 * 1024), complexity: 'low' }));
     expect(res.status).toBe(413);
+    expectMatchesOpenApi(res);
     expect(res.body).toEqual(errorShape('PAYLOAD_TOO_LARGE', 413));
   });
 
   it('answers a non-JSON body with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
     const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'text/plain').send('hello');
     expect(res.status).toBe(415);
+    expectMatchesOpenApi(res);
     expect(res.body).toEqual(errorShape('UNSUPPORTED_MEDIA_TYPE', 415));
     const form = await h.http().put('/v1/profile/u1').set(bearer(key)).type('form').send({ preferredFraming: 'purpose' });
     expect(form.status).toBe(415);
+    expectMatchesOpenApi(form);
   });
 
   it('answers malformed JSON with 400 INVALID_JSON', async () => {
     const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('{"userId": ');
     expect(res.status).toBe(400);
     expect(res.body).toEqual(errorShape('INVALID_JSON', 400));
+    expectMatchesOpenApi(res);
   });
 
   it('treats a JSON body that is not an object as a validation error', async () => {
     const res = await h.http().post('/v1/context').set(bearer(key)).set('Content-Type', 'application/json').send('[1,2]');
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
   });
 
@@ -71,11 +80,13 @@ describe('HTTP protocol and error envelope', () => {
       .send(JSON.stringify({ userId: 'u', task: 't', complexity: 'low' }));
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBe('client-abc.123');
+    expectMatchesOpenApi(res);
   });
 
   it('replaces an unsafe client X-Request-Id with its own', async () => {
     const res = await h.http().get('/v1/profile/u').set(bearer(key)).set('X-Request-Id', 'bad id with spaces');
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expectMatchesOpenApi(res);
   });
 
   it('never includes a stack trace in an error', async () => {
@@ -89,6 +100,7 @@ describe('HTTP protocol and error envelope', () => {
     expect(options.headers.allow).toBe('GET, PUT, DELETE, HEAD');
     const unauthorized = await h.http().get('/v1/profile/u1');
     expect(unauthorized.headers['www-authenticate']).toBe('Bearer realm="cos"');
+    expectMatchesOpenApi(unauthorized);
   });
 
   it('answers a path userId that is not valid percent-encoding with 400 INVALID_USER_ID, not 500', async () => {
@@ -96,6 +108,7 @@ describe('HTTP protocol and error envelope', () => {
       const res = await h.http().get(path).set(bearer(key));
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('INVALID_USER_ID');
+      expectMatchesOpenApi(res);
     }
   });
 
@@ -108,6 +121,7 @@ describe('HTTP protocol and error envelope', () => {
       .set('Content-Encoding', 'gzip')
       .send('{}');
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('INVALID_JSON');
   });
 
@@ -121,6 +135,7 @@ describe('HTTP protocol and error envelope', () => {
       .serialize(() => body as never)
       .send(body as never);
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('INVALID_JSON');
   });
 
@@ -130,6 +145,7 @@ describe('HTTP protocol and error envelope', () => {
     expect((await post('{"userId":"u","task":"a\\u0000b","complexity":"low"}')).body.error.code).toBe('VALIDATION_ERROR');
     const metadata = await post('{"userId":"u","task":"t","complexity":"low","metadata":{"x":"a\\u0000b"}}');
     expect(metadata.status).toBe(400);
+    expectMatchesOpenApi(metadata);
     expect(metadata.body.error.details.fields[0].field).toBe('metadata');
     const key2 = await post('{"userId":"u","task":"t","complexity":"low","metadata":{"\\udfff":1}}');
     expect(key2.body.error.code).toBe('VALIDATION_ERROR');

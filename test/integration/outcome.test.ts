@@ -1,6 +1,7 @@
 import { issueRequestId } from '../../shared/keys/request-id';
 import { findAccount } from '../../shared/keys/account.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { expectMatchesOpenApi } from '../support/openapi';
 import { TEST_SECRET } from '../support/test-env';
 
 let h: Harness;
@@ -15,6 +16,7 @@ afterAll(() => h.close());
 async function newRequestId(userId: string, k = key): Promise<string> {
   const res = await h.http().post('/v1/context').set(bearer(k)).send({ userId, task: 'Plan the week', complexity: 'medium' });
   expect(res.status).toBe(200);
+  expectMatchesOpenApi(res);
   return res.body.requestId;
 }
 const postOutcome = (body: Record<string, unknown>, k = key) => h.http().post('/v1/outcome').set(bearer(k)).send(body);
@@ -25,6 +27,7 @@ describe('POST /v1/outcome', () => {
     const requestId = await newRequestId('o-apply');
     const res = await postOutcome({ requestId, started: true, completed: true, timeToStart: 0, flowState: true, satisfaction: 1 });
     expect(res.status).toBe(202);
+    expectMatchesOpenApi(res);
     expect(res.body).toEqual({ success: true, message: expect.any(String) });
     const applied = await eventually(async () => {
       const p = await profile('o-apply');
@@ -57,6 +60,7 @@ describe('POST /v1/outcome', () => {
     expect((await postOutcome({ requestId, started: true })).status).toBe(202);
     const res = await postOutcome({ requestId, started: false });
     expect(res.status).toBe(409);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('OUTCOME_CONFLICT');
   });
 
@@ -68,6 +72,7 @@ describe('POST /v1/outcome', () => {
   ])('answers 400 INVALID_REQUEST_ID for %s', async (_label, body) => {
     const res = await postOutcome(body);
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('INVALID_REQUEST_ID');
   });
 
@@ -82,6 +87,7 @@ describe('POST /v1/outcome', () => {
     const requestId = await newRequestId('o-validation');
     const res = await postOutcome({ requestId, started: true, ...extra });
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
   });
 
@@ -89,6 +95,7 @@ describe('POST /v1/outcome', () => {
     const forged = `req_${'A'.repeat(76)}`;
     const res = await postOutcome({ requestId: forged, started: true });
     expect(res.status).toBe(404);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('REQUEST_NOT_FOUND');
   });
 
@@ -117,6 +124,7 @@ describe('POST /v1/outcome', () => {
     );
     const res = await postOutcome({ requestId: old, started: true });
     expect(res.status).toBe(410);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('OUTCOME_WINDOW_CLOSED');
   });
 
@@ -126,6 +134,7 @@ describe('POST /v1/outcome', () => {
     await eventually(async () => (await profile('o-versions')).body.interactionCount === 2);
     const versions = await h.http().get('/v1/profile/o-versions/versions').set(bearer(key));
     expect(versions.status).toBe(200);
+    expectMatchesOpenApi(versions);
     expect(versions.body.data.map((v: { profileVersion: string }) => v.profileVersion)).toEqual(['v2', 'v1']);
     expect(versions.body.data.every((v: { cause: string }) => v.cause === 'outcome')).toBe(true);
     expect(versions.body.data[1].changed).toContain('interactionCount');

@@ -1,4 +1,5 @@
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { expectMatchesOpenApi } from '../support/openapi';
 
 let h: Harness;
 let key: string;
@@ -27,12 +28,14 @@ describe('GET /v1/profile/:userId', () => {
   it('answers 404 USER_NOT_FOUND for an unknown user', async () => {
     const res = await get('nobody');
     expect(res.status).toBe(404);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('USER_NOT_FOUND');
   });
 
   it('answers 400 INVALID_USER_ID for a userId over 256 characters', async () => {
     const res = await get('x'.repeat(257));
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('INVALID_USER_ID');
   });
 
@@ -40,6 +43,7 @@ describe('GET /v1/profile/:userId', () => {
     await context('p-shape');
     const res = await get('p-shape');
     expect(res.status).toBe(200);
+    expectMatchesOpenApi(res);
     expect(res.body).toEqual({
       userId: 'p-shape',
       preferredFraming: expect.any(String),
@@ -59,6 +63,7 @@ describe('GET /v1/profile/:userId', () => {
     await put(userId, { preferredFraming: 'purpose' });
     const res = await get(userId);
     expect(res.status).toBe(200);
+    expectMatchesOpenApi(res);
     expect(res.body.userId).toBe(userId);
   });
 });
@@ -67,6 +72,7 @@ describe('PUT /v1/profile/:userId', () => {
   it('creates the profile when missing, pins the dimension and bumps the version', async () => {
     const res = await put('p-pin', { preferredFraming: 'micro_steps', encouragementLevel: 'minimal' });
     expect(res.status).toBe(200);
+    expectMatchesOpenApi(res);
     expect(res.body).toMatchObject({
       userId: 'p-pin',
       preferredFraming: 'micro_steps',
@@ -117,6 +123,7 @@ describe('PUT /v1/profile/:userId', () => {
   it('answers 400 VALIDATION_ERROR listing each bad field with the allowed values', async () => {
     const res = await put('p-bad', { preferredFraming: 'shouting', encouragementLevel: 'max' });
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
     expect(res.body.error.details.fields).toEqual([
       {
@@ -132,6 +139,7 @@ describe('PUT /v1/profile/:userId', () => {
     expect((await put('p-empty', {})).body.error.code).toBe('VALIDATION_ERROR');
     const none = await h.http().put('/v1/profile/p-empty').set(bearer(key));
     expect(none.status).toBe(400);
+    expectMatchesOpenApi(none);
     expect(none.body.error.code).toBe('VALIDATION_ERROR');
   });
 
@@ -151,6 +159,7 @@ describe('DELETE /v1/profile/:userId', () => {
     await eventually(async () => (await get('p-erase')).body.interactionCount === 1);
     const res = await h.http().delete('/v1/profile/p-erase').set(bearer(key));
     expect(res.status).toBe(204);
+    expectMatchesOpenApi(res);
     expect((await get('p-erase')).status).toBe(404);
     for (const table of ['profiles', 'profile_versions', 'decisions', 'outcomes'] as const) {
       const rows = await h.env.db.selectFrom(table).select('user_id').where('user_id', '=', 'p-erase').execute();
@@ -179,6 +188,7 @@ describe('GET /v1/profile/:userId/versions', () => {
     const next = await h.http().get('/v1/profile/p-pages/versions?limit=2&before=v4').set(bearer(key));
     expect(next.body.data.map((v: { profileVersion: string }) => v.profileVersion)).toEqual(['v3', 'v2']);
     const last = await h.http().get('/v1/profile/p-pages/versions?limit=2&before=2').set(bearer(key));
+    expectMatchesOpenApi(last);
     expect(last.body).toEqual({
       data: [expect.objectContaining({ profileVersion: 'v1', cause: 'manual', createdAt: expect.any(String) })],
       hasMore: false,
@@ -199,12 +209,14 @@ describe('GET /v1/profile/:userId/versions', () => {
     await put('p-vq', { preferredFraming: 'purpose' });
     const res = await h.http().get(`/v1/profile/p-vq/versions?${query}`).set(bearer(key));
     expect(res.status).toBe(400);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
   });
 
   it('answers 404 USER_NOT_FOUND for an unknown user', async () => {
     const res = await h.http().get('/v1/profile/nobody-v/versions').set(bearer(key));
     expect(res.status).toBe(404);
+    expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('USER_NOT_FOUND');
   });
 });
