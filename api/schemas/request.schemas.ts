@@ -2,22 +2,12 @@ import { z } from 'zod';
 import { complexityHandlingSchema, encouragementSchema, framingSchema, styleSchema, taskComplexitySchema } from '../../shared/domain/arms';
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
 import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
+import { isStorableText, jsonProblem, type JsonBounds } from './json-bounds';
 
 /** Request bodies (docs/API.md). Strict: unknown fields are a VALIDATION_ERROR. */
-export const METADATA_MAX_BYTES = 8 * 1024;
+export const METADATA_BOUNDS: JsonBounds = { maxDepth: 8, maxBytes: 8 * 1024 };
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
-
-/** Text Postgres can store and that means one thing: no NUL, no unpaired surrogate. */
-const isStorableText = (value: string) => !value.includes('\u0000') && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/** Every string (keys included) of a JSON value is storable text. */
-function isStorableJson(value: unknown): boolean {
-  if (typeof value === 'string') return isStorableText(value);
-  if (Array.isArray(value)) return value.every(isStorableJson);
-  if (value && typeof value === 'object') return Object.entries(value).every(([k, v]) => isStorableText(k) && isStorableJson(v));
-  return true;
-}
 
 const text = (min: number, max: number) =>
   z
@@ -31,10 +21,11 @@ export const userIdSchema = text(1, 256).refine((value) => !CONTROL_CHARS.test(v
 /** Path parameters of /v1/profile/:userId routes. */
 export const profilePathSchema = z.object({ userId: userIdSchema });
 
-export const metadataSchema = z
-  .record(z.string(), z.unknown())
-  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= METADATA_MAX_BYTES, 'must be at most 8 KiB when serialized')
-  .refine(isStorableJson, 'must contain only valid Unicode text without NUL characters');
+/** Depth, size and text are checked in one bounded walk (json-bounds.ts): no input can make it recurse. */
+export const metadataSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const problem = jsonProblem(value, METADATA_BOUNDS);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 export const contextRequestSchema = z.strictObject({
   userId: userIdSchema,
