@@ -27,21 +27,28 @@ export const metadataSchema = z.record(z.string(), z.unknown()).superRefine((val
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** An optional field for which `null` means absent, as for every optional request field (PUT pins aside). */
+const absentWhenNull = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === null ? undefined : value), schema.optional());
+
 export const contextRequestSchema = z.strictObject({
   userId: userIdSchema,
   task: text(1, 8000),
   complexity: taskComplexitySchema,
-  taskType: text(0, 100).optional(),
-  metadata: metadataSchema.optional(),
+  taskType: absentWhenNull(text(0, 100)),
+  metadata: absentWhenNull(metadataSchema),
 });
 export type ContextRequest = z.infer<typeof contextRequestSchema>;
 
-export const outcomeRequestSchema = outcomeSignalsSchema
-  .extend({
-    requestId: z.string().regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)'),
-    metadata: metadataSchema.optional(),
-  })
-  .strict();
+const signals = outcomeSignalsSchema.shape;
+export const outcomeRequestSchema = z.strictObject({
+  requestId: z.string().regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)'),
+  started: signals.started,
+  completed: absentWhenNull(signals.completed),
+  timeToStart: absentWhenNull(signals.timeToStart),
+  flowState: absentWhenNull(signals.flowState),
+  satisfaction: absentWhenNull(signals.satisfaction),
+  metadata: absentWhenNull(metadataSchema),
+});
 export type OutcomeRequest = z.infer<typeof outcomeRequestSchema>;
 
 export const profileUpdateSchema = z

@@ -103,6 +103,26 @@ describe('parseOrThrow with contextRequestSchema', () => {
   });
 });
 
+describe('null for an optional field', () => {
+  it('means absent in a context request (taskType, metadata)', () => {
+    expect(parseOrThrow(contextRequestSchema, { ...context, taskType: null, metadata: null }, USER_ID)).toEqual(context);
+  });
+
+  it('means absent in an outcome request (every optional signal and metadata)', () => {
+    const outcome = { requestId: `req_${'A'.repeat(60)}`, started: true };
+    const nulls = { completed: null, timeToStart: null, flowState: null, satisfaction: null, metadata: null };
+    expect(parseOrThrow(outcomeRequestSchema, { ...outcome, ...nulls }, REQUEST_ID)).toEqual(outcome);
+  });
+
+  it('is still refused for a required field', () => {
+    const error = rejection(outcomeRequestSchema, { requestId: `req_${'A'.repeat(60)}`, started: null }, REQUEST_ID);
+    expect(fieldsOf(error)).toEqual([{ field: 'started', message: 'must be a boolean' }]);
+    expect(fieldsOf(rejection(contextRequestSchema, { ...context, task: null }, USER_ID))).toEqual([
+      { field: 'task', message: 'must be a string' },
+    ]);
+  });
+});
+
 describe('parseOrThrow with outcomeRequestSchema', () => {
   const outcome = { requestId: `req_${'A'.repeat(60)}`, started: true };
 

@@ -15,7 +15,8 @@ const wideObject = (keys: number) => `{${Array.from({ length: keys }, (_, i) => 
 
 const post = (path: string, body: string) => h.http().post(path).set(bearer(key)).set('Content-Type', 'application/json').send(body);
 const contextWith = (metadata: string) => post('/v1/context', `{"userId":"u1","task":"Plan","complexity":"low","metadata":${metadata}}`);
-const outcomeWith = (metadata: string) => post('/v1/outcome', `{"requestId":"req_${'A'.repeat(60)}","started":true,"metadata":${metadata}}`);
+const outcomeWith = (metadata: string) =>
+  post('/v1/outcome', `{"requestId":"req_${'A'.repeat(60)}","started":true,"metadata":${metadata}}`);
 
 const validationError = (field: string, message: string) => ({
   error: {
@@ -76,5 +77,27 @@ describe('metadata bounds over HTTP', () => {
     const res = await post('/v1/context', `{"userId":"u1","task":${nestedObject(10_000)},"complexity":"low"}`);
     expect(res.status).toBe(400);
     expect(res.body.error.details.fields).toEqual([{ field: 'task', message: 'must be a string' }]);
+  });
+});
+
+describe('null for an optional field means absent', () => {
+  it('on POST /v1/context: taskType and metadata null are answered as if left out', async () => {
+    const res = await post(
+      '/v1/context',
+      JSON.stringify({ userId: 'nulls', task: 'Plan', complexity: 'low', taskType: null, metadata: null }),
+    );
+    expect(res.status).toBe(200);
+  });
+
+  it('on POST /v1/outcome: null signals are absent, so the same outcome without them is a retry, not a conflict', async () => {
+    const decided = await post('/v1/context', JSON.stringify({ userId: 'nulls', task: 'Plan', complexity: 'low' }));
+    const { requestId } = decided.body as { requestId: string };
+    const withNulls = { requestId, started: true, completed: null, timeToStart: null, flowState: null, satisfaction: null, metadata: null };
+    const first = await post('/v1/outcome', JSON.stringify(withNulls));
+    expect(first.status).toBe(202);
+    const retry = await post('/v1/outcome', JSON.stringify({ requestId, started: true }));
+    expect(retry.status).toBe(202);
+    const conflict = await post('/v1/outcome', JSON.stringify({ requestId, started: true, completed: false }));
+    expect(conflict.status).toBe(409);
   });
 });
