@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { complexityHandlingSchema, encouragementSchema, framingSchema, styleSchema, taskComplexitySchema } from '../../shared/domain/arms';
+import {
+  DIMENSIONS,
+  DIMENSION_NAMES,
+  complexityHandlingSchema,
+  encouragementSchema,
+  framingSchema,
+  styleSchema,
+  taskComplexitySchema,
+} from '../../shared/domain/arms';
+import { profileResponseSchema } from '../../shared/profile/profile';
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
 import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
 import { isStorableText, jsonProblem, type JsonBounds } from './json-bounds';
@@ -51,14 +60,30 @@ export const outcomeRequestSchema = z.strictObject({
 });
 export type OutcomeRequest = z.infer<typeof outcomeRequestSchema>;
 
+const profile = profileResponseSchema.shape;
+const PINNABLE_FIELDS = DIMENSION_NAMES.map((dim) => DIMENSIONS[dim].profileField);
+/**
+ * A value pins a dimension and `null` unpins it. The profile's read-only fields are accepted so
+ * that a profile as GET returns it can be sent back (checked against the profile by
+ * profile-update.ts); `null` for them means absent.
+ */
 export const profileUpdateSchema = z
   .strictObject({
     preferredFraming: framingSchema.nullable().optional(),
     communicationStyle: styleSchema.nullable().optional(),
     complexityPreference: complexityHandlingSchema.nullable().optional(),
     encouragementLevel: encouragementSchema.nullable().optional(),
+    userId: absentWhenNull(profile.userId),
+    pinned: absentWhenNull(profile.pinned),
+    profilePhase: absentWhenNull(profile.profilePhase),
+    interactionCount: absentWhenNull(profile.interactionCount),
+    lastUpdated: absentWhenNull(profile.lastUpdated),
+    profileVersion: absentWhenNull(profile.profileVersion),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'provide at least one field to update', path: [] });
+  .refine((body) => PINNABLE_FIELDS.some((field) => body[field] !== undefined), {
+    message: 'provide at least one field to update',
+    path: [],
+  });
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;
 
 export const versionsQuerySchema = z.strictObject({
