@@ -42,7 +42,7 @@ const absentWhenNull = <T extends z.ZodType>(schema: T) => z.preprocess((value) 
 export const contextRequestSchema = z.strictObject({
   userId: userIdSchema,
   task: text(1, 8000),
-  complexity: taskComplexitySchema,
+  complexity: absentWhenNull(taskComplexitySchema),
   taskType: absentWhenNull(text(0, 100)),
   metadata: absentWhenNull(metadataSchema),
 });

@@ -91,7 +91,13 @@ describe('parseOrThrow with contextRequestSchema', () => {
       fieldsOf(error)
         .map((f) => f.field)
         .sort(),
-    ).toEqual(['complexity', 'task', 'userId']);
+    ).toEqual(['task', 'userId']);
+  });
+
+  it('takes complexity as optional: absent or null is an unknown complexity', () => {
+    const { complexity: _complexity, ...withoutComplexity } = context;
+    expect(parseOrThrow(contextRequestSchema, withoutComplexity, USER_ID)).toEqual(withoutComplexity);
+    expect(parseOrThrow(contextRequestSchema, { ...context, complexity: null }, USER_ID).complexity).toBeUndefined();
   });
 
   it('refuses a JSON body that is not an object, null as [1, 2] or "hello", with VALIDATION_ERROR', () => {
