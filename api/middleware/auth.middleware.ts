@@ -3,6 +3,7 @@ import type { Environment, Tenant } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
 import { hashApiKey, hashesEqual, parseApiKey, type Scope } from '../../shared/keys/api-key';
 import type { KeyCredential } from '../../shared/keys/key.repository';
+import { readBearerKey } from '../auth/authorization-header';
 import type { CredentialCache } from '../auth/credential-cache';
 import { BoundedMap } from '../../shared/cache/bounded-map';
 
@@ -44,12 +45,11 @@ export function authenticate(deps: {
   };
   return (scope: Scope, endpoint: string) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-      const header = req.get('authorization') ?? '';
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!match) return next(unauthorized('Missing API key: send Authorization: Bearer <key>'));
-      const key = match[1]!;
+      const bearer = readBearerKey(req.headers.authorization);
+      if ('problem' in bearer) return next(unauthorized(bearer.problem));
+      const { key } = bearer;
       const parsed = parseApiKey(key);
-      if (!parsed) return next(unauthorized('Invalid API key'));
+      if (!parsed) return next(unauthorized('API key is not in the cos_sk_<test|live>_<id> format'));
       if (!deps.environments.includes(parsed.environment)) {
         return next(unauthorized(`This deployment does not serve ${parsed.environment} keys`));
       }

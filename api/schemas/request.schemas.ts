@@ -1,23 +1,22 @@
 import { z } from 'zod';
-import { complexityHandlingSchema, encouragementSchema, framingSchema, styleSchema, taskComplexitySchema } from '../../shared/domain/arms';
+import {
+  DIMENSIONS,
+  DIMENSION_NAMES,
+  complexityHandlingSchema,
+  encouragementSchema,
+  framingSchema,
+  styleSchema,
+  taskComplexitySchema,
+} from '../../shared/domain/arms';
+import { profileResponseSchema } from '../../shared/profile/profile';
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
 import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
+import { isStorableText, jsonProblem, type JsonBounds } from './json-bounds';
 
 /** Request bodies (docs/API.md). Strict: unknown fields are a VALIDATION_ERROR. */
-export const METADATA_MAX_BYTES = 8 * 1024;
+export const METADATA_BOUNDS: JsonBounds = { maxDepth: 8, maxBytes: 8 * 1024 };
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
-
-/** Text Postgres can store and that means one thing: no NUL, no unpaired surrogate. */
-const isStorableText = (value: string) => !value.includes('\u0000') && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/** Every string (keys included) of a JSON value is storable text. */
-function isStorableJson(value: unknown): boolean {
-  if (typeof value === 'string') return isStorableText(value);
-  if (Array.isArray(value)) return value.every(isStorableJson);
-  if (value && typeof value === 'object') return Object.entries(value).every(([k, v]) => isStorableText(k) && isStorableJson(v));
-  return true;
-}
 
 const text = (min: number, max: number) =>
   z
@@ -31,36 +30,60 @@ export const userIdSchema = text(1, 256).refine((value) => !CONTROL_CHARS.test(v
 /** Path parameters of /v1/profile/:userId routes. */
 export const profilePathSchema = z.object({ userId: userIdSchema });
 
-export const metadataSchema = z
-  .record(z.string(), z.unknown())
-  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= METADATA_MAX_BYTES, 'must be at most 8 KiB when serialized')
-  .refine(isStorableJson, 'must contain only valid Unicode text without NUL characters');
+/** Depth, size and text are checked in one bounded walk (json-bounds.ts): no input can make it recurse. */
+export const metadataSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const problem = jsonProblem(value, METADATA_BOUNDS);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** An optional field for which `null` means absent, as for every optional request field (PUT pins aside). */
+const absentWhenNull = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === null ? undefined : value), schema.optional());
 
 export const contextRequestSchema = z.strictObject({
   userId: userIdSchema,
   task: text(1, 8000),
-  complexity: taskComplexitySchema,
-  taskType: text(0, 100).optional(),
-  metadata: metadataSchema.optional(),
+  complexity: absentWhenNull(taskComplexitySchema),
+  taskType: absentWhenNull(text(0, 100)),
+  metadata: absentWhenNull(metadataSchema),
 });
 export type ContextRequest = z.infer<typeof contextRequestSchema>;
 
-export const outcomeRequestSchema = outcomeSignalsSchema
-  .extend({
-    requestId: z.string().regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)'),
-    metadata: metadataSchema.optional(),
-  })
-  .strict();
+const signals = outcomeSignalsSchema.shape;
+export const outcomeRequestSchema = z.strictObject({
+  requestId: z.string().regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)'),
+  started: signals.started,
+  completed: absentWhenNull(signals.completed),
+  timeToStart: absentWhenNull(signals.timeToStart),
+  flowState: absentWhenNull(signals.flowState),
+  satisfaction: absentWhenNull(signals.satisfaction),
+  metadata: absentWhenNull(metadataSchema),
+});
 export type OutcomeRequest = z.infer<typeof outcomeRequestSchema>;
 
+const profile = profileResponseSchema.shape;
+const PINNABLE_FIELDS = DIMENSION_NAMES.map((dim) => DIMENSIONS[dim].profileField);
+/**
+ * A value pins a dimension and `null` unpins it. The profile's read-only fields are accepted so
+ * that a profile as GET returns it can be sent back (checked against the profile by
+ * profile-update.ts); `null` for them means absent.
+ */
 export const profileUpdateSchema = z
   .strictObject({
     preferredFraming: framingSchema.nullable().optional(),
     communicationStyle: styleSchema.nullable().optional(),
     complexityPreference: complexityHandlingSchema.nullable().optional(),
     encouragementLevel: encouragementSchema.nullable().optional(),
+    userId: absentWhenNull(profile.userId),
+    pinned: absentWhenNull(profile.pinned),
+    profilePhase: absentWhenNull(profile.profilePhase),
+    interactionCount: absentWhenNull(profile.interactionCount),
+    lastUpdated: absentWhenNull(profile.lastUpdated),
+    profileVersion: absentWhenNull(profile.profileVersion),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'provide at least one field to update', path: [] });
+  .refine((body) => PINNABLE_FIELDS.some((field) => body[field] !== undefined), {
+    message: 'provide at least one field to update',
+    path: [],
+  });
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;
 
 export const versionsQuerySchema = z.strictObject({

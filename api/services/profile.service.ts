@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../shared/db/database';
-import { DIMENSIONS, DIMENSION_NAMES, type Pins } from '../../shared/domain/arms';
+import type { Pins } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import { AppError } from '../../shared/errors/app-error';
@@ -19,6 +19,7 @@ import type { VersionsPage } from '../schemas/response.schemas';
 import { lockUsers } from '../../shared/db/locks';
 import { userHash } from '../../shared/keys/user-hash';
 import type { ProfileLoader } from './profile-loader';
+import { requestedPins } from './profile-update';
 
 const userNotFound = (userId: string) => new AppError('USER_NOT_FOUND', `No profile for user ${JSON.stringify(userId)}`);
 
@@ -38,7 +39,7 @@ export class ProfileService {
     return toProfileResponse(profile, this.learner);
   }
 
-  /** Pins (value) and unpins (null) dimensions; a no-op change does not bump the version. */
+  /** Pins (value) and unpins (null) dimensions (profile-update.ts); a no-op change does not bump the version. */
   async update(tenant: Tenant, userId: string, update: ProfileUpdate): Promise<ProfileResponse> {
     const cached = await this.cache.read(tenant, userId);
     const now = new Date();
@@ -46,15 +47,13 @@ export class ProfileService {
     const saved = await this.db.transaction().execute(async (tx) => {
       await insertProfilesIfMissing(tx, tenant, [seed]);
       const current = (await findProfile(tx, tenant, userId, true))!;
-      const pins: Pins = { ...current.pins };
-      for (const dim of DIMENSION_NAMES) {
-        const value = update[DIMENSIONS[dim].profileField];
-        if (value === null) delete pins[dim];
-        else if (value !== undefined) (pins as Record<string, string>)[dim] = value;
-      }
-      const before = toProfileResponse(current, this.learner);
+      // Read-only fields are compared with the profile as GET shows it: the cached copy of this
+      // version (a new user's is cached by the API before the worker stores it, at another time).
+      const shown = cached && cached.generation === current.generation && cached.version === current.version ? cached : current;
+      const before = toProfileResponse(shown, this.learner);
+      const pins = requestedPins(update, before, current.pins);
       const pinsChanged = JSON.stringify(sortKeys(pins)) !== JSON.stringify(sortKeys(current.pins));
-      if (!pinsChanged) return current;
+      if (!pinsChanged) return shown;
       const next = { ...current, pins, version: current.version + 1, updatedAt: now.toISOString() };
       const after = toProfileResponse(next, this.learner);
       await updateProfiles(tx, tenant, [next]);

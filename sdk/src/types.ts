@@ -91,12 +91,23 @@ export interface Profile {
   profileVersion: string;
 }
 
-/** PUT /v1/profile/:userId: a value pins a dimension, `null` unpins it. At least one field. */
+/**
+ * PUT /v1/profile/:userId: a value pins a dimension, `null` unpins it. At least one dimension.
+ * A `Profile` as `getProfile` returned it may be sent back with changes: its read-only fields
+ * are ignored when they hold the current values (another value is a 400), and with `pinned`
+ * present only the dimensions whose value changed are pinned.
+ */
 export interface ProfileUpdate {
   preferredFraming?: Framing | null;
   communicationStyle?: CommunicationStyle | null;
   complexityPreference?: ComplexityHandling | null;
   encouragementLevel?: EncouragementLevel | null;
+  userId?: string;
+  pinned?: string[];
+  profilePhase?: ProfilePhase;
+  interactionCount?: number;
+  lastUpdated?: string;
+  profileVersion?: string;
 }
 
 export interface ProfileVersion {

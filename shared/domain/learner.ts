@@ -2,9 +2,12 @@ import { z } from 'zod';
 import { Dimension, Pins, ProfilePhase, taskComplexitySchema, type Choice } from './arms';
 import type { Random } from './random';
 
-/** What the learner conditions a decision on (from the context request). */
+/**
+ * What the learner conditions a decision on (from the context request). Without `complexity` the
+ * task's complexity is unknown: the learner answers from the user's beliefs across complexities.
+ */
 export const decisionContextSchema = z.object({
-  complexity: taskComplexitySchema,
+  complexity: taskComplexitySchema.optional(),
   taskType: z.string().max(100).optional(),
 });
 export type DecisionContext = z.infer<typeof decisionContextSchema>;
@@ -69,6 +72,6 @@ export interface Learner<State = unknown, Prior = unknown> {
   ): void;
   mergePrior(prior: Prior, delta: Prior): Prior;
   summarize(state: State): ProfileSummary;
-  /** What the population prior recommends at a complexity (the "population best" policy). */
+  /** What the population prior recommends at a complexity, or across complexities without one (the "population best" policy). */
   populationBest(prior: Prior, context: DecisionContext): Choice;
 }

@@ -13,11 +13,11 @@ export interface ValueEvidence {
   value: string;
   /** This user's evidence in the request's task type (when it is tracked). */
   taskType: { name: string; evidence: Evidence } | null;
-  /** This user's evidence at the request's complexity. */
+  /** This user's evidence at the request's complexity (at any complexity when the request gave none). */
   inContext: Evidence;
   /** This user's evidence at any complexity. */
   overall: Evidence;
-  /** The population's (this client's users') evidence for this value at this complexity, and its outcomes at this complexity with any value. */
+  /** The population's (this client's users') evidence for this value at this complexity (any complexity when the request gave none), and its outcomes there with any value. */
   population: { n: number; meanReward: number; total: number };
   pinned: boolean;
   explored: boolean;
@@ -55,25 +55,29 @@ function record(e: Evidence): string {
   return `were started in ${Math.round((cases * e.started) / e.n)} of this user's ${cases} recent cases (average reward ${reward(e)})`;
 }
 
+/** "at high complexity", or "at any complexity" for a request without one. */
+const atComplexity = (complexity: TaskComplexity | undefined) => (complexity ? `at ${complexity} complexity` : 'at any complexity');
+
 /** The strongest evidence behind one value, as a sentence. */
-function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity, interactionCount: number): string {
+function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity | undefined, interactionCount: number): string {
   const subject = NOUN[e.dimension](e.value);
   if (e.taskType && e.taskType.evidence.n >= QUOTABLE) {
     const t = e.taskType.evidence;
     return `For "${e.taskType.name}" tasks, ${subject} ${record(t)}.`;
   }
   if (e.inContext.n >= QUOTABLE) {
+    if (!complexity) return `No complexity was given, so all of this user's outcomes count: ${subject} ${record(e.inContext)}.`;
     return `${capitalize(subject)} at ${complexity} complexity ${record(e.inContext)}.`;
   }
-  if (e.overall.n >= QUOTABLE) {
+  if (complexity && e.overall.n >= QUOTABLE) {
     return `No recent ${complexity}-complexity outcomes for ${subject}; at other complexities they ${record(e.overall)}.`;
   }
   const population = e.population.n >= QUOTABLE;
-  const popText = `among this app's users, ${subject} at ${complexity} complexity average a reward of ${e.population.meanReward.toFixed(2)} over ${Math.round(e.population.n)} outcomes`;
+  const popText = `among this app's users, ${subject} ${atComplexity(complexity)} average a reward of ${e.population.meanReward.toFixed(2)} over ${Math.round(e.population.n)} outcomes`;
   if (interactionCount === 0) {
     if (population) return `No outcomes from this user yet, so this follows the population: ${popText}.`;
     return e.population.total >= QUOTABLE
-      ? `No outcomes from this user yet, and this app's users have ${e.population.n > 0 ? 'few' : 'no'} outcomes with ${subject} at ${complexity} complexity, so they are being tried; recommendations adapt with each reported outcome.`
+      ? `No outcomes from this user yet, and this app's users have ${e.population.n > 0 ? 'few' : 'no'} outcomes with ${subject} ${atComplexity(complexity)}, so they are being tried; recommendations adapt with each reported outcome.`
       : `No outcomes from this user or this app's other users yet, so ${subject} are being tried first; recommendations adapt with each reported outcome.`;
   }
   return population
@@ -88,10 +92,10 @@ function triedHere(e: ValueEvidence): string {
 }
 
 /** "exploring communication style warm (tried once recently here) to learn more", grouped when alike. */
-function explorationNote(explored: ValueEvidence[]): string {
+function explorationNote(explored: ValueEvidence[], complexity: TaskComplexity | undefined): string {
   const name = (e: ValueEvidence) => `${LABEL[e.dimension]} ${e.value}`;
   const phrases = explored.map(triedHere);
-  const untried = 'not tried recently at this complexity';
+  const untried = complexity ? 'not tried recently at this complexity' : 'not tried recently';
   if (phrases.every((phrase) => phrase === phrases[0])) {
     const shared =
       phrases[0] === ''
@@ -112,9 +116,11 @@ const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimen
  * One or two plain sentences from this user's evidence: the track record of the first
  * dimension the app has not pinned (usually the framing) — in this task type, at this
  * complexity, elsewhere, or the population's when the user has none — then what is pinned or
- * being explored. Never a fixed string: rates, counts and rewards come from the evidence.
+ * being explored. Never a fixed string: rates, counts and rewards come from the evidence. A
+ * request without complexity (`complexity` undefined) is answered from all of the user's
+ * outcomes, and the population's at any complexity.
  */
-export function buildRationale(evidence: ValueEvidence[], complexity: TaskComplexity, interactionCount: number): string {
+export function buildRationale(evidence: ValueEvidence[], complexity: TaskComplexity | undefined, interactionCount: number): string {
   const lead = evidence.find((e) => !e.pinned);
   if (!lead) {
     const sentences = [`Every dimension is pinned by the app: ${pinnedList(evidence)}.`];
@@ -127,7 +133,7 @@ export function buildRationale(evidence: ValueEvidence[], complexity: TaskComple
   const pinned = evidence.filter((e) => e.pinned);
   if (pinned.length > 0) notes.push(`${pinnedList(pinned)} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
   const explored = evidence.filter((e) => e.explored);
-  if (explored.length > 0) notes.push(explorationNote(explored));
+  if (explored.length > 0) notes.push(explorationNote(explored, complexity));
   const sentences = [evidenceSentence(lead, complexity, interactionCount)];
   if (notes.length > 0) sentences.push(`${capitalize(notes.join('; '))}.`);
   return sentences.join(' ');

@@ -21,7 +21,8 @@ export const decisionJobSchema = z.object({
   userId: z.string(),
   generation: z.string(),
   context: z.object({
-    complexity: taskComplexitySchema,
+    /** Absent when the request gave none (the learner's unknown complexity). */
+    complexity: taskComplexitySchema.optional(),
     taskType: z.string().optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   }),

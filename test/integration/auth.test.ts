@@ -16,16 +16,32 @@ const profileGet = (key?: string, header?: string) => {
 
 describe('authentication', () => {
   it.each([
-    ['no Authorization header', undefined],
-    ['a non-Bearer scheme', 'Basic dXNlcjpwYXNz'],
-    ['a malformed key', 'Bearer not-a-key'],
-    ['an unknown well-formed key', `Bearer cos_sk_test_${'A'.repeat(40)}`],
-    ['a key of another environment name', `Bearer cos_sk_prod_${'A'.repeat(40)}`],
-  ])('answers 401 UNAUTHORIZED for %s', async (_label, header) => {
+    ['no Authorization header', undefined, 'Missing API key: send Authorization: Bearer <key>'],
+    ['an empty Authorization header', '', 'Authorization header is empty: send Authorization: Bearer <key>'],
+    ['the Basic scheme', 'Basic dXNlcjpwYXNz', 'Authorization must use the Bearer scheme: Authorization: Bearer <key>'],
+    ['another scheme without credentials', 'Token', 'Authorization must use the Bearer scheme: Authorization: Bearer <key>'],
+    [
+      'a bare key without Bearer',
+      `cos_sk_test_${'A'.repeat(40)}`,
+      'Authorization must use the Bearer scheme: send Authorization: Bearer <key>, not the key alone',
+    ],
+    ['Bearer without a key', 'Bearer', 'Authorization: Bearer has no key: send Authorization: Bearer <key>'],
+    ['Bearer followed by two words', 'Bearer one two', 'Authorization: Bearer must be followed by exactly one key'],
+    ['a key not in the key format', 'Bearer not-a-key', 'API key is not in the cos_sk_<test|live>_<id> format'],
+    ['a key of another environment name', `Bearer cos_sk_prod_${'A'.repeat(40)}`, 'API key is not in the cos_sk_<test|live>_<id> format'],
+    ['an unknown well-formed key', `Bearer cos_sk_test_${'A'.repeat(40)}`, 'Invalid API key'],
+  ])('says what is wrong with %s, as a 401 with WWW-Authenticate', async (_label, header, message) => {
     const res = await profileGet(undefined, header);
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), statusCode: 401 } });
+    expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message, statusCode: 401 } });
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="cos"');
     expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('accepts the scheme name in any case', async () => {
+    const key = await h.key('auth-scheme-case', 'test');
+    const res = await profileGet(undefined, `bEaReR ${key}`);
+    expect(res.status).toBe(404);
   });
 
   it('accepts a valid key and records lastUsedAt without a synchronous write', async () => {

@@ -76,6 +76,27 @@ describe('POST /v1/context', () => {
     expect(row.context).toEqual({ complexity: 'high', taskType: 'writing', metadata: { source: 'test' } });
   });
 
+  it('answers a request without complexity, logs it without one, and the worker learns from its outcome', async () => {
+    const res = await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'no-complexity', task: 'Write the report' });
+    expect(res.status).toBe(200);
+    expect(res.body.rationale).not.toMatch(/undefined|(low|medium|high) complexity/);
+    const withNull = await context({ userId: 'no-complexity', complexity: null });
+    expect(withNull.status).toBe(200);
+    const row = await eventually(() =>
+      h.env.db.selectFrom('decisions').selectAll().where('request_id', '=', res.body.requestId).executeTakeFirst(),
+    );
+    expect(row.context).toEqual({});
+    const outcome = await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: res.body.requestId, started: true });
+    expect(outcome.status).toBe(202);
+    const profile = await eventually(async () => {
+      const found = await h.env.db.selectFrom('profiles').selectAll().where('user_id', '=', 'no-complexity').executeTakeFirst();
+      return found && found.interaction_count === 1 ? found : null;
+    });
+    const state = profile.state as { history: number[][] };
+    // [complexity, …]: the index after the three known complexities marks an unknown one.
+    expect(state.history.map((entry) => entry[0])).toEqual([3]);
+  });
+
   it.each([
     ['empty userId', 'INVALID_USER_ID', { userId: '' }],
     ['257-character userId', 'INVALID_USER_ID', { userId: 'x'.repeat(257) }],

@@ -269,3 +269,27 @@ describe('buildRationale: grouped exploration note', () => {
     );
   });
 });
+
+describe('buildRationale: a request without complexity', () => {
+  it('says no complexity was given and quotes all of the user’s outcomes', () => {
+    const text = buildRationale(buildEvidence({ framing: { inContext: evidence(5, 4, 3.5), overall: evidence(5, 4, 3.5) } }), undefined, 5);
+    expect(text).toBe(
+      "No complexity was given, so all of this user's outcomes count: tasks framed as curiosity were started in 4 of this user's 5 recent cases (average reward 0.70).",
+    );
+  });
+
+  it('quotes the population at any complexity', () => {
+    expect(buildRationale(buildEvidence({ framing: { population: { n: 412.6, meanReward: 0.734, total: 900 } } }), undefined, 0)).toBe(
+      "No outcomes from this user yet, so this follows the population: among this app's users, tasks framed as curiosity at any complexity average a reward of 0.73 over 413 outcomes.",
+    );
+    expect(buildRationale(buildEvidence({ framing: { population: { n: 0, meanReward: 0, total: 71 } } }), undefined, 0)).toContain(
+      "this app's users have no outcomes with tasks framed as curiosity at any complexity, so they are being tried",
+    );
+  });
+
+  it('notes an untried explored value without speaking of a complexity', () => {
+    const text = buildRationale(buildEvidence({ style: { explored: true } }), undefined, 2);
+    expect(text).toContain('Exploring communication style warm (not tried recently) to learn more.');
+    expect(text).not.toContain('undefined');
+  });
+});

@@ -91,7 +91,13 @@ describe('parseOrThrow with contextRequestSchema', () => {
       fieldsOf(error)
         .map((f) => f.field)
         .sort(),
-    ).toEqual(['complexity', 'task', 'userId']);
+    ).toEqual(['task', 'userId']);
+  });
+
+  it('takes complexity as optional: absent or null is an unknown complexity', () => {
+    const { complexity: _complexity, ...withoutComplexity } = context;
+    expect(parseOrThrow(contextRequestSchema, withoutComplexity, USER_ID)).toEqual(withoutComplexity);
+    expect(parseOrThrow(contextRequestSchema, { ...context, complexity: null }, USER_ID).complexity).toBeUndefined();
   });
 
   it('refuses a JSON body that is not an object, null as [1, 2] or "hello", with VALIDATION_ERROR', () => {
@@ -100,6 +106,26 @@ describe('parseOrThrow with contextRequestSchema', () => {
       expect(error.code).toBe('VALIDATION_ERROR');
       expect(fieldsOf(error)).toEqual([{ field: '(body)', message: 'must be an object' }]);
     }
+  });
+});
+
+describe('null for an optional field', () => {
+  it('means absent in a context request (taskType, metadata)', () => {
+    expect(parseOrThrow(contextRequestSchema, { ...context, taskType: null, metadata: null }, USER_ID)).toEqual(context);
+  });
+
+  it('means absent in an outcome request (every optional signal and metadata)', () => {
+    const outcome = { requestId: `req_${'A'.repeat(60)}`, started: true };
+    const nulls = { completed: null, timeToStart: null, flowState: null, satisfaction: null, metadata: null };
+    expect(parseOrThrow(outcomeRequestSchema, { ...outcome, ...nulls }, REQUEST_ID)).toEqual(outcome);
+  });
+
+  it('is still refused for a required field', () => {
+    const error = rejection(outcomeRequestSchema, { requestId: `req_${'A'.repeat(60)}`, started: null }, REQUEST_ID);
+    expect(fieldsOf(error)).toEqual([{ field: 'started', message: 'must be a boolean' }]);
+    expect(fieldsOf(rejection(contextRequestSchema, { ...context, task: null }, USER_ID))).toEqual([
+      { field: 'task', message: 'must be a string' },
+    ]);
   });
 });
 

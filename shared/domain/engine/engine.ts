@@ -2,7 +2,8 @@ import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins } f
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import type { Random } from '../random';
 import { buildRationale, type ValueEvidence } from '../rationale';
-import { entryCell, inferUser } from './inference';
+import { mixedMeans, spreadOf } from './complexity-shares';
+import { entrySlot, inferUser } from './inference';
 import { emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
 import { fromLegacy } from './legacy';
@@ -10,6 +11,7 @@ import {
   DIMENSION_OFFSET,
   argmax,
   MAX_VALUE_COUNT,
+  UNKNOWN_COMPLEXITY,
   VALUE_COUNT,
   cellIndex,
   choiceIndex,
@@ -21,6 +23,7 @@ import {
 import { emptyPopulation, mergePopulation, observePopulation, parsePopulation, type PopulationPrior } from './population';
 import { compilePopulation, type CompiledPopulation } from './population-model';
 import {
+  ENTRY_COMPLEXITY,
   HISTORY_LENGTH,
   decayOlder,
   emptyOlder,
@@ -135,7 +138,8 @@ export const engine: Learner<EngineState, PopulationPrior> = {
 
   decide(state, context, pins: Pins, random: Random, population): LearnerDecision {
     const prior = compilePopulation(population);
-    const favourite = inferUser(state, prior).favourite;
+    // Beliefs in every context, an unknown complexity's included.
+    const favourite = inferUser(state, prior).beliefs;
     const c = complexityIndex(context.complexity);
     const slot = taskSlotOf(state, context.taskType);
     const here = contextIndex(c, slot);
@@ -206,7 +210,8 @@ export const engine: Learner<EngineState, PopulationPrior> = {
         entry: oldest,
         // The oldest entry kept is the history's entry number `dropped`, whose credit the inference holds.
         credited: inference.credited.subarray(dropped * D, (dropped + 1) * D),
-        cells: DIMENSION_NAMES.map((_, d) => entryCell(oldest, d)),
+        slots: DIMENSION_NAMES.map((_, d) => entrySlot(oldest, d)),
+        spread: spreadOf(oldest[ENTRY_COMPLEXITY], inference.shares),
       };
       next = next.slice(1);
     }
@@ -227,13 +232,16 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   observe(delta, population, before, after, context, choice, probabilities, reward) {
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
-    const expected = expectOutcome(prior, inferUser(before, prior), choice, c, taskSlotOf(before, context.taskType), reward);
+    const inference = inferUser(before, prior);
+    const expected = expectOutcome(prior, inference, choice, c, taskSlotOf(before, context.taskType), reward);
     // EM: the user's beliefs after this outcome, over all of their evidence.
     const now = inferUser(after, prior);
+    // The population knows complexities, not each user's task types; an unknown complexity is spread by the user's shares.
+    const at = c === UNKNOWN_COMPLEXITY ? 0 : c;
     observePopulation(delta, prior, {
       complexity: c,
-      // The population knows complexities, not each user's task types.
-      cells: Int32Array.from(expected.cells, (cell) => cellIndex(c, cell % VALUE_COUNT)),
+      ...(c === UNKNOWN_COMPLEXITY ? { shares: inference.shares } : {}),
+      cells: Int32Array.from(expected.cells, (cell) => cellIndex(at, cell % VALUE_COUNT)),
       probabilities: DIMENSION_NAMES.map((dim) => probabilities[dim]),
       reward,
       credited: expected.credited,
@@ -253,9 +261,12 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   populationBest(population, context) {
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
+    // Without a complexity: the best of the means mixed by how often the population's outcomes are at each.
+    const means = c === UNKNOWN_COMPLEXITY ? mixedMeans(prior) : prior.mean;
+    const at = c === UNKNOWN_COMPLEXITY ? 0 : c;
     const best = {} as Record<Dimension, string>;
     for (const dim of DIMENSION_NAMES)
-      best[dim] = DIMENSIONS[dim].values[argmax(prior.mean, cellIndex(c, DIMENSION_OFFSET[dim]), valueCount(dim))]!;
+      best[dim] = DIMENSIONS[dim].values[argmax(means, cellIndex(at, DIMENSION_OFFSET[dim]), valueCount(dim))]!;
     return best as Choice;
   },
 };

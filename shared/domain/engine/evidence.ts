@@ -1,7 +1,7 @@
 import { DIMENSIONS, DIMENSION_NAMES } from '../arms';
 import type { Evidence, ValueEvidence } from '../rationale';
 import type { CompiledPopulation } from './population-model';
-import { COMPLEXITY_COUNT, DIMENSION_OFFSET, cellIndex } from './layout';
+import { COMPLEXITY_COUNT, DIMENSION_OFFSET, UNKNOWN_COMPLEXITY, cellIndex } from './layout';
 import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_STARTED, ENTRY_TASK_SLOT, entryValue, type EngineState } from './state';
 
 /** What the rationale quotes of a user's evidence for a value (shared/domain/rationale.ts): raw, decayed counts, not the model's beliefs. */
@@ -22,9 +22,10 @@ function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
 
 /**
  * This user's decayed raw evidence (outcomes, started, reward) for value `index` of dimension d,
- * in one pass over the history: at complexity c (with older outcomes), at any complexity (with
- * older outcomes), and in task-type slot `slot` at any complexity (history only; null when the
- * request has no tracked task type).
+ * in one pass over the history: at complexity c (with older outcomes; for a request without
+ * complexity, all of it), at any complexity (with older outcomes), and in task-type slot `slot`
+ * at any complexity (history only; null when the request has no tracked task type). The
+ * population's is at c, or at all complexities together for a request without one.
  */
 export function valueEvidence(
   state: EngineState,
@@ -38,12 +39,12 @@ export function valueEvidence(
 ): ValueEvidence {
   const dim = DIMENSION_NAMES[d]!;
   const valueSlot = DIMENSION_OFFSET[dim] + index;
-  const here = cellIndex(c, valueSlot);
+  const known = c !== UNKNOWN_COMPLEXITY;
   const inContext = noEvidence();
   const overall = noEvidence();
   const typed = noEvidence();
   for (let complexity = 0; complexity < COMPLEXITY_COUNT; complexity++) addOlder(overall, state, cellIndex(complexity, valueSlot));
-  addOlder(inContext, state, here);
+  if (known) addOlder(inContext, state, cellIndex(c, valueSlot));
   const column = entryValue(d);
   let weight = 1;
   for (let e = state.history.length - 1; e >= 0; e--, weight *= DECAY) {
@@ -59,10 +60,28 @@ export function valueEvidence(
     dimension: dim,
     value: DIMENSIONS[dim].values[index]!,
     taskType: slot > 0 ? { name: state.taskTypes[slot - 1]!, evidence: typed } : null,
-    inContext,
+    inContext: known ? inContext : overall,
     overall,
-    population: { n: prior.support[here]!, meanReward: prior.rawMean[here]!, total: prior.outcomes[c]! },
+    population: populationEvidence(prior, c, valueSlot),
     pinned,
     explored,
   };
+}
+
+/** The population's outcomes with a value and their mean reward at complexity c (at all complexities for UNKNOWN_COMPLEXITY), and its outcomes there with any value. */
+function populationEvidence(prior: CompiledPopulation, c: number, valueSlot: number): ValueEvidence['population'] {
+  if (c !== UNKNOWN_COMPLEXITY) {
+    const here = cellIndex(c, valueSlot);
+    return { n: prior.support[here]!, meanReward: prior.rawMean[here]!, total: prior.outcomes[c]! };
+  }
+  let n = 0;
+  let rewardSum = 0;
+  let total = 0;
+  for (let complexity = 0; complexity < COMPLEXITY_COUNT; complexity++) {
+    const cell = cellIndex(complexity, valueSlot);
+    n += prior.support[cell]!;
+    rewardSum += prior.support[cell]! * prior.rawMean[cell]!;
+    total += prior.outcomes[complexity]!;
+  }
+  return { n, meanReward: n > 0 ? rewardSum / n : 0, total };
 }

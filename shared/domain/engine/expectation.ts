@@ -1,4 +1,5 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
+import { complexityOffset } from './complexity-shares';
 import { contextEvidence, creditShares, type Inference } from './inference';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, choiceIndex, contextComplexity, contextIndex, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
@@ -26,10 +27,10 @@ export interface Expectation {
 }
 
 /**
- * What `inference` expects of an outcome of `choice` in context (complexity c, task slot), and
- * each dimension's credit for `reward`. With no favourite shown, a whole reward is at any
- * dimension's non-favourite level (a dimension's credited reward is the whole reward less the
- * others' parts); the framing's (d = 0) is used, its EM split being the clearest.
+ * What `inference` expects of an outcome of `choice` in context (complexity c, UNKNOWN_COMPLEXITY
+ * included, and task slot), and each dimension's credit for `reward`. With no favourite shown,
+ * a whole reward is at any dimension's non-favourite level (a dimension's credited reward is the
+ * whole reward less the others' parts); the framing's (d = 0) is used, its EM split being the clearest.
  */
 export function expectOutcome(
   prior: CompiledPopulation,
@@ -42,7 +43,8 @@ export function expectOutcome(
   const context = contextIndex(c, slot);
   const cells = Int32Array.from(DIMENSION_NAMES, (dim) => context * VALUE_COUNT + DIMENSION_OFFSET[dim] + choiceIndex(dim, choice[dim]));
   const credited = new Float64Array(D);
-  const predicted = prior.baseLevel[0]! + prior.offsets[c]! + creditShares(prior, inference.favourite, cells, 0, reward, credited, 0);
+  const offset = complexityOffset(prior, c, inference.shares);
+  const predicted = prior.baseLevel[0]! + offset + creditShares(prior, inference.beliefs, cells, 0, reward, credited, 0);
   return { cells, predicted, credited };
 }
 

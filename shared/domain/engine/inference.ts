@@ -1,6 +1,16 @@
 import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior } from './favourite';
-import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex, contextIndex, valueCount } from './layout';
+import { complexityShares, fillUnknownContexts } from './complexity-shares';
+import {
+  BELIEF_CELL_COUNT,
+  COMPLEXITY_COUNT,
+  CONTEXT_CELL_COUNT,
+  CONTEXT_COUNT,
+  DIMENSION_OFFSET,
+  VALUE_COUNT,
+  contextIndex,
+  valueCount,
+} from './layout';
 import type { CompiledPopulation } from './population-model';
 import { userPosterior } from './task-types';
 import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH, entryValue, type EngineState, type Entry } from './state';
@@ -42,11 +52,18 @@ export interface Inference {
   contexts: number;
   /** P(value is the user's favourite in the cell's context), per context cell (context · VALUE_COUNT + value slot). */
   favourite: Float64Array;
+  /**
+   * The same followed by the unknown-complexity contexts' (BELIEF_CELL_COUNT cells; `favourite`
+   * is a view of its first CONTEXT_CELL_COUNT): what decisions and credits read.
+   */
+  beliefs: Float64Array;
+  /** The user's share of each complexity, for requests without one (complexity-shares.ts). */
+  shares: Float64Array;
   /** P(the user follows the population), per dimension. */
   follower: Float64Array;
   /** log Bayes factor for the user's favourites being the same in all their task types (task-types.ts). */
   neutralLogBayes: number;
-  /** Decayed evidence per context cell: weights and credited reward sums (history and older outcomes). */
+  /** Decayed evidence per context cell of a known complexity: weights and credited reward sums (history and older outcomes). */
   n: Float64Array;
   s: Float64Array;
   /** Reward credited to each dimension, per history entry: credited[entry · 4 + d]. */
@@ -60,8 +77,8 @@ export function contextEvidence(inference: Inference, x: number): number {
   return total;
 }
 
-/** The cell of dimension d's value in an entry, by complexity only (the population's and the rationale's layout). */
-export const entryCell = (entry: Entry, d: number): number => cellIndex(entry[ENTRY_COMPLEXITY], OFFSETS[d]! + entry[entryValue(d)]!);
+/** The value slot of dimension d's value in an entry. */
+export const entrySlot = (entry: Entry, d: number): number => OFFSETS[d]! + entry[entryValue(d)]!;
 
 const contribution = new Float64Array(D);
 
@@ -86,7 +103,7 @@ export function creditShares(
   return total;
 }
 
-/** The context cell of dimension d's value in an entry. */
+/** The context cell of dimension d's value in an entry (an unknown-complexity context's for an entry without complexity). */
 const entryContextCell = (entry: Entry, d: number): number =>
   contextIndex(entry[ENTRY_COMPLEXITY], entry[ENTRY_TASK_SLOT]) * VALUE_COUNT + OFFSETS[d]! + entry[entryValue(d)]!;
 
@@ -96,7 +113,7 @@ const entryCells = new Int32Array(HISTORY_LENGTH * D);
 const entryRewards = new Float64Array(HISTORY_LENGTH);
 const entryWeights = new Float64Array(HISTORY_LENGTH);
 /** The beliefs a sweep credits the history with (the previous sweep's result). */
-const beliefs = new Float64Array(CONTEXT_CELL_COUNT);
+const sweepBeliefs = new Float64Array(BELIEF_CELL_COUNT);
 
 function unpackHistory(state: EngineState): number {
   const length = state.history.length;
@@ -110,7 +127,11 @@ function unpackHistory(state: EngineState): number {
   return length;
 }
 
-/** Credited rewards and evidence of the unpacked history under the beliefs `favourite`; writes into `into`. Older outcomes count as untyped. */
+/**
+ * Credited rewards and evidence of the unpacked history under the beliefs `favourite`; writes
+ * into `into`. Older outcomes count as untyped; an outcome without complexity is split between
+ * the complexities of its task-type slot by the user's shares.
+ */
 function creditHistory(state: EngineState, length: number, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
   into.n.fill(0);
   into.s.fill(0);
@@ -121,8 +142,19 @@ function creditHistory(state: EngineState, length: number, prior: CompiledPopula
     const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
       const cell = entryCells[e * D + d]!;
-      into.n[cell]! += weight;
-      into.s[cell]! += weight * into.credited[e * D + d]!;
+      const credited = into.credited[e * D + d]!;
+      if (cell < CONTEXT_CELL_COUNT) {
+        into.n[cell]! += weight;
+        into.s[cell]! += weight * credited;
+        continue;
+      }
+      const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
+      const value = cell % VALUE_COUNT;
+      for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+        const at = contextIndex(c, slot) * VALUE_COUNT + value;
+        into.n[at]! += weight * into.shares[c]!;
+        into.s[at]! += weight * into.shares[c]! * credited;
+      }
     }
   }
 }
@@ -149,22 +181,28 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
   if (hit && hit.prior === prior) return hit.result;
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
   const start = beliefsFromPrior(prior, contexts);
+  const all = new Float64Array(BELIEF_CELL_COUNT);
   const result: Inference = {
     contexts,
-    favourite: Float64Array.from(start.favourite),
+    favourite: all.subarray(0, CONTEXT_CELL_COUNT),
+    beliefs: all,
+    shares: complexityShares(state),
     follower: Float64Array.from(start.follower),
     neutralLogBayes: 0,
     n: new Float64Array(CONTEXT_CELL_COUNT),
     s: new Float64Array(CONTEXT_CELL_COUNT),
     credited: new Float64Array(state.history.length * D),
   };
+  result.favourite.set(start.favourite);
+  fillUnknownContexts(result.beliefs, result.shares, contexts);
   const length = unpackHistory(state);
   // Without a history the credits do not depend on the beliefs: one sweep gives the result.
   const sweeps = length > 0 ? SWEEPS : 1;
   for (let sweep = 0; sweep < sweeps; sweep++) {
-    beliefs.set(result.favourite);
-    creditHistory(state, length, prior, beliefs, result);
+    sweepBeliefs.set(result.beliefs);
+    creditHistory(state, length, prior, sweepBeliefs, result);
     result.neutralLogBayes = userPosterior(prior, result.n, result.s, contexts, result.favourite, result.follower);
+    fillUnknownContexts(result.beliefs, result.shares, contexts);
   }
   cache.set(state, { prior, result });
   return result;

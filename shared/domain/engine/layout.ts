@@ -16,19 +16,27 @@ export const VALUE_COUNT = offset;
 export const MAX_VALUE_COUNT = Math.max(...Object.values(DIMENSIONS).map((d) => d.values.length));
 export const COMPLEXITY_COUNT = TASK_COMPLEXITY.length;
 export const CELL_COUNT = COMPLEXITY_COUNT * VALUE_COUNT;
+/** The complexity index of a request that gave none (complexity-shares.ts). */
+export const UNKNOWN_COMPLEXITY = COMPLEXITY_COUNT;
 
 /**
  * A user's contexts: complexity × task-type slot (0 for no task type, 1…TASK_SLOTS − 1 for the
- * tracked ones). Context cells repeat the value slots per context.
+ * tracked ones). Context cells repeat the value slots per context. After them come the
+ * contexts of an unknown complexity, one per task-type slot, whose beliefs are derived from the
+ * others' (BELIEF_CELL_COUNT cells in all).
  */
 export const TASK_SLOTS = 4;
 export const CONTEXT_COUNT = COMPLEXITY_COUNT * TASK_SLOTS;
 export const CONTEXT_CELL_COUNT = CONTEXT_COUNT * VALUE_COUNT;
-export const contextIndex = (complexity: number, taskSlot: number): number => taskSlot * COMPLEXITY_COUNT + complexity;
+export const BELIEF_CELL_COUNT = (CONTEXT_COUNT + TASK_SLOTS) * VALUE_COUNT;
+export const contextIndex = (complexity: number, taskSlot: number): number =>
+  complexity === UNKNOWN_COMPLEXITY ? CONTEXT_COUNT + taskSlot : taskSlot * COMPLEXITY_COUNT + complexity;
 export const contextComplexity = (context: number): number => context % COMPLEXITY_COUNT;
 
 export const valueCount = (dim: Dimension): number => DIMENSIONS[dim].values.length;
-export const complexityIndex = (complexity: TaskComplexity): number => TASK_COMPLEXITY.indexOf(complexity);
+/** A request's complexity index; UNKNOWN_COMPLEXITY when it gave none. */
+export const complexityIndex = (complexity: TaskComplexity | undefined): number =>
+  complexity === undefined ? UNKNOWN_COMPLEXITY : TASK_COMPLEXITY.indexOf(complexity);
 export const cellIndex = (complexity: number, slot: number): number => complexity * VALUE_COUNT + slot;
 
 /** A value's index in its dimension's value set (-1 for a value outside the set). */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES } from '../arms';
 import { NEUTRAL_GRID, addNeutralEvidence } from './neutral-share';
-import { CELL_COUNT, COMPLEXITY_COUNT, roundSignificant, zeros } from './layout';
+import { spreadOf } from './complexity-shares';
+import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant, zeros } from './layout';
 import type { CompiledPopulation } from './population-model';
 
 /**
@@ -93,8 +94,11 @@ export function parsePopulation(raw: unknown): PopulationPrior {
 
 /** What one outcome adds to a population delta (all computed by the engine). */
 export interface PopulationObservation {
+  /** The request's complexity index, or UNKNOWN_COMPLEXITY (then `shares` spreads the outcome over the complexities). */
   complexity: number;
-  /** Cell of the value shown, per dimension. */
+  /** For UNKNOWN_COMPLEXITY: the user's share of each complexity (complexity-shares.ts). */
+  shares?: Float64Array;
+  /** Cell of the value shown, per dimension, at `complexity` (only its value slot is read for UNKNOWN_COMPLEXITY). */
   cells: ArrayLike<number>;
   /** Logged selection probability of the value shown, per dimension. */
   probabilities: ArrayLike<number>;
@@ -115,22 +119,35 @@ export interface PopulationObservation {
   neutralLogBayes: number;
 }
 
-/** Adds one outcome to a population delta (a PopulationPrior holding only new evidence). */
+/**
+ * Adds one outcome to a population delta (a PopulationPrior holding only new evidence). An
+ * outcome without complexity counts at each complexity by its share (the inverse-propensity sums
+ * as a fraction of an outcome, so each complexity's effective sample size grows by the share).
+ */
 export function observePopulation(delta: PopulationPrior, prior: CompiledPopulation, o: PopulationObservation): void {
+  const spread = spreadOf(o.complexity, o.shares);
   delta.events += 1;
-  delta.cr[o.complexity]! += o.reward;
-  delta.cn[o.complexity]! += 1;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+    if (spread[c] === 0) continue;
+    delta.cr[c]! += spread[c]! * o.reward;
+    delta.cn[c]! += spread[c]!;
+  }
   for (let d = 0; d < DIMENSION_NAMES.length; d++) {
-    const cell = o.cells[d]!;
+    const slot = o.cells[d]! % VALUE_COUNT;
     const weight = 1 / Math.max(o.probabilities[d]!, 1 / MAX_WEIGHT); // ≤ MAX_WEIGHT
-    delta.n[cell]! += 1;
-    delta.r[cell]! += o.reward;
-    delta.w[cell]! += weight;
-    delta.wr[cell]! += weight * o.credited[d]!;
-    delta.w2[cell]! += weight * weight;
-    const centred = o.credited[d]! - prior.offsets[o.complexity]!;
-    delta.rs[d]! += centred;
-    delta.rs2[d]! += centred * centred;
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+      const share = spread[c]!;
+      if (share === 0) continue;
+      const cell = cellIndex(c, slot);
+      delta.n[cell]! += share;
+      delta.r[cell]! += share * o.reward;
+      delta.w[cell]! += share * weight;
+      delta.wr[cell]! += share * weight * o.credited[d]!;
+      delta.w2[cell]! += share * weight * weight;
+      const centred = o.credited[d]! - prior.offsets[c]!;
+      delta.rs[d]! += share * centred;
+      delta.rs2[d]! += share * centred * centred;
+    }
     delta.rn[d]! += 1;
     delta.follow[d]! += o.userWeight[d]! * o.follower[d]!;
     delta.users[d]! += o.userWeight[d]!;

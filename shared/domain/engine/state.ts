@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DIMENSIONS, DIMENSION_NAMES, profilePhaseSchema } from '../arms';
-import { CELL_COUNT, TASK_SLOTS, round4, zeros } from './layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, TASK_SLOTS, UNKNOWN_COMPLEXITY, cellIndex, round4, zeros } from './layout';
 
 /**
  * One user's learner state (docs/adr/0009-favourite-model.md): the most recent outcomes one by
@@ -27,11 +27,12 @@ const valueIndexSchema = (count: number) =>
 
 /**
  * One outcome: [complexity, framing, style, complexity handling, encouragement, task-type slot,
- * reward, started] — value indices into the documented value sets, task-type slot 0 for none (or a
- * type no longer tracked), i ≥ 1 for taskTypes[i − 1]; started is 1 or 0.
+ * reward, started] — value indices into the documented value sets (complexity UNKNOWN_COMPLEXITY
+ * when the request gave none), task-type slot 0 for none (or a type no longer tracked), i ≥ 1 for
+ * taskTypes[i − 1]; started is 1 or 0.
  */
 const entrySchema = z.tuple([
-  valueIndexSchema(3),
+  valueIndexSchema(UNKNOWN_COMPLEXITY + 1),
   ...(DIMENSION_NAMES.map((dim) => valueIndexSchema(DIMENSIONS[dim].values.length)) as [
     z.ZodNumber,
     z.ZodNumber,
@@ -131,8 +132,15 @@ const withSlot = (entry: Entry, slot: number): Entry => {
   return copy;
 };
 
-/** `older` after one more outcome, plus an outcome leaving the history with its credited rewards per dimension. */
-export function decayOlder(older: Older, leaving: { entry: Entry; credited: ArrayLike<number>; cells: ArrayLike<number> } | null): Older {
+/**
+ * `older` after one more outcome, plus an outcome leaving the history with its credited rewards
+ * and value slots per dimension, spread over the complexities by `spread` (one-hot when its
+ * complexity is known).
+ */
+export function decayOlder(
+  older: Older,
+  leaving: { entry: Entry; credited: ArrayLike<number>; slots: ArrayLike<number>; spread: ArrayLike<number> } | null,
+): Older {
   const next: Older = {
     n: older.n.map((x) => round4(x * DECAY)),
     s: older.s.map((x) => round4(x * DECAY)),
@@ -141,13 +149,17 @@ export function decayOlder(older: Older, leaving: { entry: Entry; credited: Arra
   };
   if (leaving) {
     const weight = Math.pow(DECAY, HISTORY_LENGTH);
-    const { entry, credited, cells: entryCells } = leaving;
+    const { entry, credited, slots, spread } = leaving;
     for (let d = 0; d < DIMENSION_NAMES.length; d++) {
-      const cell = entryCells[d]!;
-      next.n[cell] = round4(next.n[cell]! + weight);
-      next.s[cell] = round4(next.s[cell]! + weight * credited[d]!);
-      next.r[cell] = round4(next.r[cell]! + weight * entry[ENTRY_REWARD]);
-      next.st[cell] = round4(next.st[cell]! + weight * entry[ENTRY_STARTED]);
+      for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+        if (spread[c] === 0) continue;
+        const cell = cellIndex(c, slots[d]!);
+        const part = weight * spread[c]!;
+        next.n[cell] = round4(next.n[cell]! + part);
+        next.s[cell] = round4(next.s[cell]! + part * credited[d]!);
+        next.r[cell] = round4(next.r[cell]! + part * entry[ENTRY_REWARD]);
+        next.st[cell] = round4(next.st[cell]! + part * entry[ENTRY_STARTED]);
+      }
     }
   }
   return next;
