@@ -103,7 +103,7 @@ export interface ProfileUpdate {
   complexityPreference?: ComplexityHandling | null;
   encouragementLevel?: EncouragementLevel | null;
   userId?: string;
-  pinned?: string[];
+  pinned?: PinnableField[];
   profilePhase?: ProfilePhase;
   interactionCount?: number;
   lastUpdated?: string;
