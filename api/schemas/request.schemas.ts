@@ -77,7 +77,8 @@ export const profileUpdateSchema = z
     pinned: absentWhenNull(profile.pinned),
     profilePhase: absentWhenNull(profile.profilePhase),
     interactionCount: absentWhenNull(profile.interactionCount),
-    lastUpdated: absentWhenNull(profile.lastUpdated),
+    // Any spelling of the same instant: clients may re-serialize the timestamp with an offset.
+    lastUpdated: absentWhenNull(z.iso.datetime({ offset: true })),
     profileVersion: absentWhenNull(profile.profileVersion),
   })
   .refine((body) => PINNABLE_FIELDS.some((field) => body[field] !== undefined), {
