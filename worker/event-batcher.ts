@@ -12,6 +12,7 @@ import { userHash } from '../shared/keys/user-hash';
 import { readRequestIdClaims } from '../shared/keys/request-id';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
+import { PriorMemo } from './handlers/population-prior';
 
 const FLUSH_DELAY_MS = 2;
 /** Postgres refusing the data itself (bad encoding, invalid text): retrying cannot help. */
@@ -35,6 +36,7 @@ export class EventBatcher {
   private pending: BatchItem[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing = 0;
+  private readonly priors = new PriorMemo();
 
   constructor(
     private readonly db: Db,
@@ -133,6 +135,7 @@ export class EventBatcher {
               now,
               findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
               hashUser: (t, userId) => userHash(this.secret, t, userId),
+              priors: this.priors,
             }),
           });
         }

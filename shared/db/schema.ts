@@ -1,4 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { Choice } from '../domain/arms';
+import type { DecisionContext, SelectionProbabilities } from '../domain/learner';
 
 /** Kysely table types. snake_case names appear only here and in repositories. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -62,9 +64,10 @@ export interface DecisionsTable {
   account_id: string;
   environment: 'test' | 'live';
   user_id: string;
-  chosen: Json<Record<string, string>>;
-  probabilities: Json<Record<string, number>>;
-  context: Json<Record<string, unknown>>;
+  /** Written only by the worker, from decision jobs checked against their schema. */
+  chosen: Json<Choice>;
+  probabilities: Json<SelectionProbabilities>;
+  context: Json<DecisionContext & { metadata?: Record<string, unknown> }>;
   explored: Json<string[]>;
   confidence: number;
   issued_at: Timestamp;

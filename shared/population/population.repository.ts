@@ -18,30 +18,49 @@ export async function findPopulation(db: DbOrTx, tenant: Tenant): Promise<Stored
   return row ? { version: Number(row.version), prior: row.prior } : null;
 }
 
+/** A stored prior's version, and its JSON unless it is the version the caller already holds. */
+export interface PopulationRead {
+  version: number;
+  /** Absent when `version` is the known version. */
+  prior?: unknown;
+}
+
+const readUnless = (knownVersion: number | null) =>
+  sql`select version, case when version = ${knownVersion}::bigint then null else prior end as prior`;
+
+const toRead = (row: { version: string; prior?: unknown }): PopulationRead =>
+  row.prior === null || row.prior === undefined ? { version: Number(row.version) } : { version: Number(row.version), prior: row.prior };
+
+/** Like findPopulation, without sending the prior back when it is still `knownVersion`. */
+export async function findPopulationUnless(db: DbOrTx, tenant: Tenant, knownVersion: number | null): Promise<PopulationRead | null> {
+  const { rows } = await sql<{ version: string; prior: unknown }>`${readUnless(knownVersion)} from population_priors
+    where account_id = ${tenant.accountId} and environment = ${tenant.environment}`.execute(db);
+  return rows[0] ? toRead(rows[0]) : null;
+}
+
 /**
- * Read-modify-write of a tenant's prior inside the caller's transaction: creates the row if
- * missing, locks it, and stores `merge(current)` under a new version. Workers call this last in
- * a batch (after the user locks), so concurrent batches of one tenant queue only briefly here.
+ * Locks a tenant's prior row inside the caller's transaction, creating it as `empty` when
+ * missing. Workers lock it last in a batch (after the user locks), so concurrent batches of
+ * one tenant queue only briefly here.
  */
-export async function mergeIntoPopulation(
-  tx: DbOrTx,
-  tenant: Tenant,
-  empty: unknown,
-  merge: (current: unknown) => unknown,
-): Promise<StoredPopulation> {
-  await tx
-    .insertInto('population_priors')
-    .values({ account_id: tenant.accountId, environment: tenant.environment, prior: JSON.stringify(empty) })
-    .onConflict((oc) => oc.columns(['account_id', 'environment']).doNothing())
-    .execute();
-  const current = await tx
-    .selectFrom('population_priors')
-    .select('prior')
-    .where('account_id', '=', tenant.accountId)
-    .where('environment', '=', tenant.environment)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
-  const prior = merge(current.prior);
+export async function lockPopulation(tx: DbOrTx, tenant: Tenant, empty: unknown, knownVersion: number | null): Promise<PopulationRead> {
+  const lock = () =>
+    sql<{ version: string; prior: unknown }>`${readUnless(knownVersion)} from population_priors
+      where account_id = ${tenant.accountId} and environment = ${tenant.environment} for update`.execute(tx);
+  let { rows } = await lock();
+  if (!rows[0]) {
+    await tx
+      .insertInto('population_priors')
+      .values({ account_id: tenant.accountId, environment: tenant.environment, prior: JSON.stringify(empty) })
+      .onConflict((oc) => oc.columns(['account_id', 'environment']).doNothing())
+      .execute();
+    ({ rows } = await lock());
+  }
+  return toRead(rows[0]!);
+}
+
+/** Stores a locked row's new prior under a new version. */
+export async function storePopulation(tx: DbOrTx, tenant: Tenant, prior: unknown): Promise<StoredPopulation> {
   const row = await tx
     .updateTable('population_priors')
     .set({ prior: JSON.stringify(prior), version: sql`nextval('population_version_seq')`, updated_at: sql`now()` })
@@ -50,6 +69,17 @@ export async function mergeIntoPopulation(
     .returning('version')
     .executeTakeFirstOrThrow();
   return { version: Number(row.version), prior };
+}
+
+/** Read-modify-write of a tenant's prior inside the caller's transaction (lockPopulation, then `merge(current)` stored). */
+export async function mergeIntoPopulation(
+  tx: DbOrTx,
+  tenant: Tenant,
+  empty: unknown,
+  merge: (current: unknown) => unknown,
+): Promise<StoredPopulation> {
+  const current = await lockPopulation(tx, tenant, empty, null);
+  return storePopulation(tx, tenant, merge(current.prior));
 }
 
 /** A version newer than any stored so far (fences Redis copies of a deleted prior). */

@@ -76,19 +76,43 @@ export async function insertProfilesIfMissing(db: DbOrTx, tenant: Tenant, profil
     .execute();
 }
 
+/**
+ * Inserts new profiles (version 0, no pins) that all start from the same `state`, sent once,
+ * unless a row exists already.
+ */
+export async function insertNewProfiles(
+  db: DbOrTx,
+  tenant: Tenant,
+  users: Array<{ userId: string; generation: string }>,
+  state: unknown,
+  now: Date,
+): Promise<void> {
+  if (users.length === 0) return;
+  const sorted = [...users].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+  await sql`
+    insert into profiles (account_id, environment, user_id, generation, state, pins, profile_version, interaction_count, updated_at)
+    select ${tenant.accountId}, ${tenant.environment}, u.user_id, u.generation, ${JSON.stringify(state)}::jsonb, '{}'::jsonb, 0, 0, ${now.toISOString()}::timestamptz
+    from unnest(${sorted.map((u) => u.userId)}::text[], ${sorted.map((u) => u.generation)}::text[]) with ordinality as u(user_id, generation, n)
+    order by u.n
+    on conflict (account_id, environment, user_id) do nothing`.execute(db);
+}
+
+/** Writes each profile's own state, pins, version, count and time, in one statement. */
 export async function updateProfiles(db: DbOrTx, tenant: Tenant, profiles: StoredProfile[]): Promise<void> {
   if (profiles.length === 0) return;
-  // One statement for the whole batch: UPDATE … FROM (VALUES …).
-  const values = sql.join(
-    profiles.map(
-      (p) =>
-        sql`(${p.userId}, ${JSON.stringify(p.state)}::jsonb, ${JSON.stringify(p.pins)}::jsonb, ${p.version}::int, ${p.interactionCount}::int, ${p.updatedAt}::timestamptz)`,
-    ),
-  );
+  const rows = profiles.map((p) => ({
+    user_id: p.userId,
+    state: p.state,
+    pins: p.pins,
+    version: p.version,
+    interaction_count: p.interactionCount,
+    updated_at: p.updatedAt,
+  }));
   await sql`
     update profiles as p set state = v.state, pins = v.pins, profile_version = v.version,
       interaction_count = v.interaction_count, updated_at = v.updated_at
-    from (values ${values}) as v(user_id, state, pins, version, interaction_count, updated_at)
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as v(user_id text, state jsonb, pins jsonb, version int, interaction_count int, updated_at timestamptz)
     where p.account_id = ${tenant.accountId} and p.environment = ${tenant.environment} and p.user_id = v.user_id`.execute(db);
 }
 
@@ -102,19 +126,18 @@ export interface VersionRow {
 
 export async function insertVersions(db: DbOrTx, tenant: Tenant, rows: VersionRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto('profile_versions')
-    .values(
-      rows.map((row) => ({
-        ...byTenant(tenant),
-        user_id: row.userId,
-        profile_version: row.version,
-        cause: row.cause,
-        changed: JSON.stringify(row.changed),
-        created_at: row.createdAt,
-      })),
-    )
-    .execute();
+  const values = rows.map((row) => ({
+    user_id: row.userId,
+    profile_version: row.version,
+    cause: row.cause,
+    changed: row.changed,
+    created_at: row.createdAt,
+  }));
+  await sql`
+    insert into profile_versions (account_id, environment, user_id, profile_version, cause, changed, created_at)
+    select ${tenant.accountId}, ${tenant.environment}, v.user_id, v.profile_version, v.cause, v.changed, v.created_at
+    from jsonb_to_recordset(${JSON.stringify(values)}::jsonb)
+      as v(user_id text, profile_version int, cause text, changed jsonb, created_at timestamptz)`.execute(db);
 }
 
 export async function listVersions(

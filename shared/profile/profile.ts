@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DIMENSIONS, DIMENSION_NAMES, pinsSchema, profilePhaseSchema, type Dimension, type Pins } from '../domain/arms';
-import type { Learner } from '../domain/learner';
+import type { Learner, ProfileSummary } from '../domain/learner';
 
 /** A profile as stored in Postgres and cached in Redis. */
 export const storedProfileSchema = z.object({
@@ -59,24 +59,32 @@ export function pinnedFields(pins: Pins): ProfileResponse['pinned'] {
   return DIMENSION_NAMES.filter((dim) => pins[dim] !== undefined).map((dim) => DIMENSIONS[dim].profileField);
 }
 
-export function toProfileResponse(profile: StoredProfile, learner: Learner): ProfileResponse {
-  const summary = learner.summarize(learner.parseState(profile.state));
-  const current = (dim: Dimension) => profile.pins[dim] ?? summary.best[dim];
+/** What a client sees of a profile that pins and outcomes change (all but its id, time and version). */
+export type ShownProfile = Omit<ProfileResponse, 'userId' | 'lastUpdated' | 'profileVersion'>;
+
+export function shownProfile(pins: Pins, summary: ProfileSummary, interactionCount: number): ShownProfile {
+  const current = (dim: Dimension) => pins[dim] ?? summary.best[dim];
   return {
-    userId: profile.userId,
     preferredFraming: current('framing') as ProfileResponse['preferredFraming'],
     communicationStyle: current('style') as ProfileResponse['communicationStyle'],
     complexityPreference: current('complexity') as ProfileResponse['complexityPreference'],
     encouragementLevel: current('encouragement') as ProfileResponse['encouragementLevel'],
-    pinned: pinnedFields(profile.pins),
+    pinned: pinnedFields(pins),
     profilePhase: summary.phase,
-    interactionCount: profile.interactionCount,
+    interactionCount,
+  };
+}
+
+export function toProfileResponse(profile: StoredProfile, learner: Learner): ProfileResponse {
+  return {
+    userId: profile.userId,
+    ...shownProfile(profile.pins, learner.summarize(learner.parseState(profile.state)), profile.interactionCount),
     lastUpdated: new Date(profile.updatedAt).toISOString(),
     profileVersion: `v${profile.version}`,
   };
 }
 
 /** Profile fields whose value differs between two responses (for version history). */
-export function changedFields(before: ProfileResponse, after: ProfileResponse): ChangeableField[] {
+export function changedFields(before: ShownProfile, after: ShownProfile): ChangeableField[] {
   return changeableFieldSchema.options.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
 }

@@ -1,6 +1,51 @@
+import type { Choice } from '../../shared/domain/arms';
+import type { Tenant } from '../../shared/domain/environment';
+import type { DecisionContext, Learner, SelectionProbabilities } from '../../shared/domain/learner';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
+import type { StoredPopulation } from '../../shared/population/population.repository';
+import type { StoredProfile } from '../../shared/profile/profile';
+import type { PriorMemo } from './population-prior';
 
 /** One job waiting in a batch, with the callbacks that settle its BullMQ processor. */
 export type BatchItem =
   | { kind: 'decision'; data: DecisionJob; resolve: (result: string) => void; reject: (error: unknown) => void }
   | { kind: 'outcome'; data: OutcomeJob; resolve: (result: string) => void; reject: (error: unknown) => void };
+
+/** What an outcome is learned from: its decision, as stored or as found in the batch or queue. */
+export type StoredDecision = {
+  userId: string;
+  choice: Choice;
+  probabilities: SelectionProbabilities;
+  context: DecisionContext;
+  issuedAt: number;
+};
+
+export interface ApplyDeps {
+  learner: Learner;
+  now: Date;
+  /** The payload of a decision job still in the queue, or null. */
+  findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>;
+  /** userHash(secret, tenant, userId) — erasures are recorded under it. */
+  hashUser: (tenant: Tenant, userId: string) => string;
+  /** The population priors this process last read or wrote, parsed. */
+  priors: PriorMemo;
+}
+
+export interface TenantBatchResult {
+  /** Decision request ids dropped because the user was erased (or test data reset) since. */
+  droppedDecisions: Set<string>;
+  /** Outcomes newly applied; others in the batch had been applied before (retries). */
+  appliedOutcomes: Set<string>;
+  /** Outcomes dropped because their user was erased (or test data reset) after the decision. */
+  droppedOutcomes: Set<string>;
+  /** Outcomes whose decision is nowhere to be found and whose user was not erased: retry. */
+  missingOutcomes: Set<string>;
+  /** Profiles changed by this batch or touched by a retried outcome, to refresh in the cache. */
+  updatedProfiles: StoredProfile[];
+  /** The tenant's population prior after this batch's outcomes, when they changed it. */
+  population: StoredPopulation | null;
+  /** Users whose stored learner state was unreadable and replaced by a fresh one (`issue`: what was wrong), by user hash. */
+  replacedStates: Array<{ userHash: string; issue: string }>;
+}
+
+export const compareUser = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

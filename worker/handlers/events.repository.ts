@@ -1,10 +1,14 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../shared/db/database';
-import { choiceSchema } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
-import { decisionContextSchema, selectionProbabilitiesSchema } from '../../shared/domain/learner';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import type { StoredDecision } from './apply-events';
+import type { StoredDecision } from './event-batch';
+
+/**
+ * The worker's reads and writes of decisions, outcomes, erasures and resets. A batch's rows go
+ * in one statement per table, as one JSON parameter unpacked by jsonb_to_recordset: a short
+ * statement whatever the batch's size, and each value serialised once.
+ */
 
 /** When each of these users (by keyed hash) was last erased (epoch ms). */
 export async function erasuresByHash(db: DbOrTx, tenant: Tenant, userHashes: string[]): Promise<Map<string, number>> {
@@ -33,26 +37,25 @@ export async function lastTestReset(db: DbOrTx, tenant: Tenant): Promise<number 
 
 export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: DecisionJob[]): Promise<void> {
   if (decisions.length === 0) return;
-  await db
-    .insertInto('decisions')
-    .values(
-      decisions.map((d) => ({
-        request_id: d.requestId,
-        account_id: tenant.accountId,
-        environment: tenant.environment,
-        user_id: d.userId,
-        chosen: JSON.stringify(d.choice),
-        probabilities: JSON.stringify(d.probabilities),
-        context: JSON.stringify(d.context),
-        explored: JSON.stringify(d.explored),
-        confidence: d.confidence,
-        issued_at: new Date(d.issuedAt),
-      })),
-    )
-    .onConflict((oc) => oc.column('request_id').doNothing())
-    .execute();
+  const rows = decisions.map((d) => ({
+    request_id: d.requestId,
+    user_id: d.userId,
+    chosen: d.choice,
+    probabilities: d.probabilities,
+    context: d.context,
+    explored: d.explored,
+    confidence: d.confidence,
+    issued_at: new Date(d.issuedAt).toISOString(),
+  }));
+  await sql`
+    insert into decisions (request_id, account_id, environment, user_id, chosen, probabilities, context, explored, confidence, issued_at)
+    select r.request_id, ${tenant.accountId}, ${tenant.environment}, r.user_id, r.chosen, r.probabilities, r.context, r.explored, r.confidence, r.issued_at
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, user_id text, chosen jsonb, probabilities jsonb,
+      context jsonb, explored jsonb, confidence float8, issued_at timestamptz)
+    on conflict (request_id) do nothing`.execute(db);
 }
 
+/** The stored decisions of these request ids (the worker wrote them from checked jobs: not parsed again). */
 export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: string[]): Promise<Map<string, StoredDecision>> {
   if (requestIds.length === 0) return new Map();
   const rows = await db
@@ -67,9 +70,9 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
       row.request_id,
       {
         userId: row.user_id,
-        choice: choiceSchema.parse(row.chosen),
-        probabilities: selectionProbabilitiesSchema.parse(row.probabilities),
-        context: decisionContextSchema.parse(row.context),
+        choice: row.chosen,
+        probabilities: row.probabilities,
+        context: { complexity: row.context.complexity, taskType: row.context.taskType },
         issuedAt: new Date(row.issued_at).getTime(),
       },
     ]),
@@ -83,22 +86,18 @@ export async function insertOutcomes(
   outcomes: Array<{ job: OutcomeJob; userId: string; reward: number }>,
 ): Promise<Set<string>> {
   if (outcomes.length === 0) return new Set();
-  const rows = await db
-    .insertInto('outcomes')
-    .values(
-      outcomes.map(({ job, userId, reward }) => ({
-        request_id: job.requestId,
-        account_id: tenant.accountId,
-        environment: tenant.environment,
-        user_id: userId,
-        fields: JSON.stringify({ ...job.signals, ...(job.metadata ? { metadata: job.metadata } : {}) }),
-        reward,
-        received_at: new Date(job.receivedAt),
-        applied_at: sql`now()`,
-      })),
-    )
-    .onConflict((oc) => oc.column('request_id').doNothing())
-    .returning('request_id')
-    .execute();
-  return new Set(rows.map((row) => row.request_id));
+  const rows = outcomes.map(({ job, userId, reward }) => ({
+    request_id: job.requestId,
+    user_id: userId,
+    fields: job.metadata ? { ...job.signals, metadata: job.metadata } : job.signals,
+    reward,
+    received_at: new Date(job.receivedAt).toISOString(),
+  }));
+  const { rows: inserted } = await sql<{ request_id: string }>`
+    insert into outcomes (request_id, account_id, environment, user_id, fields, reward, received_at, applied_at)
+    select r.request_id, ${tenant.accountId}, ${tenant.environment}, r.user_id, r.fields, r.reward, r.received_at, now()
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, user_id text, fields jsonb, reward float8, received_at timestamptz)
+    on conflict (request_id) do nothing
+    returning request_id`.execute(db);
+  return new Set(inserted.map((row) => row.request_id));
 }

@@ -1,0 +1,131 @@
+import { sql } from 'kysely';
+import { engine } from '../../shared/domain/engine/engine';
+import type { Tenant } from '../../shared/domain/environment';
+import { findPopulation, mergeIntoPopulation } from '../../shared/population/population.repository';
+import { newProfile, type StoredProfile } from '../../shared/profile/profile';
+import { findProfile, insertNewProfiles, insertProfilesIfMissing, updateProfiles } from '../../shared/profile/profile.repository';
+import { seededRandom } from '../../shared/domain/random';
+import { mergeDelta, PriorMemo } from '../../worker/handlers/population-prior';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+
+/** The worker's one-statement-per-table writes, its prior memo, and two workers sharing one backlog. */
+let h: Harness;
+beforeAll(async () => {
+  // Small batches: the two workers' transactions interleave on the same users many times.
+  h = await startHarness({ WORKER_BATCH_SIZE: '16' });
+});
+afterAll(async () => h.close());
+
+const tenant: Tenant = { accountId: 'batch-writes', environment: 'live' };
+const now = new Date('2026-11-25T10:00:00.000Z');
+
+/** A state after `outcomes` outcomes, different for each seed. */
+function learned(outcomes: number, seed: number): unknown {
+  const prior = engine.emptyPrior();
+  const random = seededRandom(seed);
+  let state = engine.initialState(prior);
+  for (let i = 0; i < outcomes; i++) {
+    const { choice } = engine.decide(state, { complexity: 'low' }, {}, random, prior);
+    state = engine.update(state, { complexity: 'low' }, choice, random(), true, prior);
+  }
+  return JSON.parse(JSON.stringify(state));
+}
+
+describe('batch writes', () => {
+  it("writes each profile's own state, pins, version, count and time in one multi-row update", async () => {
+    const users = ['mu-a', 'mu-b', 'mu-c'];
+    await insertProfilesIfMissing(
+      h.env.db,
+      tenant,
+      users.map((u) => newProfile(u, `gen-${u}`, engine.initialState(engine.emptyPrior()), now)),
+    );
+    const next: StoredProfile[] = users.map((userId, i) => ({
+      userId,
+      generation: `gen-${userId}`,
+      version: 10 + i,
+      state: learned(i + 1, i + 1),
+      pins: i === 1 ? { framing: 'curiosity' as const } : {},
+      interactionCount: 20 + i,
+      updatedAt: new Date(now.getTime() + i * 1000).toISOString(),
+    }));
+    await updateProfiles(h.env.db, tenant, next);
+    for (const expected of next) expect(await findProfile(h.env.db, tenant, expected.userId)).toEqual(expected);
+  });
+
+  it('creates the missing profiles from one shared state and leaves existing rows as they are', async () => {
+    const existing = { ...newProfile('np-old', 'gen-old', learned(3, 7), now), version: 3, interactionCount: 3 };
+    await insertProfilesIfMissing(h.env.db, tenant, [existing]);
+    const initial = engine.initialState(engine.emptyPrior());
+    await insertNewProfiles(
+      h.env.db,
+      tenant,
+      [
+        { userId: 'np-old', generation: 'gen-other' },
+        { userId: 'np-new', generation: 'gen-new' },
+      ],
+      initial,
+      now,
+    );
+    expect(await findProfile(h.env.db, tenant, 'np-old')).toEqual(existing);
+    expect(await findProfile(h.env.db, tenant, 'np-new')).toEqual(
+      newProfile('np-new', 'gen-new', JSON.parse(JSON.stringify(initial)), now),
+    );
+  });
+
+  it("merges a worker's delta into the prior as stored, not the older copy its memo holds", async () => {
+    const priorTenant: Tenant = { accountId: 'memo', environment: 'live' };
+    const [a, b] = [new PriorMemo(), new PriorMemo()];
+    const delta = (n: number) => ({ ...engine.emptyPrior(), events: n, cn: [n, 0, 0] });
+    const first = await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(1)));
+    await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, b, delta(2)));
+    // a's memo still holds `first`: its next merge must start from b's prior.
+    expect(a.get(priorTenant)?.version).toBe(first.version);
+    await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(4)));
+    const expected = [1, 2, 4].reduce((prior, n) => engine.mergePrior(prior, delta(n)), engine.emptyPrior());
+    expect((await findPopulation(h.env.db, priorTenant))?.prior).toEqual(JSON.parse(JSON.stringify(expected)));
+    // A prior stored by other code (the version moves on) is read again too.
+    await mergeIntoPopulation(h.env.db, priorTenant, engine.emptyPrior(), () => engine.emptyPrior());
+    await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(1)));
+    expect((await findPopulation(h.env.db, priorTenant))?.prior).toEqual(
+      JSON.parse(JSON.stringify(engine.mergePrior(engine.emptyPrior(), delta(1)))),
+    );
+  });
+});
+
+describe('two workers on one backlog', () => {
+  it('apply every outcome exactly once: one row, one interaction and one version each', async () => {
+    const key = await h.key('two-workers', 'test');
+    const users = Array.from({ length: 12 }, (_, i) => `tw-${i}`);
+    const ids: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const answers = await Promise.all(
+        users.map((userId) => h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'medium' })),
+      );
+      ids.push(...answers.map((a) => a.body.requestId as string));
+    }
+    // No worker runs yet: decisions and outcomes wait in the queue together.
+    for (const [i, requestId] of ids.entries()) {
+      const res = await h
+        .http()
+        .post('/v1/outcome')
+        .set(bearer(key))
+        .send({ requestId, started: true, completed: i % 2 === 0 });
+      expect(res.status).toBe(202);
+    }
+    h.startWorker();
+    h.startWorker();
+    const count = async () =>
+      (
+        await sql<{ outcomes: number; interactions: number; versions: number }>`
+          select (select count(*) from outcomes where user_id like 'tw-%')::int as outcomes,
+                 (select coalesce(sum(interaction_count), 0) from profiles where user_id like 'tw-%')::int as interactions,
+                 (select count(*) from profile_versions where user_id like 'tw-%' and cause = 'outcome')::int as versions`.execute(h.env.db)
+      ).rows[0]!;
+    await eventually(async () => (await count()).interactions === ids.length, 60_000);
+    expect(await count()).toEqual({ outcomes: ids.length, interactions: ids.length, versions: ids.length });
+    const { rows } = await sql<{ user_id: string; versions: number[] }>`
+      select user_id, array_agg(profile_version order by profile_version) as versions
+      from profile_versions where user_id like 'tw-%' group by user_id`.execute(h.env.db);
+    for (const row of rows) expect(row.versions).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});

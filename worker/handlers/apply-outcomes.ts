@@ -1,0 +1,98 @@
+import type { DbOrTx } from '../../shared/db/database';
+import type { Tenant } from '../../shared/domain/environment';
+import { computeReward } from '../../shared/domain/reward';
+import { changedFields, shownProfile, type StoredProfile } from '../../shared/profile/profile';
+import { insertVersions, updateProfiles, type VersionRow } from '../../shared/profile/profile.repository';
+import type { ApplyDeps, TenantBatchResult } from './event-batch';
+import { insertOutcomes } from './events.repository';
+import type { LiveEvents } from './drop-voided';
+import { mergeDelta } from './population-prior';
+
+type LiveOutcome = LiveEvents['outcomes'][number] & { reward: number };
+
+/**
+ * Applies one user's newly inserted outcomes in arrival order: the learner update, one version
+ * (and version row) per outcome, the population delta. The state is read once and the profile
+ * written once for all of them.
+ */
+function applyUserOutcomes(
+  profile: StoredProfile,
+  outcomes: LiveOutcome[],
+  prior: unknown,
+  delta: unknown,
+  deps: Pick<ApplyDeps, 'learner' | 'now'>,
+  onUnreadable: (issue: string) => void,
+  versions: VersionRow[],
+): StoredProfile {
+  const { learner } = deps;
+  const updatedAt = deps.now.toISOString();
+  let state = learner.parseState(profile.state, onUnreadable);
+  let count = profile.interactionCount;
+  let shown = shownProfile(profile.pins, learner.summarize(state), count);
+  for (const { job, decision, reward } of outcomes) {
+    const next = learner.update(state, decision.context, decision.choice, reward, job.signals.started, prior);
+    learner.observe(delta, prior, state, next, decision.context, decision.choice, decision.probabilities, reward);
+    state = next;
+    count += 1;
+    const after = shownProfile(profile.pins, learner.summarize(state), count);
+    versions.push({
+      userId: profile.userId,
+      version: profile.version + (count - profile.interactionCount),
+      cause: 'outcome',
+      changed: changedFields(shown, after),
+      createdAt: updatedAt,
+    });
+    shown = after;
+  }
+  const applied = count - profile.interactionCount;
+  return { ...profile, state, version: profile.version + applied, interactionCount: count, updatedAt };
+}
+
+/**
+ * Inserts the outcomes with ON CONFLICT DO NOTHING — only rows inserted now are applied, so a
+ * retried or duplicated job never counts twice (docs/adr/0002-exactly-once-outcomes.md) — and
+ * applies them per user; then one statement each for the profiles and the version rows, and the
+ * batch's delta merged into the tenant's population prior.
+ */
+export async function applyOutcomes(
+  tx: DbOrTx,
+  tenant: Tenant,
+  live: LiveEvents,
+  profiles: Map<string, StoredProfile>,
+  prior: unknown,
+  deps: ApplyDeps,
+  result: TenantBatchResult,
+): Promise<void> {
+  const rewarded = live.outcomes.map((o) => ({ ...o, reward: computeReward(o.job.signals) }));
+  const inserted = await insertOutcomes(
+    tx,
+    tenant,
+    rewarded.map(({ job, decision, reward }) => ({ job, userId: decision.userId, reward })),
+  );
+  const byUser = new Map<string, LiveOutcome[]>();
+  const touched = new Set<string>();
+  for (const o of [...rewarded].sort((a, b) => a.job.receivedAt - b.job.receivedAt)) {
+    const userId = o.decision.userId;
+    // A retried outcome (already applied) may follow a failed cache refresh: refresh its profile again.
+    touched.add(userId);
+    if (!inserted.has(o.job.requestId)) continue;
+    const list = byUser.get(userId);
+    if (list) list.push(o);
+    else byUser.set(userId, [o]);
+    result.appliedOutcomes.add(o.job.requestId);
+  }
+  const delta = deps.learner.emptyPrior();
+  const versions: VersionRow[] = [];
+  const updated: StoredProfile[] = [];
+  for (const [userId, outcomes] of byUser) {
+    const report = (issue: string) => result.replacedStates.push({ userHash: live.hashOf.get(userId)!, issue });
+    const next = applyUserOutcomes(profiles.get(userId)!, outcomes, prior, delta, deps, report, versions);
+    profiles.set(userId, next);
+    updated.push(next);
+  }
+  result.updatedProfiles = [...touched].map((userId) => profiles.get(userId)!);
+  if (updated.length === 0) return;
+  await updateProfiles(tx, tenant, updated);
+  await insertVersions(tx, tenant, versions);
+  result.population = await mergeDelta(tx, tenant, deps.learner, deps.priors, delta);
+}

@@ -1,0 +1,50 @@
+import type { DbOrTx } from '../../shared/db/database';
+import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
+import {
+  findPopulationUnless,
+  lockPopulation,
+  storePopulation,
+  type StoredPopulation,
+} from '../../shared/population/population.repository';
+
+const tenantKey = (tenant: Tenant) => `${tenant.accountId}\u0000${tenant.environment}`;
+
+/**
+ * The population prior of each tenant this worker process last read or wrote, parsed. Prior
+ * versions come from a sequence, so a version names one prior: a batch reads and parses the
+ * prior's JSON only when another process has stored a newer one since.
+ */
+export class PriorMemo {
+  private readonly byTenant = new Map<string, { version: number; prior: unknown }>();
+
+  get(tenant: Tenant): { version: number; prior: unknown } | undefined {
+    return this.byTenant.get(tenantKey(tenant));
+  }
+
+  set(tenant: Tenant, version: number, prior: unknown): void {
+    this.byTenant.set(tenantKey(tenant), { version, prior });
+  }
+}
+
+/** The tenant's prior as it is now (read unlocked: the merge at the end of a batch locks it). */
+export async function readPrior(tx: DbOrTx, tenant: Tenant, learner: Learner, memo: PriorMemo): Promise<unknown> {
+  const known = memo.get(tenant);
+  const read = await findPopulationUnless(tx, tenant, known?.version ?? null);
+  if (!read) return learner.emptyPrior();
+  if (known && read.prior === undefined) return known.prior;
+  const prior = learner.parsePrior(read.prior);
+  memo.set(tenant, read.version, prior);
+  return prior;
+}
+
+/** Locks the tenant's prior, adds a batch's delta to it and stores it under a new version. */
+export async function mergeDelta(tx: DbOrTx, tenant: Tenant, learner: Learner, memo: PriorMemo, delta: unknown): Promise<StoredPopulation> {
+  const known = memo.get(tenant);
+  const read = await lockPopulation(tx, tenant, learner.emptyPrior(), known?.version ?? null);
+  const current = known && read.prior === undefined ? known.prior : learner.parsePrior(read.prior);
+  const stored = await storePopulation(tx, tenant, learner.mergePrior(current, delta));
+  // Should the transaction roll back, no row ever holds this version: the memo cannot be misled.
+  memo.set(tenant, stored.version, stored.prior);
+  return stored;
+}
