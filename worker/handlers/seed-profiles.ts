@@ -8,10 +8,11 @@ import { insertDecisions } from './events.repository';
 import type { LiveEvents } from './drop-voided';
 
 /**
- * Locks the profile rows of the batch's users — creating the missing ones from the tenant's
- * population prior — then stores the batch's decisions. Rows are locked in user order (the
- * existing ones, then those created now), always after the same users' advisory locks, so
- * workers never wait on each other in a cycle.
+ * Locks the profile rows of the batch's users with outcomes — creating the missing ones from
+ * the tenant's population prior — creates the missing profiles of users with only decisions
+ * (without reading or locking theirs: most are returning users), then stores the batch's
+ * decisions. Rows are locked in user order (the existing ones, then those created now), always
+ * after the same users' advisory locks, so workers never wait on each other in a cycle.
  */
 export async function seedAndLockProfiles(
   tx: DbOrTx,
@@ -24,9 +25,11 @@ export async function seedAndLockProfiles(
   const generations = new Map<string, string>();
   for (const d of live.decisions) if (!generations.has(d.userId)) generations.set(d.userId, d.generation);
   for (const { decision } of live.outcomes) if (!generations.has(decision.userId)) generations.set(decision.userId, randomUUID());
-  const users = [...generations.keys()].sort(compareUser);
+  const learning = new Set(live.outcomes.map(({ decision }) => decision.userId));
+  const users = [...learning].sort(compareUser);
   const profiles = await lockProfiles(tx, tenant, users);
-  const missing = users.filter((userId) => !profiles.has(userId));
+  // Users whose rows may be missing: those with only decisions here, and the learning ones not found.
+  const missing = [...generations.keys()].filter((userId) => !profiles.has(userId));
   if (missing.length > 0) {
     // The same for every new user of the tenant: computed once per batch.
     const initialState = deps.learner.initialState(prior);
@@ -37,7 +40,8 @@ export async function seedAndLockProfiles(
       initialState,
       deps.now,
     );
-    for (const [userId, profile] of await lockProfiles(tx, tenant, missing)) profiles.set(userId, profile);
+    const created = missing.filter((userId) => learning.has(userId));
+    for (const [userId, profile] of await lockProfiles(tx, tenant, created)) profiles.set(userId, profile);
   }
   await insertDecisions(tx, tenant, live.decisions);
   return profiles;
