@@ -14,9 +14,8 @@ export const MAX_PARSED_STATES = 4096;
  * the profile cache hands out a new object on every read, so both were redone on every request.
  * A profile's generation, version and update time name its state: every write of a state bumps
  * the version (the worker, one per outcome), and an erased profile comes back with a new
- * generation. Version 0 does not: a new user's state is seeded by the API and the worker
- * independently (the summary under the prior of the moment), so it is parsed at each read, which
- * costs little without a history.
+ * generation. A new user's two seeds (version 0, one by the API and one by the worker, each
+ * from the prior of its moment) differ in their update time.
  */
 export class ParsedStates<State = unknown> {
   private readonly entries: BoundedMap<string, { tag: string; state: State }>;
@@ -30,7 +29,6 @@ export class ParsedStates<State = unknown> {
 
   /** The learner's state of `profile`, the profile of user `hash` in `tenant`. */
   get(tenant: Tenant, hash: string, profile: StoredProfile): State {
-    if (profile.version === 0) return this.learner.parseState(profile.state);
     const key = `${tenant.accountId}:${tenant.environment}:${hash}`;
     const tag = `${profile.generation}:${profile.version}:${profile.updatedAt}`;
     const known = this.entries.get(key);

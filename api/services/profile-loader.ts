@@ -25,11 +25,10 @@ const RECHECK_MS = 50;
  * worker's notice that it is (or re-checks), for up to OUTCOME_WAIT_MS
  * (docs/adr/0008-read-your-outcomes.md), then answers with what it has.
  *
- * The profiles it last read stay decoded in memory, named by version and generation
- * (docs/adr/0003-cache-versioning.md): Redis sends a cached profile only when it differs from
- * the copy held, so a returning user's read moves and parses no JSON. Version 0 (a new user,
- * seeded by the API and the worker independently) is always read again. Callers never mutate
- * a profile they are given.
+ * The profiles it last read stay decoded in memory, named by version, generation and update
+ * time (docs/adr/0003-cache-versioning.md): Redis sends a cached profile only when it differs
+ * from the copy held, so a returning user's read moves and parses no JSON. Callers never
+ * mutate a profile they are given.
  */
 export class ProfileLoader {
   private readonly known = new BoundedMap<string, StoredProfile>(MAX_KNOWN_PROFILES);
@@ -70,8 +69,7 @@ export class ProfileLoader {
     const cached = current.profile;
     this.metrics.profileCacheRead(cached !== null);
     if (cached) {
-      if (cached.version > 0) this.known.set(memoKey, cached);
-      else if (known) this.known.delete(memoKey);
+      if (cached !== known) this.known.set(memoKey, cached);
       return cached;
     }
     const stored = await findProfile(this.db, tenant, userId);

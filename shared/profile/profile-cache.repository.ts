@@ -13,29 +13,30 @@ const WRITE_IF_NEWER = `
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
 if cur[1] and cur[2] == ARGV[2] and tonumber(cur[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'd', ARGV[3])
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'u', ARGV[5], 'd', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
 const PUT_IF_ABSENT = `
 local cur = redis.call('HGET', KEYS[1], 'd')
 if cur then return cur end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'd', ARGV[3])
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'u', ARGV[5], 'd', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return ARGV[3]`;
 
 /**
  * A profile read with its user's pending outcomes, in one call. KEYS: profile hash, the user's
- * pending marks. ARGV: marks counted from (ms), the version and generation the caller holds.
- * Returns {pending} when nothing is cached, {pending, version, generation} when the caller's
- * copy is current, and the cached JSON as a fourth element otherwise.
+ * pending marks. ARGV: marks counted from (ms), the version, generation and update time the
+ * caller holds. Returns {pending} when nothing is cached, {pending, version} when the caller's
+ * copy is current, and the cached JSON as a third element otherwise. The update time tells
+ * apart the two seeds of a new user (version 0), made by the API and by the worker.
  */
 const READ_FRESH = `
 local pending = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
-local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'g', 'u')
 if not cur[1] then return {pending} end
-if cur[1] == ARGV[2] and cur[2] == ARGV[3] then return {pending, cur[1], cur[2]} end
-return {pending, cur[1], cur[2], redis.call('HGET', KEYS[1], 'd')}`;
+if cur[1] == ARGV[2] and cur[2] == ARGV[3] and cur[3] == ARGV[4] then return {pending, cur[1]} end
+return {pending, cur[1], redis.call('HGET', KEYS[1], 'd')}`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -46,15 +47,24 @@ declare module 'ioredis' {
       generation: string,
       data: string,
       ttl: number,
+      updatedAt: string,
     ): Result<number, Context>;
-    cosPutProfileIfAbsent(profileKey: string, version: number, generation: string, data: string, ttl: number): Result<string, Context>;
+    cosPutProfileIfAbsent(
+      profileKey: string,
+      version: number,
+      generation: string,
+      data: string,
+      ttl: number,
+      updatedAt: string,
+    ): Result<string, Context>;
     cosReadProfileFresh(
       profileKey: string,
       pendingKey: string,
       since: number,
       knownVersion: string,
       knownGeneration: string,
-    ): Result<[number, string?, string?, string?], Context>;
+      knownUpdatedAt: string,
+    ): Result<[number, string?, string?], Context>;
   }
 }
 
@@ -87,7 +97,7 @@ export class ProfileCache {
    * The cached profile and how many of the user's outcomes accepted since `since` (ms) are not
    * applied yet (pending-outcomes.repository.ts), in one call. A caller that holds a copy
    * (`known`) gets it back when it is current: the cached JSON travels, and is decoded, only
-   * when the cached version or generation differs.
+   * when the cached version, generation or update time differs.
    */
   async readFresh(
     tenant: Tenant,
@@ -96,12 +106,13 @@ export class ProfileCache {
     since: number,
     known: StoredProfile | null,
   ): Promise<{ profile: StoredProfile | null; pending: number }> {
-    const [pending, version, , data] = await this.redis.cosReadProfileFresh(
+    const [pending, version, data] = await this.redis.cosReadProfileFresh(
       this.keys.profile(tenant, userId),
       this.keys.pendingOutcomes(tenant, userHash),
       since,
       known ? String(known.version) : '',
       known?.generation ?? '',
+      known?.updatedAt ?? '',
     );
     if (version === undefined) return { profile: null, pending };
     return { profile: data === undefined ? known : decode(data), pending };
@@ -116,6 +127,7 @@ export class ProfileCache {
       profile.generation,
       JSON.stringify(profile),
       PROFILE_CACHE_TTL_SECONDS,
+      profile.updatedAt,
     ] as const;
   }
 
@@ -139,6 +151,7 @@ export class ProfileCache {
       profile.generation,
       JSON.stringify(profile),
       PROFILE_CACHE_TTL_SECONDS,
+      profile.updatedAt,
     );
     return decode(data) ?? profile;
   }

@@ -52,11 +52,12 @@ describe('ParsedStates', () => {
     expect(parsed).toHaveLength(6);
   });
 
-  it("parses a new user's state (version 0) at every read: the API and the worker seed it independently", () => {
+  it("tells a new user's two seeds (version 0, by the API and by the worker) apart by their update time", () => {
     const { learner, parsed } = counting();
     const states = new ParsedStates(learner);
-    states.get(tenant, 'h1', stored(0));
-    states.get(tenant, 'h1', stored(0));
+    const apiSeed = states.get(tenant, 'h1', stored(0, 'g1', '2026-11-24T00:00:00.000Z'));
+    expect(states.get(tenant, 'h1', stored(0, 'g1', '2026-11-24T00:00:00.000Z'))).toBe(apiSeed);
+    expect(states.get(tenant, 'h1', stored(0, 'g1', '2026-11-24T00:00:00.250Z'))).not.toBe(apiSeed);
     expect(parsed).toHaveLength(2);
   });
 
