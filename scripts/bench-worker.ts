@@ -1,14 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { sql } from 'kysely';
 import { redisKeys } from '../shared/cache/keys';
-import type { Db } from '../shared/db/database';
 import { EVENTS_QUEUE } from '../shared/jobs/catalog';
-import { costPer, cpuPercent, cpuSnapshot, type Roles } from './bench/cpu';
+import { cpuSnapshot } from './bench/cpu';
 import { drive } from './bench/drive';
 import {
   log,
@@ -21,6 +18,7 @@ import {
   withCleanup,
   type Proc,
 } from './bench/processes';
+import { buildOutcomeBacklog, queueCounts, timeBacklog } from './bench/worker-backlog';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
@@ -58,19 +56,6 @@ const opts = {
   cpuProfDir: process.argv.includes('--cpu-prof-dir') ? path.resolve(flag('cpu-prof-dir', '.')) : undefined,
 };
 
-interface Totals {
-  outcomes: number;
-  interactions: number;
-  versions: number;
-}
-async function totals(db: Db): Promise<Totals> {
-  const { rows } = await sql<Totals>`
-    select (select count(*) from outcomes)::int as outcomes,
-           (select coalesce(sum(interaction_count), 0) from profiles)::int as interactions,
-           (select count(*) from profile_versions where cause = 'outcome')::int as versions`.execute(db);
-  return rows[0]!;
-}
-
 async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) {
   const git = (...args: string[]) => spawnSync('git', args, { cwd: path.join(__dirname, '../..'), encoding: 'utf8' }).stdout?.trim() ?? '';
   const source =
@@ -105,10 +90,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     workers = Array.from({ length: n }, () => startProc('worker', [...args, workerMain], env));
     roles.worker = workers.map((w) => w.child.pid!);
   };
-  const counts = async () => {
-    const c = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'failed');
-    return { pending: (c.wait ?? 0) + (c.prioritized ?? 0) + (c.active ?? 0), delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
-  };
+  const counts = () => queueCounts(queue);
   const drained = (what: string) =>
     waitUntil(what, 300_000, 100, async () => {
       mustBeRunning(...workers);
@@ -124,59 +106,38 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
 
   const rounds = [];
   for (const workerCount of opts.workers) {
-    log(`issuing ${opts.outcomes} requestIds…`);
-    const ids: string[] = [];
-    await drive(api.port, headers, opts.outcomes, CONCURRENCY, contextCall, (_i, status, body) => {
-      if (status === 200) ids.push((JSON.parse(body) as { requestId: string }).requestId);
+    log(`issuing ${opts.outcomes} requestIds, then posting an outcome for each with the worker(s) stopped…`);
+    const backlog = await buildOutcomeBacklog({
+      port: api.port,
+      headers,
+      count: opts.outcomes,
+      concurrency: CONCURRENCY,
+      contextCall,
+      drained,
+      stopWorkers: async () => {
+        await Promise.all(workers.map((w) => stopProc(w)));
+        workers = [];
+        roles.worker = [];
+      },
+      queue,
     });
-    await drained('the decisions of the issued requestIds to be applied');
-    log('stopping the worker(s); posting the outcomes…');
-    await Promise.all(workers.map((w) => stopProc(w)));
-    workers = [];
-    roles.worker = [];
-    const outcomeCall = (i: number) => ({
-      path: '/v1/outcome',
-      body: { requestId: ids[i], started: true, completed: i % 3 !== 0, satisfaction: (i % 5) / 4 },
-    });
-    const statuses = await drive(api.port, headers, ids.length, CONCURRENCY, outcomeCall);
-    const accepted = statuses[202] ?? 0;
-    const jobs = (await counts()).pending;
     mustBeRunning(api.proc);
-    log(`${accepted} outcomes accepted in ${jobs} jobs (${JSON.stringify(statuses)}); starting ${workerCount} worker(s)…`);
-
-    const before = await totals(db);
-    const cpuBefore = cpuSnapshot(roles, dir, redisPort);
-    const t0 = performance.now();
-    startWorkers(workerCount, profArgs);
-    let firstTaken = 0;
-    await waitUntil('the outcome backlog to be applied', 600_000, 10, async () => {
-      mustBeRunning(...workers);
-      const c = await counts();
-      if (!firstTaken && c.pending < jobs) firstTaken = performance.now();
-      if (c.delayed > 0 || c.failed > 0) return true; // retries would wait in backoff: report them below
-      return c.pending === 0 ? true : undefined;
+    log(
+      `${backlog.accepted} outcomes accepted in ${backlog.jobs} jobs (${JSON.stringify(backlog.statuses)}); starting ${workerCount} worker(s)…`,
+    );
+    const round = await timeBacklog({
+      db,
+      queue,
+      backlog,
+      workerCount,
+      startWorkers: (n) => {
+        startWorkers(n, profArgs);
+        return workers;
+      },
+      snapshot: () => cpuSnapshot(roles, dir, redisPort),
+      selfRole: 'bench',
     });
-    const end = performance.now();
-    const seconds = (end - (firstTaken || t0)) / 1000;
-    const cpu: Roles = cpuPercent(cpuBefore, cpuSnapshot(roles, dir, redisPort), (end - t0) / 1000, 'bench');
-    const after = await totals(db);
-    const { failed, delayed } = await counts();
-    const applied = after.outcomes - before.outcomes;
-    const interactions = after.interactions - before.interactions;
-    const versions = after.versions - before.versions;
-    const exactlyOnce = applied === accepted && interactions === accepted && versions === accepted && failed === 0 && delayed === 0;
-    const cost = costPer({ cpu, seconds: (end - t0) / 1000 }, applied);
-    const round = {
-      workers: workerCount,
-      accepted,
-      jobs,
-      outcomesPerSec: Math.round(applied / seconds),
-      seconds: Math.round(seconds * 100) / 100,
-      check: { applied, interactions, versions, failed, delayed, exactlyOnce },
-      cpuMsPerOutcome: cost.cpuMsPerItem,
-      cpuPercentOfOneCore: cpu,
-    };
-    log(`${workerCount} worker(s): ${round.outcomesPerSec} outcomes/s; exactly once: ${exactlyOnce}`);
+    log(`${workerCount} worker(s): ${round.outcomesPerSec} outcomes/s; exactly once: ${round.check.exactlyOnce}`);
     rounds.push(round);
     // The next round's decisions are applied by the workers of this one (stopped before its outcomes).
     if (opts.cpuProfDir) {

@@ -1,0 +1,151 @@
+import { performance } from 'node:perf_hooks';
+import type { Queue } from 'bullmq';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { Db } from '../../shared/db/database';
+import { outcomeBatchJobSchema } from '../../shared/jobs/catalog';
+import { costPer, cpuPercent, type CpuSnapshot, type Roles } from './cpu';
+import { drive } from './drive';
+import { mustBeRunning, waitUntil, type Proc } from './processes';
+
+/**
+ * Worker throughput on an outcome backlog, shared by bench:worker and bench:load: the backlog is
+ * made through the API (so the queue holds exactly the jobs the API makes, outcomes grouped in
+ * `outcomes` jobs, docs/adr/0010-group-commit.md), then W worker processes are timed until it is
+ * applied, and the outcomes, interactions and profile versions they wrote are checked against
+ * the outcomes accepted: exactly once.
+ */
+
+export interface QueueCounts {
+  /** Jobs waiting or being worked on. */
+  pending: number;
+  delayed: number;
+  failed: number;
+}
+export async function queueCounts(queue: Queue): Promise<QueueCounts> {
+  const c = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'failed');
+  return { pending: (c.wait ?? 0) + (c.prioritized ?? 0) + (c.active ?? 0), delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+}
+
+/** The requestIds of the outcomes waiting in the queue's `outcomes` jobs (the backlog, counted in outcomes). */
+export async function queuedOutcomeIds(queue: Queue): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const job of await queue.getJobs(['waiting', 'prioritized', 'delayed'])) {
+    const batch = job.name === 'outcomes' ? outcomeBatchJobSchema.safeParse(job.data) : undefined;
+    for (const outcome of batch?.success ? batch.data.outcomes : []) ids.add(outcome.requestId);
+  }
+  return ids;
+}
+
+const issued = z.object({ requestId: z.string() });
+/** The requestId of a 200 answer to POST /v1/context. */
+export const requestIdOf = (body: string): string => issued.parse(JSON.parse(body)).requestId;
+
+interface Totals {
+  outcomes: number;
+  interactions: number;
+  versions: number;
+}
+async function totals(db: Db): Promise<Totals> {
+  const { rows } = await sql<Totals>`
+    select (select count(*) from outcomes)::int as outcomes,
+           (select coalesce(sum(interaction_count), 0) from profiles)::int as interactions,
+           (select count(*) from profile_versions where cause = 'outcome')::int as versions`.execute(db);
+  return rows[0]!;
+}
+
+export interface Backlog {
+  /** Outcomes the API accepted (202) into the queue. */
+  accepted: number;
+  /** The jobs they wait in. */
+  jobs: number;
+  statuses: Record<number, number>;
+}
+
+/**
+ * Issues `count` requestIds with context calls, waits until the running workers applied their
+ * decisions, stops the workers, then posts one outcome per requestId.
+ */
+export async function buildOutcomeBacklog(o: {
+  port: number;
+  headers: Record<string, string>;
+  count: number;
+  concurrency: number;
+  contextCall: (i: number) => { path: string; body: unknown };
+  drained: (what: string) => Promise<unknown>;
+  stopWorkers: () => Promise<void>;
+  queue: Queue;
+}): Promise<Backlog> {
+  const ids: string[] = [];
+  await drive(o.port, o.headers, o.count, o.concurrency, o.contextCall, (_i, status, body) => {
+    if (status === 200) ids.push(requestIdOf(body));
+  });
+  await o.drained('the decisions of the issued requestIds to be applied');
+  await o.stopWorkers();
+  const outcomeCall = (i: number) => ({
+    path: '/v1/outcome',
+    body: { requestId: ids[i], started: true, completed: i % 3 !== 0, satisfaction: (i % 5) / 4 },
+  });
+  const statuses = await drive(o.port, o.headers, ids.length, o.concurrency, outcomeCall);
+  return { accepted: statuses[202] ?? 0, jobs: (await queueCounts(o.queue)).pending, statuses };
+}
+
+export interface WorkerRound {
+  workers: number;
+  accepted: number;
+  jobs: number;
+  /** Outcomes applied per second, from the first job taken to an empty queue. */
+  outcomesPerSec: number;
+  seconds: number;
+  check: { applied: number; interactions: number; versions: number; failed: number; delayed: number; exactlyOnce: boolean };
+  cpuMsPerOutcome: Roles;
+  cpuPercentOfOneCore: Roles;
+}
+
+/**
+ * Starts `workerCount` workers on a backlog of `backlog.accepted` outcomes in `backlog.jobs`
+ * jobs and times them until the queue is empty. `startWorkers` starts them (and makes
+ * `snapshot` count their CPU); they are left running.
+ */
+export async function timeBacklog(o: {
+  db: Db;
+  queue: Queue;
+  backlog: Pick<Backlog, 'accepted' | 'jobs'>;
+  workerCount: number;
+  startWorkers: (count: number) => Proc[];
+  snapshot: () => CpuSnapshot;
+  selfRole: string;
+}): Promise<WorkerRound> {
+  const before = await totals(o.db);
+  const cpuBefore = o.snapshot();
+  const t0 = performance.now();
+  const workers = o.startWorkers(o.workerCount);
+  let firstTaken = 0;
+  await waitUntil('the outcome backlog to be applied', 600_000, 10, async () => {
+    mustBeRunning(...workers);
+    const c = await queueCounts(o.queue);
+    if (!firstTaken && c.pending < o.backlog.jobs) firstTaken = performance.now();
+    if (c.delayed > 0 || c.failed > 0) return true; // retries would wait in backoff: report them below
+    return c.pending === 0 ? true : undefined;
+  });
+  const end = performance.now();
+  const seconds = (end - (firstTaken || t0)) / 1000;
+  const cpu = cpuPercent(cpuBefore, o.snapshot(), (end - t0) / 1000, o.selfRole);
+  const after = await totals(o.db);
+  const { failed, delayed } = await queueCounts(o.queue);
+  const applied = after.outcomes - before.outcomes;
+  const interactions = after.interactions - before.interactions;
+  const versions = after.versions - before.versions;
+  const accepted = o.backlog.accepted;
+  const exactlyOnce = applied === accepted && interactions === accepted && versions === accepted && failed === 0 && delayed === 0;
+  return {
+    workers: o.workerCount,
+    accepted,
+    jobs: o.backlog.jobs,
+    outcomesPerSec: Math.round(applied / seconds),
+    seconds: Math.round(seconds * 100) / 100,
+    check: { applied, interactions, versions, failed, delayed, exactlyOnce },
+    cpuMsPerOutcome: costPer({ cpu, seconds: (end - t0) / 1000 }, applied).cpuMsPerItem,
+    cpuPercentOfOneCore: cpu,
+  };
+}
