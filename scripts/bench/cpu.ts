@@ -18,7 +18,8 @@ export interface CpuSnapshot {
   steal: number;
 }
 
-function readProc(file: string): string {
+/** A /proc file's text, or '' when the process has gone. */
+export function readProc(file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch {

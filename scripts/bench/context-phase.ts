@@ -1,0 +1,61 @@
+import { alternate, type AbResult } from './ab';
+import { cannon, openLoop, postEach } from './load-client';
+import type { LoadRig } from './load-rig';
+import { failures, halfLoadP99LimitMs } from './load-stats';
+import { rss, type Rss } from './memory';
+
+/**
+ * The context phases of bench:load, each alternated with the bare baseline: full load with the
+ * test key and with the live key (autocannon, closed loop), then half the test key's rate sent
+ * open loop, its latency measured from each request's scheduled time.
+ */
+
+export interface HalfLoad extends AbResult {
+  /** Requests per second: half the test key's full-load rate. */
+  rate: number;
+  /** The p99 the context side must stay under: max(5 ms, 1.5 × the bare side's p99). */
+  p99LimitMs: number;
+  pass: boolean;
+}
+
+export interface ContextPhases {
+  testKey: AbResult;
+  liveKey: AbResult;
+  halfLoad: HalfLoad;
+  rssAfter: { api: Rss; workers: Rss };
+}
+
+export async function contextPhases(rig: LoadRig): Promise<ContextPhases> {
+  const { connections, duration } = rig.opts;
+  const full = (port: number, request: ReturnType<typeof postEach>) => () => cannon(port, request, { connections, duration });
+  const bare = full(rig.bare.port, postEach('/bare', rig.headers, rig.contextBody));
+  // Decisions of the round before are applied first, so that no round pays for another's.
+  const beforeEach = () => rig.drained('earlier decisions to be applied');
+
+  const testKey = await alternate(rig, {
+    what: 'context (test key)',
+    bare,
+    subject: full(rig.api.port, rig.contextRequest(rig.headers)),
+    beforeEach,
+  });
+  const liveKey = await alternate(rig, {
+    what: 'context (live key)',
+    bare,
+    subject: full(rig.api.port, rig.contextRequest(rig.liveHeaders)),
+    beforeEach,
+  });
+  const rssAfter = { api: rss(rig.roles.api ?? []), workers: rss(rig.roles.worker ?? []) };
+
+  const rate = Math.max(1, Math.round(testKey.subject.all.rps / 2));
+  const paced = (port: number, path: string) => () =>
+    openLoop({ port, path, headers: rig.headers, body: rig.contextBody, rate, seconds: duration });
+  const half = await alternate(rig, {
+    what: `context at ${rate} req/s open loop`,
+    bare: paced(rig.bare.port, '/bare'),
+    subject: paced(rig.api.port, '/v1/context'),
+    beforeEach,
+  });
+  const p99LimitMs = halfLoadP99LimitMs(half.bare.all.p99);
+  const pass = half.subject.all.p99 <= p99LimitMs && failures(half.subject.all) === 0;
+  return { testKey, liveKey, halfLoad: { ...half, rate, p99LimitMs, pass }, rssAfter };
+}

@@ -1,0 +1,217 @@
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { redisKeys } from '../../shared/cache/keys';
+import type { Db } from '../../shared/db/database';
+import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
+import { KeyService } from '../../shared/keys/key.service';
+import { cpuPercent, cpuSnapshot, machineBusy, type CpuSnapshot, type Roles } from './cpu';
+import { cannon, postEach } from './load-client';
+import { childPids } from './memory';
+import { BENCH_SECRET, log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
+import { queueCounts } from './worker-backlog';
+
+/**
+ * bench:load's setup and warm-up: throwaway Postgres and Redis, a test key and a live key,
+ * the bare Express baseline and the built api and worker(s) as processes, every user's profile
+ * cached for both keys; and what every phase needs of them (measuring CPU, waiting for the
+ * queue to drain, starting and stopping workers, the API with N processes).
+ */
+
+export interface LoadOptions {
+  duration: number;
+  warmup: number;
+  rounds: number;
+  connections: number;
+  users: number;
+  workers: number;
+  compareWorkers: number;
+  /** Longest wait (s) for a quiet machine before each phase; 0 skips it. */
+  settle: number;
+  json: boolean;
+  cpuProfDir?: string;
+}
+
+export interface Measured<T> {
+  value: T;
+  cpu: Roles;
+  seconds: number;
+}
+
+export interface Server {
+  proc: Proc;
+  port: number;
+}
+
+/** The role the bench process's own CPU is booked under: the load clients run in it. */
+export const LOAD_GENERATOR = 'load generator';
+const PREFIX = 'bench';
+const COMPLEXITIES = ['low', 'medium', 'high'];
+
+export class LoadRig {
+  /** Pids of our processes by role, for the CPU accounting. */
+  readonly roles: Record<string, number[]> = {};
+  workers: Proc[] = [];
+  api!: Server;
+  bare!: Server;
+  private nextUser = 0;
+  private readonly users: string[];
+  private readonly profArgs: string[];
+
+  private constructor(
+    readonly opts: LoadOptions,
+    private readonly dir: string,
+    private readonly redisPort: string,
+    readonly db: Db,
+    readonly queue: Queue,
+    private readonly env: NodeJS.ProcessEnv,
+    /** Headers of the test key (no limiter) and of the live key (limiter and metering on every request). */
+    readonly headers: Record<string, string>,
+    readonly liveHeaders: Record<string, string>,
+  ) {
+    this.users = Array.from({ length: opts.users }, (_, i) => `bench-user-${String(i).padStart(5, '0')}`);
+    this.profArgs = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
+  }
+
+  static async start(dir: string, onCleanup: (step: () => Promise<void>) => void, opts: LoadOptions): Promise<LoadRig> {
+    const { services, db, key, env } = await startBenchBackend(dir, onCleanup, {
+      account: 'bench',
+      keyName: 'bench key',
+      prefix: PREFIX,
+      dbPoolSize: 4,
+    });
+    // The live key's account is on a plan with a per-key override far above any load here, so
+    // every request runs the limiter and metering and none is refused.
+    const liveKey = (
+      await new KeyService(db, BENCH_SECRET).create({
+        account: 'bench',
+        environment: 'live',
+        name: 'bench live key',
+        rateLimitRps: 1_000_000,
+      })
+    ).key;
+    await db.updateTable('accounts').set({ plan: 'enterprise' }).where('name', '=', 'bench').execute();
+    const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
+    onCleanup(async () => redis.disconnect());
+    const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(PREFIX).queuePrefix });
+    queue.on('error', () => undefined);
+    onCleanup(() => queue.close());
+    const json = { 'Content-Type': 'application/json' };
+    const rig = new LoadRig(
+      opts,
+      dir,
+      new URL(services.redisUrl).port,
+      db,
+      queue,
+      { ...env, API_PROCESSES: '1' },
+      {
+        ...json,
+        Authorization: `Bearer ${key}`,
+      },
+      { ...json, Authorization: `Bearer ${liveKey}` },
+    );
+
+    log('bare Express baseline…');
+    rig.bare = await startServer('bare express', [path.join(__dirname, 'bare-server.js')], env, '/bare');
+    rig.roles.bare = [rig.bare.proc.child.pid!];
+    await rig.startApi(1);
+    rig.startWorkers(opts.workers);
+    for (const headers of [rig.headers, rig.liveHeaders]) await rig.warmUsers(headers);
+    log(`warming up for ${opts.warmup} s each: bare, api…`);
+    await cannon(rig.bare.port, postEach('/bare', rig.headers, rig.contextBody), { connections: opts.connections, duration: opts.warmup });
+    await cannon(rig.api.port, rig.contextRequest(rig.headers), { connections: opts.connections, duration: opts.warmup });
+    await rig.drained('the warm-up decisions to be applied');
+    return rig;
+  }
+
+  /** The next context call: the userId rotates over the users, the complexity over three. */
+  readonly contextPayload = () => {
+    const i = this.nextUser++;
+    return { userId: this.users[i % this.users.length], task: 'Write the quarterly report', complexity: COMPLEXITIES[i % 3] };
+  };
+  readonly contextBody = (): string => JSON.stringify(this.contextPayload());
+  contextRequest(headers: Record<string, string>) {
+    return postEach('/v1/context', headers, this.contextBody);
+  }
+
+  /** One context call per user, so every profile is created and cached before anything is measured. */
+  async warmUsers(headers: Record<string, string>): Promise<void> {
+    log(`warming ${this.users.length} cached profiles…`);
+    this.nextUser = 0;
+    const warm = await cannon(this.api.port, this.contextRequest(headers), {
+      amount: this.users.length,
+      connections: Math.min(this.opts.connections, this.users.length),
+    });
+    if (warm.ok !== this.users.length)
+      throw new Error(
+        `warm-up: ${warm.ok}/${this.users.length} contexts succeeded (${JSON.stringify(warm.statusCodes)}) ${this.api.proc.output()}`,
+      );
+    await this.drained('the warm-up decisions to be applied');
+  }
+
+  /** (Re)starts the API with `processes` processes (API_PROCESSES), waiting until each is forked. */
+  async startApi(processes: number): Promise<void> {
+    if (this.api) await stopProc(this.api.proc);
+    this.api = await startServer(
+      'api',
+      [...this.profArgs, path.join(__dirname, '../../api/main.js')],
+      { ...this.env, API_PROCESSES: String(processes) },
+      '/readyz',
+    );
+    const primary = this.api.proc.child.pid!;
+    const children =
+      processes > 1
+        ? await waitUntil('the API processes to start', 20_000, 50, async () =>
+            childPids(primary).length === processes ? childPids(primary) : undefined,
+          )
+        : [];
+    this.roles.api = [primary, ...children];
+  }
+
+  startWorkers(count: number): Proc[] {
+    const main = path.join(__dirname, '../../worker/main.js');
+    this.workers = Array.from({ length: count }, () => startProc('worker', [...this.profArgs, main], this.env));
+    this.roles.worker = this.workers.map((w) => w.child.pid!);
+    return this.workers;
+  }
+
+  async stopWorkers(): Promise<void> {
+    await Promise.all(this.workers.map((w) => stopProc(w)));
+    this.workers = [];
+    this.roles.worker = [];
+  }
+
+  /** Waits until the workers have applied every queued job; a failed job ends the run. */
+  readonly drained = async (what: string): Promise<void> => {
+    await waitUntil(what, 300_000, 100, async () => {
+      mustBeRunning(...this.workers);
+      const c = await queueCounts(this.queue);
+      if (c.failed > 0) throw new Error(`${c.failed} jobs failed in the worker: ${this.workers.map((w) => w.output()).join('\n')}`);
+      return c.pending + c.delayed === 0 ? true : undefined;
+    });
+  };
+
+  snapshot(): CpuSnapshot {
+    return cpuSnapshot(this.roles, this.dir, this.redisPort);
+  }
+
+  /** Runs `fn` and measures the CPU each role used meanwhile. */
+  async measure<T>(fn: () => Promise<T>): Promise<Measured<T>> {
+    const before = this.snapshot();
+    const t0 = performance.now();
+    const value = await fn();
+    const seconds = (performance.now() - t0) / 1000;
+    return { value, cpu: cpuPercent(before, this.snapshot(), seconds, LOAD_GENERATOR), seconds };
+  }
+
+  /** Other work on the machine skews every figure: waits (bounded) for a quiet moment; returns the % still busy. */
+  async settle(): Promise<number> {
+    let busy = await machineBusy(1000);
+    if (busy > 10 && this.opts.settle > 0)
+      log(`the machine is ${busy}% busy with other work; waiting up to ${this.opts.settle} s for it to settle…`);
+    for (let i = 1; i < this.opts.settle && busy > 10; i++) busy = await machineBusy(1000);
+    if (busy > 10) log(`${busy}% busy; measuring anyway (see "other" in the CPU figures)`);
+    return busy;
+  }
+}

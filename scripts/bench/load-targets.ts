@@ -1,0 +1,60 @@
+import { NOISY_OTHER_PERCENT, type AbResult } from './ab';
+import type { ContextPhases } from './context-phase';
+import type { OutcomePhase } from './outcome-phase';
+import type { WorkerPhase } from './worker-phase';
+import type { WorkerRound } from './worker-backlog';
+
+/** bench:load's targets, judged on the phases' figures. */
+
+export interface Target {
+  name: string;
+  measured: number;
+  target: number;
+  pass: boolean;
+  /** Other work on the machine used more than NOISY_OTHER_PERCENT of a core during a run it rests on. */
+  noisy: boolean;
+}
+
+export const CONTEXT_RATIO_TARGET = 0.7;
+export const OUTCOME_RATIO_TARGET = 0.6;
+export const WORKER_OUTCOMES_PER_SEC_TARGET = 5000;
+
+const workerNoisy = (round: WorkerRound) => (round.cpuPercentOfOneCore.other ?? 0) > NOISY_OTHER_PERCENT;
+const ratioTarget = (name: string, ab: AbResult, target: number): Target => ({
+  name,
+  measured: ab.ratio,
+  target,
+  pass: ab.ratio >= target,
+  noisy: ab.noisy,
+});
+
+export function judge(context: ContextPhases, outcome: OutcomePhase, worker: WorkerPhase): Target[] {
+  const { headline, comparison } = worker;
+  const half = context.halfLoad;
+  return [
+    ratioTarget(`context (test key) ≥ ${CONTEXT_RATIO_TARGET} × bare`, context.testKey, CONTEXT_RATIO_TARGET),
+    ratioTarget(`context (live key) ≥ ${CONTEXT_RATIO_TARGET} × bare`, context.liveKey, CONTEXT_RATIO_TARGET),
+    {
+      name: `context p99 at ${half.rate}/s open loop ≤ max(5, 1.5 × bare p99) ms`,
+      measured: half.subject.all.p99,
+      target: half.p99LimitMs,
+      pass: half.pass,
+      noisy: half.noisy,
+    },
+    ratioTarget(`outcome ≥ ${OUTCOME_RATIO_TARGET} × bare`, outcome, OUTCOME_RATIO_TARGET),
+    {
+      name: `worker ≥ 5,000 outcomes/s, exactly once (${headline.workers} process${headline.workers === 1 ? '' : 'es'})`,
+      measured: headline.outcomesPerSec,
+      target: WORKER_OUTCOMES_PER_SEC_TARGET,
+      pass: headline.outcomesPerSec >= WORKER_OUTCOMES_PER_SEC_TARGET && headline.check.exactlyOnce,
+      noisy: workerNoisy(headline),
+    },
+    {
+      name: `${comparison.workers} workers no slower than ${headline.workers}, exactly once`,
+      measured: comparison.outcomesPerSec,
+      target: headline.outcomesPerSec,
+      pass: comparison.outcomesPerSec >= headline.outcomesPerSec && comparison.check.exactlyOnce && headline.check.exactlyOnce,
+      noisy: workerNoisy(headline) || workerNoisy(comparison),
+    },
+  ];
+}
