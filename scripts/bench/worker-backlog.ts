@@ -94,7 +94,7 @@ export interface WorkerRound {
   workers: number;
   accepted: number;
   jobs: number;
-  /** Outcomes applied per second, from the first job taken to an empty queue. */
+  /** Outcomes applied per second, from the moment every worker could take jobs to an empty queue. */
   outcomesPerSec: number;
   seconds: number;
   check: { applied: number; interactions: number; versions: number; failed: number; delayed: number; exactlyOnce: boolean };
@@ -104,8 +104,10 @@ export interface WorkerRound {
 
 /**
  * Starts `workerCount` workers on a backlog of `backlog.accepted` outcomes in `backlog.jobs`
- * jobs and times them until the queue is empty. `startWorkers` starts them (and makes
- * `snapshot` count their CPU); they are left running.
+ * jobs and times them until the queue is empty. The queue is paused until every worker is
+ * connected to it, so that neither the time nor the CPU counted includes a process starting up
+ * (with several workers, the first would otherwise work while the others boot). `startWorkers`
+ * starts them (and makes `snapshot` count their CPU); they are left running.
  */
 export async function timeBacklog(o: {
   db: Db;
@@ -117,20 +119,24 @@ export async function timeBacklog(o: {
   selfRole: string;
 }): Promise<WorkerRound> {
   const before = await totals(o.db);
+  await o.queue.pause();
+  const workers = o.startWorkers(o.workerCount);
+  await waitUntil('the workers to connect to the queue', 60_000, 20, async () => {
+    mustBeRunning(...workers);
+    return (await o.queue.getWorkersCount()) >= o.workerCount ? true : undefined;
+  });
   const cpuBefore = o.snapshot();
   const t0 = performance.now();
-  const workers = o.startWorkers(o.workerCount);
-  let firstTaken = 0;
+  await o.queue.resume();
   await waitUntil('the outcome backlog to be applied', 600_000, 10, async () => {
     mustBeRunning(...workers);
     const c = await queueCounts(o.queue);
-    if (!firstTaken && c.pending < o.backlog.jobs) firstTaken = performance.now();
     if (c.delayed > 0 || c.failed > 0) return true; // retries would wait in backoff: report them below
     return c.pending === 0 ? true : undefined;
   });
   const end = performance.now();
-  const seconds = (end - (firstTaken || t0)) / 1000;
-  const cpu = cpuPercent(cpuBefore, o.snapshot(), (end - t0) / 1000, o.selfRole);
+  const seconds = (end - t0) / 1000;
+  const cpu = cpuPercent(cpuBefore, o.snapshot(), seconds, o.selfRole);
   const after = await totals(o.db);
   const { failed, delayed } = await queueCounts(o.queue);
   const applied = after.outcomes - before.outcomes;
@@ -145,7 +151,7 @@ export async function timeBacklog(o: {
     outcomesPerSec: Math.round(applied / seconds),
     seconds: Math.round(seconds * 100) / 100,
     check: { applied, interactions, versions, failed, delayed, exactlyOnce },
-    cpuMsPerOutcome: costPer({ cpu, seconds: (end - t0) / 1000 }, applied).cpuMsPerItem,
+    cpuMsPerOutcome: costPer({ cpu, seconds }, applied).cpuMsPerItem,
     cpuPercentOfOneCore: cpu,
   };
 }
