@@ -1,17 +1,21 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
+import { postgresUser, preparePostgresDataDir, socketDir, type PostgresUser } from './postgres-dirs';
 
 /**
  * Starts a private PostgreSQL and Redis in a folder, on free loopback ports — used by
  * `npm start` (data kept in .cos/) and by the test setup (throwaway folders). Postgres runs as
- * the `postgres` user when we are root (initdb refuses root), as ourselves otherwise.
+ * the `postgres` user when we are root (initdb refuses root), as ourselves otherwise; its data
+ * moves out of the folder when that user cannot reach it (see postgres-dirs.ts).
  */
 export interface LocalServices {
   databaseUrl: string;
   redisUrl: string;
+  /** The data folder of the Postgres we started, if we started one. */
+  postgresDataDir?: string;
   stop(): Promise<void>;
 }
 
@@ -27,21 +31,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function postgresUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  const uid = id('-u');
-  if (!Number.isFinite(uid) || uid <= 0) throw new Error('running as root needs a "postgres" system user to run PostgreSQL');
-  return { uid, gid: id('-g') };
-}
-
-function ensureOwnedDir(dir: string, owner?: { uid: number; gid: number }): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (owner && statSync(dir).uid !== owner.uid) chownSync(dir, owner.uid, owner.gid);
-}
-
-function run(command: string, args: string[], owner?: { uid: number; gid: number }): void {
-  const result = spawnSync(command, args, { encoding: 'utf8', ...(owner ?? {}) });
+function run(command: string, args: string[], cwd: string, owner?: PostgresUser): void {
+  const result = spawnSync(command, args, { encoding: 'utf8', cwd, ...(owner ?? {}) });
   if (result.status !== 0) {
     throw new Error(`${command} failed: ${result.error?.message ?? ''}${result.stderr ?? ''}${result.stdout ?? ''}`.trim());
   }
@@ -74,20 +65,30 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   });
 }
 
-export async function startPostgres(dataDir: string, options: { durable: boolean }): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Starts Postgres with its data in `preferredDir` (or where postgres-dirs.ts puts it when the
+ * user running it cannot reach that folder). Its processes start inside the data folder, so an
+ * unreachable working directory is no concern of theirs.
+ */
+export async function startPostgres(
+  preferredDir: string,
+  options: { durable: boolean },
+): Promise<{ url: string; child: ChildProcess; dataDir: string }> {
   const owner = postgresUser();
-  ensureOwnedDir(dataDir, owner);
+  const dataDir = preparePostgresDataDir(preferredDir, owner);
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     run(
       'initdb',
       ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', ...(options.durable ? [] : ['--no-sync'])],
+      dataDir,
       owner,
     );
   }
   const port = await freePort();
-  const args = ['-D', dataDir, '-p', String(port), '-k', dataDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'];
+  const sockets = socketDir(dataDir, port);
+  const args = ['-D', dataDir, '-p', String(port), '-k', sockets, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'];
   if (!options.durable) args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const child = spawn('postgres', args, { stdio: ['ignore', 'ignore', 'pipe'], ...(owner ?? {}) });
+  const child = spawn('postgres', args, { cwd: dataDir, stdio: ['ignore', 'ignore', 'pipe'], ...(owner ?? {}) });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
@@ -102,7 +103,7 @@ export async function startPostgres(dataDir: string, options: { durable: boolean
     `postgres (${stderr.trim().split('\n').pop() ?? ''})`,
     child,
   );
-  return { url, child };
+  return { url, child, dataDir };
 }
 
 export async function startRedis(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
@@ -150,19 +151,31 @@ export async function startRedis(dataDir: string): Promise<{ url: string; child:
   return { url, child };
 }
 
-/** Starts whichever of Postgres/Redis is not given by URL. */
+/**
+ * Starts whichever of Postgres/Redis is not given by URL. Without `durable`, stopping also
+ * removes Postgres's data when it was put outside `baseDir` (the caller removes `baseDir`).
+ */
 export async function startLocalServices(
   baseDir: string,
   options: { databaseUrl?: string; redisUrl?: string; durable: boolean },
 ): Promise<LocalServices> {
   mkdirSync(baseDir, { recursive: true });
   const children: Array<[ChildProcess, NodeJS.Signals]> = [];
+  const preferredPgDir = path.join(baseDir, 'pg');
+  let postgresDataDir: string | undefined;
+  const stopAll = async () => {
+    await Promise.all(children.map(([child, signal]) => stopChild(child, signal)));
+    if (!options.durable && postgresDataDir && postgresDataDir !== preferredPgDir) {
+      rmSync(postgresDataDir, { recursive: true, force: true });
+    }
+  };
   try {
     let databaseUrl = options.databaseUrl;
     if (!databaseUrl) {
-      const pg = await startPostgres(path.join(baseDir, 'pg'), options);
+      const pg = await startPostgres(preferredPgDir, options);
       children.push([pg.child, 'SIGINT']);
       databaseUrl = pg.url;
+      postgresDataDir = pg.dataDir;
     }
     let redisUrl = options.redisUrl;
     if (!redisUrl) {
@@ -170,15 +183,9 @@ export async function startLocalServices(
       children.push([redis.child, 'SIGTERM']);
       redisUrl = redis.url;
     }
-    return {
-      databaseUrl,
-      redisUrl,
-      stop: async () => {
-        await Promise.all(children.map(([child, signal]) => stopChild(child, signal)));
-      },
-    };
+    return { databaseUrl, redisUrl, postgresDataDir, stop: stopAll };
   } catch (error) {
-    await Promise.all(children.map(([child, signal]) => stopChild(child, signal)));
+    await stopAll();
     throw error;
   }
 }

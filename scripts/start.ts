@@ -13,7 +13,8 @@ import { startLocalServices, writeEnvFile } from './local-services';
 
 /**
  * `npm start`: the whole service on one machine. Starts Postgres and Redis in .cos/ unless
- * DATABASE_URL / REDIS_URL are set, migrates, ensures a demo account with a test key, then runs
+ * DATABASE_URL / REDIS_URL are set (Postgres's data elsewhere when the postgres user cannot
+ * reach .cos/, see postgres-dirs.ts), migrates, ensures a demo account with a test key, then runs
  * the api and one worker until Ctrl-C / SIGTERM, and stops everything it started.
  */
 const root = projectRoot();
@@ -62,7 +63,8 @@ async function waitForApi(url: string, timeoutMs = 30_000): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const services = await startLocalServices(dotCos, {
+  // A promise, so a Ctrl-C while they are still starting stops them too.
+  const services = startLocalServices(dotCos, {
     databaseUrl: process.env.DATABASE_URL,
     redisUrl: process.env.REDIS_URL,
     durable: true,
@@ -83,7 +85,10 @@ async function main(): Promise<void> {
           }),
       ),
     );
-    await services.stop();
+    await services.then(
+      (started) => started.stop(),
+      () => undefined,
+    );
     log('stopped');
     process.exit(code);
   };
@@ -91,23 +96,24 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   try {
+    const { databaseUrl, redisUrl, postgresDataDir } = await services;
     const secret = devSecret();
     const port = process.env.PORT ?? '3000';
     const env = {
       ...process.env,
       NODE_ENV: process.env.NODE_ENV ?? 'development',
-      DATABASE_URL: services.databaseUrl,
-      REDIS_URL: services.redisUrl,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
       COS_SECRET: secret,
       PORT: port,
     };
     writeEnvFile(path.join(dotCos, 'runtime.env'), {
-      DATABASE_URL: services.databaseUrl,
-      REDIS_URL: services.redisUrl,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
       COS_SECRET: secret,
       NODE_ENV: env.NODE_ENV,
     });
-    const key = await demoKey(services.databaseUrl, secret);
+    const key = await demoKey(databaseUrl, secret);
     for (const role of ['api', 'worker']) {
       const child = spawn(process.execPath, [path.join(root, 'dist', role, 'main.js')], { env, stdio: 'inherit' });
       child.on('exit', (code, signal) => {
@@ -119,8 +125,11 @@ async function main(): Promise<void> {
       children.push(child);
     }
     await waitForApi(`http://127.0.0.1:${port}/readyz`);
-    log(`Postgres: ${services.databaseUrl}`);
-    log(`Redis:    ${services.redisUrl}`);
+    log(`Postgres: ${databaseUrl}`);
+    log(`Redis:    ${redisUrl}`);
+    if (postgresDataDir && path.dirname(postgresDataDir) !== dotCos) {
+      log(`Postgres data: ${postgresDataDir} (the postgres user cannot enter this project's folder)`);
+    }
     log(`API:      http://localhost:${port}  (one worker running; Ctrl-C stops everything)`);
     const metricsPort = process.env.METRICS_PORT || String(DEFAULT_METRICS_PORT);
     log(

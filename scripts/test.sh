@@ -3,4 +3,4 @@
 # Jest's global setup starts throwaway Postgres and Redis unless DATABASE_URL / REDIS_URL are set.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-exec npx jest "$@"
+exec node_modules/.bin/jest "$@"
