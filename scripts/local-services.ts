@@ -19,6 +19,16 @@ export interface LocalServices {
   stop(): Promise<void>;
 }
 
+export interface LocalServiceOptions {
+  /** Data kept (fsync on, as for npm start) or throwaway (fsync off). */
+  durable: boolean;
+  /**
+   * In a process group of their own, so a Ctrl-C in the terminal reaches only the caller, which
+   * stops them after the processes using them have finished (npm start).
+   */
+  ownProcessGroup?: boolean;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -72,7 +82,7 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
  */
 export async function startPostgres(
   preferredDir: string,
-  options: { durable: boolean },
+  options: LocalServiceOptions,
 ): Promise<{ url: string; child: ChildProcess; dataDir: string }> {
   const owner = postgresUser();
   const dataDir = preparePostgresDataDir(preferredDir, owner);
@@ -88,7 +98,12 @@ export async function startPostgres(
   const sockets = socketDir(dataDir, port);
   const args = ['-D', dataDir, '-p', String(port), '-k', sockets, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'];
   if (!options.durable) args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const child = spawn('postgres', args, { cwd: dataDir, stdio: ['ignore', 'ignore', 'pipe'], ...(owner ?? {}) });
+  const child = spawn('postgres', args, {
+    cwd: dataDir,
+    detached: options.ownProcessGroup,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(owner ?? {}),
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
@@ -106,7 +121,7 @@ export async function startPostgres(
   return { url, child, dataDir };
 }
 
-export async function startRedis(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
+export async function startRedis(dataDir: string, options: LocalServiceOptions): Promise<{ url: string; child: ChildProcess }> {
   mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
   const child = spawn(
@@ -131,7 +146,7 @@ export async function startRedis(dataDir: string): Promise<{ url: string; child:
       '--loglevel',
       'warning',
     ],
-    { stdio: 'ignore' },
+    { detached: options.ownProcessGroup, stdio: 'ignore' },
   );
   const url = `redis://127.0.0.1:${port}`;
   await waitFor(
@@ -157,7 +172,7 @@ export async function startRedis(dataDir: string): Promise<{ url: string; child:
  */
 export async function startLocalServices(
   baseDir: string,
-  options: { databaseUrl?: string; redisUrl?: string; durable: boolean },
+  options: LocalServiceOptions & { databaseUrl?: string; redisUrl?: string },
 ): Promise<LocalServices> {
   mkdirSync(baseDir, { recursive: true });
   const children: Array<[ChildProcess, NodeJS.Signals]> = [];
@@ -179,7 +194,7 @@ export async function startLocalServices(
     }
     let redisUrl = options.redisUrl;
     if (!redisUrl) {
-      const redis = await startRedis(path.join(baseDir, 'redis'));
+      const redis = await startRedis(path.join(baseDir, 'redis'), options);
       children.push([redis.child, 'SIGTERM']);
       redisUrl = redis.url;
     }

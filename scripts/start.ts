@@ -68,6 +68,7 @@ async function main(): Promise<void> {
     databaseUrl: process.env.DATABASE_URL,
     redisUrl: process.env.REDIS_URL,
     durable: true,
+    ownProcessGroup: true,
   });
   const children: ChildProcess[] = [];
   let stopping = false;
@@ -92,8 +93,8 @@ async function main(): Promise<void> {
     log('stopped');
     process.exit(code);
   };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
+  // SIGHUP: the terminal closed; Postgres and Redis, in their own process group, never see it.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
 
   try {
     const { databaseUrl, redisUrl, postgresDataDir } = await services;
