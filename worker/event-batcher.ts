@@ -1,4 +1,5 @@
 import { UnrecoverableError, type Queue } from 'bullmq';
+import { tenantKey } from '../shared/cache/keys';
 import type { Db } from '../shared/db/database';
 import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
@@ -114,7 +115,7 @@ export class EventBatcher {
   private async apply(batch: BatchItem[]): Promise<void> {
     const byTenant = new Map<string, { tenant: Tenant; items: BatchItem[] }>();
     for (const item of batch) {
-      const key = `${item.data.accountId}\u0000${item.data.environment}`;
+      const key = tenantKey(item.data);
       const group = byTenant.get(key) ?? { tenant: { accountId: item.data.accountId, environment: item.data.environment }, items: [] };
       group.items.push(item);
       byTenant.set(key, group);

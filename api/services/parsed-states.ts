@@ -1,4 +1,5 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
+import { tenantKey } from '../../shared/cache/keys';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import type { StoredProfile } from '../../shared/profile/profile';
@@ -29,7 +30,7 @@ export class ParsedStates<State = unknown> {
 
   /** The learner's state of `profile`, the profile of user `hash` in `tenant`. */
   get(tenant: Tenant, hash: string, profile: StoredProfile): State {
-    const key = `${tenant.accountId}:${tenant.environment}:${hash}`;
+    const key = tenantKey(tenant, hash);
     const tag = `${profile.generation}:${profile.version}:${profile.updatedAt}`;
     const known = this.entries.get(key);
     if (known?.tag === tag) return known.state;

@@ -1,4 +1,5 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
+import { tenantKey } from '../../shared/cache/keys';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
@@ -56,7 +57,7 @@ export class PopulationLoader {
   ) {}
 
   async get(tenant: Tenant): Promise<unknown> {
-    const key = `${tenant.accountId}\u0000${tenant.environment}`;
+    const key = tenantKey(tenant);
     const entry = this.entries.get(key);
     if (!entry) {
       let first = this.loading.get(key);

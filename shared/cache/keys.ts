@@ -1,4 +1,4 @@
-import type { Tenant } from '../domain/environment';
+import type { Environment, Tenant } from '../domain/environment';
 
 /**
  * Every Redis key the service owns, with its TTL, under a versioned prefix
@@ -12,20 +12,27 @@ export const ERASED_TTL_SECONDS = 2 * 86_400;
 /** Outcome fingerprints live a day beyond the outcome window. */
 export const OUTCOME_FINGERPRINT_GRACE_SECONDS = 86_400;
 
+/**
+ * A tenant's partition, with more parts after it: `<accountId>:<environment>[:<part>…]`. The one
+ * spelling for Redis keys and for in-memory maps keyed by tenant (or tenant and user).
+ */
+export function tenantKey(tenant: Tenant, ...parts: string[]): string {
+  return [tenant.accountId, tenant.environment, ...parts].join(':');
+}
+
 export function redisKeys(prefix: string) {
   const base = `${prefix}:${CACHE_SCHEMA_VERSION}`;
-  const user = (tenant: Tenant, userId: string) =>
-    `${tenant.accountId}:${tenant.environment}:${Buffer.from(userId, 'utf8').toString('base64url')}`;
+  const user = (tenant: Tenant, userId: string) => tenantKey(tenant, Buffer.from(userId, 'utf8').toString('base64url'));
   return {
     /** Hash {v: version, g: generation, d: cached profile JSON}. */
     profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}`,
     /** SCAN pattern of the cached profiles of an account ('*' for all) in an environment. */
-    profilePattern: (accountId: string, environment: string) => `${base}:profile:${accountId}:${environment}:*`,
+    profilePattern: (accountId: string, environment: Environment) => `${base}:profile:${tenantKey({ accountId, environment }, '*')}`,
     /** Hash {v: version, d: population prior JSON} of a tenant (no TTL: one small key per tenant). */
-    population: (tenant: Tenant) => `${base}:population:${tenant.accountId}:${tenant.environment}`,
+    population: (tenant: Tenant) => `${base}:population:${tenantKey(tenant)}`,
     erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
     /** Sorted set of a user's outcomes accepted and not yet applied: requestId → ms accepted. */
-    pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenant.accountId}:${tenant.environment}:${userHash}`,
+    pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenantKey(tenant, userHash)}`,
     /** Pub/sub channel: JSON arrays of pendingOutcomes keys whose outcomes a worker just settled. */
     outcomesSettled: `${base}:outcomes-settled`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
