@@ -11,6 +11,7 @@ import type { PopulationCache } from '../shared/population/population-cache.repo
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { userHash } from '../shared/keys/user-hash';
 import { readRequestIdClaims } from '../shared/keys/request-id';
+import { compareStrings } from '../shared/util/compare';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
 import { PriorMemo } from './handlers/population-prior';
@@ -126,7 +127,7 @@ export class EventBatcher {
       this.db.transaction().execute(async (tx) => {
         const now = new Date();
         const out = [];
-        for (const [, { tenant, items }] of [...byTenant.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        for (const [, { tenant, items }] of [...byTenant.entries()].sort(([a], [b]) => compareStrings(a, b))) {
           const decisions = items.flatMap((i) => (i.kind === 'decision' ? [i.data] : []));
           const outcomes = items.flatMap((i) => (i.kind === 'outcome' ? [i.data] : []));
           out.push({

@@ -18,6 +18,7 @@ import type { ProfileUpdate } from '../schemas/request.schemas';
 import type { VersionsPage } from '../schemas/response.schemas';
 import { lockUsers } from '../../shared/db/locks';
 import { userHash } from '../../shared/keys/user-hash';
+import { compareStrings } from '../../shared/util/compare';
 import type { ProfileLoader } from './profile-loader';
 import { requestedPins } from './profile-update';
 
@@ -95,5 +96,5 @@ export class ProfileService {
 }
 
 function sortKeys(pins: Pins): Array<[string, string]> {
-  return Object.entries(pins).sort(([a], [b]) => a.localeCompare(b)) as Array<[string, string]>;
+  return Object.entries(pins).sort(([a], [b]) => compareStrings(a, b)) as Array<[string, string]>;
 }

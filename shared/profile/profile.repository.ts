@@ -3,6 +3,7 @@ import type { DbOrTx } from '../db/database';
 import type { ProfilesTable } from '../db/schema';
 import type { Tenant } from '../domain/environment';
 import { pinsSchema } from '../domain/arms';
+import { compareStrings } from '../util/compare';
 import type { StoredProfile } from './profile';
 
 type ProfileRow = Pick<ProfilesTable, 'user_id' | 'generation' | 'profile_version' | 'interaction_count'> & {
@@ -57,7 +58,7 @@ export async function lockProfiles(db: DbOrTx, tenant: Tenant, userIds: string[]
 /** Inserts profiles that do not exist yet; existing rows are left as they are. */
 export async function insertProfilesIfMissing(db: DbOrTx, tenant: Tenant, profiles: StoredProfile[]): Promise<void> {
   if (profiles.length === 0) return;
-  const sorted = [...profiles].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+  const sorted = [...profiles].sort((a, b) => compareStrings(a.userId, b.userId));
   await db
     .insertInto('profiles')
     .values(
