@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import type { ApiConfig } from '../shared/config/config';
 import { redisKeys } from '../shared/cache/keys';
-import { createDb } from '../shared/db/database';
+import { createDb, POOL_SIZE } from '../shared/db/database';
 import { readinessCheck } from '../shared/health/readiness';
 import { ApiMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
@@ -34,7 +34,7 @@ export function buildApiDependencies(
    */
   clock?: () => number,
 ): AppDeps & { close: () => Promise<void> } {
-  const db = createDb(config.DATABASE_URL, 20);
+  const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
   const readiness = readinessCheck(redis, db);

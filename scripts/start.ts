@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_METRICS_PORT } from '../shared/config/config';
 import { projectRoot } from '../shared/config/dev-env';
-import { createDb } from '../shared/db/database';
+import { createDb, POOL_SIZE } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
 import { hashApiKey } from '../shared/keys/api-key';
 import { findCredentialByHash } from '../shared/keys/key.repository';
@@ -29,7 +29,7 @@ function devSecret(): string {
 }
 
 async function demoKey(databaseUrl: string, secret: string): Promise<string> {
-  const db = createDb(databaseUrl, 2);
+  const db = createDb(databaseUrl, POOL_SIZE.tool);
   try {
     const { error } = await migrateToLatest(db);
     if (error) throw error;

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
-import { createDb } from '../shared/db/database';
+import { createDb, POOL_SIZE } from '../shared/db/database';
 import { readinessCheck, type Readiness } from '../shared/health/readiness';
 import { WorkerMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
@@ -17,6 +17,15 @@ import { catchUpTestDataReset, resetTestData } from '../shared/test-data/test-da
 import { flushUsage } from '../shared/usage/usage-flush';
 import { EventBatcher } from './event-batcher';
 import { buildRegistry, processorFor } from './registry';
+
+/**
+ * A job's lock, renewed while its worker runs; when a worker dies its jobs return to waiting
+ * once the lock has expired and the stalled-job check (this often) has seen it, and a job that
+ * stalls more than MAX_STALLED_COUNT times fails for good (docs/OPERATIONS.md).
+ */
+const JOB_LOCK_MS = 15_000;
+const STALLED_CHECK_INTERVAL_MS = 5_000;
+const MAX_STALLED_COUNT = 10;
 
 export interface RunningWorker {
   workers: Worker[];
@@ -35,7 +44,7 @@ export interface RunningWorker {
  */
 export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
   const keys = redisKeys(config.COS_REDIS_PREFIX);
-  const db = createDb(config.DATABASE_URL, 10);
+  const db = createDb(config.DATABASE_URL, POOL_SIZE.worker);
   const redis = createRedis(config.REDIS_URL, 'consumer');
   const events = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
@@ -76,7 +85,12 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   });
 
   const connections = [createRedis(config.REDIS_URL, 'consumer'), createRedis(config.REDIS_URL, 'consumer')];
-  const common = { prefix: keys.queuePrefix, lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 10 };
+  const common = {
+    prefix: keys.queuePrefix,
+    lockDuration: JOB_LOCK_MS,
+    stalledInterval: STALLED_CHECK_INTERVAL_MS,
+    maxStalledCount: MAX_STALLED_COUNT,
+  };
   const workers = [
     // A killed worker's jobs return to waiting once their lock expires, and run again.
     new Worker(EVENTS_QUEUE, processorFor(registry), { ...common, connection: connections[0]!, concurrency: config.WORKER_CONCURRENCY }),

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, loadCliConfig } from '../config/config';
 import { loadDotCosEnv } from '../config/dev-env';
-import { createDb } from '../db/database';
+import { createDb, POOL_SIZE } from '../db/database';
 import { KeyNotFoundError } from '../keys/key.service';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS } from './commands';
@@ -42,7 +42,7 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
   let db;
   try {
     const config = loadCliConfig(env);
-    db = createDb(config.DATABASE_URL, 2);
+    db = createDb(config.DATABASE_URL, POOL_SIZE.tool);
     const result = await command({ db, config, args });
     if (result.raw !== undefined) out.write(`${result.raw}\n`);
     else out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
