@@ -1,6 +1,8 @@
 import { UnrecoverableError, type Queue } from 'bullmq';
 import { tenantKey } from '../shared/cache/keys';
 import type { Db } from '../shared/db/database';
+import { errorCode, PG_BAD_DATA } from '../shared/db/pg-errors';
+import { retryTransaction } from '../shared/db/transaction-retry';
 import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
 import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
@@ -17,17 +19,15 @@ import type { BatchItem } from './handlers/event-batch';
 import { PriorMemo } from './handlers/population-prior';
 
 const FLUSH_DELAY_MS = 2;
-/** Postgres refusing the data itself (bad encoding, invalid text): retrying cannot help. */
-const DATA_ERRORS = new Set(['22021', '22P02', '22P05', '22001', '22003']);
-
+/** A job whose data Postgres refuses fails for good: retrying cannot help. */
 function unrecoverableIfBadData(error: unknown): unknown {
-  const code = (error as { code?: string }).code;
-  return code && DATA_ERRORS.has(code)
-    ? new UnrecoverableError(`the database refused this job's data: ${(error as Error).message}`)
+  const code = errorCode(error);
+  return code && PG_BAD_DATA.has(code) && error instanceof Error
+    ? new UnrecoverableError(`the database refused this job's data: ${error.message}`)
     : error;
 }
+
 const MAX_PARALLEL_FLUSHES = 4;
-const DEADLOCK_RETRIES = 3;
 
 /**
  * Collects jobs handed over by the BullMQ processor and applies them in batches: one Postgres
@@ -123,7 +123,7 @@ export class EventBatcher {
     }
     // Queued decision batches read by this apply, each once (many outcomes share one).
     const batches = new Map<string, Promise<DecisionJob[]>>();
-    const results = await this.withDeadlockRetry(() =>
+    const results = await retryTransaction(() =>
       this.db.transaction().execute(async (tx) => {
         const now = new Date();
         const out = [];
@@ -204,17 +204,6 @@ export class EventBatcher {
     const job = await this.queue.getJob(JOBS.decision.jobId({ requestId } as DecisionJob));
     const parsed = job ? JOBS.decision.schema.safeParse(job.data) : null;
     return parsed?.success ? parsed.data : null;
-  }
-
-  private async withDeadlockRetry<T>(run: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await run();
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        if ((code !== '40P01' && code !== '40001') || attempt >= DEADLOCK_RETRIES) throw error;
-      }
-    }
   }
 
   /** Applies whatever is pending (used when the worker drains on SIGTERM). */

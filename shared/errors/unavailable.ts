@@ -1,4 +1,8 @@
+import { errorCode, PG_CONNECTION_LOST } from '../db/pg-errors';
 import { AppError } from './app-error';
+
+/** Node's errno names for a connection refused, reset, timed out or broken. */
+const NETWORK_ERRORS: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
 
 const UNAVAILABLE_MESSAGES = [
   /Connection is closed/i,
@@ -14,8 +18,8 @@ const UNAVAILABLE_MESSAGES = [
 /** True for failures of Redis or Postgres connectivity (as opposed to bugs or bad input). */
 export function isDependencyUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: string }).code;
-  if (code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001'].includes(code)) return true;
+  const code = errorCode(error);
+  if (code && (NETWORK_ERRORS.has(code) || PG_CONNECTION_LOST.has(code))) return true;
   return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(error.message));
 }
 
