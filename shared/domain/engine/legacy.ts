@@ -8,7 +8,9 @@ import { emptyOlder, type Older } from './state';
  * Gaussian cells per task type) and `thompson-v1` (Beta cells per complexity). Both hold
  * decayed counts, reward sums and started counts per (complexity, value); they become the
  * `older` evidence of an engine-v2 state, with the whole reward credited to each value (the
- * earlier engines did not split it between dimensions).
+ * earlier engines did not split it between dimensions). Kept while a database written by an
+ * earlier build may hold them: nothing migrates stored states, and a profile's state is
+ * rewritten in the new format only at that user's next outcome (ADR 0009, Consequences).
  */
 const cells = z.array(z.number().min(0)).length(CELL_COUNT);
 const engineV1Schema = z.object({
