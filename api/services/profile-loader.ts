@@ -7,6 +7,7 @@ import type { ProfileCache } from '../../shared/profile/profile-cache.repository
 import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import { userHash } from '../../shared/keys/user-hash';
 import { BoundedMap } from '../../shared/cache/bounded-map';
+import { tenantKey } from '../../shared/cache/keys';
 import { findProfile } from '../../shared/profile/profile.repository';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import type { PopulationLoader } from './population-loader';
@@ -48,7 +49,7 @@ export class ProfileLoader {
    * the user's userHash, when the caller has it already.
    */
   async find(tenant: Tenant, userId: string, hash = userHash(this.secret, tenant, userId)): Promise<StoredProfile | null> {
-    const memoKey = `${tenant.accountId}\u0000${tenant.environment}\u0000${userId}`;
+    const memoKey = tenantKey(tenant, userId);
     const known = this.known.get(memoKey) ?? null;
     const read = () => this.cache.readFresh(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS, known);
     let current = await read();

@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { BoundedMap } from '../cache/bounded-map';
+import { tenantKey } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
 
 /**
  * A keyed, truncated hash of a tenant's userId. Request ids carry it (so an outcome can be tied
  * to its user even when its decision is gone) and erasure records keep only it, never the id.
+ * Its input is spelled here, not by tenantKey: stored hashes depend on it.
  */
 export function userHash(secret: string, tenant: Tenant, userId: string): string {
   return createHmac('sha256', secret)
@@ -26,7 +28,7 @@ export class UserHashes {
   }
 
   of(tenant: Tenant, userId: string): string {
-    const key = `${tenant.accountId}\u0000${tenant.environment}\u0000${userId}`;
+    const key = tenantKey(tenant, userId);
     let hash = this.known.get(key);
     if (hash === undefined) {
       hash = userHash(this.secret, tenant, userId);
