@@ -48,10 +48,13 @@ async function demoKey(databaseUrl: string, secret: string): Promise<string> {
   }
 }
 
-/** The banner is printed once the API answers, so its curl works right away. */
-async function waitForApi(url: string, timeoutMs = 30_000): Promise<void> {
+/**
+ * The banner is printed once the API answers, so its curl works right away. Gives up quietly
+ * when `stopping` turns true (a process died, or Ctrl-C).
+ */
+async function waitForApi(url: string, stopping: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !stopping()) {
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -59,7 +62,7 @@ async function waitForApi(url: string, timeoutMs = 30_000): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`the API did not answer on ${url} within ${timeoutMs / 1000} s`);
+  if (!stopping()) throw new Error(`the API did not answer on ${url} within ${timeoutMs / 1000} s`);
 }
 
 async function main(): Promise<void> {
@@ -98,6 +101,8 @@ async function main(): Promise<void> {
 
   try {
     const { databaseUrl, redisUrl, postgresDataDir } = await services;
+    // From here on, a stop that began while we waited (Ctrl-C, a process that died) ends the start.
+    if (stopping) return;
     const secret = devSecret();
     const port = process.env.PORT ?? '3000';
     const env = {
@@ -115,6 +120,7 @@ async function main(): Promise<void> {
       NODE_ENV: env.NODE_ENV,
     });
     const key = await demoKey(databaseUrl, secret);
+    if (stopping) return;
     for (const role of ['api', 'worker']) {
       const child = spawn(process.execPath, [path.join(root, 'dist', role, 'main.js')], { env, stdio: 'inherit' });
       child.on('exit', (code, signal) => {
@@ -125,7 +131,8 @@ async function main(): Promise<void> {
       });
       children.push(child);
     }
-    await waitForApi(`http://127.0.0.1:${port}/readyz`);
+    await waitForApi(`http://127.0.0.1:${port}/readyz`, () => stopping);
+    if (stopping) return;
     log(`Postgres: ${databaseUrl}`);
     log(`Redis:    ${redisUrl}`);
     if (postgresDataDir && path.dirname(postgresDataDir) !== dotCos) {
@@ -144,6 +151,7 @@ async function main(): Promise<void> {
     );
     log('more keys: npm run cli -- keys create --account demo --env live --json');
   } catch (error) {
+    if (stopping) return;
     process.stderr.write(`[cos] start failed: ${error instanceof Error ? error.message : String(error)}\n`);
     await stop(1);
   }
