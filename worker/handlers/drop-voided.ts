@@ -3,7 +3,8 @@ import { lockTestDataReset, lockUsers } from '../../shared/db/locks';
 import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
-import { compareUser, type ApplyDeps, type StoredDecision, type TenantBatchResult } from './event-batch';
+import { compareStrings } from '../../shared/util/compare';
+import type { ApplyDeps, StoredDecision, TenantBatchResult } from './event-batch';
 import { erasuresByHash, lastTestReset } from './events.repository';
 import type { ResolvedEvents } from './resolve-decisions';
 
@@ -39,7 +40,7 @@ export async function dropVoided(
   result: TenantBatchResult,
 ): Promise<LiveEvents> {
   const { decisions, stored } = resolved;
-  const userIds = [...new Set([...decisions.map((d) => d.userId), ...[...stored.values()].map((d) => d.userId)])].sort(compareUser);
+  const userIds = [...new Set([...decisions.map((d) => d.userId), ...[...stored.values()].map((d) => d.userId)])].sort(compareStrings);
   if (tenant.environment === 'test') await lockTestDataReset(tx, 'shared');
   await lockUsers(tx, tenant, userIds);
 

@@ -47,5 +47,3 @@ export interface TenantBatchResult {
   /** Users whose stored learner state was unreadable and replaced by a fresh one (`issue`: what was wrong), by user hash. */
   replacedStates: Array<{ userHash: string; issue: string }>;
 }
-
-export const compareUser = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

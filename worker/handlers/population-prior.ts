@@ -1,3 +1,4 @@
+import { tenantKey } from '../../shared/cache/keys';
 import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
@@ -7,8 +8,6 @@ import {
   storePopulation,
   type StoredPopulation,
 } from '../../shared/population/population.repository';
-
-const tenantKey = (tenant: Tenant) => `${tenant.accountId}\u0000${tenant.environment}`;
 
 /**
  * The population prior of each tenant this worker process last read or wrote, parsed. Prior

@@ -3,7 +3,8 @@ import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { StoredProfile } from '../../shared/profile/profile';
 import { insertNewProfiles, lockProfiles } from '../../shared/profile/profile.repository';
-import { compareUser, type ApplyDeps } from './event-batch';
+import { compareStrings } from '../../shared/util/compare';
+import type { ApplyDeps } from './event-batch';
 import { insertDecisions } from './events.repository';
 import type { LiveEvents } from './drop-voided';
 
@@ -26,7 +27,7 @@ export async function seedAndLockProfiles(
   for (const d of live.decisions) if (!generations.has(d.userId)) generations.set(d.userId, d.generation);
   for (const { decision } of live.outcomes) if (!generations.has(decision.userId)) generations.set(decision.userId, randomUUID());
   const learning = new Set(live.outcomes.map(({ decision }) => decision.userId));
-  const users = [...learning].sort(compareUser);
+  const users = [...learning].sort(compareStrings);
   const profiles = await lockProfiles(tx, tenant, users);
   // Users whose rows may be missing: those with only decisions here, and the learning ones not found.
   const missing = [...generations.keys()].filter((userId) => !profiles.has(userId));
