@@ -33,7 +33,7 @@ export function buildApiDependencies(
    * window; in production the calendar follows Date.now and the window Redis server time.
    */
   clock?: () => number,
-): AppDeps & { close: () => Promise<void> } {
+): AppDeps & { close: () => Promise<void>; started: Promise<void> } {
   const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
@@ -49,10 +49,12 @@ export function buildApiDependencies(
   const settled = new SettledOutcomes(createRedis(config.REDIS_URL, 'consumer'), keys);
   const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET, metrics);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
-  credentials.start();
+  const firstKeyPoll = credentials.start();
   const limiter = new Limiter(redis, keys, clock);
 
   return {
+    /** Resolves once start-up background work (the first key-change poll) is done. */
+    started: firstKeyPoll,
     logger,
     guards: {
       auth: authenticate({

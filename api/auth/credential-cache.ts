@@ -30,13 +30,18 @@ export class CredentialCache {
     private readonly refreshMs: number,
   ) {}
 
-  start(): void {
+  /** Starts polling; resolves once the first poll has finished (tests wait for it). */
+  start(): Promise<void> {
+    let first: () => void = () => undefined;
+    const polled = new Promise<void>((resolve) => (first = resolve));
     const tick = () => {
       void this.poll().finally(() => {
+        first();
         if (this.timer) this.timer = setTimeout(tick, this.refreshMs);
       });
     };
     this.timer = setTimeout(tick, 0);
+    return polled;
   }
 
   async stop(): Promise<void> {

@@ -34,6 +34,7 @@ beforeAll(async () => {
   const config = loadApiConfig(env.processEnv({ REDIS_URL: redisProxy.url, DATABASE_URL: pgProxy.url, KEY_REFRESH_INTERVAL: '1h' }));
   deps = buildApiDependencies(config, createLogger('silent', 'test'));
   app = createApp(deps);
+  await deps.started; // the first key-change poll reads Postgres once, in the background
 });
 afterAll(async () => {
   await deps.close();
