@@ -12,6 +12,7 @@ const UNAVAILABLE_MESSAGES = [
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND/,
   /timeout exceeded when trying to connect/i,
   /Connection terminated/i,
+  /Client has encountered a connection error and is not queryable/i,
   /the database system is (starting up|shutting down)/i,
 ];
 
