@@ -35,7 +35,7 @@ export function buildApiDependencies(
    * and the window Redis server time.
    */
   clock?: () => number,
-): AppDeps & { credentials: CredentialCache; close: () => Promise<void>; started: Promise<void> } {
+): AppDeps & { credentials: CredentialCache; loader: ProfileLoader; close: () => Promise<void>; started: Promise<void> } {
   const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
@@ -62,6 +62,7 @@ export function buildApiDependencies(
     started: firstKeyPoll,
     logger,
     credentials,
+    loader,
     guards: {
       auth: authenticate({
         credentials,
