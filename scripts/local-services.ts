@@ -16,6 +16,9 @@ export interface LocalServices {
   redisUrl: string;
   /** The data folder of the Postgres we started, if we started one. */
   postgresDataDir?: string;
+  /** The servers started here (none when given by URL), to stop and start again. */
+  postgres?: ServiceProcess;
+  redis?: ServiceProcess;
   stop(): Promise<void>;
 }
 
@@ -223,20 +226,19 @@ export async function startLocalServices(
     }
   };
   try {
-    let databaseUrl = options.databaseUrl;
-    if (!databaseUrl) {
-      const pg = await startPostgres(preferredPgDir, options);
-      started.push(pg);
-      databaseUrl = pg.url;
-      postgresDataDir = pg.dataDir;
-    }
-    let redisUrl = options.redisUrl;
-    if (!redisUrl) {
-      const redis = await startRedis(path.join(baseDir, 'redis'), options);
-      started.push(redis);
-      redisUrl = redis.url;
-    }
-    return { databaseUrl, redisUrl, postgresDataDir, stop: stopAll };
+    const postgres = options.databaseUrl ? undefined : await startPostgres(preferredPgDir, options);
+    if (postgres) started.push(postgres);
+    postgresDataDir = postgres?.dataDir;
+    const redis = options.redisUrl ? undefined : await startRedis(path.join(baseDir, 'redis'), options);
+    if (redis) started.push(redis);
+    return {
+      databaseUrl: postgres?.url ?? options.databaseUrl!,
+      redisUrl: redis?.url ?? options.redisUrl!,
+      postgresDataDir,
+      postgres,
+      redis,
+      stop: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;
