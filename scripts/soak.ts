@@ -106,10 +106,11 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   // Memory and machine load at the end of every minute.
   const memory: Array<{ busy: number | null; mb: Record<string, number | null> }> = [];
   let ticks = systemTicks();
+  let sampledAt = Date.now();
   const sample = () => {
     const now = systemTicks();
     memory.push({
-      busy: busyPercent(ticks, now, MINUTE),
+      busy: busyPercent(ticks, now, Math.max(1, Date.now() - sampledAt)),
       mb: {
         api: rssMb(api.proc.child.pid),
         'worker-1': rssMb(workers[0]!.child.pid),
@@ -120,6 +121,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       },
     });
     ticks = now;
+    sampledAt = Date.now();
   };
   const sampler = setInterval(sample, MINUTE);
   onCleanup(async () => clearInterval(sampler));
