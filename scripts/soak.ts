@@ -110,7 +110,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const sample = () => {
     const now = systemTicks();
     memory.push({
-      busy: busyPercent(ticks, now, Math.max(1, Date.now() - sampledAt)),
+      // Too short a span (the tail after the traffic stopped) says nothing about the load.
+      busy: Date.now() - sampledAt >= 10_000 ? busyPercent(ticks, now, Date.now() - sampledAt) : null,
       mb: {
         api: rssMb(api.proc.child.pid),
         'worker-1': rssMb(workers[0]!.child.pid),
