@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger/logger';
  * the failed set with a log line to alert on.
  */
 
-/** The log message of a parked job: alert on it (or on parkedJobs()). */
+/** The log message of a parked job: alert on it, or on cos_worker_jobs_failed_total{final="true"}. */
 export const PARKED_MESSAGE = 'job parked in the failed set: it will not be retried';
 
 /** Outcomes whose decision is in neither Postgres nor the queue, and whose user was not erased. */
@@ -35,18 +35,12 @@ export function jobFailure(error: unknown, job: Job): unknown {
   return error;
 }
 
-const parked = new Map<string, number>();
-
-/** Jobs this process has parked, by job name (for a metrics endpoint). */
-export function parkedJobs(): Record<string, number> {
-  return Object.fromEntries(parked);
-}
-
 const isPowerOfTwo = (n: number) => n > 0 && (n & (n - 1)) === 0;
 
 /**
  * Logs a failed attempt (the worker's `failed` event, after BullMQ has retried or parked the
- * job) and tells whether it was the job's last. A parked job logs at error level; one to be
+ * job) and tells whether it was the job's last (the worker counts it in its metrics). A parked
+ * job logs at error level; one to be
  * retried at warn on its 1st, 2nd, 4th, 8th … failure, so a long outage does not flood the log.
  */
 export function reportJobFailure(logger: Logger, job: Job | undefined, error: Error): boolean {
@@ -64,7 +58,6 @@ export function reportJobFailure(logger: Logger, job: Job | undefined, error: Er
     logger.warn({ ...fields, err: error }, 'job failed and was dropped: its next scheduled run does the same work');
     return true;
   }
-  parked.set(job.name, (parked.get(job.name) ?? 0) + 1);
   logger.error({ ...fields, reason: error.message }, PARKED_MESSAGE);
   return true;
 }

@@ -5,7 +5,9 @@ import { capture, runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { createLogger } from '../../shared/logger/logger';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
-import { DECISION_NOT_FOUND_ATTEMPTS, PARKED_MESSAGE, parkedJobs } from '../../worker/job-failures';
+import { DECISION_NOT_FOUND_ATTEMPTS, PARKED_MESSAGE } from '../../worker/job-failures';
+import type { RunningWorker } from '../../worker/worker';
+import { sampleValue } from '../support/prometheus';
 
 /** The job id of the decision batch a requestId was issued in. */
 const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId: readRequestIdClaims(requestId)!.decisionBatch! });
@@ -13,6 +15,7 @@ const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId
 let h: Harness;
 let key: string;
 let queue: Queue;
+let worker: RunningWorker;
 /** What the worker logs at warn level and above. */
 const workerLog = capture();
 beforeAll(async () => {
@@ -20,8 +23,15 @@ beforeAll(async () => {
   key = await h.key('jobs', 'test');
   queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
   // Retries 100 times faster than by default: a job that should be parked is seen parked soon.
-  h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream), { JOB_RETRY_DELAY: '10ms', JOB_RETRY_MAX_DELAY: '300ms' });
+  worker = h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream), {
+    JOB_RETRY_DELAY: '10ms',
+    JOB_RETRY_MAX_DELAY: '300ms',
+  });
 });
+
+/** Event jobs the worker has parked (its metrics' final failures). */
+const parkedEvents = async () =>
+  sampleValue(await worker.metrics.registry.metrics(), 'cos_worker_jobs_failed_total', { queue: 'events', final: 'true' });
 
 /** The worker's log lines (JSON) with this message. */
 const logLines = (message: string) =>
@@ -109,7 +119,7 @@ describe('worker job handling', () => {
     // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
     await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
     await (await queue.getJob(decisionId))!.remove();
-    const parkedBefore = parkedJobs().outcomes ?? 0;
+    const parkedBefore = (await parkedEvents()) ?? 0;
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     const job = await eventually(async () =>
       (await queue.getFailed()).find(
@@ -118,7 +128,7 @@ describe('worker job handling', () => {
     );
     expect(job.attemptsMade).toBe(DECISION_NOT_FOUND_ATTEMPTS); // kept with its payload for 30 days
     expect(job.failedReason).toMatch(/in neither Postgres nor the queue after 3 attempts/);
-    expect(parkedJobs().outcomes).toBe(parkedBefore + 1);
+    expect(await parkedEvents()).toBe(parkedBefore + 1);
     expect(logLines(PARKED_MESSAGE)).toContainEqual(
       expect.objectContaining({ level: 50, jobId: job.id, name: 'outcomes', attempts: DECISION_NOT_FOUND_ATTEMPTS }),
     );
