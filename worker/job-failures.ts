@@ -40,8 +40,8 @@ const isPowerOfTwo = (n: number) => n > 0 && (n & (n - 1)) === 0;
 /**
  * Logs a failed attempt (the worker's `failed` event, after BullMQ has retried or parked the
  * job) and tells whether it was the job's last (the worker counts it in its metrics). A parked
- * job logs at error level; one to be
- * retried at warn on its 1st, 2nd, 4th, 8th … failure, so a long outage does not flood the log.
+ * job logs at error level; one to be retried at warn on its 1st, 2nd, 4th, 8th … failure, so a
+ * long outage does not flood the log.
  */
 export function reportJobFailure(logger: Logger, job: Job | undefined, error: Error): boolean {
   if (!job) {

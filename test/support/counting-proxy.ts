@@ -42,7 +42,13 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   });
-  const listen = (port: number) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject).listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
   const stopListening = () =>
     new Promise<void>((resolve) => {
       for (const socket of sockets) socket.destroy();
