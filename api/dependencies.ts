@@ -11,6 +11,7 @@ import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { createRedis } from '../shared/redis/redis';
+import { CredentialChanges } from '../shared/keys/credential-changes.repository';
 import type { AppDeps } from './app';
 import { clusterMetricsText } from './cluster-metrics';
 import { CredentialCache } from './auth/credential-cache';
@@ -30,10 +31,11 @@ export function buildApiDependencies(
   logger: Logger,
   /**
    * Injected in tests to cross month boundaries and place requests in the rate limiter's
-   * window; in production the calendar follows Date.now and the window Redis server time.
+   * window, and the credentials' grace period; in production the calendar follows Date.now
+   * and the window Redis server time.
    */
   clock?: () => number,
-): AppDeps & { close: () => Promise<void>; started: Promise<void> } {
+): AppDeps & { credentials: CredentialCache; loader: ProfileLoader; close: () => Promise<void>; started: Promise<void> } {
   const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
@@ -46,16 +48,21 @@ export function buildApiDependencies(
   const producer = new BatchedProducer(queueRedis, keys.queuePrefix);
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
-  const settled = new SettledOutcomes(createRedis(config.REDIS_URL, 'consumer'), keys);
+  // One subscriber connection for both channels the API listens to.
+  const subscriber = createRedis(config.REDIS_URL, 'consumer');
+  const settled = new SettledOutcomes(subscriber, keys);
   const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET, metrics);
-  const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL);
+  const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL, clock);
   const firstKeyPoll = credentials.start();
+  const changes = new CredentialChanges(subscriber, keys, (change) => credentials.apply(change));
   const limiter = new Limiter(redis, keys, clock);
 
   return {
     /** Resolves once start-up background work (the first key-change poll) is done. */
     started: firstKeyPoll,
     logger,
+    credentials,
+    loader,
     guards: {
       auth: authenticate({
         credentials,
@@ -77,6 +84,7 @@ export function buildApiDependencies(
       await producer.close();
       queueRedis.disconnect();
       settled.close();
+      changes.close();
       redis.disconnect();
       await db.destroy();
     },

@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import os from 'node:os';
 import path from 'node:path';
 import { apiProcessesPhase } from './bench/api-processes-phase';
 import { contextPhases } from './bench/context-phase';
 import { machineBusy } from './bench/cpu';
+import { machineDescription, runSource } from './bench/provenance';
 import { stopLoad } from './bench/load-client';
 import { printReport, type LoadResult } from './bench/load-report';
 import { LoadRig, type LoadOptions } from './bench/load-rig';
@@ -48,19 +47,8 @@ const opts: LoadOptions & { apiProcesses: number } = {
 };
 
 async function run(dir: string, onCleanup: (step: () => Promise<void>) => void): Promise<LoadResult> {
-  const git = (...args: string[]) => spawnSync('git', args, { cwd: path.join(__dirname, '../..'), encoding: 'utf8' }).stdout?.trim() ?? '';
-  // BENCH_SOURCE names the code measured when it is not a git checkout (e.g. a `git archive` copy).
-  const source = process.env.BENCH_SOURCE
-    ? { commit: process.env.BENCH_SOURCE, uncommittedFiles: 0 }
-    : { commit: git('rev-parse', '--short', 'HEAD'), uncommittedFiles: git('status', '--porcelain').split('\n').filter(Boolean).length };
-  const cpus = os.cpus();
-  const machine = {
-    cpu: cpus[0]?.model ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    node: process.version,
-    os: `${os.type()} ${os.release()}`,
-  };
+  const source = runSource();
+  const machine = machineDescription();
   log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}`);
   const busyAtStart = await machineBusy(1000);
 

@@ -16,7 +16,24 @@ export interface LocalServices {
   redisUrl: string;
   /** The data folder of the Postgres we started, if we started one. */
   postgresDataDir?: string;
+  /** The servers started here (none when given by URL), to stop and start again. */
+  postgres?: ServiceProcess;
+  redis?: ServiceProcess;
   stop(): Promise<void>;
+}
+
+/** A Postgres or Redis started here, which can be stopped and started again (outage tests, the soak). */
+export interface ServiceProcess {
+  url: string;
+  /** The running server process (a new one after `start`). */
+  readonly child: ChildProcess;
+  /**
+   * Stops it: `clean` is Postgres's fast shutdown (SIGINT) or Redis's SHUTDOWN on SIGTERM, which
+   * syncs its append-only file; `kill` is an immediate shutdown (SIGQUIT) or SIGKILL (Redis).
+   */
+  stop(how?: 'clean' | 'kill'): Promise<void>;
+  /** Starts it again, on the same port and data. */
+  start(): Promise<void>;
 }
 
 export interface LocalServiceOptions {
@@ -80,10 +97,7 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
  * user running it cannot reach that folder). Its processes start inside the data folder, so an
  * unreachable working directory is no concern of theirs.
  */
-export async function startPostgres(
-  preferredDir: string,
-  options: LocalServiceOptions,
-): Promise<{ url: string; child: ChildProcess; dataDir: string }> {
+export async function startPostgres(preferredDir: string, options: LocalServiceOptions): Promise<ServiceProcess & { dataDir: string }> {
   const owner = postgresUser();
   const dataDir = preparePostgresDataDir(preferredDir, owner);
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
@@ -98,72 +112,99 @@ export async function startPostgres(
   const sockets = socketDir(dataDir, port);
   const args = ['-D', dataDir, '-p', String(port), '-k', sockets, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'];
   if (!options.durable) args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const child = spawn('postgres', args, {
-    cwd: dataDir,
-    detached: options.ownProcessGroup,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    ...(owner ?? {}),
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  await waitFor(
-    async () => {
-      const client = new Client({ connectionString: url });
-      await client.connect();
-      await client.end();
-    },
-    `postgres (${stderr.trim().split('\n').pop() ?? ''})`,
-    child,
-  );
-  return { url, child, dataDir };
+  const launch = async () => {
+    const child = spawn('postgres', args, {
+      cwd: dataDir,
+      detached: options.ownProcessGroup,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(owner ?? {}),
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    await waitFor(
+      async () => {
+        const client = new Client({ connectionString: url });
+        await client.connect();
+        await client.end();
+      },
+      `postgres (${stderr.trim().split('\n').pop() ?? ''})`,
+      child,
+    );
+    return child;
+  };
+  return restartable(url, await launch(), launch, { clean: 'SIGINT', kill: 'SIGQUIT' }, { dataDir });
 }
 
-export async function startRedis(dataDir: string, options: LocalServiceOptions): Promise<{ url: string; child: ChildProcess }> {
+export async function startRedis(dataDir: string, options: LocalServiceOptions): Promise<ServiceProcess> {
   mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dataDir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'everysec',
-      '--save',
-      '',
-      '--maxmemory-policy',
-      'noeviction',
-      '--daemonize',
-      'no',
-      '--loglevel',
-      'warning',
-    ],
-    { detached: options.ownProcessGroup, stdio: 'ignore' },
-  );
   const url = `redis://127.0.0.1:${port}`;
-  await waitFor(
-    () =>
-      new Promise<void>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
-        socket.on('data', (data) => {
-          socket.destroy();
-          if (data.toString().startsWith('+PONG')) resolve();
-          else reject(new Error(data.toString()));
-        });
-        socket.on('error', reject);
-      }),
-    'redis-server',
-    child,
-  );
-  return { url, child };
+  const launch = async () => {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dataDir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'everysec',
+        '--save',
+        '',
+        '--maxmemory-policy',
+        'noeviction',
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      { detached: options.ownProcessGroup, stdio: 'ignore' },
+    );
+    await waitFor(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const socket = net.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+          socket.on('data', (data) => {
+            socket.destroy();
+            if (data.toString().startsWith('+PONG')) resolve();
+            else reject(new Error(data.toString()));
+          });
+          socket.on('error', reject);
+        }),
+      'redis-server',
+      child,
+    );
+    return child;
+  };
+  return restartable(url, await launch(), launch, { clean: 'SIGTERM', kill: 'SIGKILL' }, {});
+}
+
+function restartable<Extra extends object>(
+  url: string,
+  first: ChildProcess,
+  launch: () => Promise<ChildProcess>,
+  signals: Record<'clean' | 'kill', NodeJS.Signals>,
+  extra: Extra,
+): ServiceProcess & Extra {
+  let child = first;
+  return {
+    ...extra,
+    url,
+    get child() {
+      return child;
+    },
+    stop: (how = 'clean') => stopChild(child, signals[how]),
+    start: async () => {
+      child = await launch();
+    },
+  };
 }
 
 /**
@@ -175,30 +216,29 @@ export async function startLocalServices(
   options: LocalServiceOptions & { databaseUrl?: string; redisUrl?: string },
 ): Promise<LocalServices> {
   mkdirSync(baseDir, { recursive: true });
-  const children: Array<[ChildProcess, NodeJS.Signals]> = [];
+  const started: ServiceProcess[] = [];
   const preferredPgDir = path.join(baseDir, 'pg');
   let postgresDataDir: string | undefined;
   const stopAll = async () => {
-    await Promise.all(children.map(([child, signal]) => stopChild(child, signal)));
+    await Promise.all(started.map((service) => service.stop()));
     if (!options.durable && postgresDataDir && postgresDataDir !== preferredPgDir) {
       rmSync(postgresDataDir, { recursive: true, force: true });
     }
   };
   try {
-    let databaseUrl = options.databaseUrl;
-    if (!databaseUrl) {
-      const pg = await startPostgres(preferredPgDir, options);
-      children.push([pg.child, 'SIGINT']);
-      databaseUrl = pg.url;
-      postgresDataDir = pg.dataDir;
-    }
-    let redisUrl = options.redisUrl;
-    if (!redisUrl) {
-      const redis = await startRedis(path.join(baseDir, 'redis'), options);
-      children.push([redis.child, 'SIGTERM']);
-      redisUrl = redis.url;
-    }
-    return { databaseUrl, redisUrl, postgresDataDir, stop: stopAll };
+    const postgres = options.databaseUrl ? undefined : await startPostgres(preferredPgDir, options);
+    if (postgres) started.push(postgres);
+    postgresDataDir = postgres?.dataDir;
+    const redis = options.redisUrl ? undefined : await startRedis(path.join(baseDir, 'redis'), options);
+    if (redis) started.push(redis);
+    return {
+      databaseUrl: postgres?.url ?? options.databaseUrl!,
+      redisUrl: redis?.url ?? options.redisUrl!,
+      postgresDataDir,
+      postgres,
+      redis,
+      stop: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;

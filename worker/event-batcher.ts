@@ -14,9 +14,11 @@ import type { PendingOutcomes } from '../shared/profile/pending-outcomes.reposit
 import { userHash } from '../shared/keys/user-hash';
 import { readRequestIdClaims } from '../shared/keys/request-id';
 import { compareStrings } from '../shared/util/compare';
+import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchItem } from './handlers/event-batch';
 import { PriorMemo } from './handlers/population-prior';
+import { DecisionNotFoundError } from './job-failures';
 
 const FLUSH_DELAY_MS = 2;
 /** A job whose data Postgres refuses fails for good: retrying cannot help. */
@@ -68,8 +70,11 @@ export class EventBatcher {
   async submitAll(items: Array<Omit<BatchItem, 'resolve' | 'reject'>>): Promise<string> {
     const settled = await Promise.allSettled(items.map((item) => this.submit(item)));
     const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
-    const transient = failures.find((error) => !(error instanceof UnrecoverableError));
+    // Lost decisions park the job after a few attempts (job-failures.ts): only when nothing else failed.
+    const lost = failures.flatMap((error) => (error instanceof DecisionNotFoundError ? error.requestIds : []));
+    const transient = failures.find((error) => !(error instanceof UnrecoverableError) && !(error instanceof DecisionNotFoundError));
     if (transient !== undefined) throw transient;
+    if (lost.length > 0) throw new DecisionNotFoundError(lost);
     if (failures.length > 0) throw new UnrecoverableError(`${failures.length} of ${items.length} items refused: ${String(failures[0])}`);
     const counts = new Map<string, number>();
     for (const s of settled) if (s.status === 'fulfilled') counts.set(s.value, (counts.get(s.value) ?? 0) + 1);
@@ -102,12 +107,16 @@ export class EventBatcher {
     }
   }
 
-  /** A failing batch is split into single jobs so one bad job cannot fail the others. */
+  /**
+   * A failing batch is split into single jobs so one bad job cannot fail the others — unless
+   * Postgres or Redis is unreachable: then every job would fail alike, and all are retried later.
+   */
   private async applyWithFallback(batch: BatchItem[]): Promise<void> {
     try {
       await this.apply(batch);
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(unrecoverableIfBadData(error));
+      if (isDependencyUnavailable(error)) return batch.forEach((item) => item.reject(error));
       this.logger.warn({ err: error, size: batch.length }, 'batch failed; applying its jobs one by one');
       for (const item of batch) await this.apply([item]).catch((e: unknown) => item.reject(unrecoverableIfBadData(e)));
     }
@@ -179,7 +188,7 @@ export class EventBatcher {
       const id = item.data.requestId;
       if (item.kind === 'decision') item.resolve(droppedDecisions.has(id) ? 'dropped: user erased' : 'stored');
       else if (droppedOutcomes.has(id)) item.resolve('dropped: user erased or test data reset');
-      else if (missingOutcomes.has(id)) item.reject(new Error(`decision of ${id} not found; retrying`));
+      else if (missingOutcomes.has(id)) item.reject(new DecisionNotFoundError([id]));
       else item.resolve(applied.has(id) ? 'applied' : 'already applied');
     }
   }

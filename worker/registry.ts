@@ -1,5 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { JOBS, JOB_NAMES, type JobName, type JobPayload } from '../shared/jobs/catalog';
+import { jobFailure } from './job-failures';
 
 /** A job's handler, typed by its catalog payload. */
 export type Handler<N extends JobName> = (data: JobPayload<N>, job: Job) => Promise<string>;
@@ -21,10 +22,14 @@ function run<N extends JobName>(registry: Handlers, name: N, job: Job): Promise<
   return registry[name](parsed.data as JobPayload<N>, job);
 }
 
-/** The BullMQ processor: bad payloads and unknown jobs fail without retries. */
+/** The BullMQ processor: bad payloads and unknown jobs fail without retries, so do handler failures that can never succeed. */
 export function processorFor(registry: Handlers) {
   return async (job: Job): Promise<string> => {
     if (!isJobName(job.name)) throw new UnrecoverableError(`unknown job ${job.name}`);
-    return run(registry, job.name, job);
+    try {
+      return await run(registry, job.name, job);
+    } catch (error) {
+      throw jobFailure(error, job);
+    }
   };
 }

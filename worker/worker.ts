@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
@@ -15,7 +16,9 @@ import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis } from '../shared/redis/redis';
 import { catchUpTestDataReset, resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
+import { cappedBackoff } from '../shared/jobs/retry';
 import { EventBatcher } from './event-batcher';
+import { reportJobFailure } from './job-failures';
 import { buildRegistry, processorFor } from './registry';
 
 /**
@@ -90,6 +93,9 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     lockDuration: JOB_LOCK_MS,
     stalledInterval: STALLED_CHECK_INTERVAL_MS,
     maxStalledCount: MAX_STALLED_COUNT,
+    // Kept on each job (processedBy): which worker process applied it.
+    name: `${os.hostname()}:${process.pid}`,
+    settings: { backoffStrategy: cappedBackoff({ baseMs: config.JOB_RETRY_DELAY, maxMs: config.JOB_RETRY_MAX_DELAY }) },
   };
   const workers = [
     // A killed worker's jobs return to waiting once their lock expires, and run again.
@@ -98,15 +104,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   ];
   for (const worker of workers) {
     worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
-    worker.on('failed', (job, error) => {
-      // finishedOn is set only when the job went to the failed set (no retries left, or an UnrecoverableError).
-      const final = !!job && (!!job.finishedOn || job.attemptsMade >= (job.opts.attempts ?? 1));
-      metrics.jobFailed(worker.name, final);
-      logger[final ? 'error' : 'warn'](
-        { jobId: job?.id, name: job?.name, attempts: job?.attemptsMade, err: error },
-        final ? 'job failed for good; kept in the failed set' : 'job failed; will retry',
-      );
-    });
+    worker.on('failed', (job, error) => metrics.jobFailed(worker.name, reportJobFailure(logger, job, error)));
   }
 
   const ready = (async () => {

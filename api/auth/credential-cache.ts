@@ -1,18 +1,22 @@
 import type { Db } from '../../shared/db/database';
 import { credentialsWatermark, findCredentialByHash, touchLastUsed, type KeyCredential } from '../../shared/keys/key.repository';
+import type { CredentialChange } from '../../shared/keys/credential-changes.repository';
 import type { Logger } from '../../shared/logger/logger';
 
 const POSITIVE_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 1_000;
 const MAX_ENTRIES = 50_000;
 /** How long a cached valid key is still honoured while Postgres cannot be reached. */
-const STALE_GRACE_MS = 10 * 60_000;
+export const STALE_GRACE_MS = 10 * 60_000;
 
 /**
- * In-process cache of key credentials so the hot path never reads Postgres. Each instance
- * polls a watermark (latest change to any key or account) every `refreshMs` and drops all
- * cached credentials when it moves: a revoke, delete, rotation or restriction takes effect on
- * every instance within refreshMs plus one poll (≤ 2 s with the 1 s default).
+ * In-process cache of key credentials so the hot path never reads Postgres
+ * (docs/adr/0004-credential-cache.md). A revocation, deletion or restriction made with the CLI
+ * is announced on Redis and applied to the cached credentials at once (`apply`), whether or
+ * not this instance reaches Postgres. Each instance also polls a watermark (latest change to
+ * any key or account) every `refreshMs` and drops all cached credentials when it moves: any
+ * change, announced or not, takes effect within refreshMs plus one poll (≤ 2 s with the 1 s
+ * default) while Postgres is reachable.
  */
 export class CredentialCache {
   private readonly entries = new Map<string, { credential: KeyCredential | null; at: number }>();
@@ -28,6 +32,8 @@ export class CredentialCache {
     private readonly db: Db,
     private readonly logger: Logger,
     private readonly refreshMs: number,
+    /** Ages the entries (injected in tests to cross the grace period). */
+    private readonly clock: () => number = Date.now,
   ) {}
 
   /** Starts polling; resolves once the first poll has finished (tests wait for it). */
@@ -50,7 +56,7 @@ export class CredentialCache {
     await this.flushLastUsed();
   }
 
-  async lookup(hashHex: string, keyHash: Buffer, now = Date.now()): Promise<KeyCredential | null> {
+  async lookup(hashHex: string, keyHash: Buffer, now = this.clock()): Promise<KeyCredential | null> {
     const cached = this.entries.get(hashHex);
     if (cached && now - cached.at < (cached.credential ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS)) return cached.credential;
     const epoch = this.epoch;
@@ -69,8 +75,27 @@ export class CredentialCache {
     }
     if (epoch !== this.epoch) return credential; // answered, but possibly from before a change
     if (this.entries.size >= MAX_ENTRIES) this.clear();
-    this.entries.set(hashHex, { credential, at: Date.now() });
+    this.entries.set(hashHex, { credential, at: this.clock() });
     return credential;
+  }
+
+  /**
+   * Applies an announced change to the cached credentials it concerns, keeping their age, so a
+   * revoked key is refused even when its entry is served through the grace period. A lookup in
+   * flight may predate the change: its answer is not cached.
+   */
+  apply(change: CredentialChange): void {
+    this.epoch++;
+    for (const [hashHex, entry] of this.entries) {
+      const credential = entry.credential;
+      if (!credential) continue;
+      if (change.type === 'key' && credential.id === change.keyId) {
+        const { revokedAt = credential.revokedAt, deletedAt = credential.deletedAt } = change;
+        this.entries.set(hashHex, { ...entry, credential: { ...credential, revokedAt, deletedAt } });
+      } else if (change.type === 'account' && credential.accountId === change.accountId) {
+        this.entries.set(hashHex, { ...entry, credential: { ...credential, restricted: change.restricted } });
+      }
+    }
   }
 
   private clear(): void {

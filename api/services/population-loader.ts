@@ -45,6 +45,8 @@ interface Entry extends Loaded {
  */
 export class PopulationLoader {
   private readonly entries = new BoundedMap<string, Entry>(MAX_TENANT_PRIORS);
+  /** Background refreshes under way (refreshesDone). */
+  private readonly refreshing = new Set<Promise<void>>();
   /** First loads under way, so that concurrent first requests of a tenant share one read. */
   private readonly loading = new Map<string, Promise<Entry>>();
 
@@ -75,16 +77,24 @@ export class PopulationLoader {
       return (await first).prior;
     }
     if (!entry.refreshing && this.now() - entry.loadedAt >= POPULATION_REFRESH_MS) {
-      entry.refreshing = this.refresh(tenant, entry)
+      const refreshing = this.refresh(tenant, entry)
         .then(() => {
           entry.loadedAt = this.now();
         })
         .catch((error: unknown) => this.logger.warn({ err: error }, 'population prior refresh failed'))
         .finally(() => {
           entry.refreshing = null;
+          this.refreshing.delete(refreshing);
         });
+      entry.refreshing = refreshing;
+      this.refreshing.add(refreshing);
     }
     return entry.prior;
+  }
+
+  /** Resolves once the background refreshes under way have finished. */
+  async refreshesDone(): Promise<void> {
+    await Promise.all(this.refreshing);
   }
 
   /** Replaces the entry's prior by a newer version, if there is one; the same version is the same prior, so its parsed object is kept. */

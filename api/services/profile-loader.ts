@@ -33,6 +33,8 @@ const RECHECK_MS = 50;
  */
 export class ProfileLoader {
   private readonly known = new BoundedMap<string, StoredProfile>(MAX_KNOWN_PROFILES);
+  /** Reads that waited for the user's pending outcomes, by how the wait ended (for tests and metrics). */
+  readonly waits = { settled: 0, timedOut: 0 };
 
   constructor(
     private readonly db: Db,
@@ -62,6 +64,7 @@ export class ProfileLoader {
         const left = deadline - Date.now();
         if (current.pending === 0 || left <= 0) {
           settlement.cancel();
+          this.waits[current.pending === 0 ? 'settled' : 'timedOut']++;
           break;
         }
         await settlement.wait(Math.min(RECHECK_MS, left));

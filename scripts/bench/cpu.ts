@@ -26,7 +26,8 @@ export function readProc(file: string): string {
     return '';
   }
 }
-function systemTicks(): { busy: number; irq: number; steal: number } {
+/** The machine's CPU time so far (1/100 s): busy in all, of it interrupts, and stolen by the hypervisor. */
+export function systemTicks(): { busy: number; irq: number; steal: number } {
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = readProc('/proc/stat')
     .split('\n')[0]!
     .trim()
@@ -35,12 +36,15 @@ function systemTicks(): { busy: number; irq: number; steal: number } {
     .map(Number);
   return { busy: user + nice + system + irq + softirq, irq: irq + softirq, steal };
 }
+/** Percent of the machine (all cores) busy between two systemTicks() taken `ms` apart, whoever was busy. */
+export const busyPercent = (before: { busy: number }, after: { busy: number }, ms: number) =>
+  // ms / 10 ticks elapse per core; the result is a share of all cores, in percent.
+  Math.round(((after.busy - before.busy) / (ms / 10) / os.cpus().length) * 100);
 /** Percent of the machine (all cores) busy over `ms`, whoever is busy. */
 export async function machineBusy(ms: number): Promise<number> {
   const a = systemTicks();
   await sleep(ms);
-  const b = systemTicks();
-  return Math.round((b.busy - a.busy) / (ms / 10) / os.cpus().length);
+  return busyPercent(a, systemTicks(), ms);
 }
 /** CPU ticks (1/100 s) of every process we started, by role; Postgres counts its backends too. */
 export function cpuSnapshot(roles: Record<string, number[]>, dataDir: string, redisPort: string): CpuSnapshot {

@@ -35,6 +35,8 @@ export function redisKeys(prefix: string) {
     pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenantKey(tenant, userHash)}`,
     /** Pub/sub channel: JSON arrays of pendingOutcomes keys whose outcomes a worker just settled. */
     outcomesSettled: `${base}:outcomes-settled`,
+    /** Pub/sub channel: key revocations and deletions, account restrictions (JSON, CredentialChange). */
+    credentialChanges: `${base}:credential-changes`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
     outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
     /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s. */

@@ -11,6 +11,7 @@ import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../jobs/catalog';
 import { createAccount, findAccount, listAccounts, planSchema, setRestricted, type Account } from '../keys/account.repository';
 import { scopeSchema } from '../keys/api-key';
 import { listKeys, type ApiKeyRecord } from '../keys/key.repository';
+import { publishCredentialChange, type CredentialChange } from '../keys/credential-changes.repository';
 import { KeyService } from '../keys/key.service';
 import { createRedis } from '../redis/redis';
 import { utcMonth } from '../limits/calendar';
@@ -31,6 +32,8 @@ export interface CommandOutput {
   text: string;
   /** Printed as is, even with --json (e.g. `usage --format csv`). */
   raw?: string;
+  /** Printed on stderr: the command did its work, with a caveat. */
+  warning?: string;
 }
 
 const accountJson = (a: Account) => ({ id: a.id, name: a.name, plan: a.plan, restricted: a.restricted, createdAt: a.createdAt });
@@ -102,15 +105,17 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
       text: accounts.map((a) => `${a.id}  ${a.name}  ${a.plan}${a.restricted ? '  restricted' : ''}`).join('\n') || '(no accounts)',
     };
   },
-  'accounts restrict': async ({ db, args }) => {
+  'accounts restrict': async ({ db, config, args }) => {
     const account = await requireAccount(db, positional(args, 2, 'account'));
     await setRestricted(db, account.id, true);
-    return { json: accountJson({ ...account, restricted: true }), text: `account ${account.name} is restricted` };
+    const warning = await announce(config, { type: 'account', accountId: account.id, restricted: true });
+    return { json: accountJson({ ...account, restricted: true }), text: `account ${account.name} is restricted`, warning };
   },
-  'accounts unrestrict': async ({ db, args }) => {
+  'accounts unrestrict': async ({ db, config, args }) => {
     const account = await requireAccount(db, positional(args, 2, 'account'));
     await setRestricted(db, account.id, false);
-    return { json: accountJson({ ...account, restricted: false }), text: `account ${account.name} is no longer restricted` };
+    const warning = await announce(config, { type: 'account', accountId: account.id, restricted: false });
+    return { json: accountJson({ ...account, restricted: false }), text: `account ${account.name} is no longer restricted`, warning };
   },
   'keys create': async ({ db, config, args }) => {
     const scopesFlag = stringFlag(args, 'scopes');
@@ -146,11 +151,13 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
   },
   'keys revoke': async ({ db, config, args }) => {
     const key = await new KeyService(db, config.COS_SECRET).revoke(positional(args, 2, 'key id'));
-    return { json: keyJson(key), text: `revoked ${key.id}` };
+    const warning = await announce(config, { type: 'key', keyId: key.id, revokedAt: key.revokedAt ?? undefined });
+    return { json: keyJson(key), text: `revoked ${key.id}`, warning };
   },
   'keys delete': async ({ db, config, args }) => {
     const key = await new KeyService(db, config.COS_SECRET).delete(positional(args, 2, 'key id'));
-    return { json: keyJson(key), text: `deleted ${key.id}` };
+    const warning = await announce(config, { type: 'key', keyId: key.id, deletedAt: key.deletedAt ?? undefined });
+    return { json: keyJson(key), text: `deleted ${key.id}`, warning };
   },
   'keys rotate': async ({ db, config, args }) => {
     const graceFlag = stringFlag(args, 'grace');
@@ -228,6 +235,25 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
       return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
     }),
 };
+
+/**
+ * Announces a change already made in Postgres to every API instance over Redis
+ * (docs/adr/0004-credential-cache.md); returns a warning when Redis cannot be reached — the
+ * change is made, and instances see it within about 2 s of reaching Postgres.
+ */
+async function announce(config: CliConfig, change: CredentialChange): Promise<string | undefined> {
+  const redis = createRedis(config.REDIS_URL, 'once');
+  try {
+    await redis.connect();
+    await publishCredentialChange(redis, redisKeys(config.COS_REDIS_PREFIX), change);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `could not announce the change on Redis (${reason}); API instances apply it within about 2 s of reaching Postgres`;
+  } finally {
+    redis.disconnect();
+  }
+}
 
 async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof createRedis>) => Promise<T>): Promise<T> {
   const redis = createRedis(config.REDIS_URL, 'consumer');

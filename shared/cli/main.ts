@@ -46,6 +46,7 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
     const result = await command({ db, config, args });
     if (result.raw !== undefined) out.write(`${result.raw}\n`);
     else out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    if (result.warning) err.write(`cos ${name}: warning: ${result.warning}\n`);
     return 0;
   } catch (error) {
     const known = error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof ConfigError;

@@ -44,24 +44,33 @@ const apiSchema = z.object({
   API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
 });
 
-const workerSchema = z.object({
-  ...common,
-  /**
-   * Jobs a worker holds at once. A job carries up to 256 decisions or outcomes, far fewer when
-   * the API is not busy: enough jobs to fill a few batches at moderate load.
-   */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(512),
-  /**
-   * Most decisions and outcomes applied in one Postgres transaction. A large batch applies
-   * several outcomes of each user at once: the user's state is read, written and cached once.
-   */
-  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(4000),
-  /** How often metered usage is moved from Redis to Postgres. */
-  USAGE_FLUSH_INTERVAL: durationMs.default(10_000),
-  /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
-  ADMIN_TOKEN: adminToken,
-});
+const workerSchema = z
+  .object({
+    ...common,
+    /**
+     * Jobs a worker holds at once. A job carries up to 256 decisions or outcomes, far fewer when
+     * the API is not busy: enough jobs to fill a few batches at moderate load.
+     */
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(512),
+    /**
+     * Most decisions and outcomes applied in one Postgres transaction. A large batch applies
+     * several outcomes of each user at once: the user's state is read, written and cached once.
+     */
+    WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(4000),
+    /** How often metered usage is moved from Redis to Postgres. */
+    USAGE_FLUSH_INTERVAL: durationMs.default(10_000),
+    /** A failed job's first retry waits this long, each later one twice as long… */
+    JOB_RETRY_DELAY: durationMs.default(1000),
+    /** …up to this, and jobs are retried until they succeed (shared/jobs/retry.ts). */
+    JOB_RETRY_MAX_DELAY: durationMs.default(30_000),
+    /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
+    ADMIN_TOKEN: adminToken,
+  })
+  .refine((config) => config.JOB_RETRY_MAX_DELAY >= config.JOB_RETRY_DELAY, {
+    message: 'JOB_RETRY_MAX_DELAY must not be shorter than JOB_RETRY_DELAY',
+    path: ['JOB_RETRY_MAX_DELAY'],
+  });
 
 const cliSchema = z.object({ ...common });
 

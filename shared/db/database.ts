@@ -18,6 +18,11 @@ export const POOL_SIZE = { api: 20, worker: 10, tool: 2, migrate: 1 } as const;
 
 export function createDb(databaseUrl: string, poolSize: number): Db {
   const pool = new Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 10_000 });
-  pool.on('error', () => undefined); // idle client errors surface on the next query instead
+  // A connection that dies (Postgres stopped, network cut) makes its client emit 'error': the
+  // pool listens for idle clients, this listener for clients checked out between two statements
+  // of a transaction, where an unheard 'error' would crash the process. The failure surfaces on
+  // the next query instead, and the pool replaces the client.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

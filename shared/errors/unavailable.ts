@@ -12,7 +12,11 @@ const UNAVAILABLE_MESSAGES = [
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND/,
   /timeout exceeded when trying to connect/i,
   /Connection terminated/i,
+  /Client has encountered a connection error and is not queryable/i,
   /the database system is (starting up|shutting down)/i,
+  // Redis refusing writes: out of memory under noeviction, or a replica after a failover.
+  /^OOM command not allowed/,
+  /^READONLY /,
 ];
 
 /** True for failures of Redis or Postgres connectivity (as opposed to bugs or bad input). */

@@ -4,6 +4,7 @@ import { environmentSchema } from '../domain/environment';
 import { selectionProbabilitiesSchema } from '../domain/learner';
 import { outcomeSignalsSchema } from '../domain/reward';
 import type { JobsOptions } from 'bullmq';
+import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from './retry';
 
 /**
  * The typed job catalog: for each job its name, payload schema, queue, default options and
@@ -61,21 +62,18 @@ export const outcomeBatchJobSchema = z.object({
 });
 export type OutcomeBatchJob = z.infer<typeof outcomeBatchJobSchema>;
 
+/**
+ * Retried until they succeed, with the worker's capped backoff (shared/jobs/retry.ts): a job
+ * reaches the failed set only when it is parked for bad data, and stays there 30 days.
+ */
 const retrying: JobsOptions = {
-  // Failures here are transient (database or Redis outage): 10 attempts with exponential
-  // backoff from 1 s (≈ 8.5 minutes in all), then the job stays in the failed set for 30 days.
-  attempts: 10,
-  backoff: { type: 'exponential', delay: 1000 },
+  attempts: UNBOUNDED_ATTEMPTS,
+  backoff: { type: RETRY_BACKOFF },
   removeOnComplete: { count: 1000, age: 3600 },
   removeOnFail: { age: 30 * 86_400 },
 };
 
-const upkeep: JobsOptions = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 2000 },
-  removeOnComplete: { count: 100 },
-  removeOnFail: { count: 1000 },
-};
+const upkeepHistory: JobsOptions = { removeOnComplete: { count: 100 }, removeOnFail: { count: 1000 } };
 
 export const usageFlushJobSchema = z.object({});
 export const testDataResetJobSchema = z.object({});
@@ -110,7 +108,9 @@ export const JOBS = {
   usageFlush: {
     queue: MAINTENANCE_QUEUE,
     schema: usageFlushJobSchema,
-    options: upkeep,
+    // A flush that fails leaves the counts in Redis and the next tick moves them: a few quick
+    // retries ride out a blip, then the job is dropped rather than kept as a failure.
+    options: { ...upkeepHistory, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnFail: true },
     /** Run by a job scheduler every USAGE_FLUSH_INTERVAL; flushes are idempotent. */
     scheduler: { id: 'usage-flush' },
     jobId: null,
@@ -118,8 +118,8 @@ export const JOBS = {
   testDataReset: {
     queue: MAINTENANCE_QUEUE,
     schema: testDataResetJobSchema,
-    // A month's reset must not be given up quickly: retries back off for about 11 hours.
-    options: { ...upkeep, attempts: 12, backoff: { type: 'exponential', delay: 10_000 } },
+    // A month's reset is never given up: retried like events until Postgres takes it.
+    options: { ...retrying, ...upkeepHistory },
     /** 00:00 UTC on the 1st of every month; the reset itself runs once per month. */
     scheduler: { id: 'test-data-reset', pattern: '0 0 1 * *', tz: 'UTC' },
     jobId: null,

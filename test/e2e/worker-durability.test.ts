@@ -1,6 +1,9 @@
+import os from 'node:os';
+import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
+import { eventsIdle, eventsQueue } from '../support/ledger';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
@@ -11,20 +14,23 @@ import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 let env: TestEnv;
 let api: Spawned & { url: string };
 let key: string;
+let queue: Queue;
 const workers: Spawned[] = [];
 
 beforeAll(async () => {
   env = await createTestEnv();
+  queue = eventsQueue(env.redis, env.keys.queuePrefix);
   key = (await new KeyService(env.db, TEST_SECRET).create({ account: 'durable', environment: 'test' })).key;
   api = await spawnApi(env.processEnv());
 });
 afterAll(async () => {
   await Promise.all([...workers, api].map((p) => stop(p, 'SIGKILL')));
+  await queue.close();
   await env.close();
 });
 
-const startWorker = () => {
-  const worker = spawnBuilt('worker/main.js', env.processEnv({ WORKER_CONCURRENCY: '64', WORKER_BATCH_SIZE: '50' }));
+const startWorker = (extra: Record<string, string> = {}) => {
+  const worker = spawnBuilt('worker/main.js', env.processEnv({ WORKER_CONCURRENCY: '64', WORKER_BATCH_SIZE: '50', ...extra }));
   workers.push(worker);
   return worker;
 };
@@ -76,7 +82,7 @@ describe('worker processes', () => {
       200,
     );
     expect(profile.profileVersion).toBe('v300');
-    await new Promise((r) => setTimeout(r, 1000));
+    await eventually(() => eventsIdle(queue)); // nothing left that could apply one again
     expect((await c.profile('hot-user')).body).toMatchObject({ interactionCount: 300, profileVersion: 'v300' });
     expect(await counts('hot-user')).toEqual({ outcomes: 300, versions: 300, decisions: 300 });
     const stored = await env.db
@@ -110,23 +116,46 @@ describe('worker processes', () => {
     for (const user of users) {
       await eventually(async () => (await c.profile(user)).body.interactionCount === 200, 90_000, 250);
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await eventually(() => eventsIdle(queue), 30_000); // including jobs the killed worker held
     for (const user of users) {
       expect((await c.profile(user)).body).toMatchObject({ interactionCount: 200, profileVersion: 'v200' });
       expect(await counts(user)).toEqual({ outcomes: 200, versions: 200, decisions: 200 });
     }
   }, 150_000);
 
-  it('drains in-flight jobs on SIGTERM and exits 0', async () => {
+  it('drains on SIGTERM: the jobs it holds are applied by that same worker before it exits 0, the rest wait', async () => {
     const c = client(api.url, key);
-    const ids = await issue('drain-user', 100);
-    await Promise.all(ids.map((requestId) => c.outcome({ requestId, started: true })));
-    const running = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
-    const codes = await Promise.all(running.map((w) => stop(w, 'SIGTERM')));
-    expect(codes.every((code) => code === 0)).toBe(true);
-    // Whatever was fetched was applied; the rest waits in the queue for the next worker.
+    await Promise.all(workers.map((w) => stop(w, 'SIGTERM')));
+    // A backlog, queued while no worker runs, for the worker to be in the middle of.
+    const users = ['drain-a', 'drain-b', 'drain-c'];
+    const ids = (await Promise.all(users.map((u) => issue(u, 200)))).flat();
+    const posted = await Promise.all(ids.map((requestId) => c.outcome({ requestId, started: true })));
+    expect(posted.every((r) => r.status === 202)).toBe(true);
+    // Two jobs at a time (a job carries a whole batch of events): most of the backlog stays queued.
+    const draining = startWorker({ LOG_LEVEL: 'info', WORKER_CONCURRENCY: '2' });
+    await eventually(
+      async () => {
+        const applied = await sql<{ n: number }>`select count(*)::int as n from outcomes where user_id like 'drain-%'`.execute(env.db);
+        return applied.rows[0]!.n > 0;
+      },
+      30_000,
+      5,
+    );
+    draining.child.kill('SIGTERM');
+    const inFlight = await queue.getJobs(['active']);
+    expect(inFlight.length).toBeGreaterThan(0);
+    expect(await draining.exited).toBe(0);
+    expect(draining.output()).toContain('worker draining in-flight jobs');
+    // No other worker ran: each job it held when told to stop was completed by it before it exited.
+    const settled = await Promise.all(inFlight.map((job) => queue.getJob(job.id!)));
+    for (const job of settled) {
+      expect(await job!.getState()).toBe('completed');
+      expect(job!.processedBy).toBe(`${os.hostname()}:${draining.child.pid}`);
+    }
+    expect(await queue.getJobCountByTypes('wait')).toBeGreaterThan(0); // it stopped taking new ones
     startWorker();
-    await eventually(async () => (await c.profile('drain-user')).body.interactionCount === 100, 60_000, 200);
-    expect(await counts('drain-user')).toEqual({ outcomes: 100, versions: 100, decisions: 100 });
+    for (const user of users) await eventually(async () => (await c.profile(user)).body.interactionCount === 200, 60_000, 200);
+    await eventually(() => eventsIdle(queue));
+    for (const user of users) expect(await counts(user)).toEqual({ outcomes: 200, versions: 200, decisions: 200 });
   }, 120_000);
 });

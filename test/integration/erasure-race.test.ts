@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
-import { bearer, startHarness, type Harness } from '../support/harness';
+import { JOBS } from '../../shared/jobs/catalog';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { eventsIdle, eventsQueue } from '../support/ledger';
 
 let h: Harness;
 let key: string;
@@ -29,19 +31,27 @@ it('never revives a user erased while its outcome is being applied', async () =>
       expect((await withRetry(() => h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true }))).status).toBe(
         202,
       );
+      // Erasures land 0–6 ms after their outcome: before, during and after the batch applying it.
       await new Promise((r) => setTimeout(r, i % 7));
       expect((await withRetry(() => h.http().delete(`/v1/profile/${userId}`).set(bearer(key)))).status).toBe(204);
     }),
   );
-  // Let the workers drain whatever was still queued.
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const counts = await h.env.redis.llen(`${h.env.keys.queuePrefix}:events:wait`);
-    const active = await h.env.redis.llen(`${h.env.keys.queuePrefix}:events:active`);
-    if ((counts === 0 && active === 0) || Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await new Promise((r) => setTimeout(r, 500));
+  // Every queued event settled: applied (then erased) or dropped for the erasure.
+  const queue = eventsQueue(h.env.redis, h.env.keys.queuePrefix);
+  await eventually(() => eventsIdle(queue));
+  const completed = await queue.getJobs(['completed']);
+  await queue.close();
+  const settled = (name: 'decisions' | 'outcomes') =>
+    new Set(
+      completed
+        .filter((job) => job.name === name)
+        .flatMap((job) =>
+          name === 'decisions'
+            ? JOBS.decisions.schema.parse(job.data).decisions.map((d) => d.requestId)
+            : JOBS.outcomes.schema.parse(job.data).outcomes.map((o) => o.requestId),
+        ),
+    ).size;
+  expect({ decisions: settled('decisions'), outcomes: settled('outcomes') }).toEqual({ decisions: users.length, outcomes: users.length });
   const left = await sql<{ user_id: string }>`
     select user_id from profiles where user_id like 'er-%'
     union select user_id from outcomes where user_id like 'er-%'

@@ -1,7 +1,9 @@
 import { issueRequestId } from '../../shared/keys/request-id';
 import { findAccount } from '../../shared/keys/account.repository';
+import { JOBS } from '../../shared/jobs/catalog';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { expectMatchesOpenApi } from '../support/openapi';
+import { eventsIdle, eventsQueue } from '../support/ledger';
 import { TEST_SECRET } from '../support/test-env';
 
 let h: Harness;
@@ -44,7 +46,14 @@ describe('POST /v1/outcome', () => {
     const body = { requestId, started: true, satisfaction: 0.5 };
     for (let i = 0; i < 3; i++) expect((await postOutcome(body)).status).toBe(202);
     await eventually(async () => (await profile('o-retry')).body.interactionCount === 1);
-    await new Promise((r) => setTimeout(r, 500));
+    // Nothing left that could apply it again: the queue is idle, and each post's job completed.
+    const queue = eventsQueue(h.env.redis, h.env.keys.queuePrefix);
+    await eventually(() => eventsIdle(queue));
+    const jobs = (await queue.getJobs(['completed'])).filter(
+      (job) => job.name === 'outcomes' && JOBS.outcomes.schema.parse(job.data).outcomes.some((o) => o.requestId === requestId),
+    );
+    await queue.close();
+    expect(jobs).toHaveLength(3);
     const p = await profile('o-retry');
     expect(p.body).toMatchObject({ interactionCount: 1, profileVersion: 'v1' });
     const count = await h.env.db

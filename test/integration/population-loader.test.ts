@@ -27,11 +27,14 @@ afterAll(async () => {
   await env.close();
 });
 
-/** Waits until the loader's background refresh number `calls` (seen by its spied version read) has finished. */
-async function refreshed(versions: jest.SpiedFunction<PopulationCache['readVersion']>, calls: number): Promise<void> {
-  await eventually(async () => versions.mock.results.length === calls);
-  await versions.mock.results[calls - 1]!.value;
-  await new Promise((resolve) => setTimeout(resolve, 20));
+/** Checks that the loader has started background refresh number `calls` (seen by its spied version read), and waits until it has finished. */
+async function refreshed(
+  loader: PopulationLoader,
+  versions: jest.SpiedFunction<PopulationCache['readVersion']>,
+  calls: number,
+): Promise<void> {
+  expect(versions.mock.results.length).toBe(calls);
+  await loader.refreshesDone();
 }
 
 /** A prior that has seen some outcomes (so it differs from the empty one). */
@@ -66,7 +69,7 @@ it('reads Postgres when Redis has no copy, writes the copy, and serves from memo
   const reads = jest.spyOn(cache, 'read');
   now += POPULATION_REFRESH_MS;
   await loader.get(tenant);
-  await refreshed(versions, 1);
+  await refreshed(loader, versions, 1);
   expect(reads).not.toHaveBeenCalled();
   versions.mockRestore();
   reads.mockRestore();
@@ -120,15 +123,13 @@ it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has n
   await mergeIntoPopulation(env.db, tenant, engine.emptyPrior(), () => prior);
   now += POPULATION_REFRESH_MS;
   await loader.get(tenant);
-  await refreshed(versions, 1);
+  await refreshed(loader, versions, 1);
   // No copy in Redis and Postgres read less than a second ago: nothing more was read.
   expect(await loader.get(tenant)).toEqual(engine.emptyPrior());
   now += POPULATION_STORE_REFRESH_MS - POPULATION_REFRESH_MS;
   await loader.get(tenant);
-  await refreshed(versions, 2);
+  await refreshed(loader, versions, 2);
   // A second after the last Postgres read it reads Postgres, without asking Redis for the whole prior again.
-  // (The refresh's Postgres read and Redis write may outlast refreshed()'s pause: wait for its result.)
-  await eventually(async () => JSON.stringify(await loader.get(tenant)) === JSON.stringify(prior));
   expect(await loader.get(tenant)).toEqual(prior);
   expect(reads).toHaveBeenCalledTimes(1);
   expect((await cache.read(tenant))?.prior).toEqual(prior); // and copies it to Redis

@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { runCliCaptured } from '../support/cli';
 import { flushUsage } from '../../shared/usage/usage-flush';
-import { Limiter } from '../../shared/limits/limiter';
-import { bearer, startHarness, type Harness } from '../support/harness';
+import { Limiter, usageField, type StatusClass } from '../../shared/limits/limiter';
+import { PLAN_LIMITS } from '../../shared/limits/plans';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
 let now: number | null = null;
@@ -30,19 +31,26 @@ async function usageRows(keyId: string) {
 
 const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
 
+/**
+ * Waits until Redis has metered `count` requests of the key as `cls` on `day` since the last
+ * flush: a request ending in 4xx is metered 2xx first and moved once its response is sent.
+ */
+const metered = (keyId: string, day: string, endpoint: string, cls: StatusClass, count: number) =>
+  eventually(async () => Number(await h.env.redis.hget(h.env.keys.usage(day), usageField(keyId, endpoint, cls))) === count);
+
 describe('usage flush to Postgres', () => {
   it('moves metered counts into usage_daily, equal to the requests made', async () => {
     const issued = await h.keys.create({ account: 'flush-basic', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 3, 10);
     for (let i = 0; i < 7; i++) await h.http().get(`/v1/profile/u${i}`).set(bearer(issued.key));
-    await new Promise((r) => setTimeout(r, 200));
+    await metered(issued.id, '2026-03-03', 'profile.get', '4xx', 7);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-03', endpoint: 'profile.get', statusClass: '4xx', count: 7 }]);
     // A second flush with nothing new adds nothing.
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect((await usageRows(issued.id))[0]!.count).toBe(7);
     for (let i = 0; i < 3; i++) await h.http().get(`/v1/profile/u${i}`).set(bearer(issued.key));
-    await new Promise((r) => setTimeout(r, 200));
+    await metered(issued.id, '2026-03-03', 'profile.get', '4xx', 3);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect((await usageRows(issued.id))[0]!.count).toBe(10);
   });
@@ -70,7 +78,7 @@ describe('usage flush to Postgres', () => {
     const issued = await h.keys.create({ account: 'flush-sigkill', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 8, 10);
     for (let i = 0; i < 8; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
-    await new Promise((r) => setTimeout(r, 200));
+    await metered(issued.id, '2026-03-08', 'profile.get', '4xx', 8);
     const dist = path.join(__dirname, '../../dist');
     // A real process runs the built flush and is killed (SIGKILL) right after its commit.
     const script = `
@@ -93,7 +101,7 @@ describe('usage flush to Postgres', () => {
     const issued = await h.keys.create({ account: 'flush-crash-early', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 5, 10);
     for (let i = 0; i < 4; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
-    await new Promise((r) => setTimeout(r, 200));
+    await metered(issued.id, '2026-03-05', 'profile.get', '4xx', 4);
     await expect(
       flushUsage(h.env.redis, h.env.keys, h.env.db, {
         afterSnapshot: () => {
@@ -103,7 +111,7 @@ describe('usage flush to Postgres', () => {
     ).rejects.toThrow('killed after snapshot');
     expect(await usageRows(issued.id)).toEqual([]);
     for (let i = 0; i < 2; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
-    await new Promise((r) => setTimeout(r, 200));
+    await metered(issued.id, '2026-03-05', 'profile.get', '4xx', 2);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-05', endpoint: 'profile.get', statusClass: '4xx', count: 6 }]);
   });
@@ -129,34 +137,35 @@ describe('usage flush to Postgres', () => {
     const issued = await h.keys.create({ account: 'flush-race', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 6, 10);
     for (let i = 0; i < 9; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
-    await new Promise((r) => setTimeout(r, 200));
+    await metered(issued.id, '2026-03-06', 'profile.get', '4xx', 9);
     await Promise.all([flushUsage(h.env.redis, h.env.keys, h.env.db), flushUsage(h.env.redis, h.env.keys, h.env.db)]);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-06', endpoint: 'profile.get', statusClass: '4xx', count: 9 }]);
   });
 
   it('exposes per account and month totals in billing_usage_monthly and through `cos usage`', async () => {
-    const issued = await h.keys.create({ account: 'flush-billing', environment: 'live', rateLimitRps: 2 });
+    const issued = await h.keys.create({ account: 'flush-billing', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 3, 30, 23, 59, 59);
     await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' });
     now = Date.UTC(2026, 4, 1, 0, 0, 1);
-    const burst = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' }),
-      ),
-    );
-    const accepted = burst.filter((r) => r.status === 200).length;
-    const refused = burst.filter((r) => r.status === 429).length;
-    expect(accepted + refused).toBe(6);
+    // Two requests left of May's quota: of six, two are served and four refused (429), whatever their timing.
+    await h.env.redis.set(h.env.keys.monthlyCount(issued.id, '2026-05'), PLAN_LIMITS.starter.perMonth! - 2);
+    const statuses = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push(
+        (await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' })).status,
+      );
+    }
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
     const json = await cli('usage', '--account', 'flush-billing', '--month', '2026-05', '--format', 'json');
     expect(json.code).toBe(0);
     const report = JSON.parse(json.out);
     expect(report).toMatchObject({ account: 'flush-billing', month: '2026-05' });
     expect(report.totals).toEqual({
-      billableRequests: accepted,
-      requests2xx: accepted,
+      billableRequests: 2,
+      requests2xx: 2,
       requests4xx: 0,
       requests5xx: 0,
-      requests429: refused,
+      requests429: 4,
       totalRequests: 6,
     });
     const april = JSON.parse((await cli('usage', '--account', 'flush-billing', '--month', '2026-04', '--json')).out);

@@ -1,9 +1,13 @@
 import { Queue } from 'bullmq';
 import { EVENTS_QUEUE, JOBS } from '../../shared/jobs/catalog';
+import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from '../../shared/jobs/retry';
 import { capture, runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { createLogger } from '../../shared/logger/logger';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
+import { DECISION_NOT_FOUND_ATTEMPTS, PARKED_MESSAGE } from '../../worker/job-failures';
+import type { RunningWorker } from '../../worker/worker';
+import { sampleValue } from '../support/prometheus';
 
 /** The job id of the decision batch a requestId was issued in. */
 const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId: readRequestIdClaims(requestId)!.decisionBatch! });
@@ -11,26 +15,44 @@ const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId
 let h: Harness;
 let key: string;
 let queue: Queue;
+let worker: RunningWorker;
 /** What the worker logs at warn level and above. */
 const workerLog = capture();
 beforeAll(async () => {
   h = await startHarness();
   key = await h.key('jobs', 'test');
   queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
-  h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream));
+  // Retries 100 times faster than by default: a job that should be parked is seen parked soon.
+  worker = h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream), {
+    JOB_RETRY_DELAY: '10ms',
+    JOB_RETRY_MAX_DELAY: '300ms',
+  });
 });
+
+/** Event jobs the worker has parked (its metrics' final failures). */
+const parkedEvents = async () =>
+  sampleValue(await worker.metrics.registry.metrics(), 'cos_worker_jobs_failed_total', { queue: 'events', final: 'true' });
+
+/** The worker's log lines (JSON) with this message. */
+const logLines = (message: string) =>
+  workerLog
+    .text()
+    .split('\n')
+    .filter((line) => line.includes(message))
+    .map((line) => JSON.parse(line));
 afterAll(async () => {
   await queue.close();
   await h.close();
 });
 
 describe('worker job handling', () => {
-  it('declares retries with exponential backoff and bounded history for every job', () => {
-    for (const spec of Object.values(JOBS)) {
-      expect(spec.options.attempts).toBeGreaterThan(1);
-      expect(spec.options.backoff).toEqual({ type: 'exponential', delay: expect.any(Number) });
-      expect(spec.options.removeOnComplete).toBeTruthy();
+  it('retries decisions, outcomes and the monthly reset without an end, with the capped backoff, and bounds every history', () => {
+    for (const spec of [JOBS.decisions, JOBS.outcomes, JOBS.decision, JOBS.outcome, JOBS.testDataReset]) {
+      expect(spec.options).toMatchObject({ attempts: UNBOUNDED_ATTEMPTS, backoff: { type: RETRY_BACKOFF } });
     }
+    // A usage flush that fails is redone by the next tick: a few quick retries, then dropped.
+    expect(JOBS.usageFlush.options).toMatchObject({ attempts: 3, backoff: { type: 'exponential' }, removeOnFail: true });
+    for (const spec of Object.values(JOBS)) expect(spec.options.removeOnComplete).toBeTruthy();
   });
 
   it('puts a job with an invalid payload in the failed set without retries, where the operator CLI lists it', async () => {
@@ -39,6 +61,7 @@ describe('worker job handling', () => {
     const job = await queue.getJob('broken-outcome'); // read again: the state is settled now
     expect(job!.attemptsMade).toBe(1);
     expect(job!.failedReason).toMatch(/invalid outcome payload/);
+    expect(logLines(PARKED_MESSAGE)).toContainEqual(expect.objectContaining({ level: 50, jobId: 'broken-outcome', name: 'outcome' }));
     const { code, out } = await runCliCaptured(['jobs', 'failed', '--json'], h.env.processEnv());
     expect(code).toBe(0);
     const listed = JSON.parse(out);
@@ -86,6 +109,30 @@ describe('worker job handling', () => {
     await eventually(async () => (await h.http().get('/v1/profile/early-outcome').set(bearer(key))).body.interactionCount === 1);
     const row = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', '=', rid).executeTakeFirst();
     expect(row?.user_id).toBe('early-outcome');
+  });
+
+  it('parks an outcome whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
+    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'decision-lost', task: 't', complexity: 'low' })).body
+      .requestId;
+    const decisionId = decisionBatchJobId(rid);
+    await eventually(async () => (await queue.getJob(decisionId))?.isCompleted());
+    // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
+    await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
+    await (await queue.getJob(decisionId))!.remove();
+    const parkedBefore = (await parkedEvents()) ?? 0;
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
+    const job = await eventually(async () =>
+      (await queue.getFailed()).find(
+        (j) => j.name === 'outcomes' && JOBS.outcomes.schema.parse(j.data).outcomes.some((o) => o.requestId === rid),
+      ),
+    );
+    expect(job.attemptsMade).toBe(DECISION_NOT_FOUND_ATTEMPTS); // kept with its payload for 30 days
+    expect(job.failedReason).toMatch(/in neither Postgres nor the queue after 3 attempts/);
+    expect(await parkedEvents()).toBe(parkedBefore + 1);
+    expect(logLines(PARKED_MESSAGE)).toContainEqual(
+      expect.objectContaining({ level: 50, jobId: job.id, name: 'outcomes', attempts: DECISION_NOT_FOUND_ATTEMPTS }),
+    );
+    expect((await h.http().get('/v1/profile/decision-lost').set(bearer(key))).body.interactionCount).toBe(0);
   });
 
   it('replaces an unreadable learner state with a fresh one, logs it without the user id, and keeps counting outcomes', async () => {

@@ -1,14 +1,22 @@
 import net from 'node:net';
 
 /**
- * A TCP proxy in front of Redis or Postgres that counts what clients send. Each client→server
- * write of a request/response protocol is one round trip, so tests can check the hot path's
- * budget against the real servers without mocking them.
+ * A TCP proxy in front of Redis or Postgres that counts what clients send, and can cut them off
+ * as an outage does. Each client→server write of a request/response protocol is one round trip,
+ * so tests can check the hot path's budget against the real servers without mocking them; and
+ * `interrupt` makes the server unreachable for the proxy's clients only (connections reset, new
+ * ones refused), while the rest of the suite keeps using it.
  */
 export interface CountingProxy {
   url: string;
   writes(): number;
   reset(): void;
+  /** Resets every connection and refuses new ones until `resume`. */
+  interrupt(): Promise<void>;
+  /** Accepts connections again, on the same port. */
+  resume(): Promise<void>;
+  /** `url` (another database of the same server, say) reached through the proxy. */
+  via(url: string): string;
   close(): Promise<void>;
 }
 
@@ -28,23 +36,44 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
     const close = () => {
       client.destroy();
       upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
     };
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const proxied = new URL(targetUrl);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String((server.address() as net.AddressInfo).port);
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject).listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  const stopListening = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+    });
+  await listen(0);
+  const port = (server.address() as net.AddressInfo).port;
+  const via = (url: string) => {
+    const proxied = new URL(url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(port);
+    return proxied.toString();
+  };
   return {
-    url: proxied.toString(),
+    url: via(targetUrl),
     writes: () => writes,
     reset: () => {
       writes = 0;
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    interrupt: stopListening,
+    resume: async () => {
+      if (!server.listening) await listen(port);
     },
+    via,
+    close: stopListening,
   };
 }

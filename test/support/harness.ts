@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createApp } from '../../api/app';
+import { createApp, type AppDeps } from '../../api/app';
 import { buildApiDependencies } from '../../api/dependencies';
 import { loadApiConfig, loadWorkerConfig } from '../../shared/config/config';
 import type { Environment } from '../../shared/domain/environment';
@@ -15,14 +15,21 @@ import { createTestEnv, TEST_SECRET, type TestEnv } from './test-env';
 export interface Harness {
   env: TestEnv;
   app: Express;
+  /** The API's dependencies behind `app`. */
+  deps: ReturnType<typeof buildApiDependencies>;
+  /** Another app on the same dependencies, some of them replaced. */
+  appWith(overrides: Partial<AppDeps>): Express;
   http: () => ReturnType<typeof request>;
   keys: KeyService;
   /** Creates a key (and its account if missing) and returns the plain key. */
   key(account: string, environment?: Environment, scopes?: Scope[]): Promise<string>;
   /** Serves the app over real HTTP on a free loopback port (for clients that need a URL); returns its base URL. */
   listen(): Promise<string>;
-  /** Starts a worker; it logs to `logger` when given (the harness's silent logger otherwise). */
-  startWorker(logger?: Logger): RunningWorker;
+  /**
+   * Starts a worker; it logs to `logger` when given (the harness's silent logger otherwise) and
+   * `workerEnv` adds to or overrides the harness's environment.
+   */
+  startWorker(logger?: Logger, workerEnv?: Record<string, string>): RunningWorker;
   close(): Promise<void>;
 }
 
@@ -33,9 +40,16 @@ export interface HarnessOptions {
   logger?: Logger;
 }
 
-/** The real API app (supertest) and in-process workers on this test file's database and prefix. */
-export async function startHarness(extraEnv: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
+/**
+ * The real API app (supertest) and in-process workers on this test file's database and prefix.
+ * `extra` adds to their environment; as a function it can use the test env (its database URL, say).
+ */
+export async function startHarness(
+  extra: Record<string, string> | ((env: TestEnv) => Record<string, string>) = {},
+  options: HarnessOptions = {},
+): Promise<Harness> {
   const env = await createTestEnv();
+  const extraEnv = typeof extra === 'function' ? extra(env) : extra;
   const { clock } = options;
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
   const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger, clock);
@@ -46,6 +60,8 @@ export async function startHarness(extraEnv: Record<string, string> = {}, option
   return {
     env,
     app,
+    deps,
+    appWith: (overrides) => createApp({ ...deps, ...overrides }),
     http: () => request(app),
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
@@ -55,8 +71,9 @@ export async function startHarness(extraEnv: Record<string, string> = {}, option
       await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
-    startWorker: (workerLogger = logger) => {
-      const worker = startWorker(loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv })), workerLogger, clock);
+    startWorker: (workerLogger = logger, workerEnv = {}) => {
+      const config = loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv, ...workerEnv }));
+      const worker = startWorker(config, workerLogger, clock);
       workers.push(worker);
       return worker;
     },

@@ -121,6 +121,17 @@ describe('loadWorkerConfig', () => {
     expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '0' })).message).toContain('WORKER_CONCURRENCY');
   });
 
+  it('reads the retry schedule of failed jobs: 1 s doubling up to 30 s by default, shorter for tests, the cap never below the first delay', () => {
+    expect(loadWorkerConfig({ ...BASE })).toMatchObject({ JOB_RETRY_DELAY: 1000, JOB_RETRY_MAX_DELAY: 30_000 });
+    expect(loadWorkerConfig({ ...BASE, JOB_RETRY_DELAY: '5ms', JOB_RETRY_MAX_DELAY: '200ms' })).toMatchObject({
+      JOB_RETRY_DELAY: 5,
+      JOB_RETRY_MAX_DELAY: 200,
+    });
+    expect(configError(() => loadWorkerConfig({ ...BASE, JOB_RETRY_DELAY: '2m', JOB_RETRY_MAX_DELAY: '1m' })).message).toContain(
+      'JOB_RETRY_MAX_DELAY',
+    );
+  });
+
   it('reads METRICS_PORT as a port, 9464 by default and 0 for no listener', () => {
     expect(loadWorkerConfig({ ...BASE }).METRICS_PORT).toBe(9464);
     expect(loadWorkerConfig({ ...BASE, METRICS_PORT: '' }).METRICS_PORT).toBe(9464);

@@ -8,11 +8,12 @@ describe('parseDuration', () => {
     ['24h', 86_400_000],
     ['7d', 604_800_000],
     ['1.5h', 5_400_000],
+    ['200ms', 200],
   ])('parses %s as %d ms', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['5', 'h', '-1s', '0s', '0d', '5w', '', 's5', '5 s', '1e3s', '5sec', '.5h'])('rejects %p', (text) => {
+  it.each(['5', 'h', '-1s', '0s', '0d', '5w', '', 's5', '5 s', '1e3s', '5sec', '.5h', '0ms', '0.4ms', 'ms'])('rejects %p', (text) => {
     expect(parseDuration(text)).toBeNull();
   });
 });

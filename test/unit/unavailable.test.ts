@@ -15,8 +15,11 @@ describe('isDependencyUnavailable', () => {
     ],
     ['pg connect timeout', new Error('timeout exceeded when trying to connect')],
     ['pg terminated connection', new Error('Connection terminated unexpectedly')],
+    ['a pg client used after its connection failed', new Error('Client has encountered a connection error and is not queryable')],
     ['Postgres admin shutdown (57P01)', withCode('terminating connection due to administrator command', '57P01')],
     ['Postgres starting up', withCode('the database system is starting up', '57P03')],
+    ['Redis out of memory (noeviction)', new Error("OOM command not allowed when used memory > 'maxmemory'.")],
+    ['a Redis replica refusing writes', new Error("READONLY You can't write against a read only replica.")],
   ])('is true for %s', (_label, error) => {
     expect(isDependencyUnavailable(error)).toBe(true);
   });

@@ -1,0 +1,107 @@
+import { STALE_GRACE_MS } from '../../api/auth/credential-cache';
+import { findAccount } from '../../shared/keys/account.repository';
+import { runCliCaptured } from '../support/cli';
+import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+
+/**
+ * Authentication while the API cannot reach Postgres (its connections go through a proxy that
+ * cuts them; the CLI and the test reach Postgres directly), on an injectable clock.
+ */
+let proxy: CountingProxy;
+let h: Harness;
+let now: number | null = null;
+beforeAll(async () => {
+  proxy = await startCountingProxy(process.env.COS_TEST_ADMIN_URL!);
+  h = await startHarness((env) => ({ DATABASE_URL: proxy.via(env.databaseUrl) }), { clock: () => now ?? Date.now() });
+});
+afterEach(async () => {
+  await proxy.resume();
+  now = null;
+});
+afterAll(async () => {
+  await h.close();
+  await proxy.close();
+});
+
+/** A request that needs nothing but authentication: 400 once authenticated (the requestId is malformed). */
+const authenticated = (key: string) => h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: 'not-a-request-id', started: true });
+
+/** Keys created, and the API's cache made to see the change watermark they moved, so it does not drop what it caches next. */
+async function keys(account: string, n: number) {
+  const issued = [];
+  for (let i = 0; i < n; i++) issued.push(await h.keys.create({ account, environment: 'test' }));
+  await h.deps.credentials.poll();
+  return issued;
+}
+
+describe('Postgres unreachable at authentication', () => {
+  it('answers a key not seen lately 503 "Key store unavailable" with Retry-After', async () => {
+    const [unseen] = await keys('pg-down-unseen', 1);
+    await proxy.interrupt();
+    const res = await authenticated(unseen!.key);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message: 'Key store unavailable, retry shortly', statusCode: 503 } });
+    expect(res.headers['retry-after']).toBe('1');
+  });
+
+  it('keeps honouring a key loaded from Postgres within the last 10 minutes, and not a moment longer', async () => {
+    const [seen] = await keys('pg-down-grace', 1);
+    const loadedAt = Date.now();
+    now = loadedAt;
+    expect((await authenticated(seen!.key)).status).toBe(400);
+    await proxy.interrupt();
+    now = loadedAt + STALE_GRACE_MS - 1; // long past the 60 s an entry is trusted without asking Postgres
+    expect((await authenticated(seen!.key)).status).toBe(400);
+    now = loadedAt + STALE_GRACE_MS;
+    const expired = await authenticated(seen!.key);
+    expect(expired.status).toBe(503);
+    expect(expired.body.error.message).toBe('Key store unavailable, retry shortly');
+    await proxy.resume();
+    expect((await authenticated(seen!.key)).status).toBe(400);
+  });
+});
+
+describe('key changes made with the CLI while this API cannot reach Postgres', () => {
+  // The CLI writes Postgres (which the API cannot read) and announces the change on Redis.
+  const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
+
+  it('refuses a revoked key within 2 s, and a deleted one', async () => {
+    const [revoked, deleted, other] = await keys('pg-down-revoke', 3);
+    for (const key of [revoked!, deleted!, other!]) expect((await authenticated(key.key)).status).toBe(400);
+    await proxy.interrupt();
+    expect((await cli('keys', 'revoke', revoked!.id)).code).toBe(0);
+    expect((await cli('keys', 'delete', deleted!.id)).code).toBe(0);
+    await eventually(async () => (await authenticated(revoked!.key)).status === 401, 2000, 50);
+    await eventually(async () => (await authenticated(deleted!.key)).status === 401, 2000, 50);
+    expect((await authenticated(other!.key)).status).toBe(400);
+  });
+
+  it('refuses the keys of a restricted account with 403 within 2 s, and serves them again once lifted', async () => {
+    const [key] = await keys('pg-down-restrict', 1);
+    expect((await authenticated(key!.key)).status).toBe(400);
+    await proxy.interrupt();
+    const account = (await findAccount(h.env.db, 'pg-down-restrict'))!;
+    expect((await cli('accounts', 'restrict', account.name)).code).toBe(0);
+    const refused = await eventually(
+      async () => {
+        const res = await authenticated(key!.key);
+        return res.status === 403 ? res : null;
+      },
+      2000,
+      50,
+    );
+    expect(refused.body.error.code).toBe('ACCOUNT_RESTRICTED');
+    expect((await cli('accounts', 'unrestrict', account.name)).code).toBe(0);
+    await eventually(async () => (await authenticated(key!.key)).status === 400, 2000, 50);
+  });
+
+  it('says so, and still revokes in Postgres, when Redis cannot be reached', async () => {
+    const [key] = await keys('pg-down-no-redis', 1);
+    const result = await runCliCaptured(['keys', 'revoke', key!.id], h.env.processEnv({ REDIS_URL: 'redis://127.0.0.1:1' }));
+    expect(result.code).toBe(0);
+    expect(result.err).toMatch(/warning: could not announce the change on Redis/);
+    const row = await h.env.db.selectFrom('api_keys').select('revoked_at').where('id', '=', key!.id).executeTakeFirstOrThrow();
+    expect(row.revoked_at).not.toBeNull();
+  });
+});

@@ -1,0 +1,43 @@
+import { Queue } from 'bullmq';
+import { sql } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Db } from '../../shared/db/database';
+import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
+
+/**
+ * What Postgres holds of a set of accepted outcomes: which were applied, which are missing, and
+ * the users whose profile counts more outcomes than they have rows (applied twice).
+ */
+export async function outcomeLedger(db: Db, accepted: string[]) {
+  const rows = accepted.length
+    ? await db.selectFrom('outcomes').select(['request_id', 'user_id']).where('request_id', 'in', accepted).execute()
+    : [];
+  const applied = new Set(rows.map((row) => row.request_id));
+  const users = [...new Set(rows.map((row) => row.user_id))];
+  const perUser = users.length
+    ? await sql<{ user_id: string; interactions: number; outcomes: number; versions: number }>`
+        select p.user_id, p.interaction_count::int as interactions,
+               (select count(*) from outcomes o where o.user_id = p.user_id and o.account_id = p.account_id)::int as outcomes,
+               (select count(*) from profile_versions v
+                 where v.user_id = p.user_id and v.account_id = p.account_id and v.cause = 'outcome')::int as versions
+        from profiles p where p.user_id in (${sql.join(users)})`.execute(db)
+    : { rows: [] };
+  return {
+    applied: applied.size,
+    missing: accepted.filter((id) => !applied.has(id)),
+    appliedTwice: perUser.rows.filter((u) => u.interactions !== u.outcomes || u.versions !== u.outcomes).map((u) => u.user_id),
+  };
+}
+
+/** The events queue of a test's prefix, to read job states. */
+export function eventsQueue(redis: Redis, queuePrefix: string): Queue {
+  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: queuePrefix });
+  queue.on('error', () => undefined);
+  return queue;
+}
+
+/** True once no event job waits, runs or waits for a retry. */
+export async function eventsIdle(queue: Queue): Promise<boolean> {
+  const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized');
+  return Object.values(counts).every((n) => n === 0);
+}
