@@ -19,9 +19,9 @@ export const DEFAULT_REQUEST_LOG: RequestLogOptions = { sampleRate: 0.01, slowMs
 export const requestIdOf = (res: Response): string => res.locals.requestId as string;
 
 /**
- * Gives every request its X-Request-Id and writes the access log: server errors always, client
- * errors at info, slow requests at warn, a sample of successes at info. One line per request at
- * most, from the process's logger — no per-request child logger, which costs more than a
+ * Gives every request its X-Request-Id and writes the access log: server errors always (a 503
+ * at warn), client errors at info, slow requests at warn, a sample of successes at info. One
+ * line per request at most, from the process's logger — no per-request child logger, which costs more than a
  * cached context call's own work. The same timing goes to `observe` (the metrics histogram).
  */
 export function requestLog(logger: Logger, observe: RequestObserver, options: RequestLogOptions = DEFAULT_REQUEST_LOG) {
@@ -35,8 +35,15 @@ export function requestLog(logger: Logger, observe: RequestObserver, options: Re
       const ms = performance.now() - start;
       const status = res.statusCode;
       observe(res, ms);
+      // A 503 is a dependency being away (the error handler logs why), not a fault of this process.
       const level =
-        status >= 500 ? 'error' : ms >= options.slowMs ? 'warn' : status >= 400 || Math.random() < options.sampleRate ? 'info' : 'debug';
+        status >= 500 && status !== 503
+          ? 'error'
+          : status === 503 || ms >= options.slowMs
+            ? 'warn'
+            : status >= 400 || Math.random() < options.sampleRate
+              ? 'info'
+              : 'debug';
       if (!logger.isLevelEnabled(level)) return;
       logger[level]({ reqId: id, method: req.method, path: req.path, status, ms: Math.round(ms * 100) / 100 }, 'request completed');
     });
