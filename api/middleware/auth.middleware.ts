@@ -34,15 +34,11 @@ export function authenticate(deps: {
   // The hashes of recently presented keys: a key's HMAC is worth remembering, as every request of
   // a client presents the same key (the credential cache is keyed by the hash).
   const hashes = new BoundedMap<string, { keyHash: Buffer; hex: string }>(KNOWN_KEY_HASHES);
-  const hashOf = (key: string) => {
-    let known = hashes.get(key);
-    if (!known) {
+  const hashOf = (key: string) =>
+    hashes.getOrSet(key, () => {
       const keyHash = hashApiKey(key, deps.secret);
-      known = { keyHash, hex: keyHash.toString('hex') };
-      hashes.set(key, known);
-    }
-    return known;
-  };
+      return { keyHash, hex: keyHash.toString('hex') };
+    });
   return (scope: Scope, endpoint: string) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const bearer = readBearerKey(req.headers.authorization);

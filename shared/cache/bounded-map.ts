@@ -23,6 +23,16 @@ export class BoundedMap<K, V> {
     return value;
   }
 
+  /** The value of `key`, computed by `make` and remembered when absent. */
+  getOrSet(key: K, make: () => V): V {
+    let value = this.get(key);
+    if (value === undefined) {
+      value = make();
+      this.set(key, value);
+    }
+    return value;
+  }
+
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);

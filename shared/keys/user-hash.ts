@@ -28,12 +28,6 @@ export class UserHashes {
   }
 
   of(tenant: Tenant, userId: string): string {
-    const key = tenantKey(tenant, userId);
-    let hash = this.known.get(key);
-    if (hash === undefined) {
-      hash = userHash(this.secret, tenant, userId);
-      this.known.set(key, hash);
-    }
-    return hash;
+    return this.known.getOrSet(tenantKey(tenant, userId), () => userHash(this.secret, tenant, userId));
   }
 }

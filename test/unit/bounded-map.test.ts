@@ -24,6 +24,14 @@ describe('BoundedMap', () => {
     expect(map.get('b')).toBeUndefined();
   });
 
+  it('computes a missing value once and remembers it', () => {
+    const map = new BoundedMap<string, number>(2);
+    let made = 0;
+    expect(map.getOrSet('a', () => ++made)).toBe(1);
+    expect(map.getOrSet('a', () => ++made)).toBe(1);
+    expect(made).toBe(1);
+  });
+
   it('refuses a capacity below one', () => {
     expect(() => new BoundedMap(0)).toThrow();
   });
