@@ -28,6 +28,19 @@ const common = {
     .string()
     .regex(/^[a-z0-9_-]+$/i)
     .default('cos'),
+  /**
+   * Proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs, or Express's
+   * names such as `loopback`); unset, the client is the socket's peer.
+   */
+  TRUST_PROXY: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
+    .optional(),
 };
 
 /** When set, GET /metrics of the api and the worker requires it as a Bearer token. */
