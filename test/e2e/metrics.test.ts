@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { freePort } from '../../scripts/local-services';
+import { DEFAULT_METRICS_PORT } from '../../shared/config/config';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
@@ -95,5 +96,26 @@ describe('worker /metrics (built process)', () => {
     const busy = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: new URL(metricsUrl).port }));
     expect(await busy.exited).toBe(1);
     expect(busy.output()).toContain('cannot listen on METRICS_PORT');
+  });
+
+  it('gives way to a free port when the default METRICS_PORT is taken, so workers can share a host', async () => {
+    // Holds the default port (unless something on this machine already does: the same case).
+    const holder = http.createServer();
+    await new Promise<void>((resolve) => {
+      holder.once('error', () => resolve());
+      holder.listen(DEFAULT_METRICS_PORT, resolve);
+    });
+    const second = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: '' }));
+    try {
+      const line = await eventually(async () => second.output().split('\n').find((l) => l.includes('metrics listening on a free port')));
+      const { port, defaultPort } = JSON.parse(line) as { port: number; defaultPort: number };
+      expect(defaultPort).toBe(DEFAULT_METRICS_PORT);
+      expect(port).not.toBe(DEFAULT_METRICS_PORT);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      expect(second.child.exitCode).toBeNull();
+    } finally {
+      await stop(second, 'SIGKILL');
+      holder.close();
+    }
   });
 });
