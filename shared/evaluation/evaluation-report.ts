@@ -34,6 +34,7 @@ export function evaluationJson(input: EvaluationReportInput) {
       populationBest: {
         priorVersion: input.priorVersion,
         choiceByComplexity: populationBest.choiceByComplexity,
+        choiceWithoutComplexity: populationBest.choiceWithoutComplexity,
         matchingEvents: populationBest.matchingEvents,
         ips: roundEstimate(populationBest.ips),
         snips: roundEstimate(populationBest.snips),
@@ -93,7 +94,7 @@ export function evaluationText(input: EvaluationReportInput): string {
     ]),
     '',
     `lift of the service (mean − SNIPS): ${liftText('uniform random', e.lift.uniformRandom)}, ${liftText('population best', e.lift.populationBest)}`,
-    `population best (${prior}; ${best.matchingEvents} logged events match it): ${TASK_COMPLEXITY.map((c) => `${c} ${choiceText(best.choiceByComplexity[c])}`).join(', ')}`,
+    `population best (${prior}; ${best.matchingEvents} logged events match it): ${TASK_COMPLEXITY.map((c) => `${c} ${choiceText(best.choiceByComplexity[c])}`).join(', ')}, no complexity given ${choiceText(best.choiceWithoutComplexity)}`,
     'IPS weights each logged reward by π(target)/p(logged) and averages over all events (unbiased, noisy when p is small); ' +
       'SNIPS divides by the sum of the weights instead (slightly biased, much less variance). A CI needs 2 events with weight > 0.',
   ].join('\n');

@@ -5,7 +5,7 @@ import type { Tenant } from '../domain/environment';
 import { loggedProbabilitiesSchema, type LoggedEvent } from './offline-evaluation';
 
 /** Only the task complexity of a logged context matters here (taskType and metadata are ignored). */
-const loggedContextSchema = z.object({ complexity: taskComplexitySchema });
+const loggedContextSchema = z.object({ complexity: taskComplexitySchema.optional() });
 
 export interface LoggedEvents {
   events: LoggedEvent[];
@@ -38,7 +38,12 @@ export async function findLoggedEvents(db: DbOrTx, tenant: Tenant, since?: Date)
     const context = loggedContextSchema.safeParse(row.context);
     const reward = z.number().min(0).max(1).safeParse(row.reward);
     if (choice.success && probabilities.success && context.success && reward.success) {
-      events.push({ choice: choice.data, probabilities: probabilities.data, complexity: context.data.complexity, reward: reward.data });
+      events.push({
+        choice: choice.data,
+        probabilities: probabilities.data,
+        ...(context.data.complexity ? { complexity: context.data.complexity } : {}),
+        reward: reward.data,
+      });
     }
   }
   return { events, skipped: rows.length - events.length };

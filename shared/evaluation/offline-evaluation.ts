@@ -45,8 +45,8 @@ export const loggedProbabilitiesSchema = z.object({
 export const loggedEventSchema = z.object({
   choice: choiceSchema,
   probabilities: loggedProbabilitiesSchema,
-  /** The task complexity of the context (not the complexity handling chosen). */
-  complexity: taskComplexitySchema,
+  /** The task complexity of the context (not the complexity handling chosen); absent when the request gave none. */
+  complexity: taskComplexitySchema.optional(),
   reward: z.number().min(0).max(1),
 });
 export type LoggedEvent = z.infer<typeof loggedEventSchema>;
@@ -64,6 +64,8 @@ export const offlineEvaluationSchema = z.object({
   uniformRandom: targetEstimatesSchema,
   populationBest: targetEstimatesSchema.extend({
     choiceByComplexity: z.record(taskComplexitySchema, choiceSchema),
+    /** What it serves a context without a task complexity. */
+    choiceWithoutComplexity: choiceSchema,
     /** Events whose logged combination is the population best at their complexity. */
     matchingEvents: z.number().int(),
   }),
@@ -131,17 +133,22 @@ const sameChoice = (a: Choice, b: Choice) => DIMENSION_NAMES.every((dim) => a[di
  * always serving `populationBest(complexity)` (a deterministic target: π = 1 for that
  * combination, 0 for any other).
  */
-export function evaluateOffline(events: readonly LoggedEvent[], populationBest: (complexity: TaskComplexity) => Choice): OfflineEvaluation {
+export function evaluateOffline(
+  events: readonly LoggedEvent[],
+  populationBest: (complexity: TaskComplexity | undefined) => Choice,
+): OfflineEvaluation {
   const rewards = events.map((e) => e.reward);
   const service = meanEstimate(rewards, rewards.length);
   const choiceByComplexity = Object.fromEntries(TASK_COMPLEXITY.map((c) => [c, populationBest(c)])) as Record<TaskComplexity, Choice>;
   const uniform = targetEstimates(events, () => UNIFORM_PROBABILITY);
-  const best = targetEstimates(events, (e) => (sameChoice(e.choice, choiceByComplexity[e.complexity]) ? 1 : 0));
+  const choiceWithoutComplexity = populationBest(undefined);
+  const bestFor = (e: LoggedEvent) => (e.complexity ? choiceByComplexity[e.complexity] : choiceWithoutComplexity);
+  const best = targetEstimates(events, (e) => (sameChoice(e.choice, bestFor(e)) ? 1 : 0));
   return {
     events: events.length,
     service: service && { mean: service.value, ci: service.ci, events: service.events },
     uniformRandom: { ips: uniform.ips, snips: uniform.snips },
-    populationBest: { choiceByComplexity, matchingEvents: best.supporting, ips: best.ips, snips: best.snips },
+    populationBest: { choiceByComplexity, choiceWithoutComplexity, matchingEvents: best.supporting, ips: best.ips, snips: best.snips },
     lift: { uniformRandom: lift(service?.value, uniform.snips), populationBest: lift(service?.value, best.snips) },
   };
 }

@@ -10,6 +10,7 @@ let acme: Account;
 let other: Account;
 let empty: Account;
 let best: Record<TaskComplexity, Choice>;
+let acmePrior: unknown;
 
 const PINNED = { framing: 1, style: 1, complexity: 1, encouragement: 1 };
 /** Uniform random picks one of 180 combinations; these probabilities make the propensity 1/180 too. */
@@ -26,7 +27,7 @@ let seq = 0;
 async function insertEvent(
   account: Account,
   environment: Environment,
-  e: { complexity: TaskComplexity; choice: Choice; probabilities: unknown; reward: number | null; issuedAt: string },
+  e: { complexity?: TaskComplexity; choice: Choice; probabilities: unknown; reward: number | null; issuedAt: string },
   outcomeTenant: { accountId: string; environment: Environment } = { accountId: account.id, environment },
 ) {
   const requestId = `req_eval_${++seq}`;
@@ -97,6 +98,7 @@ beforeAll(async () => {
   empty = await createAccount(env.db, 'eval-empty', 'starter');
   const favourite: Choice = { framing: 'curiosity', style: 'playful', complexity: 'whole', encouragement: 'enthusiastic' };
   const prior = learnedPrior(favourite);
+  acmePrior = prior;
   await env.db
     .insertInto('population_priors')
     .values({ account_id: acme.id, environment: 'live', prior: JSON.stringify(prior) })
@@ -178,6 +180,7 @@ describe('cos evaluate (offline evaluation)', () => {
       populationBest: {
         priorVersion: expect.any(Number),
         choiceByComplexity: best,
+        choiceWithoutComplexity: engine.populationBest(engine.parsePrior(acmePrior), {}),
         matchingEvents: 3,
         // w·r = [2, 2, 0, .2]: IPS 4.2/4, SNIPS 4.2/7.
         ips: { value: 1.05, ci: [-0.028, 2.128], events: 4 },
@@ -207,6 +210,24 @@ describe('cos evaluate (offline evaluation)', () => {
     const report = await evaluateJson('--account', 'eval-acme', '--env', 'test');
     expect(report).toMatchObject({ events: 1, skipped: 0, policies: { service: { mean: 0, ci: null, events: 1 } } });
     expect(report.policies.populationBest.priorVersion).toBeNull();
+  });
+
+  it('counts decisions made without a task complexity against what the population serves such contexts', async () => {
+    const account = await createAccount(env.db, 'eval-no-complexity', 'starter');
+    const favourite = engine.populationBest(engine.emptyPrior(), {});
+    await insertEvent(account, 'live', { choice: favourite, probabilities: PINNED, reward: 1, issuedAt: '2026-11-02T08:00:00Z' });
+    await insertEvent(account, 'live', {
+      choice: shift(favourite, 'style'),
+      probabilities: PINNED,
+      reward: 0,
+      issuedAt: '2026-11-02T09:00:00Z',
+    });
+    const report = await evaluateJson('--account', account.name, '--env', 'live');
+    expect(report).toMatchObject({ events: 2, skipped: 0 });
+    expect(report.policies.populationBest).toMatchObject({ choiceWithoutComplexity: favourite, matchingEvents: 1 });
+    const { out } = await cli('evaluate', '--account', account.name, '--env', 'live');
+    expect(out).not.toMatch(/skipped/);
+    expect(out).toMatch(/no complexity given/);
   });
 
   it('prints a table with both estimators per policy', async () => {

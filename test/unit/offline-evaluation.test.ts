@@ -8,9 +8,11 @@ import {
 } from '../../shared/evaluation/offline-evaluation';
 
 const A: Choice = { framing: 'micro_steps', style: 'direct', complexity: 'chunked', encouragement: 'minimal' };
+const B: Choice = { framing: 'purpose', style: 'warm', complexity: 'scaffolded', encouragement: 'moderate' };
 const C: Choice = { framing: 'curiosity', style: 'playful', complexity: 'whole', encouragement: 'enthusiastic' };
 const bestByComplexity: Record<TaskComplexity, Choice> = { low: A, medium: A, high: C };
-const populationBest = (complexity: TaskComplexity) => bestByComplexity[complexity];
+/** Without a task complexity the population's favourite is B. */
+const populationBest = (complexity: TaskComplexity | undefined) => (complexity ? bestByComplexity[complexity] : B);
 
 /** Uniform random picks one of 5·4·3·3 = 180 combinations; framing probability f gives propensity f/36. */
 const withFraming = (framing: number) => ({ framing, style: 1 / 4, complexity: 1 / 3, encouragement: 1 / 3 });
@@ -18,11 +20,11 @@ const event = (
   reward: number,
   probabilities: LoggedEvent['probabilities'],
   choice = A,
-  complexity: TaskComplexity = 'low',
+  complexity: TaskComplexity | null = 'low',
 ): LoggedEvent => ({
   choice,
   probabilities,
-  complexity,
+  ...(complexity ? { complexity } : {}),
   reward,
 });
 const PINNED = { framing: 1, style: 1, complexity: 1, encouragement: 1 };
@@ -101,12 +103,24 @@ describe('offline evaluation estimators', () => {
     expect(result.lift.populationBest!.ratio).toBeCloseTo(1.275, 10);
   });
 
+  it('compares events logged without a task complexity with what the population serves such contexts', () => {
+    const events = [
+      event(1, PINNED, B, null), // matches the no-complexity favourite
+      event(0, PINNED, A, null), // A is the favourite at every complexity, not without one
+      event(1, PINNED, A, 'low'), // matches at low
+    ];
+    const best = evaluateOffline(events, populationBest).populationBest;
+    expect(best.choiceWithoutComplexity).toEqual(B);
+    expect(best.matchingEvents).toBe(2);
+    expect(best.snips!.value).toBeCloseTo(1, 10);
+  });
+
   it('reports no estimates (null) and no lift when there are no events', () => {
     expect(evaluateOffline([], populationBest)).toEqual({
       events: 0,
       service: null,
       uniformRandom: { ips: null, snips: null },
-      populationBest: { choiceByComplexity: bestByComplexity, matchingEvents: 0, ips: null, snips: null },
+      populationBest: { choiceByComplexity: bestByComplexity, choiceWithoutComplexity: B, matchingEvents: 0, ips: null, snips: null },
       lift: { uniformRandom: null, populationBest: null },
     });
   });
