@@ -20,7 +20,14 @@ import type { BatchItem } from './handlers/event-batch';
 import { PriorMemo } from './handlers/population-prior';
 import { DecisionNotFoundError } from './job-failures';
 
+/** How long a batch with an outcome waits for more jobs: outcomes are awaited by readers. */
 const FLUSH_DELAY_MS = 2;
+/**
+ * How long a batch of decisions alone waits: nobody awaits a stored decision (an outcome finds
+ * it in its queued job), and each transaction costs the same few statements however many
+ * decisions it carries, so a longer wait makes moderate traffic as cheap as a backlog.
+ */
+const DECISION_FLUSH_DELAY_MS = 25;
 /** A job whose data Postgres refuses fails for good: retrying cannot help. */
 function unrecoverableIfBadData(error: unknown): unknown {
   const code = errorCode(error);
@@ -39,6 +46,9 @@ const MAX_PARALLEL_FLUSHES = 4;
 export class EventBatcher {
   private pending: BatchItem[] = [];
   private timer: NodeJS.Timeout | null = null;
+  /** When the timer fires (ms since epoch), to move it earlier when an outcome arrives. */
+  private timerDue = 0;
+  private pendingOutcomeCount = 0;
   private flushing = 0;
   private readonly priors = new PriorMemo();
 
@@ -58,6 +68,7 @@ export class EventBatcher {
   submit(item: Omit<BatchItem, 'resolve' | 'reject'>): Promise<string> {
     return new Promise((resolve, reject) => {
       this.pending.push({ ...item, resolve, reject } as BatchItem);
+      if (item.kind === 'outcome') this.pendingOutcomeCount++;
       this.schedule();
     });
   }
@@ -84,20 +95,31 @@ export class EventBatcher {
   private schedule(): void {
     if (this.flushing >= MAX_PARALLEL_FLUSHES) return; // a finishing flush reschedules
     if (this.pending.length >= this.maxBatch) {
-      if (this.timer) clearTimeout(this.timer);
+      this.clearTimer();
+      void this.flush();
+      return;
+    }
+    if (this.pending.length === 0) return;
+    const delay = this.pendingOutcomeCount > 0 ? FLUSH_DELAY_MS : DECISION_FLUSH_DELAY_MS;
+    const due = Date.now() + delay;
+    if (this.timer && this.timerDue <= due) return;
+    this.clearTimer();
+    this.timerDue = due;
+    this.timer = setTimeout(() => {
       this.timer = null;
       void this.flush();
-    } else if (!this.timer && this.pending.length > 0) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        void this.flush();
-      }, FLUSH_DELAY_MS);
-    }
+    }, delay);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending.splice(0, this.maxBatch);
     if (batch.length === 0) return;
+    this.pendingOutcomeCount -= batch.reduce((n, item) => n + (item.kind === 'outcome' ? 1 : 0), 0);
     this.flushing++;
     try {
       await this.applyWithFallback(batch);
@@ -217,8 +239,7 @@ export class EventBatcher {
 
   /** Applies whatever is pending (used when the worker drains on SIGTERM). */
   async drain(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.clearTimer();
     while (this.pending.length > 0) await this.flush();
   }
 }
