@@ -107,7 +107,12 @@ describe('worker /metrics (built process)', () => {
     });
     const second = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: '' }));
     try {
-      const line = await eventually(async () => second.output().split('\n').find((l) => l.includes('metrics listening on a free port')));
+      const line = await eventually(async () =>
+        second
+          .output()
+          .split('\n')
+          .find((l) => l.includes('metrics listening on a free port')),
+      );
       const { port, defaultPort } = JSON.parse(line) as { port: number; defaultPort: number };
       expect(defaultPort).toBe(DEFAULT_METRICS_PORT);
       expect(port).not.toBe(DEFAULT_METRICS_PORT);
