@@ -11,7 +11,7 @@ import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from './retry';
  * dedup key (the BullMQ job id). Jobs carry ids and the change, never secrets.
  */
 export const EVENTS_QUEUE = 'events';
-/** Scheduled upkeep: usage flushes and the monthly test-data reset (one at a time per worker). */
+/** Scheduled upkeep: usage and traffic flushes, traffic retention and patterns, the monthly test-data reset (one at a time per worker). */
 export const MAINTENANCE_QUEUE = 'maintenance';
 
 const tenant = { accountId: z.string(), environment: environmentSchema };
@@ -77,6 +77,9 @@ const upkeepHistory: JobsOptions = { removeOnComplete: { count: 100 }, removeOnF
 
 export const usageFlushJobSchema = z.object({});
 export const testDataResetJobSchema = z.object({});
+export const trafficFlushJobSchema = z.object({});
+export const trafficRetentionJobSchema = z.object({});
+export const trafficPatternsJobSchema = z.object({});
 
 export const JOBS = {
   decisions: {
@@ -122,6 +125,32 @@ export const JOBS = {
     options: { ...retrying, ...upkeepHistory },
     /** 00:00 UTC on the 1st of every month; the reset itself runs once per month. */
     scheduler: { id: 'test-data-reset', pattern: '0 0 1 * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Dashboard traffic, Redis → Postgres exactly once (docs/adr/0012-traffic-recording.md). */
+  trafficFlush: {
+    queue: MAINTENANCE_QUEUE,
+    schema: trafficFlushJobSchema,
+    // Like the usage flush: counts stay in Redis for the next tick when a run fails.
+    options: { ...upkeepHistory, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnFail: true },
+    /** Every USAGE_FLUSH_INTERVAL, with the usage flush; flushes are idempotent. */
+    scheduler: { id: 'traffic-flush' },
+    jobId: null,
+  },
+  /** Deletes traffic rows past their retention (14 days of minutes, 400 days of hours). */
+  trafficRetention: {
+    queue: MAINTENANCE_QUEUE,
+    schema: trafficRetentionJobSchema,
+    options: { ...upkeepHistory, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnFail: true },
+    scheduler: { id: 'traffic-retention', pattern: '23 * * * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Unusual-pattern rules over recent traffic (shared/traffic/patterns/). */
+  trafficPatterns: {
+    queue: MAINTENANCE_QUEUE,
+    schema: trafficPatternsJobSchema,
+    options: { ...upkeepHistory, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnFail: true },
+    scheduler: { id: 'traffic-patterns', pattern: '*/5 * * * *', tz: 'UTC' },
     jobId: null,
   },
 } as const;
