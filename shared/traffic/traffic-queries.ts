@@ -5,7 +5,7 @@ import { percentileMs } from './latency-histogram';
 import { TRAFFIC_STATUSES, type TrafficStatus } from './traffic-fields';
 
 /**
- * Read side of the dashboard's traffic pages (docs/API.md, "Dashboard traffic data"). Every
+ * Read side of the dashboard's traffic pages (docs/ARCHITECTURE.md, "Traffic data for the dashboard"). Every
  * series is dense (a point per step, zeros included) and ends with the step holding `now`.
  */
 export const TRAFFIC_WINDOWS = {
