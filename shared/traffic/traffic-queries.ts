@@ -5,8 +5,9 @@ import { percentileMs } from './latency-histogram';
 import { TRAFFIC_STATUSES, type TrafficStatus } from './traffic-fields';
 
 /**
- * Read side of the dashboard's traffic pages (docs/ARCHITECTURE.md, "Traffic data for the dashboard"). Every
- * series is dense (a point per step, zeros included) and ends with the step holding `now`.
+ * Read side of the dashboard's traffic pages (docs/ARCHITECTURE.md, "Traffic data for the
+ * dashboard"). Every series is dense (a point per step, zeros included) and ends with the step
+ * holding `now`.
  */
 export const TRAFFIC_WINDOWS = {
   /** The last hour, per minute, from minute rows. */

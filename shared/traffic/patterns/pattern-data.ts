@@ -47,7 +47,7 @@ export async function loadKeyActivity(db: DbOrTx, now: number, t: PatternThresho
   ];
   const hourly = await sql<{ keyId: string; at: Date; requests: number }>`
     select key_id as "keyId", at, sum(count)::bigint as requests from traffic_hour
-    where metric = 'req' and key_id in (${sql.join(keyIds)}) and at in (${sql.join(hours.map((ms) => new Date(ms)))})
+    where metric = 'req' and key_id = any(${keyIds}::text[]) and at in (${sql.join(hours.map((ms) => new Date(ms)))})
     group by 1, 2`.execute(db);
   const perHour = new Map(hourly.rows.map((row) => [`${row.keyId}@${new Date(row.at).getTime()}`, Number(row.requests)]));
 
@@ -66,7 +66,7 @@ export async function loadKeyActivity(db: DbOrTx, now: number, t: PatternThresho
            coalesce(sum(count) filter (where at < ${new Date(windowStart)}), 0)::bigint as before,
            coalesce(sum(count) filter (where at < ${new Date(windowStart)} and ${ERROR}), 0)::bigint as "beforeErrors"
     from traffic_minute
-    where metric = 'req' and key_id in (${sql.join(keyIds)})
+    where metric = 'req' and key_id = any(${keyIds}::text[])
       and at >= ${new Date(windowStart - 24 * HOUR)} and at < ${new Date(windowEnd)}
     group by 1`.execute(db);
   const recentOf = new Map(recent.rows.map((row) => [row.keyId, row]));
@@ -110,7 +110,7 @@ async function loadNewCountries(db: DbOrTx, keyIds: string[], windowStart: numbe
   const rows = await sql<{ keyId: string; country: string; requests: number }>`
     select r.key_id as "keyId", r.label as country, sum(r.count)::bigint as requests
     from traffic_minute r
-    where r.metric = 'geo' and r.label <> ${UNKNOWN_COUNTRY} and r.key_id in (${sql.join(keyIds)})
+    where r.metric = 'geo' and r.label <> ${UNKNOWN_COUNTRY} and r.key_id = any(${keyIds}::text[])
       and r.at >= ${new Date(windowStart)} and r.at < ${new Date(windowEnd)}
       and not exists (select 1 from traffic_hour h where h.account_id = r.account_id and h.environment = r.environment
                       and h.key_id = r.key_id and h.metric = 'geo' and h.label = r.label and h.at < ${hourStart})
