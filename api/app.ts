@@ -4,6 +4,8 @@ import { AppError } from '../shared/errors/app-error';
 import { errorHandler } from './middleware/error.middleware';
 import { requestObserver, routeName } from './middleware/metrics.middleware';
 import { requestLog } from './middleware/request-log.middleware';
+import { trafficObserver } from './middleware/traffic.middleware';
+import type { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
 import { v1Router, type RouteGuards, type V1Services } from './routes/v1.routes';
@@ -11,6 +13,9 @@ import { v1Router, type RouteGuards, type V1Services } from './routes/v1.routes'
 export interface AppDeps extends V1Services, OpsDeps {
   logger: Logger;
   guards: RouteGuards;
+  traffic: TrafficRecorder;
+  /** Express's `trust proxy`: X-Forwarded-For is believed only from these (TRUST_PROXY). */
+  trustProxy: string[] | undefined;
 }
 
 /** Builds the Express app without listening (tests drive it with supertest). */
@@ -19,8 +24,16 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', deps.trustProxy ?? false);
 
-  app.use(requestLog(deps.logger, requestObserver(deps.metrics)));
+  const observeMetrics = requestObserver(deps.metrics);
+  const observeTraffic = trafficObserver(deps.traffic);
+  app.use(
+    requestLog(deps.logger, (res, ms) => {
+      observeMetrics(res, ms);
+      observeTraffic(res, ms);
+    }),
+  );
 
   app.use(v1Router(deps, deps.guards));
   // After /v1, so API calls never test these paths.

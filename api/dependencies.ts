@@ -12,6 +12,8 @@ import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { createRedis } from '../shared/redis/redis';
 import { CredentialChanges } from '../shared/keys/credential-changes.repository';
+import { countryResolver } from '../shared/geo/country';
+import { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import type { AppDeps } from './app';
 import { clusterMetricsText } from './cluster-metrics';
 import { CredentialCache } from './auth/credential-cache';
@@ -56,6 +58,8 @@ export function buildApiDependencies(
   const firstKeyPoll = credentials.start();
   const changes = new CredentialChanges(subscriber, keys, (change) => credentials.apply(change));
   const limiter = new Limiter(redis, keys, clock);
+  const traffic = new TrafficRecorder(redis, keys, countryResolver(), logger, clock);
+  traffic.start();
 
   return {
     /** Resolves once start-up background work (the first key-change poll) is done. */
@@ -63,6 +67,8 @@ export function buildApiDependencies(
     logger,
     credentials,
     loader,
+    traffic,
+    trustProxy: config.TRUST_PROXY,
     guards: {
       auth: authenticate({
         credentials,
@@ -81,6 +87,7 @@ export function buildApiDependencies(
     metricsToken: config.ADMIN_TOKEN,
     close: async () => {
       await credentials.stop();
+      await traffic.close();
       await producer.close();
       queueRedis.disconnect();
       settled.close();

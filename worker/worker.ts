@@ -16,6 +16,9 @@ import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis } from '../shared/redis/redis';
 import { catchUpTestDataReset, resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
+import { flushTraffic } from '../shared/traffic/traffic-flush';
+import { pruneTraffic } from '../shared/traffic/traffic-retention';
+import { detectPatterns } from '../shared/traffic/patterns/pattern-job';
 import { cappedBackoff } from '../shared/jobs/retry';
 import { EventBatcher } from './event-batcher';
 import { reportJobFailure } from './job-failures';
@@ -80,6 +83,15 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
       metrics.usageFlushRun(true);
       return `flushed ${result.snapshots} snapshots, ${result.rows} rows`;
     },
+    trafficFlush: async () => {
+      const result = await flushTraffic(redis, keys, db);
+      return `flushed ${result.snapshots} traffic snapshots, ${result.rows} rows`;
+    },
+    trafficRetention: async () => JSON.stringify(await pruneTraffic(db, clock())),
+    trafficPatterns: async () => {
+      const run = await detectPatterns(db, clock());
+      return run ? `${run.keys} keys, ${run.findings} findings, ${run.created} new` : 'another run holds the lock';
+    },
     testDataReset: async () => {
       const result = await resetTestData(db, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
       if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');
@@ -108,12 +120,27 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   }
 
   const ready = (async () => {
-    const { usageFlush, testDataReset } = JOBS;
+    const { usageFlush, testDataReset, trafficFlush, trafficRetention, trafficPatterns } = JOBS;
     await maintenance.upsertJobScheduler(
       usageFlush.scheduler.id,
       { every: config.USAGE_FLUSH_INTERVAL },
       { name: 'usageFlush', data: {}, opts: usageFlush.options },
     );
+    await maintenance.upsertJobScheduler(
+      trafficFlush.scheduler.id,
+      { every: config.USAGE_FLUSH_INTERVAL },
+      { name: 'trafficFlush', data: {}, opts: trafficFlush.options },
+    );
+    for (const [name, job] of [
+      ['trafficRetention', trafficRetention],
+      ['trafficPatterns', trafficPatterns],
+    ] as const) {
+      await maintenance.upsertJobScheduler(
+        job.scheduler.id,
+        { pattern: job.scheduler.pattern, tz: job.scheduler.tz },
+        { name, data: {}, opts: job.options },
+      );
+    }
     await maintenance.upsertJobScheduler(
       testDataReset.scheduler.id,
       { pattern: testDataReset.scheduler.pattern, tz: testDataReset.scheduler.tz },

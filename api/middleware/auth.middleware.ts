@@ -6,6 +6,7 @@ import type { KeyCredential } from '../../shared/keys/key.repository';
 import { readBearerKey } from '../auth/authorization-header';
 import type { CredentialCache } from '../auth/credential-cache';
 import { BoundedMap } from '../../shared/cache/bounded-map';
+import { notePresentedKey } from './traffic.middleware';
 
 export interface AuthContext {
   tenant: Tenant;
@@ -57,9 +58,9 @@ export function authenticate(deps: {
         return next(new AppError('SERVICE_UNAVAILABLE', 'Key store unavailable, retry shortly', undefined, { 'Retry-After': '1' }));
       }
       const now = Date.now();
+      if (!credential || !hashesEqual(credential.keyHash, keyHash)) return next(unauthorized('Invalid API key'));
+      notePresentedKey(res, credential.id);
       if (
-        !credential ||
-        !hashesEqual(credential.keyHash, keyHash) ||
         credential.environment !== parsed.environment ||
         credential.revokedAt ||
         credential.deletedAt ||

@@ -50,6 +50,17 @@ export function redisKeys(prefix: string) {
     /** Usage snapshots taken by a flush and not yet deleted after their Postgres commit. */
     usageSnapshot: (flushId: string) => `${base}:usage-flush:${flushId}`,
     usageSnapshots: `${base}:usage-flushes`,
+    /**
+     * Dashboard traffic of a UTC minute (YYYY-MM-DDTHH:MM): hash `<keyId>|<metric>|<label>` →
+     * count, until flushed (docs/adr/0012-traffic-recording.md). Every traffic key shares the
+     * hash tag `{traffic}`, so a recorder's pipeline and the flush's script stay in one slot.
+     */
+    traffic: (minute: string) => `${base}:{traffic}:minute:${minute}`,
+    /** Minutes with recorded traffic that may not be flushed yet. */
+    trafficMinutes: `${base}:{traffic}:minutes`,
+    /** Traffic snapshots taken by a flush and not yet deleted after their Postgres commit. */
+    trafficSnapshot: (flushId: string) => `${base}:{traffic}:flush:${flushId}`,
+    trafficSnapshots: `${base}:{traffic}:flushes`,
     queuePrefix: `${prefix}:q`,
   };
 }

@@ -135,6 +135,37 @@ export interface PopulationPriorsTable {
   updated_at: DefaultedTimestamp;
 }
 
+export interface TrafficCountersTable {
+  account_id: string;
+  environment: 'test' | 'live';
+  at: Timestamp;
+  key_id: string;
+  metric: 'req' | 'lat' | 'geo';
+  label: string;
+  count: number;
+}
+
+export interface TrafficFlushesTable {
+  flush_id: string;
+  rows: number;
+  flushed_at: DefaultedTimestamp;
+}
+
+export interface TrafficAnomaliesTable {
+  account_id: string;
+  environment: 'test' | 'live';
+  id: Generated<number>;
+  key_id: string;
+  rule: string;
+  subject: string;
+  reason: string;
+  numbers: Json<Record<string, number | string>>;
+  first_seen: Timestamp;
+  last_seen: Timestamp;
+  acknowledged_at: Timestamp | null;
+  acknowledged_by: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -148,4 +179,8 @@ export interface Database {
   billing_usage_monthly: BillingUsageMonthlyView;
   test_data_resets: TestDataResetsTable;
   population_priors: PopulationPriorsTable;
+  traffic_minute: TrafficCountersTable;
+  traffic_hour: TrafficCountersTable;
+  traffic_flushes: TrafficFlushesTable;
+  traffic_anomalies: TrafficAnomaliesTable;
 }

@@ -11,7 +11,10 @@ import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from './retry';
  * dedup key (the BullMQ job id). Jobs carry ids and the change, never secrets.
  */
 export const EVENTS_QUEUE = 'events';
-/** Scheduled upkeep: usage flushes and the monthly test-data reset (one at a time per worker). */
+/**
+ * Scheduled upkeep: usage and traffic flushes, traffic retention and patterns, the monthly
+ * test-data reset (one at a time per worker).
+ */
 export const MAINTENANCE_QUEUE = 'maintenance';
 
 const tenant = { accountId: z.string(), environment: environmentSchema };
@@ -74,9 +77,17 @@ const retrying: JobsOptions = {
 };
 
 const upkeepHistory: JobsOptions = { removeOnComplete: { count: 100 }, removeOnFail: { count: 1000 } };
+/**
+ * Upkeep that the next tick redoes (a failed flush leaves the counts in Redis): a few quick
+ * retries ride out a blip, then the job is dropped rather than kept as a failure.
+ */
+const redoneNextTick: JobsOptions = { ...upkeepHistory, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnFail: true };
 
 export const usageFlushJobSchema = z.object({});
 export const testDataResetJobSchema = z.object({});
+export const trafficFlushJobSchema = z.object({});
+export const trafficRetentionJobSchema = z.object({});
+export const trafficPatternsJobSchema = z.object({});
 
 export const JOBS = {
   decisions: {
@@ -108,9 +119,7 @@ export const JOBS = {
   usageFlush: {
     queue: MAINTENANCE_QUEUE,
     schema: usageFlushJobSchema,
-    // A flush that fails leaves the counts in Redis and the next tick moves them: a few quick
-    // retries ride out a blip, then the job is dropped rather than kept as a failure.
-    options: { ...upkeepHistory, attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnFail: true },
+    options: redoneNextTick,
     /** Run by a job scheduler every USAGE_FLUSH_INTERVAL; flushes are idempotent. */
     scheduler: { id: 'usage-flush' },
     jobId: null,
@@ -122,6 +131,31 @@ export const JOBS = {
     options: { ...retrying, ...upkeepHistory },
     /** 00:00 UTC on the 1st of every month; the reset itself runs once per month. */
     scheduler: { id: 'test-data-reset', pattern: '0 0 1 * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Dashboard traffic, Redis → Postgres exactly once (docs/adr/0012-traffic-recording.md). */
+  trafficFlush: {
+    queue: MAINTENANCE_QUEUE,
+    schema: trafficFlushJobSchema,
+    options: redoneNextTick,
+    /** Every USAGE_FLUSH_INTERVAL, with the usage flush; flushes are idempotent. */
+    scheduler: { id: 'traffic-flush' },
+    jobId: null,
+  },
+  /** Deletes traffic rows past their retention (14 days of minutes, 400 days of hours). */
+  trafficRetention: {
+    queue: MAINTENANCE_QUEUE,
+    schema: trafficRetentionJobSchema,
+    options: redoneNextTick,
+    scheduler: { id: 'traffic-retention', pattern: '23 * * * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Unusual-pattern rules over recent traffic (shared/traffic/patterns/). */
+  trafficPatterns: {
+    queue: MAINTENANCE_QUEUE,
+    schema: trafficPatternsJobSchema,
+    options: redoneNextTick,
+    scheduler: { id: 'traffic-patterns', pattern: '*/5 * * * *', tz: 'UTC' },
     jobId: null,
   },
 } as const;

@@ -20,3 +20,18 @@ describe('tenant keys', () => {
     expect(keys.profilePattern('*', 'test')).toBe('cos:v1:profile:*:test:*');
   });
 });
+
+describe('traffic keys', () => {
+  const keys = redisKeys('cos');
+  const slotTag = (key: string) => /\{([^}]*)\}/.exec(key)?.[1];
+
+  it('share one hash tag, so the recorder pipeline and the flush script stay in one cluster slot', () => {
+    const all = [
+      keys.traffic('2026-06-10T12:30'),
+      keys.trafficMinutes,
+      keys.trafficSnapshot('2026-06-10T12:30:abc'),
+      keys.trafficSnapshots,
+    ];
+    expect(all.map(slotTag)).toEqual(['traffic', 'traffic', 'traffic', 'traffic']);
+  });
+});

@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { RedisKeys } from '../cache/keys';
+import type { Db, DbOrTx } from '../db/database';
+import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
+import { MINUTE_PERIOD, parseTrafficField } from './traffic-fields';
+
+/**
+ * Moves recorded traffic from Redis into Postgres exactly once, with the same snapshot flush as
+ * usage (docs/adr/0012-traffic-recording.md): each minute's counts are added to its minute row
+ * and to its hour row in the snapshot's transaction, so hour rows are the exact sum of their
+ * minutes (histograms included) without a separate rollup.
+ */
+export async function flushTraffic(redis: Redis, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
+  return flushSnapshots(redis, trafficSource(keys), db, writeTraffic, hooks);
+}
+
+const trafficSource = (keys: RedisKeys): SnapshotSource => ({
+  periods: keys.trafficMinutes,
+  hash: keys.traffic,
+  snapshot: keys.trafficSnapshot,
+  snapshots: keys.trafficSnapshots,
+  isPeriod: (minute) => MINUTE_PERIOD.test(minute),
+  ledger: 'traffic_flushes',
+});
+
+async function writeTraffic(tx: DbOrTx, minute: string, counts: Record<string, string>): Promise<number> {
+  const counters = Object.entries(counts).flatMap(([field, value]) => parseTrafficField(field, value) ?? []);
+  const owners = await keyOwners(tx, [...new Set(counters.map((counter) => counter.keyId))]);
+  const minuteAt = new Date(`${minute}:00Z`);
+  const hourAt = new Date(`${minute.slice(0, 13)}:00:00Z`);
+  const rows = counters.flatMap((counter) => {
+    const owner = owners.get(counter.keyId);
+    if (!owner) return [];
+    return [
+      {
+        account_id: owner.accountId,
+        environment: owner.environment,
+        key_id: counter.keyId,
+        metric: counter.metric,
+        label: counter.label,
+        count: counter.count,
+      },
+    ];
+  });
+  if (rows.length === 0) return 0;
+  for (const [table, at] of [
+    ['traffic_minute', minuteAt],
+    ['traffic_hour', hourAt],
+  ] as const) {
+    await tx
+      .insertInto(table)
+      .values(rows.map((row) => ({ ...row, at })))
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'environment', 'at', 'key_id', 'metric', 'label'])
+          .doUpdateSet({ count: sql`${sql.table(table)}.count + excluded.count` }),
+      )
+      .execute();
+  }
+  return rows.length;
+}

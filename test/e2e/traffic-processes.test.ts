@@ -1,0 +1,48 @@
+import http from 'node:http';
+import { KeyService } from '../../shared/keys/key.service';
+import { flushTraffic } from '../../shared/traffic/traffic-flush';
+import { trafficSeries } from '../../shared/traffic/traffic-queries';
+import { eventually } from '../support/harness';
+import { spawnApi, stop, type Spawned } from '../support/processes';
+import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
+
+/** With API_PROCESSES=2 each process records the traffic it serves; together they count every request. */
+let env: TestEnv;
+let api: Spawned & { url: string };
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2' });
+});
+afterAll(async () => {
+  await stop(api, 'SIGKILL');
+  await env.close();
+});
+
+/** One request on a connection of its own, so the cluster hands connections to both processes in turn. */
+const getOnNewConnection = (url: string, key: string) =>
+  new Promise<number>((resolve, reject) => {
+    const request = http.get(`${url}/v1/profile/nobody`, { agent: false, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    request.on('error', reject);
+  });
+
+it('counts every request served by either process', async () => {
+  const issued = await new KeyService(env.db, TEST_SECRET).create({ account: 'traffic-cluster', environment: 'test' });
+  const { account_id: accountId } = await env.db
+    .selectFrom('api_keys')
+    .select('account_id')
+    .where('id', '=', issued.id)
+    .executeTakeFirstOrThrow();
+  const statuses = new Set<number>();
+  for (let i = 0; i < 40; i++) statuses.add(await getOnNewConnection(api.url, issued.key));
+  expect([...statuses]).toEqual([404]);
+  const scope = { accountId, environment: 'test' as const, keyId: issued.id };
+  await eventually(async () => {
+    await flushTraffic(env.redis, env.keys, env.db);
+    const points = (await trafficSeries(env.db, scope, '1h', Date.now())).points;
+    return points.reduce((sum, point) => sum + point.requests, 0) === 40;
+  });
+});
