@@ -4,7 +4,7 @@ export interface ParsedArgs {
   flags: Map<string, string | true>;
 }
 
-const BOOLEAN_FLAGS = new Set(['json', 'help']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'password-stdin']);
 
 export function parseArgs(argv: string[]): ParsedArgs {
   const positionals: string[] = [];

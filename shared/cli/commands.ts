@@ -24,6 +24,8 @@ export interface CommandContext {
   db: Db;
   config: CliConfig;
   args: ParsedArgs;
+  /** Everything on standard input (read only by commands that ask for it, like --password-stdin). */
+  readInput: () => Promise<string>;
 }
 
 /** A command returns the JSON object it prints (and a text rendering for humans). */
@@ -66,13 +68,13 @@ function positional(args: ParsedArgs, index: number, what: string): string {
   return value;
 }
 
-function parseWith<T>(schema: z.ZodType<T>, value: unknown, flag: string): T {
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, flag: string): T {
   const result = schema.safeParse(value);
   if (!result.success) throw new UsageError(`invalid --${flag}: ${result.error.issues.map((i) => i.message).join('; ')}`);
   return result.data;
 }
 
-async function requireAccount(db: Db, ref: string): Promise<Account> {
+export async function requireAccount(db: Db, ref: string): Promise<Account> {
   const account = await findAccount(db, ref);
   if (!account) throw new UsageError(`no account ${ref}`);
   return account;

@@ -4,7 +4,10 @@ import { loadDotCosEnv } from '../config/dev-env';
 import { createDb, POOL_SIZE } from '../db/database';
 import { KeyNotFoundError } from '../keys/key.service';
 import { parseArgs, UsageError } from './args';
-import { COMMANDS } from './commands';
+import { COMMANDS as OPERATOR_COMMANDS } from './commands';
+import { USER_COMMANDS } from './user-commands';
+
+const COMMANDS = { ...OPERATOR_COMMANDS, ...USER_COMMANDS };
 
 const USAGE = `usage: cos <command> [--json]
   accounts create --name N [--plan starter|pro|enterprise]
@@ -16,17 +19,28 @@ const USAGE = `usage: cos <command> [--json]
   test-data reset [--account N]
   usage --account N [--month YYYY-MM] [--format json|csv]
   evaluate --account N --env live|test [--since DATE]
-  jobs failed [--queue events|maintenance] [--limit N] | jobs retry-failed [--queue …]`;
+  jobs failed [--queue events|maintenance] [--limit N] | jobs retry-failed [--queue …]
+  users create --account N --email E [--role owner|viewer] [--password-stdin]
+  users list --account N
+  users delete E | users reset-password E [--password-stdin]`;
 
 /** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
 export interface CliIo {
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
+  /** Read by commands given --password-stdin. */
+  input: NodeJS.ReadableStream;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += chunk.toString();
+  return text;
 }
 
 export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<number> {
-  const { out = process.stdout, err = process.stderr, env = process.env } = io;
+  const { out = process.stdout, err = process.stderr, env = process.env, input = process.stdin } = io;
   const args = parseArgs(argv);
   const name = COMMANDS[args.positionals[0] ?? ''] ? args.positionals[0]! : args.positionals.slice(0, 2).join(' ');
   const command = COMMANDS[name];
@@ -43,7 +57,7 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
   try {
     const config = loadCliConfig(env);
     db = createDb(config.DATABASE_URL, POOL_SIZE.tool);
-    const result = await command({ db, config, args });
+    const result = await command({ db, config, args, readInput: () => readAll(input) });
     if (result.raw !== undefined) out.write(`${result.raw}\n`);
     else out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     if (result.warning) err.write(`cos ${name}: warning: ${result.warning}\n`);

@@ -166,6 +166,27 @@ export interface TrafficAnomaliesTable {
   acknowledged_by: string | null;
 }
 
+export interface DashboardUsersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  role: 'owner' | 'viewer';
+  password_hash: string;
+  created_at: DefaultedTimestamp;
+  updated_at: DefaultedTimestamp;
+}
+
+export interface DashboardAuditTable {
+  id: Generated<string>;
+  account_id: string;
+  actor: string;
+  action: string;
+  key_id: string | null;
+  environment: 'test' | 'live' | null;
+  country: string | null;
+  created_at: DefaultedTimestamp;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -183,4 +204,6 @@ export interface Database {
   traffic_hour: TrafficCountersTable;
   traffic_flushes: TrafficFlushesTable;
   traffic_anomalies: TrafficAnomaliesTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_audit: DashboardAuditTable;
 }

@@ -1,0 +1,94 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { DbOrTx } from '../db/database';
+import { randomBase62 } from '../keys/api-key';
+
+export const ROLES = ['owner', 'viewer'] as const;
+export const roleSchema = z.enum(ROLES);
+export type Role = z.infer<typeof roleSchema>;
+
+/** Emails are kept and compared in lower case: one person, one row. */
+export const emailSchema = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email())
+  .transform((email) => email.toLowerCase());
+
+export interface DashboardUser {
+  id: string;
+  accountId: string;
+  email: string;
+  role: Role;
+  createdAt: string;
+  /** Moves when the password changes: sessions begun before it end. */
+  updatedAt: string;
+}
+
+type UserRow = { id: string; account_id: string; email: string; role: Role; created_at: Date; updated_at: Date };
+
+const toUser = (row: UserRow): DashboardUser => ({
+  id: row.id,
+  accountId: row.account_id,
+  email: row.email,
+  role: row.role,
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
+});
+
+const COLUMNS = ['id', 'account_id', 'email', 'role', 'created_at', 'updated_at'] as const;
+
+export async function createUser(
+  db: DbOrTx,
+  user: { accountId: string; email: string; role: Role; passwordHash: string },
+): Promise<DashboardUser | null> {
+  const row = await db
+    .insertInto('dashboard_users')
+    .values({
+      id: `usr_${randomBase62(16)}`,
+      account_id: user.accountId,
+      email: user.email,
+      role: user.role,
+      password_hash: user.passwordHash,
+    })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning(COLUMNS)
+    .executeTakeFirst();
+  return row ? toUser(row) : null;
+}
+
+export async function findUserById(db: DbOrTx, id: string): Promise<DashboardUser | null> {
+  const row = await db.selectFrom('dashboard_users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row ? toUser(row) : null;
+}
+
+/** The user and their password hash, for signing in. */
+export async function findUserForSignIn(db: DbOrTx, email: string): Promise<(DashboardUser & { passwordHash: string }) | null> {
+  const row = await db
+    .selectFrom('dashboard_users')
+    .select([...COLUMNS, 'password_hash'])
+    .where('email', '=', email)
+    .executeTakeFirst();
+  return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
+}
+
+export async function listUsers(db: DbOrTx, accountId: string): Promise<DashboardUser[]> {
+  const rows = await db.selectFrom('dashboard_users').select(COLUMNS).where('account_id', '=', accountId).orderBy('email').execute();
+  return rows.map(toUser);
+}
+
+/** Returns the user deleted, or null when there was none with that email. */
+export async function deleteUser(db: DbOrTx, email: string): Promise<DashboardUser | null> {
+  const row = await db.deleteFrom('dashboard_users').where('email', '=', email).returning(COLUMNS).executeTakeFirst();
+  return row ? toUser(row) : null;
+}
+
+export async function setPasswordHash(db: DbOrTx, email: string, passwordHash: string): Promise<DashboardUser | null> {
+  const row = await db
+    .updateTable('dashboard_users')
+    .set({ password_hash: passwordHash, updated_at: sql`clock_timestamp()` })
+    .where('email', '=', email)
+    .returning(COLUMNS)
+    .executeTakeFirst();
+  return row ? toUser(row) : null;
+}
