@@ -31,6 +31,23 @@ export default tseslint.config(
     },
   },
   {
+    files: ['dashboard/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api/**', '**/worker/**'], message: 'dashboard/ must not depend on api/ or worker/' }] },
+      ],
+    },
+  },
+  {
+    // The dashboard's one browser script.
+    files: ['dashboard/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { document: 'readonly', navigator: 'readonly', window: 'readonly', setTimeout: 'readonly' },
+    },
+  },
+  {
     files: ['sdk/**/*.ts'],
     rules: {
       'no-restricted-imports': [

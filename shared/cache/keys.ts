@@ -61,6 +61,14 @@ export function redisKeys(prefix: string) {
     /** Traffic snapshots taken by a flush and not yet deleted after their Postgres commit. */
     trafficSnapshot: (flushId: string) => `${base}:{traffic}:flush:${flushId}`,
     trafficSnapshots: `${base}:{traffic}:flushes`,
+    /** Prefix of the dashboard's sessions (connect-redis adds the session id; TTL: the idle expiry). */
+    dashboardSessionPrefix: `${base}:dash:sess:`,
+    /**
+     * Sorted set of failed dashboard sign-ins (score: epoch ms) for an email or a client, by keyed
+     * hash. The hash tag `{signin}` keeps an email's and a client's sets in one slot: one
+     * transaction reads or writes both.
+     */
+    signInFailures: (subject: 'email' | 'client', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
     queuePrefix: `${prefix}:q`,
   };
 }

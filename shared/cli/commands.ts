@@ -10,7 +10,7 @@ import { evaluateTenant } from '../evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../jobs/catalog';
 import { createAccount, findAccount, listAccounts, planSchema, setRestricted, type Account } from '../keys/account.repository';
 import { scopeSchema } from '../keys/api-key';
-import { listKeys, type ApiKeyRecord } from '../keys/key.repository';
+import { keyStatus, listKeys, type ApiKeyRecord } from '../keys/key.repository';
 import { publishCredentialChange, type CredentialChange } from '../keys/credential-changes.repository';
 import { KeyService } from '../keys/key.service';
 import { createRedis } from '../redis/redis';
@@ -39,14 +39,6 @@ export interface CommandOutput {
 }
 
 const accountJson = (a: Account) => ({ id: a.id, name: a.name, plan: a.plan, restricted: a.restricted, createdAt: a.createdAt });
-
-function keyStatus(key: ApiKeyRecord, now = Date.now()): string {
-  if (key.deletedAt) return 'deleted';
-  if (key.revokedAt) return 'revoked';
-  if (key.expiresAt && Date.parse(key.expiresAt) <= now) return 'expired';
-  if (key.expiresAt) return 'expiring';
-  return 'active';
-}
 
 const keyJson = (k: ApiKeyRecord) => ({
   id: k.id,

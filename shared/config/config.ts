@@ -85,11 +85,24 @@ const workerSchema = z
     path: ['JOB_RETRY_MAX_DELAY'],
   });
 
+const dashboardSchema = z.object({
+  ...common,
+  DASHBOARD_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  /** `true` behind TLS: the session cookie is then sent over HTTPS only. */
+  DASHBOARD_SECURE_COOKIES: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  /** A session unused this long ends (each request starts the period again). */
+  DASHBOARD_SESSION_IDLE: durationMs.default(12 * 3_600_000),
+});
+
 const cliSchema = z.object({ ...common });
 
 export type ApiConfig = z.infer<typeof apiSchema> & { COS_SECRET: string };
 export type WorkerConfig = z.infer<typeof workerSchema> & { COS_SECRET: string };
 export type CliConfig = z.infer<typeof cliSchema> & { COS_SECRET: string };
+export type DashboardConfig = z.infer<typeof dashboardSchema> & { COS_SECRET: string };
 
 export class ConfigError extends Error {}
 
@@ -111,6 +124,7 @@ function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<
 
 export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig => parse(apiSchema, env);
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => parse(workerSchema, env);
+export const loadDashboardConfig = (env: NodeJS.ProcessEnv = process.env): DashboardConfig => parse(dashboardSchema, env);
 export const loadCliConfig = (env: NodeJS.ProcessEnv = process.env): CliConfig => parse(cliSchema, env);
 
 /** For process entrypoints: the config, or every problem on stderr and exit code 1. */

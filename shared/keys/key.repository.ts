@@ -17,6 +17,8 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
   deletedAt: string | null;
   expiresAt: string | null;
+  /** The key issued when this one was rotated (it works until expiresAt). */
+  replacedBy: string | null;
 }
 
 /** What authentication needs about a key, joined with its account. */
@@ -42,6 +44,7 @@ type KeyRow = {
   revoked_at: Date | null;
   deleted_at: Date | null;
   expires_at: Date | null;
+  replaced_by: string | null;
 };
 
 function toRecord(row: KeyRow): ApiKeyRecord {
@@ -58,7 +61,19 @@ function toRecord(row: KeyRow): ApiKeyRecord {
     revokedAt: iso(row.revoked_at),
     deletedAt: iso(row.deleted_at),
     expiresAt: iso(row.expires_at),
+    replacedBy: row.replaced_by,
   };
+}
+
+export type KeyStatus = 'active' | 'expiring' | 'expired' | 'revoked' | 'deleted';
+
+/** A key's state as the API treats it at `now`: expiring keys still work, until expiresAt. */
+export function keyStatus(key: ApiKeyRecord, now = Date.now()): KeyStatus {
+  if (key.deletedAt) return 'deleted';
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && Date.parse(key.expiresAt) <= now) return 'expired';
+  if (key.expiresAt) return 'expiring';
+  return 'active';
 }
 
 export const newKeyId = () => `key_${randomBase62(20)}`;

@@ -12,7 +12,7 @@ export interface Spawned {
 }
 
 /** Runs a built entrypoint (dist/…) as a real process, capturing its output. */
-export function spawnBuilt(entry: 'api/main.js' | 'worker/main.js', env: NodeJS.ProcessEnv): Spawned {
+export function spawnBuilt(entry: 'api/main.js' | 'worker/main.js' | 'dashboard/main.js', env: NodeJS.ProcessEnv): Spawned {
   const child = spawn(process.execPath, [path.join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,0 +1,29 @@
+import express, { type Express } from 'express';
+import { auditRoutes } from './routes/audit.routes';
+import { keysRoutes } from './routes/keys.routes';
+import { sessionRoutes } from './routes/session.routes';
+import type { DashboardDeps } from './deps';
+import { dashboardErrorHandler, notFound } from './http/errors';
+import { securityHeaders } from './http/security-headers';
+import { sessions } from './http/session';
+import { staticAssets } from './http/static-assets';
+
+/** The dashboard: server-rendered pages over the same Postgres and Redis as the API. */
+export function createDashboardApp(deps: DashboardDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  // req.ip honours X-Forwarded-For only from the proxies TRUST_PROXY names.
+  app.set('trust proxy', deps.trustProxy ?? false);
+
+  app.use(securityHeaders);
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.use(staticAssets());
+  app.use(sessions({ redis: deps.redis, prefix: deps.redisKeys.dashboardSessionPrefix, ...deps.session }));
+  app.use(sessionRoutes(deps));
+  app.use(keysRoutes(deps));
+  app.use(auditRoutes(deps));
+  app.use(notFound);
+  app.use(dashboardErrorHandler(deps.logger));
+  return app;
+}

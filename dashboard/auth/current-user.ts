@@ -1,0 +1,40 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Db } from '../../shared/db/database';
+import { findUserById } from '../../shared/dashboard/user.repository';
+import { AppError } from '../../shared/errors/app-error';
+import { findAccount } from '../../shared/keys/account.repository';
+import { csrfToken } from '../http/request-guards';
+import type { Viewer } from '../views/layout';
+
+/** The signed-in viewer of this request; set by `requireViewer`. */
+export function viewerOf(res: Response): Viewer {
+  const viewer = (res.locals as { viewer?: Viewer }).viewer;
+  if (!viewer) throw new Error('viewerOf called on a route without requireViewer');
+  return viewer;
+}
+
+/**
+ * Loads the session's user and account on every request, so a user deleted or given a new
+ * password loses access at once. No session: a page redirects to sign in, anything else gets 401.
+ * Only the session cookie counts: an Authorization header (an API key) is never looked at.
+ */
+export function requireViewer(db: Db) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const { userId, userStamp } = req.session;
+    const user = userId ? await findUserById(db, userId) : null;
+    const account = user ? await findAccount(db, user.accountId) : null;
+    if (!user || !account || user.updatedAt !== userStamp) {
+      if (userId) await new Promise<void>((resolve) => req.session.destroy(() => resolve()));
+      if (req.method === 'GET') return res.redirect(303, `/signin`);
+      return next(new AppError('UNAUTHORIZED', 'Sign in to continue: the session has ended or never began'));
+    }
+    (res.locals as { viewer?: Viewer }).viewer = { user, account, csrfToken: csrfToken(req) };
+    next();
+  };
+}
+
+/** Owners change things; viewers only read. */
+export function requireOwner(_req: Request, res: Response, next: NextFunction): void {
+  if (viewerOf(res).user.role !== 'owner') return next(new AppError('FORBIDDEN', 'Viewers can read this account but not change it'));
+  next();
+}

@@ -1,0 +1,39 @@
+import { createHmac } from 'node:crypto';
+import { redisKeys } from '../shared/cache/keys';
+import type { DashboardConfig } from '../shared/config/config';
+import { createDb, POOL_SIZE } from '../shared/db/database';
+import { countryResolver } from '../shared/geo/country';
+import { KeyService } from '../shared/keys/key.service';
+import type { Logger } from '../shared/logger/logger';
+import { createRedis } from '../shared/redis/redis';
+import { SignInThrottle } from './auth/sign-in-throttle';
+import type { DashboardDeps } from './deps';
+
+export function buildDashboardDependencies(config: DashboardConfig, logger: Logger, clock: () => number = Date.now): DashboardDeps {
+  const db = createDb(config.DATABASE_URL, POOL_SIZE.tool);
+  // Fails fast while Redis is down (the page says 503) instead of holding requests.
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  const keys = redisKeys(config.COS_REDIS_PREFIX);
+  const resolver = countryResolver();
+  return {
+    db,
+    redis,
+    redisKeys: keys,
+    keyService: new KeyService(db, config.COS_SECRET),
+    throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
+    logger,
+    countryOf: (address) => resolver.countryOf(address),
+    // A secret of its own for signing session cookies, derived so COS_SECRET itself is used only for keys.
+    session: {
+      secret: createHmac('sha256', config.COS_SECRET).update('dashboard session cookie').digest('base64url'),
+      idleMs: config.DASHBOARD_SESSION_IDLE,
+      secureCookies: config.DASHBOARD_SECURE_COOKIES,
+    },
+    trustProxy: config.TRUST_PROXY,
+    clock,
+    close: async () => {
+      redis.disconnect();
+      await db.destroy();
+    },
+  };
+}

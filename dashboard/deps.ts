@@ -1,0 +1,24 @@
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from '../shared/cache/keys';
+import type { Db } from '../shared/db/database';
+import type { CountryCode } from '../shared/geo/country';
+import type { KeyService } from '../shared/keys/key.service';
+import type { Logger } from '../shared/logger/logger';
+import type { SignInThrottle } from './auth/sign-in-throttle';
+
+/** What the dashboard's routes use; built by dependencies.ts, replaced piecemeal in tests. */
+export interface DashboardDeps {
+  db: Db;
+  redis: Redis;
+  redisKeys: RedisKeys;
+  keyService: KeyService;
+  throttle: SignInThrottle;
+  logger: Logger;
+  /** The client's country (code only) from its address. */
+  countryOf: (address: string | undefined) => CountryCode | null;
+  session: { secret: string; idleMs: number; secureCookies: boolean };
+  /** `TRUST_PROXY`: the proxies whose X-Forwarded-For names the client. */
+  trustProxy: string[] | undefined;
+  clock: () => number;
+  close(): Promise<void>;
+}

@@ -1,0 +1,40 @@
+import RedisStore from 'connect-redis';
+import session from 'express-session';
+import type { Redis } from 'ioredis';
+import type { RequestHandler } from 'express';
+
+declare module 'express-session' {
+  interface SessionData {
+    userId?: string;
+    /** The user's updatedAt at sign-in: a password reset since then ends the session. */
+    userStamp?: string;
+  }
+}
+
+export const SESSION_COOKIE = 'cos_dashboard';
+
+export interface SessionOptions {
+  redis: Redis;
+  prefix: string;
+  secret: string;
+  idleMs: number;
+  secureCookies: boolean;
+}
+
+/**
+ * Server-side sessions in Redis. The cookie carries only the signed session id: HttpOnly,
+ * SameSite=Strict, Secure behind TLS. `rolling` re-arms both the cookie and the Redis TTL on
+ * every response, so a session ends after `idleMs` without requests.
+ */
+export function sessions(options: SessionOptions): RequestHandler {
+  return session({
+    name: SESSION_COOKIE,
+    store: new RedisStore({ client: options.redis, prefix: options.prefix }),
+    secret: options.secret,
+    resave: false,
+    saveUninitialized: false,
+    rolling: true,
+    unset: 'destroy',
+    cookie: { httpOnly: true, sameSite: 'strict', secure: options.secureCookies, maxAge: options.idleMs, path: '/' },
+  });
+}

@@ -1,0 +1,31 @@
+import { configOrExit, loadDashboardConfig } from '../shared/config/config';
+import { loadDotCosEnv } from '../shared/config/dev-env';
+import { createLogger } from '../shared/logger/logger';
+import { createDashboardApp } from './app';
+import { buildDashboardDependencies } from './dependencies';
+
+async function main(): Promise<void> {
+  loadDotCosEnv();
+  const config = configOrExit(() => loadDashboardConfig());
+  const logger = createLogger(config.LOG_LEVEL, 'cos-dashboard');
+  const deps = buildDashboardDependencies(config, logger);
+  // Sessions live in Redis: listen once it answers, so the first sign-in does not fail.
+  await new Promise<void>((resolve) => (deps.redis.status === 'ready' ? resolve() : deps.redis.once('ready', () => resolve())));
+  const server = createDashboardApp(deps).listen(config.DASHBOARD_PORT, () => {
+    logger.info({ port: config.DASHBOARD_PORT }, 'dashboard listening');
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'dashboard stopping');
+    server.close(() => void deps.close().finally(() => process.exit(0)));
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+void main();

@@ -1,0 +1,135 @@
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { parseDuration } from '../../shared/config/duration';
+import { environmentSchema, type Environment } from '../../shared/domain/environment';
+import { AppError } from '../../shared/errors/app-error';
+import { scopeSchema } from '../../shared/keys/api-key';
+import { publishCredentialChange, type CredentialChange } from '../../shared/keys/credential-changes.repository';
+import { findKeyById, listKeys, type ApiKeyRecord } from '../../shared/keys/key.repository';
+import { auditViewer } from '../audit';
+import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
+import type { DashboardDeps } from '../deps';
+import { formBody, parseForm } from '../http/form';
+import { requestGuards } from '../http/request-guards';
+import { keysPage, ROTATION_GRACE_CHOICES, type KeysPageInput } from '../views/keys.view';
+
+const MAX_RATE_LIMIT_RPS = 100_000;
+
+const createForm = z.object({
+  _csrf: z.string(),
+  name: z.string().trim().max(100, 'at most 100 characters').optional(),
+  // One checkbox ticked arrives as a string, several as an array.
+  scopes: z
+    .union([scopeSchema, z.array(scopeSchema)], { error: 'choose among context, outcome and profile' })
+    .transform((s) => (Array.isArray(s) ? s : [s]))
+    .pipe(z.array(scopeSchema).min(1, 'choose at least one scope')),
+  rateLimitRps: z
+    .string()
+    .trim()
+    .optional()
+    .transform((text) => (text ? Number(text) : null))
+    .pipe(z.number().int('a whole number').min(1).max(MAX_RATE_LIMIT_RPS).nullable()),
+});
+
+const graceValues = ROTATION_GRACE_CHOICES.map((c) => c.value) as [string, ...string[]];
+const rotateForm = z.object({ _csrf: z.string(), grace: z.enum(graceValues).default('24h') });
+const actionForm = z.object({ _csrf: z.string() });
+
+const MESSAGES = { revoked: 'Key revoked: the API refuses it within 2 seconds.', deleted: 'Key deleted.' } as const;
+
+function environmentParam(req: Request): Environment {
+  const env = environmentSchema.safeParse(req.params.env);
+  if (!env.success) throw new AppError('NOT_FOUND', `No keys page for environment "${String(req.params.env)}"; use test or live`);
+  return env.data;
+}
+
+export function keysRoutes(deps: DashboardDeps): Router {
+  const router = Router();
+  const viewer = requireViewer(deps.db);
+  const change = [viewer, formBody, requestGuards, requireOwner];
+
+  const render = async (res: Response, input: Omit<KeysPageInput, 'viewer' | 'keys' | 'now'>) => {
+    const v = viewerOf(res);
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(keysPage({ ...input, viewer: v, keys: await listKeys(deps.db, v.account.id), now: deps.clock() }));
+  };
+
+  /** The key `:keyId` of this account and environment; any other is "not found", whoever owns it. */
+  const ownKey = async (req: Request, res: Response): Promise<ApiKeyRecord> => {
+    const environment = environmentParam(req);
+    const key = await findKeyById(deps.db, String(req.params.keyId));
+    if (!key || key.deletedAt || key.accountId !== viewerOf(res).account.id || key.environment !== environment) {
+      throw new AppError('NOT_FOUND', 'No such key in this account and environment');
+    }
+    return key;
+  };
+
+  const announce = async (change: CredentialChange) => {
+    try {
+      await publishCredentialChange(deps.redis, deps.redisKeys, change);
+    } catch (error) {
+      // The change is in Postgres: API instances apply it on their next poll of it, within about 2 s.
+      deps.logger.warn({ err: error }, 'could not announce a key change on Redis');
+    }
+  };
+
+  router.get('/', viewer, (_req, res) => res.redirect(303, '/keys/test'));
+  router.get('/keys', viewer, (_req, res) => res.redirect(303, '/keys/test'));
+
+  router.get('/keys/:env', viewer, async (req, res) => {
+    const done = z.enum(['revoked', 'deleted']).safeParse(req.query.done);
+    await render(res, {
+      environment: environmentParam(req),
+      message: done.success ? { kind: 'success', text: MESSAGES[done.data] } : undefined,
+    });
+  });
+
+  router.post('/keys/:env', ...change, async (req, res) => {
+    const environment = environmentParam(req);
+    const form = parseForm(createForm, req);
+    const issued = await deps.keyService.create({
+      account: viewerOf(res).account.id,
+      environment,
+      name: form.name || undefined,
+      scopes: form.scopes,
+      rateLimitRps: form.rateLimitRps,
+    });
+    await auditViewer(deps, req, res, 'key.create', { id: issued.id, environment });
+    const name = (await findKeyById(deps.db, issued.id))!.name;
+    res.status(201);
+    await render(res, { environment, shown: { key: issued.key, name }, message: { kind: 'success', text: `Key “${name}” created.` } });
+  });
+
+  router.post('/keys/:env/:keyId/rotate', ...change, async (req, res) => {
+    const old = await ownKey(req, res);
+    const form = parseForm(rotateForm, req);
+    const rotated = await deps.keyService.rotate(old.id, parseDuration(form.grace)!);
+    await auditViewer(deps, req, res, 'key.rotate', { id: old.id, environment: old.environment });
+    res.status(201);
+    await render(res, {
+      environment: old.environment,
+      shown: { key: rotated.key, name: old.name, previousKeyExpiresAt: rotated.previousKeyExpiresAt },
+      message: { kind: 'success', text: `Key “${old.name}” rotated.` },
+    });
+  });
+
+  router.post('/keys/:env/:keyId/revoke', ...change, async (req, res) => {
+    const key = await ownKey(req, res);
+    parseForm(actionForm, req);
+    const revoked = await deps.keyService.revoke(key.id);
+    await announce({ type: 'key', keyId: key.id, revokedAt: revoked.revokedAt ?? undefined });
+    await auditViewer(deps, req, res, 'key.revoke', { id: key.id, environment: key.environment });
+    res.redirect(303, `/keys/${key.environment}?done=revoked`);
+  });
+
+  router.post('/keys/:env/:keyId/delete', ...change, async (req, res) => {
+    const key = await ownKey(req, res);
+    parseForm(actionForm, req);
+    const deleted = await deps.keyService.delete(key.id);
+    await announce({ type: 'key', keyId: key.id, deletedAt: deleted.deletedAt ?? undefined });
+    await auditViewer(deps, req, res, 'key.delete', { id: key.id, environment: key.environment });
+    res.redirect(303, `/keys/${key.environment}?done=deleted`);
+  });
+
+  return router;
+}

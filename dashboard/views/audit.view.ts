@@ -1,0 +1,57 @@
+import type { AuditAction, AuditEntry } from '../../shared/dashboard/audit.repository';
+import { formatTime } from './format';
+import { html } from './html';
+import { page, type Viewer } from './layout';
+
+const ACTION_LABELS: Record<AuditAction, string> = {
+  'key.create': 'Created a key',
+  'key.revoke': 'Revoked a key',
+  'key.delete': 'Deleted a key',
+  'key.rotate': 'Rotated a key',
+  'session.sign-in': 'Signed in',
+  'session.sign-in-failed': 'Failed sign-in',
+  'session.sign-out': 'Signed out',
+};
+
+export function auditPage(viewer: Viewer, entries: AuditEntry[], olderHref: string | null): string {
+  const rows = entries.map(
+    (e) =>
+      html`<tr>
+        <td data-label="When"><time datetime="${e.createdAt}">${formatTime(e.createdAt)}</time></td>
+        <td data-label="Who">${e.actor}</td>
+        <td data-label="What">${ACTION_LABELS[e.action] ?? e.action}</td>
+        <td data-label="Key">${e.keyId ? html`<code>${e.keyId}</code>${e.environment ? ` (${e.environment})` : ''}` : '—'}</td>
+        <td data-label="Country">${e.country ?? 'unknown'}</td>
+      </tr>`,
+  );
+  return page({
+    title: 'Audit log',
+    viewer,
+    active: 'audit',
+    body: html`<p class="hint">
+        Every key action and sign-in of this account, newest first. The country comes from the client's address, which is not kept.
+      </p>
+      ${
+        entries.length === 0
+          ? html`<p>Nothing recorded yet.</p>`
+          : html`<table class="data">
+              <caption class="visually-hidden">
+                Audit log
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">What</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Country</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>`
+      }
+      ${olderHref ? html`<p><a href="${olderHref}">Older entries</a></p>` : ''}`,
+  });
+}

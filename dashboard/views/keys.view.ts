@@ -1,0 +1,182 @@
+import type { Environment } from '../../shared/domain/environment';
+import { SCOPES } from '../../shared/keys/api-key';
+import { keyStatus, type ApiKeyRecord } from '../../shared/keys/key.repository';
+import { ageInDays, formatTime } from './format';
+import { html, type Html } from './html';
+import { csrfField, notice, page, type Viewer } from './layout';
+
+/** From this age a key is flagged: long-lived secrets are worth rotating. */
+export const KEY_AGE_WARNING_DAYS = 90;
+
+/** Grace periods offered when rotating (values parsed as durations). */
+export const ROTATION_GRACE_CHOICES = [
+  { value: '1h', label: '1 hour' },
+  { value: '24h', label: '24 hours' },
+  { value: '7d', label: '7 days' },
+] as const;
+
+/** A key just issued (created or rotated in): shown once, with a copy button. */
+export interface ShownKey {
+  key: string;
+  name: string;
+  /** Set after a rotation: when the replaced key stops working. */
+  previousKeyExpiresAt?: string;
+}
+
+export interface KeysPageInput {
+  viewer: Viewer;
+  environment: Environment;
+  keys: ApiKeyRecord[];
+  now: number;
+  shown?: ShownKey;
+  message?: { kind: 'success' | 'error'; text: string };
+}
+
+/** Replaced keys follow the key that replaced them, so a rotation reads as a pair. */
+function ordered(keys: ApiKeyRecord[]): ApiKeyRecord[] {
+  const byReplacement = new Map(keys.filter((k) => k.replacedBy).map((k) => [k.replacedBy!, k]));
+  const out: ApiKeyRecord[] = [];
+  const placed = new Set<string>();
+  const place = (key: ApiKeyRecord) => {
+    if (placed.has(key.id)) return;
+    placed.add(key.id);
+    out.push(key);
+    const previous = byReplacement.get(key.id);
+    if (previous) place(previous);
+  };
+  for (const key of [...keys].reverse()) if (!key.replacedBy || !keys.some((k) => k.id === key.replacedBy)) place(key);
+  for (const key of keys) place(key);
+  return out;
+}
+
+function statusCell(key: ApiKeyRecord, keys: ApiKeyRecord[], now: number): Html {
+  const status = keyStatus(key, now);
+  if (status === 'expiring') {
+    const successor = keys.find((k) => k.id === key.replacedBy);
+    return html`<span class="status expiring">rotating out until ${formatTime(key.expiresAt)}</span>${
+        successor ? html`<br /><small>replaced by ${successor.name} …${successor.last4}</small>` : ''
+      }`;
+  }
+  return html`<span class="status ${status}">${status}</span>`;
+}
+
+function ageCell(key: ApiKeyRecord, now: number): Html {
+  const days = ageInDays(key.createdAt, now);
+  if (days < KEY_AGE_WARNING_DAYS || keyStatus(key, now) !== 'active') return html`${days} d`;
+  return html`<span class="warning" title="Keys this old are worth rotating">${days} d — consider rotating</span>`;
+}
+
+function actions(key: ApiKeyRecord, env: Environment, csrfToken: string, now: number): Html {
+  const status = keyStatus(key, now);
+  const base = `/keys/${env}/${key.id}`;
+  const label = `${key.name} …${key.last4}`;
+  const rotate =
+    status === 'active'
+      ? html`<form method="post" action="${base}/rotate" class="inline">
+          ${csrfField(csrfToken)}
+          <label for="grace-${key.id}">Old key works for</label>
+          <select id="grace-${key.id}" name="grace">
+            ${ROTATION_GRACE_CHOICES.map(
+              (c) => html`<option value="${c.value}" ${c.value === '24h' ? html` selected` : ''}>${c.label}</option>`,
+            )}
+          </select>
+          <button type="submit" aria-label="Rotate ${label}">Rotate</button>
+        </form>`
+      : '';
+  const revoke =
+    status === 'active' || status === 'expiring'
+      ? html`<form method="post" action="${base}/revoke" class="inline">
+          ${csrfField(csrfToken)}<button type="submit" class="danger" aria-label="Revoke ${label}">Revoke</button>
+        </form>`
+      : '';
+  const remove = html`<form method="post" action="${base}/delete" class="inline">
+    ${csrfField(csrfToken)}<button type="submit" class="danger" aria-label="Delete ${label}">Delete</button>
+  </form>`;
+  return html`${rotate}${revoke}${remove}`;
+}
+
+function shownKey(shown: ShownKey): Html {
+  return html`<section class="card shown-key" aria-labelledby="shown-key-title">
+    <h2 id="shown-key-title">Your new key “${shown.name}”</h2>
+    <p>Copy it now: it is stored only as a hash and is not shown again.</p>
+    <label for="new-key">API key</label>
+    <div class="copy-row">
+      <input id="new-key" readonly value="${shown.key}" spellcheck="false" /><button type="button" data-copy="new-key">Copy</button>
+    </div>
+    ${shown.previousKeyExpiresAt ? html`<p>The previous key keeps working until <strong>${formatTime(shown.previousKeyExpiresAt)}</strong>.</p>` : ''}
+  </section>`;
+}
+
+function createForm(env: Environment, csrfToken: string): Html {
+  return html`<section class="card" aria-labelledby="create-title">
+    <h2 id="create-title">Create a ${env} key</h2>
+    <form method="post" action="/keys/${env}" class="stack">
+      ${csrfField(csrfToken)}
+      <label for="key-name">Name</label>
+      <input id="key-name" name="name" maxlength="100" placeholder="${env} key" />
+      <fieldset>
+        <legend>Scopes</legend>
+        ${SCOPES.map(
+          (scope) => html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" checked /> ${scope}</label>`,
+        )}
+      </fieldset>
+      <label for="key-rps">Rate limit (requests per second, empty for the plan's)</label>
+      <input id="key-rps" name="rateLimitRps" type="number" min="1" max="100000" inputmode="numeric" />
+      <button type="submit">Create key</button>
+    </form>
+  </section>`;
+}
+
+export function keysPage(input: KeysPageInput): string {
+  const { viewer, environment, now } = input;
+  const owner = viewer.user.role === 'owner';
+  const keys = ordered(input.keys.filter((k) => k.environment === environment));
+  const rows = keys.map(
+    (k) =>
+      html`<tr>
+        <td data-label="Name">${k.name}</td>
+        <td data-label="Key"><code>…${k.last4}</code></td>
+        <td data-label="Scopes">${k.scopes.join(', ')}</td>
+        <td data-label="Rate limit">${k.rateLimitRps === null ? 'plan default' : `${k.rateLimitRps}/s`}</td>
+        <td data-label="Created">${formatTime(k.createdAt)}</td>
+        <td data-label="Last used">${formatTime(k.lastUsedAt)}</td>
+        <td data-label="Status">${statusCell(k, keys, now)}</td>
+        <td data-label="Age">${ageCell(k, now)}</td>
+        ${owner ? html`<td data-label="Actions" class="actions">${actions(k, environment, viewer.csrfToken, now)}</td>` : ''}
+      </tr>`,
+  );
+  return page({
+    title: `${environment === 'live' ? 'Live' : 'Test'} keys`,
+    viewer,
+    active: `keys-${environment}`,
+    body: html`${input.message ? notice(input.message.kind, input.message.text) : ''} ${input.shown ? shownKey(input.shown) : ''}
+      ${owner ? '' : notice('info', 'You have read-only access: an owner of this account can create, rotate, revoke and delete keys.')}
+      ${
+        keys.length === 0
+          ? html`<p>No ${environment} keys yet.</p>`
+          : html`<table class="data keys">
+              <caption class="visually-hidden">
+                ${environment} keys
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Scopes</th>
+                  <th scope="col">Rate limit</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Age</th>
+                  ${owner ? html`<th scope="col">Actions</th>` : ''}
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>`
+      }
+      <p class="hint">“Last used” is written by the API a few seconds after a request.</p>
+      ${owner ? createForm(environment, viewer.csrfToken) : ''}`,
+  });
+}

@@ -1,0 +1,81 @@
+import type { Account } from '../../shared/keys/account.repository';
+import type { DashboardUser } from '../../shared/dashboard/user.repository';
+import { html, type Html } from './html';
+
+/**
+ * One entry of the navigation bar. Pages added later register here; `section` is what a page
+ * passes as `active` to highlight its entry.
+ */
+export interface NavItem {
+  section: string;
+  label: string;
+  href: string;
+}
+
+export const NAV_ITEMS: NavItem[] = [
+  { section: 'keys-test', label: 'Test keys', href: '/keys/test' },
+  { section: 'keys-live', label: 'Live keys', href: '/keys/live' },
+  { section: 'audit', label: 'Audit log', href: '/audit' },
+];
+
+/** Who is looking at a page, with what a form on it needs. */
+export interface Viewer {
+  user: DashboardUser;
+  account: Account;
+  csrfToken: string;
+}
+
+export interface PageOptions {
+  title: string;
+  /** The signed-in viewer; pages for anonymous visitors (sign-in, errors) leave it out. */
+  viewer?: Viewer;
+  active?: string;
+  body: Html;
+}
+
+/** A hidden field carrying the session's CSRF token: every form that changes something has one. */
+export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}" />`;
+
+function header(viewer: Viewer, active: string | undefined): Html {
+  return html`<header class="topbar">
+    <a class="brand" href="/">Context &amp; Outcome</a>
+    <nav aria-label="Main">
+      <ul>
+        ${NAV_ITEMS.map(
+          (item) => html`<li><a href="${item.href}" ${item.section === active ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
+        )}
+      </ul>
+    </nav>
+    <div class="whoami">
+      <span>${viewer.user.email} · ${viewer.user.role} · ${viewer.account.name} (${viewer.account.plan})</span>
+      <form method="post" action="/signout">${csrfField(viewer.csrfToken)}<button type="submit" class="link">Sign out</button></form>
+    </div>
+  </header>`;
+}
+
+/** The whole document: every page goes through here, so headers, styles and scripts are in one place. */
+export function page({ title, viewer, active, body }: PageOptions): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Context &amp; Outcome dashboard</title>
+        <link rel="stylesheet" href="/assets/dashboard.css" />
+        <script src="/assets/dashboard.js" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        ${viewer ? header(viewer, active) : html`<header class="topbar"><span class="brand">Context &amp; Outcome</span></header>`}
+        <main id="main">
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`.text;
+}
+
+/** A message box: `role=alert` for errors so screen readers announce it. */
+export function notice(kind: 'error' | 'success' | 'info', text: string | Html): Html {
+  return html`<div class="notice ${kind}" ${kind === 'error' ? html` role="alert"` : html` role="status"`}>${text}</div>`;
+}

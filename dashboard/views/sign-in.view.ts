@@ -1,0 +1,20 @@
+import { html } from './html';
+import { csrfField, notice, page } from './layout';
+
+export function signInPage(input: { csrfToken: string; email?: string; error?: string }): string {
+  return page({
+    title: 'Sign in',
+    body: html`${input.error ? notice('error', input.error) : ''}
+      <form method="post" action="/signin" class="card narrow">
+        ${csrfField(input.csrfToken)}
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${input.email ?? ''}" />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256" />
+        <button type="submit">Sign in</button>
+      </form>
+      <p class="hint">
+        Accounts and users are created by your operator (<code>cos users create</code>). An API key is not a password here.
+      </p>`,
+  });
+}

@@ -1,0 +1,111 @@
+import { freePort } from '../../scripts/local-services';
+import { hashPassword } from '../../shared/dashboard/password';
+import { createUser, type Role } from '../../shared/dashboard/user.repository';
+import type { Db } from '../../shared/db/database';
+import { findOrCreateAccount } from '../../shared/keys/account.repository';
+import { spawnBuilt, type Spawned } from './processes';
+
+/** The built dashboard as a real process on a free port; resolves once /healthz answers. */
+export async function spawnDashboard(env: NodeJS.ProcessEnv): Promise<Spawned & { url: string }> {
+  const port = await freePort();
+  const dashboard = spawnBuilt('dashboard/main.js', { ...env, DASHBOARD_PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && dashboard.child.exitCode === null) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { ...dashboard, url };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  dashboard.child.kill('SIGKILL');
+  throw new Error(`dashboard did not start: ${dashboard.output()}`);
+}
+
+/** A dashboard user (and their account, created if missing) with a known password. */
+export async function addUser(db: Db, account: string, email: string, role: Role, password = 'a long enough password'): Promise<string> {
+  const { id } = await findOrCreateAccount(db, account);
+  await createUser(db, { accountId: id, email, role, passwordHash: await hashPassword(password) });
+  return id;
+}
+
+export interface PageResponse {
+  status: number;
+  body: string;
+  headers: Headers;
+  location: string | null;
+}
+
+/**
+ * A minimal browser for the dashboard: keeps the session cookie, reads the CSRF token from the
+ * last page, sends forms with this dashboard's Origin, and presents itself as the client
+ * `forwardedFor` (the dashboard under test trusts loopback proxies).
+ */
+export class DashboardClient {
+  cookie: string | undefined;
+  csrf: string | undefined;
+
+  constructor(
+    readonly url: string,
+    readonly forwardedFor: string,
+  ) {}
+
+  private remember(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const match = /^cos_dashboard=([^;]*)/.exec(line);
+      if (!match) continue;
+      this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || match[1] === '' ? undefined : match[1];
+    }
+  }
+
+  private async send(method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<PageResponse> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      redirect: 'manual',
+      body: init.body,
+      headers: {
+        'X-Forwarded-For': this.forwardedFor,
+        Accept: 'text/html',
+        ...(this.cookie ? { Cookie: `cos_dashboard=${this.cookie}` } : {}),
+        ...init.headers,
+      },
+    });
+    this.remember(res);
+    const body = await res.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    if (token) this.csrf = token;
+    return { status: res.status, body, headers: res.headers, location: res.headers.get('location') };
+  }
+
+  get(path: string, headers: Record<string, string> = {}): Promise<PageResponse> {
+    return this.send('GET', path, { headers });
+  }
+
+  /** Posts a form; `_csrf` is the last page's token unless the fields give one (or `null` to leave it out). */
+  post(path: string, fields: Record<string, string | string[] | null> = {}, headers: Record<string, string> = {}): Promise<PageResponse> {
+    const form = new URLSearchParams();
+    const all = { _csrf: this.csrf ?? null, ...fields };
+    for (const [name, value] of Object.entries(all)) {
+      if (value === null) continue;
+      for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
+    }
+    return this.send('POST', path, {
+      body: form.toString(),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: this.url, ...headers },
+    });
+  }
+
+  /** Signs in as a browser does: the form, the post, then the page it redirects to (whose forms carry the new session's token). */
+  async signIn(email: string, password = 'a long enough password'): Promise<PageResponse> {
+    await this.get('/signin');
+    const res = await this.post('/signin', { email, password });
+    if (res.status === 303 && res.location) await this.get(res.location);
+    return res;
+  }
+
+  /** The session id in the cookie (`s:<id>.<signature>`), as connect-redis names its key. */
+  sessionId(): string | undefined {
+    return this.cookie ? /^s:([^.]+)\./.exec(decodeURIComponent(this.cookie))?.[1] : undefined;
+  }
+}
