@@ -9,13 +9,15 @@ import { migrateToLatest } from '../shared/db/migrator';
 import { hashApiKey } from '../shared/keys/api-key';
 import { findCredentialByHash } from '../shared/keys/key.repository';
 import { KeyService } from '../shared/keys/key.service';
+import { demoLogin } from './demo-login';
 import { startLocalServices, writeEnvFile } from './local-services';
 
 /**
  * `npm start`: the whole service on one machine. Starts Postgres and Redis in .cos/ unless
  * DATABASE_URL / REDIS_URL are set (Postgres's data elsewhere when the postgres user cannot
- * reach .cos/, see postgres-dirs.ts), migrates, ensures a demo account with a test key, then runs
- * the api and one worker until Ctrl-C / SIGTERM, and stops everything it started.
+ * reach .cos/, see postgres-dirs.ts), migrates, ensures a demo account with a test key and a
+ * dashboard login, then runs the api, one worker and the dashboard until Ctrl-C / SIGTERM, and
+ * stops everything it started.
  */
 const root = projectRoot();
 const dotCos = path.join(root, '.cos');
@@ -28,7 +30,7 @@ function devSecret(): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function demoKey(databaseUrl: string, secret: string): Promise<string> {
+async function demoCredentials(databaseUrl: string, secret: string): Promise<{ key: string; login: { email: string; password: string } }> {
   const db = createDb(databaseUrl, POOL_SIZE.tool);
   try {
     const { error } = await migrateToLatest(db);
@@ -38,21 +40,23 @@ async function demoKey(databaseUrl: string, secret: string): Promise<string> {
       const saved = readFileSync(file, 'utf8').trim();
       const credential = await findCredentialByHash(db, hashApiKey(saved, secret));
       const expired = credential?.expiresAt && Date.parse(credential.expiresAt) <= Date.now();
-      if (credential && !credential.revokedAt && !credential.deletedAt && !expired && !credential.restricted) return saved;
+      if (credential && !credential.revokedAt && !credential.deletedAt && !expired && !credential.restricted) {
+        return { key: saved, login: await demoLogin(db, path.join(dotCos, 'demo-login')) };
+      }
     }
     const issued = await new KeyService(db, secret).create({ account: 'demo', environment: 'test', name: 'demo test key' });
     writeFileSync(file, issued.key, { mode: 0o600 });
-    return issued.key;
+    return { key: issued.key, login: await demoLogin(db, path.join(dotCos, 'demo-login')) };
   } finally {
     await db.destroy();
   }
 }
 
 /**
- * The banner is printed once the API answers, so its curl works right away. Gives up quietly
+ * The banner is printed once the API and the dashboard answer, so its curl works right away. Gives up quietly
  * when `stopping` turns true (a process died, or Ctrl-C).
  */
-async function waitForApi(url: string, stopping: () => boolean, timeoutMs = 30_000): Promise<void> {
+async function waitForHttp(what: string, url: string, stopping: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !stopping()) {
     try {
@@ -62,7 +66,7 @@ async function waitForApi(url: string, stopping: () => boolean, timeoutMs = 30_0
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  if (!stopping()) throw new Error(`the API did not answer on ${url} within ${timeoutMs / 1000} s`);
+  if (!stopping()) throw new Error(`the ${what} did not answer on ${url} within ${timeoutMs / 1000} s`);
 }
 
 async function main(): Promise<void> {
@@ -105,6 +109,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     const secret = devSecret();
     const port = process.env.PORT ?? '3000';
+    const dashboardPort = process.env.DASHBOARD_PORT || '3001';
     const env = {
       ...process.env,
       NODE_ENV: process.env.NODE_ENV ?? 'development',
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
       REDIS_URL: redisUrl,
       COS_SECRET: secret,
       PORT: port,
+      DASHBOARD_PORT: dashboardPort,
     };
     writeEnvFile(path.join(dotCos, 'runtime.env'), {
       DATABASE_URL: databaseUrl,
@@ -119,9 +125,9 @@ async function main(): Promise<void> {
       COS_SECRET: secret,
       NODE_ENV: env.NODE_ENV,
     });
-    const key = await demoKey(databaseUrl, secret);
+    const { key, login } = await demoCredentials(databaseUrl, secret);
     if (stopping) return;
-    for (const role of ['api', 'worker']) {
+    for (const role of ['api', 'worker', 'dashboard']) {
       const child = spawn(process.execPath, [path.join(root, 'dist', role, 'main.js')], { env, stdio: 'inherit' });
       child.on('exit', (code, signal) => {
         if (!stopping) {
@@ -131,7 +137,8 @@ async function main(): Promise<void> {
       });
       children.push(child);
     }
-    await waitForApi(`http://127.0.0.1:${port}/readyz`, () => stopping);
+    await waitForHttp('API', `http://127.0.0.1:${port}/readyz`, () => stopping);
+    await waitForHttp('dashboard', `http://127.0.0.1:${dashboardPort}/healthz`, () => stopping);
     if (stopping) return;
     log(`Postgres: ${databaseUrl}`);
     log(`Redis:    ${redisUrl}`);
@@ -143,6 +150,7 @@ async function main(): Promise<void> {
     log(
       `Metrics:  http://localhost:${port}/metrics (api), ${metricsPort === '0' ? 'worker: off' : `http://localhost:${metricsPort}/metrics (worker)`}`,
     );
+    log(`Dashboard: http://localhost:${dashboardPort}  (sign in as ${login.email}, password ${login.password})`);
     log(`demo account "demo", test key: ${key}`);
     log('try:');
     process.stdout.write(
