@@ -142,7 +142,7 @@ export function keysPage(input: KeysPageInput): string {
         <td data-label="Last used">${formatTime(k.lastUsedAt)}</td>
         <td data-label="Status">${statusCell(k, keys, now)}</td>
         <td data-label="Age">${ageCell(k, now)}</td>
-        ${owner ? html`<td data-label="Actions" class="actions">${actions(k, environment, viewer.csrfToken, now)}</td>` : ''}
+        ${owner ? html`<td data-label="Actions" class="actions"><div>${actions(k, environment, viewer.csrfToken, now)}</div></td>` : ''}
       </tr>`,
   );
   return page({

@@ -1,0 +1,37 @@
+import { sql } from 'kysely';
+import type { Db } from '../shared/db/database';
+import { hashPassword } from '../shared/dashboard/password';
+import { createUser } from '../shared/dashboard/user.repository';
+import { createAccount } from '../shared/keys/account.repository';
+import { touchLastUsed, updateKey } from '../shared/keys/key.repository';
+import { KeyService } from '../shared/keys/key.service';
+
+export const SCREENSHOT_PASSWORD = 'screenshots only, never used elsewhere';
+const DAY = 86_400_000;
+
+/** An account that shows every state a key can be in: fresh, used, old, rotating, revoked. */
+export async function seedScreenshotAccount(db: Db, secret: string): Promise<{ owner: string; viewer: string }> {
+  const account = await createAccount(db, 'acme', 'pro');
+  const keys = new KeyService(db, secret);
+  const now = Date.now();
+  const checkout = await keys.create({ account: account.id, environment: 'test', name: 'checkout web', rateLimitRps: 50 });
+  const legacy = await keys.create({ account: account.id, environment: 'test', name: 'legacy import', scopes: ['outcome'] });
+  await sql`update api_keys set created_at = ${new Date(now - 124 * DAY).toISOString()} where id = ${legacy.id}`.execute(db);
+  const staging = await keys.create({ account: account.id, environment: 'test', name: 'old staging' });
+  await updateKey(db, staging.id, { revoked_at: new Date(now - 3 * DAY) });
+  const production = await keys.create({ account: account.id, environment: 'live', name: 'production' });
+  await keys.create({ account: account.id, environment: 'live', name: 'batch jobs', scopes: ['outcome', 'profile'], rateLimitRps: 200 });
+  await keys.rotate(production.id, DAY);
+  await touchLastUsed(
+    db,
+    new Map([
+      [checkout.id, new Date(now - 5 * 60_000)],
+      [legacy.id, new Date(now - 2 * DAY)],
+      [production.id, new Date(now - 60_000)],
+    ]),
+  );
+  const passwordHash = await hashPassword(SCREENSHOT_PASSWORD);
+  await createUser(db, { accountId: account.id, email: 'jane@acme.example', role: 'owner', passwordHash });
+  await createUser(db, { accountId: account.id, email: 'sam@acme.example', role: 'viewer', passwordHash });
+  return { owner: 'jane@acme.example', viewer: 'sam@acme.example' };
+}

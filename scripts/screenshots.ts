@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { projectRoot } from '../shared/config/dev-env';
+import { createDb, POOL_SIZE } from '../shared/db/database';
+import { migrateToLatest } from '../shared/db/migrator';
+import { launchChromium } from './chromium';
+import { freePort, startLocalServices } from './local-services';
+import { SCREENSHOT_PASSWORD, seedScreenshotAccount } from './screenshots-seed';
+
+/**
+ * `npm run screenshots`: the dashboard's pages at 1280 × 800 and 390 × 844, saved to docs/img/
+ * for the README. Runs on a throwaway Postgres and Redis with a seeded account, so the pictures
+ * are the same on every machine but for dates and generated keys.
+ */
+const root = projectRoot();
+const OUT = path.join(root, 'docs', 'img');
+const SECRET = 'screenshots-secret-0123456789';
+const VIEWPORTS = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+async function signIn(page: Page, url: string, email: string): Promise<void> {
+  await page.goto(`${url}/signin`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(SCREENSHOT_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${url}/keys/test`);
+}
+
+async function shoot(browser: Browser, url: string, users: { owner: string; viewer: string }): Promise<string[]> {
+  const saved: string[] = [];
+  for (const viewport of VIEWPORTS) {
+    // The audit log shows the country of these (documentation) addresses.
+    const context = await browser.newContext({ viewport, extraHTTPHeaders: { 'X-Forwarded-For': '81.2.69.160' } });
+    const page = await context.newPage();
+    const save = async (name: string) => {
+      const file = path.join(OUT, `dashboard-${name}-${viewport.name}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      saved.push(path.relative(root, file));
+    };
+    await page.goto(`${url}/signin`);
+    await save('sign-in');
+    await signIn(page, url, users.owner);
+    await page.getByLabel('Name').fill(`ci ${viewport.name}`);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.waitForSelector('#new-key');
+    await save('key-created');
+    await page.goto(`${url}/keys/live`);
+    await save('keys-live');
+    await page.goto(`${url}/audit`);
+    await save('audit');
+    await context.close();
+  }
+  const context = await browser.newContext({ viewport: VIEWPORTS[0], extraHTTPHeaders: { 'X-Forwarded-For': '193.0.6.139' } });
+  const page = await context.newPage();
+  await signIn(page, url, users.viewer);
+  await page.screenshot({ path: path.join(OUT, 'dashboard-viewer-desktop.png'), fullPage: true });
+  saved.push('docs/img/dashboard-viewer-desktop.png');
+  await context.close();
+  return saved;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cos-screenshots-'));
+  const services = await startLocalServices(dir, { durable: false });
+  const db = createDb(services.databaseUrl, POOL_SIZE.tool);
+  let browser: Browser | undefined;
+  const port = await freePort();
+  const dashboard = spawn(process.execPath, [path.join(root, 'dist', 'dashboard', 'main.js')], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      COS_SECRET: SECRET,
+      DASHBOARD_PORT: String(port),
+      TRUST_PROXY: 'loopback',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: 'inherit',
+  });
+  try {
+    const { error } = await migrateToLatest(db);
+    if (error) throw error;
+    const users = await seedScreenshotAccount(db, SECRET);
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(`${url}/healthz`);
+    mkdirSync(OUT, { recursive: true });
+    browser = await launchChromium();
+    for (const file of await shoot(browser, url, users)) process.stdout.write(`saved ${file}\n`);
+  } finally {
+    await browser?.close();
+    dashboard.kill('SIGTERM');
+    await db.destroy();
+    await services.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`screenshots failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
