@@ -10,7 +10,8 @@ import { evaluateTenant } from '../evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../jobs/catalog';
 import { createAccount, findAccount, listAccounts, planSchema, setRestricted, type Account } from '../keys/account.repository';
 import { scopeSchema } from '../keys/api-key';
-import { keyStatus, listKeys, type ApiKeyRecord } from '../keys/key.repository';
+import { recordAudit, type AuditAction } from '../dashboard/audit.repository';
+import { findKeyById, keyStatus, listKeys, type ApiKeyRecord } from '../keys/key.repository';
 import { publishCredentialChange, type CredentialChange } from '../keys/credential-changes.repository';
 import { KeyService } from '../keys/key.service';
 import { createRedis } from '../redis/redis';
@@ -131,6 +132,7 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
             ),
       rateLimitRps: rps === undefined ? null : parseWith(z.coerce.number().int().positive(), rps, 'rps'),
     });
+    await auditKeyAction(db, issued.id, 'key.create');
     return { json: issued, text: issuedText(issued) };
   },
   'keys list': async ({ db, args }) => {
@@ -145,11 +147,13 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
   },
   'keys revoke': async ({ db, config, args }) => {
     const key = await new KeyService(db, config.COS_SECRET).revoke(positional(args, 2, 'key id'));
+    await auditKeyAction(db, key.id, 'key.revoke');
     const warning = await announce(config, { type: 'key', keyId: key.id, revokedAt: key.revokedAt ?? undefined });
     return { json: keyJson(key), text: `revoked ${key.id}`, warning };
   },
   'keys delete': async ({ db, config, args }) => {
     const key = await new KeyService(db, config.COS_SECRET).delete(positional(args, 2, 'key id'));
+    await auditKeyAction(db, key.id, 'key.delete');
     const warning = await announce(config, { type: 'key', keyId: key.id, deletedAt: key.deletedAt ?? undefined });
     return { json: keyJson(key), text: `deleted ${key.id}`, warning };
   },
@@ -157,7 +161,9 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     const graceFlag = stringFlag(args, 'grace');
     const grace = graceFlag === undefined ? undefined : parseDuration(graceFlag);
     if (grace === null) throw new UsageError(`invalid --grace: "${graceFlag}" is not a duration like 30m, 24h or 7d`);
-    const { previousKeyExpiresAt, ...issued } = await new KeyService(db, config.COS_SECRET).rotate(positional(args, 2, 'key id'), grace);
+    const keyId = positional(args, 2, 'key id');
+    const { previousKeyExpiresAt, ...issued } = await new KeyService(db, config.COS_SECRET).rotate(keyId, grace);
+    await auditKeyAction(db, keyId, 'key.rotate');
     return { json: issued, text: `${issuedText(issued)}\nthe previous key works until ${previousKeyExpiresAt}` };
   },
   'test-data reset': async ({ db, config, args }) => {
@@ -229,6 +235,13 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
       return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
     }),
 };
+
+/** Key actions of the CLI join the account's audit log (shown on the dashboard) as the operator's. */
+async function auditKeyAction(db: Db, keyId: string, action: AuditAction): Promise<void> {
+  const key = await findKeyById(db, keyId);
+  if (!key) return;
+  await recordAudit(db, { accountId: key.accountId, actor: 'operator (cli)', action, keyId, environment: key.environment, country: null });
+}
 
 /**
  * Announces a change already made in Postgres to every API instance over Redis

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { listAudit } from '../../shared/dashboard/audit.repository';
 import { runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
@@ -144,5 +145,20 @@ describe('operator CLI', () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stdout).toBe('');
+  });
+  it("writes the key commands to the account's audit log as the operator's, without a country", async () => {
+    const created = await json('keys', 'create', '--account', 'cli-audited', '--env', 'live');
+    const rotated = await json('keys', 'rotate', created.id);
+    await json('keys', 'revoke', rotated.id);
+    await json('keys', 'delete', created.id);
+    const account = (await json('accounts', 'list')).data.find((a: { name: string }) => a.name === 'cli-audited');
+    const entries = await listAudit(h.env.db, account.id, 10);
+    expect(entries.map((e) => [e.action, e.keyId])).toEqual([
+      ['key.delete', created.id],
+      ['key.revoke', rotated.id],
+      ['key.rotate', created.id],
+      ['key.create', created.id],
+    ]);
+    for (const entry of entries) expect(entry).toMatchObject({ actor: 'operator (cli)', environment: 'live', country: null });
   });
 });

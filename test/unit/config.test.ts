@@ -1,4 +1,4 @@
-import { ConfigError, loadApiConfig, loadCliConfig, loadWorkerConfig } from '../../shared/config/config';
+import { ConfigError, loadApiConfig, loadCliConfig, loadDashboardConfig, loadWorkerConfig } from '../../shared/config/config';
 
 const BASE = {
   DATABASE_URL: 'postgres://cos:cos@localhost:5432/cos',
@@ -20,6 +20,7 @@ describe.each([
   ['loadApiConfig', loadApiConfig],
   ['loadWorkerConfig', loadWorkerConfig],
   ['loadCliConfig', loadCliConfig],
+  ['loadDashboardConfig', loadDashboardConfig],
 ] as const)('%s', (_name, load) => {
   it('accepts a complete production environment', () => {
     const config = load({ ...BASE });
@@ -152,5 +153,30 @@ describe.each([
     expect(load({ ...BASE }).ADMIN_TOKEN).toBeUndefined();
     expect(load({ ...BASE, ADMIN_TOKEN: 'an-admin-token-of-32-characters!' }).ADMIN_TOKEN).toBe('an-admin-token-of-32-characters!');
     expect(configError(() => load({ ...BASE, ADMIN_TOKEN: 'short' })).message).toContain('ADMIN_TOKEN');
+  });
+});
+
+describe('loadDashboardConfig', () => {
+  it('listens on 3001 with a 12 h idle expiry and cookies without Secure unless told otherwise', () => {
+    expect(loadDashboardConfig({ ...BASE })).toMatchObject({
+      DASHBOARD_PORT: 3001,
+      DASHBOARD_SESSION_IDLE: 12 * 3_600_000,
+      DASHBOARD_SECURE_COOKIES: false,
+    });
+    const tls = loadDashboardConfig({ ...BASE, DASHBOARD_PORT: '8443', DASHBOARD_SESSION_IDLE: '30m', DASHBOARD_SECURE_COOKIES: 'true' });
+    expect(tls).toMatchObject({ DASHBOARD_PORT: 8443, DASHBOARD_SESSION_IDLE: 1_800_000, DASHBOARD_SECURE_COOKIES: true });
+  });
+
+  it.each([
+    ['DASHBOARD_SECURE_COOKIES', 'yes'],
+    ['DASHBOARD_SESSION_IDLE', '12'],
+    ['DASHBOARD_PORT', '70000'],
+  ])('rejects %s=%p', (name, value) => {
+    expect(configError(() => loadDashboardConfig({ ...BASE, [name]: value })).message).toContain(name);
+  });
+
+  it('reads TRUST_PROXY as a list of proxies', () => {
+    expect(loadDashboardConfig({ ...BASE, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toEqual(['loopback', '10.0.0.0/8']);
+    expect(loadDashboardConfig({ ...BASE }).TRUST_PROXY).toBeUndefined();
   });
 });
