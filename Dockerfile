@@ -1,4 +1,4 @@
-# One image for every app role: api (default command), worker and migrate (see docker-compose.yml).
+# One image for every app role: api (default command), worker, dashboard and migrate (see docker-compose.yml).
 FROM node:20-slim
 WORKDIR /app
 
@@ -7,6 +7,7 @@ RUN npm ci --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY api ./api
+COPY dashboard ./dashboard
 COPY worker ./worker
 COPY shared ./shared
 COPY scripts ./scripts
