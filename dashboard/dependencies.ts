@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { redisKeys } from '../shared/cache/keys';
 import type { DashboardConfig } from '../shared/config/config';
+import { dummyPasswordHash } from '../shared/dashboard/password';
 import { createDb, POOL_SIZE } from '../shared/db/database';
 import { countryResolver } from '../shared/geo/country';
 import { KeyService } from '../shared/keys/key.service';
@@ -15,6 +16,8 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
   const redis = createRedis(config.REDIS_URL, 'producer');
   const keys = redisKeys(config.COS_REDIS_PREFIX);
   const resolver = countryResolver();
+  // Hashed now, so the first sign-in with an unknown email takes no longer than later ones.
+  void dummyPasswordHash();
   return {
     db,
     redis,

@@ -12,6 +12,12 @@ import { csrfToken, requestGuards } from '../http/request-guards';
 import { SESSION_COOKIE } from '../http/session';
 import { signInPage } from '../views/sign-in.view';
 
+/**
+ * A visitor's session (it holds only the sign-in form's CSRF token) lives at most an hour, so
+ * loading the sign-in page many times does not fill Redis for the whole idle expiry.
+ */
+const ANONYMOUS_SESSION_MS = 3_600_000;
+
 /** One answer for a wrong email and a wrong password: which one was wrong is not told. */
 const WRONG_CREDENTIALS = 'The email or password is not correct';
 
@@ -21,11 +27,16 @@ const regenerate = (req: Request) => new Promise<void>((resolve, reject) => req.
 const save = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
 const destroy = (req: Request) => new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
 
+function signInToken(req: Request, idleMs: number): string {
+  if (!req.session.userId) req.session.cookie.maxAge = Math.min(idleMs, ANONYMOUS_SESSION_MS);
+  return csrfToken(req);
+}
+
 /** The sign-in page again, with the status and message of what went wrong (and the envelope for JSON clients). */
-function refuse(req: Request, res: Response, error: AppError, email?: string): void {
+function refuse(req: Request, res: Response, error: AppError, idleMs: number, email?: string): void {
   for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
   res.status(error.statusCode).format({
-    html: () => res.send(signInPage({ csrfToken: csrfToken(req), email, error: error.message })),
+    html: () => res.send(signInPage({ csrfToken: signInToken(req, idleMs), email, error: error.message })),
     default: () => res.json(error.toBody()),
   });
 }
@@ -35,12 +46,12 @@ export function sessionRoutes(deps: DashboardDeps): Router {
 
   router.get('/signin', (req, res) => {
     if (req.session.userId) return res.redirect(303, '/keys/test');
-    res.send(signInPage({ csrfToken: csrfToken(req) }));
+    res.send(signInPage({ csrfToken: signInToken(req, deps.session.idleMs) }));
   });
 
   router.post('/signin', formBody, requestGuards, async (req, res) => {
     const form = signInForm.safeParse(req.body ?? {});
-    if (!form.success) return refuse(req, res, new AppError('VALIDATION_ERROR', 'Enter an email and a password'));
+    if (!form.success) return refuse(req, res, new AppError('VALIDATION_ERROR', 'Enter an email and a password'), deps.session.idleMs);
     const email = emailSchema.safeParse(form.data.email);
     const typedEmail = form.data.email.slice(0, 254);
     const key = email.success ? email.data : typedEmail.trim().toLowerCase();
@@ -49,7 +60,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
       const error = new AppError('RATE_LIMIT_EXCEEDED', `Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} min`, undefined, {
         'Retry-After': String(wait),
       });
-      return refuse(req, res, error, typedEmail);
+      return refuse(req, res, error, deps.session.idleMs, typedEmail);
     }
     const user = email.success ? await findUserForSignIn(deps.db, email.data) : null;
     // Unknown emails are checked against a dummy hash so both failures take as long.
@@ -57,7 +68,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     if (!user || !valid) {
       await deps.throttle.recordFailure(key, req.ip);
       if (user) await audit(deps, req, user, 'session.sign-in-failed');
-      return refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), typedEmail);
+      return refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), deps.session.idleMs, typedEmail);
     }
     await deps.throttle.clearEmail(key);
     // A new session id at sign-in: an id planted before it is worth nothing after.

@@ -31,6 +31,8 @@ describe('dashboard sign-in and sessions', () => {
     const browser = client('81.2.69.160');
     await browser.get('/signin');
     const before = browser.sessionId();
+    // A visitor's session (only the form's CSRF token) is kept an hour, a signed-in one 12 h.
+    expect(await h.env.redis.ttl(sessionKey(before!))).toBeLessThanOrEqual(3600);
     const res = await browser.signIn('Owner@Acme.test');
     expect(res).toMatchObject({ status: 303, location: '/keys/test' });
     expect(browser.sessionId()).toBeDefined();
@@ -41,6 +43,7 @@ describe('dashboard sign-in and sessions', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
     expect(cookie).not.toMatch(/Secure/);
     expect((await browser.get('/keys/test')).status).toBe(200);
+    expect(await h.env.redis.ttl(sessionKey(browser.sessionId()!))).toBeGreaterThan(12 * 3600 - 60);
     const [entry] = await listAudit(h.env.db, acme, 1);
     expect(entry).toMatchObject({ action: 'session.sign-in', actor: 'owner@acme.test', country: 'GB' });
     const stored = JSON.stringify(await h.env.db.selectFrom('dashboard_audit').selectAll().execute());
@@ -123,13 +126,16 @@ describe('dashboard sign-in and sessions', () => {
     expect(await browser.get('/keys/test')).toMatchObject({ status: 303, location: '/signin' });
   });
 
-  it('expires an idle session after DASHBOARD_SESSION_IDLE', async () => {
-    const short = await spawnDashboard(h.env.processEnv({ TRUST_PROXY: 'loopback', DASHBOARD_SESSION_IDLE: '2s' }));
+  it('expires an idle session after DASHBOARD_SESSION_IDLE, each request starting the period again', async () => {
+    const short = await spawnDashboard(h.env.processEnv({ TRUST_PROXY: 'loopback', DASHBOARD_SESSION_IDLE: '3s' }));
     try {
       const browser = new DashboardClient(short.url, '198.51.100.200');
       await browser.signIn('owner@acme.test');
       const key = sessionKey(browser.sessionId()!);
-      expect(await h.env.redis.ttl(key)).toBeLessThanOrEqual(2);
+      expect(await h.env.redis.pttl(key)).toBeLessThanOrEqual(3000);
+      await h.env.redis.pexpire(key, 1000); // as if most of the idle period had passed
+      expect((await browser.get('/keys/test')).status).toBe(200);
+      expect(await h.env.redis.pttl(key)).toBeGreaterThan(1000);
       await eventually(async () => (await h.env.redis.exists(key)) === 0, 10_000);
       expect(await browser.get('/keys/test')).toMatchObject({ status: 303, location: '/signin' });
     } finally {
