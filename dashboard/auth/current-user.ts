@@ -6,9 +6,16 @@ import { findAccount } from '../../shared/keys/account.repository';
 import { csrfToken } from '../http/request-guards';
 import type { Viewer } from '../views/layout';
 
+declare module 'express-serve-static-core' {
+  interface Locals {
+    /** The signed-in viewer, set by `requireViewer`. */
+    viewer?: Viewer;
+  }
+}
+
 /** The signed-in viewer of this request; set by `requireViewer`. */
 export function viewerOf(res: Response): Viewer {
-  const viewer = (res.locals as { viewer?: Viewer }).viewer;
+  const viewer = res.locals.viewer;
   if (!viewer) throw new Error('viewerOf called on a route without requireViewer');
   return viewer;
 }
@@ -28,7 +35,7 @@ export function requireViewer(db: Db) {
       if (req.method === 'GET') return res.redirect(303, `/signin`);
       return next(new AppError('UNAUTHORIZED', 'Sign in to continue: the session has ended or never began'));
     }
-    (res.locals as { viewer?: Viewer }).viewer = { user, account, csrfToken: csrfToken(req) };
+    res.locals.viewer = { user, account, csrfToken: csrfToken(req) };
     next();
   };
 }

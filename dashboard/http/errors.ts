@@ -3,7 +3,6 @@ import { AppError, isAppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
 import { KeyNotFoundError } from '../../shared/keys/key.service';
 import type { Logger } from '../../shared/logger/logger';
-import type { Viewer } from '../views/layout';
 import { errorPage } from '../views/error.view';
 import { fromFormParserError } from './form';
 
@@ -30,7 +29,7 @@ export const dashboardErrorHandler =
     const appError = toAppError(error, logger);
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    const viewer = (res.locals as { viewer?: Viewer }).viewer;
+    const viewer = res.locals.viewer;
     res.setHeader('Cache-Control', 'no-store');
     res.status(appError.statusCode).format({
       html: () => res.send(errorPage(appError, viewer)),

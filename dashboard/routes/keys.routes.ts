@@ -31,8 +31,15 @@ const createForm = z.object({
     .pipe(z.number().int('a whole number').min(1).max(MAX_RATE_LIMIT_RPS).nullable()),
 });
 
-const graceValues = ROTATION_GRACE_CHOICES.map((c) => c.value) as [string, ...string[]];
-const rotateForm = z.object({ _csrf: z.string(), grace: z.enum(graceValues).default('24h') });
+const rotateForm = z.object({
+  _csrf: z.string(),
+  grace: z
+    .string()
+    .default('24h')
+    .refine((value) => ROTATION_GRACE_CHOICES.some((choice) => choice.value === value), {
+      message: `one of ${ROTATION_GRACE_CHOICES.map((c) => c.value).join(', ')}`,
+    }),
+});
 const actionForm = z.object({ _csrf: z.string() });
 
 const MESSAGES = { revoked: 'Key revoked: the API refuses it within 2 seconds.', deleted: 'Key deleted.' } as const;

@@ -57,7 +57,7 @@ export async function listAudit(db: DbOrTx, accountId: string, limit: number, be
   return rows.map((row) => ({
     id: String(row.id),
     actor: row.actor,
-    action: row.action as AuditAction,
+    action: row.action,
     keyId: row.key_id,
     environment: row.environment,
     country: row.country,

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { AuditAction } from '../dashboard/audit.repository';
 import type { Choice } from '../domain/arms';
 import type { DecisionContext, SelectionProbabilities } from '../domain/learner';
 
@@ -180,7 +181,7 @@ export interface DashboardAuditTable {
   id: Generated<string>;
   account_id: string;
   actor: string;
-  action: string;
+  action: AuditAction;
   key_id: string | null;
   environment: 'test' | 'live' | null;
   country: string | null;
