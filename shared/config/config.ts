@@ -6,15 +6,15 @@ const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
 /** The worker's /metrics port unless METRICS_PORT says otherwise (the Prometheus exporters' usual one). */
 export const DEFAULT_METRICS_PORT = 9464;
 
-const environmentList = z
-  .string()
-  .transform((text) =>
-    text
-      .split(',')
-      .map((part) => part.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
+/** A comma-separated variable as its non-empty, trimmed parts. */
+const commaList = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean),
+);
+
+const environmentList = commaList.pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
 
 const common = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
@@ -32,15 +32,7 @@ const common = {
    * Proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs, or Express's
    * names such as `loopback`); unset, the client is the socket's peer.
    */
-  TRUST_PROXY: z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((part) => part.trim())
-        .filter(Boolean),
-    )
-    .optional(),
+  TRUST_PROXY: commaList.optional(),
 };
 
 /** When set, GET /metrics of the api and the worker requires it as a Bearer token. */
