@@ -3,6 +3,7 @@ import { Queue, Worker } from 'bullmq';
 import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
 import { createDb, POOL_SIZE } from '../shared/db/database';
+import { ensurePartitions } from '../shared/db/partitions';
 import { readinessCheck, type Readiness } from '../shared/health/readiness';
 import { WorkerMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
@@ -38,7 +39,10 @@ export interface RunningWorker {
   metrics: WorkerMetrics;
   /** Whether Redis and Postgres are reachable, for GET /readyz. */
   readiness: () => Promise<Readiness>;
-  /** Resolves once the maintenance schedules are registered and a missed reset caught up. */
+  /**
+   * Resolves once the maintenance schedules are registered, the coming months' partitions made
+   * and a missed reset caught up.
+   */
   ready: Promise<void>;
   /** Stops fetching, applies every in-flight job, then releases connections. */
   close(): Promise<void>;
@@ -46,7 +50,8 @@ export interface RunningWorker {
 
 /**
  * One BullMQ Worker on the events queue (decisions and outcomes, applied in batched
- * transactions) and one on the maintenance queue (usage flushes, the monthly test reset).
+ * transactions) and one on the maintenance queue (usage flushes, the monthly test reset, the
+ * monthly partitions).
  */
 export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
   const keys = redisKeys(config.COS_REDIS_PREFIX);
@@ -92,6 +97,11 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
       const run = await detectPatterns(db, clock());
       return run ? `${run.keys} keys, ${run.findings} findings, ${run.created} new` : 'another run holds the lock';
     },
+    partitionUpkeep: async () => {
+      const created = await ensurePartitions(db, clock());
+      if (created.length > 0) logger.info({ created }, 'monthly partitions created');
+      return created.length > 0 ? `created ${created.join(', ')}` : 'partitions up to date';
+    },
     testDataReset: async () => {
       const result = await resetTestData(db, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
       if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');
@@ -120,7 +130,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   }
 
   const ready = (async () => {
-    const { usageFlush, testDataReset, trafficFlush, trafficRetention, trafficPatterns } = JOBS;
+    const { usageFlush, testDataReset, trafficFlush, trafficRetention, trafficPatterns, partitionUpkeep } = JOBS;
     await maintenance.upsertJobScheduler(
       usageFlush.scheduler.id,
       { every: config.USAGE_FLUSH_INTERVAL },
@@ -134,6 +144,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     for (const [name, job] of [
       ['trafficRetention', trafficRetention],
       ['trafficPatterns', trafficPatterns],
+      ['partitionUpkeep', partitionUpkeep],
     ] as const) {
       await maintenance.upsertJobScheduler(
         job.scheduler.id,
@@ -148,6 +159,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     );
     const caughtUp = await catchUpTestDataReset(db, redis, keys, clock());
     if (caughtUp?.ran) logger.info({ period: caughtUp.period, rowsRemoved: caughtUp.rowsRemoved }, 'missed test-data reset caught up');
+    const created = await ensurePartitions(db, clock());
+    if (created.length > 0) logger.info({ created }, 'monthly partitions created');
   })();
   ready.catch((error: unknown) => logger.error({ err: error }, 'could not set up maintenance schedules'));
 

@@ -5,9 +5,10 @@ import { createDb, POOL_SIZE } from '../db/database';
 import { KeyNotFoundError } from '../keys/key.service';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS as OPERATOR_COMMANDS } from './commands';
+import { PARTITION_COMMANDS } from './partition-commands';
 import { USER_COMMANDS } from './user-commands';
 
-const COMMANDS = { ...OPERATOR_COMMANDS, ...USER_COMMANDS };
+const COMMANDS = { ...OPERATOR_COMMANDS, ...USER_COMMANDS, ...PARTITION_COMMANDS };
 
 const USAGE = `usage: cos <command> [--json]
   accounts create --name N [--plan starter|pro|enterprise]
@@ -22,7 +23,8 @@ const USAGE = `usage: cos <command> [--json]
   jobs failed [--queue events|maintenance] [--limit N] | jobs retry-failed [--queue …]
   users create --account N --email E [--role owner|viewer] [--password-stdin]
   users list --account N
-  users delete E | users reset-password E [--password-stdin]`;
+  users delete E | users reset-password E [--password-stdin]
+  partitions list | partitions detach --before YYYY-MM`;
 
 /** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
 export interface CliIo {

@@ -49,8 +49,8 @@ export interface ProfilesTable {
   updated_at: Timestamp;
 }
 
+/** Partitioned by month of created_at (docs/adr/0012-monthly-partitions.md). */
 export interface ProfileVersionsTable {
-  id: Generated<string>;
   account_id: string;
   environment: 'test' | 'live';
   user_id: string;
@@ -60,6 +60,7 @@ export interface ProfileVersionsTable {
   created_at: Timestamp;
 }
 
+/** Partitioned by month of issued_at. */
 export interface DecisionsTable {
   request_id: string;
   account_id: string;
@@ -74,11 +75,14 @@ export interface DecisionsTable {
   issued_at: Timestamp;
 }
 
+/** Partitioned by month of its decision's issue time: one request id, one month. */
 export interface OutcomesTable {
   request_id: string;
   account_id: string;
   environment: 'test' | 'live';
   user_id: string;
+  /** The decision's issue time (the request id carries it), not the outcome's own. */
+  issued_at: Timestamp;
   fields: Json<Record<string, unknown>>;
   reward: number;
   received_at: Timestamp;
@@ -126,6 +130,14 @@ export interface TestDataResetsTable {
   started_at: Timestamp;
   finished_at: Timestamp;
   rows_removed: Json<Record<string, number>>;
+}
+
+/** Monthly partitions detached by an operator: plain tables still in the database. */
+export interface ArchivedPartitionsTable {
+  table_name: string;
+  parent: 'decisions' | 'outcomes' | 'profile_versions';
+  month: string;
+  detached_at: DefaultedTimestamp;
 }
 
 export interface PopulationPriorsTable {
@@ -207,4 +219,5 @@ export interface Database {
   traffic_anomalies: TrafficAnomaliesTable;
   dashboard_users: DashboardUsersTable;
   dashboard_audit: DashboardAuditTable;
+  archived_partitions: ArchivedPartitionsTable;
 }

@@ -16,12 +16,13 @@ export interface LoggedEvents {
 /**
  * The tenant's decisions that have an outcome, oldest first, optionally only those issued at
  * or after `since`. Both rows must belong to the tenant (request ids are unique, but an
- * outcome row is only trusted for the tenant it was stored under).
+ * outcome row is only trusted for the tenant it was stored under). An outcome sits in its
+ * decision's month, so the join pairs partitions month by month.
  */
-export async function findLoggedEvents(db: DbOrTx, tenant: Tenant, since?: Date): Promise<LoggedEvents> {
+export function loggedEventsQuery(db: DbOrTx, tenant: Tenant, since?: Date) {
   let query = db
     .selectFrom('decisions as d')
-    .innerJoin('outcomes as o', 'o.request_id', 'd.request_id')
+    .innerJoin('outcomes as o', (join) => join.onRef('o.request_id', '=', 'd.request_id').onRef('o.issued_at', '=', 'd.issued_at'))
     .select(['d.chosen', 'd.probabilities', 'd.context', 'o.reward'])
     .where('d.account_id', '=', tenant.accountId)
     .where('d.environment', '=', tenant.environment)
@@ -29,8 +30,12 @@ export async function findLoggedEvents(db: DbOrTx, tenant: Tenant, since?: Date)
     .where('o.environment', '=', tenant.environment)
     .orderBy('d.issued_at')
     .orderBy('d.request_id');
-  if (since) query = query.where('d.issued_at', '>=', since);
-  const rows = await query.execute();
+  if (since) query = query.where('d.issued_at', '>=', since).where('o.issued_at', '>=', since);
+  return query;
+}
+
+export async function findLoggedEvents(db: DbOrTx, tenant: Tenant, since?: Date): Promise<LoggedEvents> {
+  const rows = await loggedEventsQuery(db, tenant, since).execute();
   const events: LoggedEvent[] = [];
   for (const row of rows) {
     const choice = choiceSchema.safeParse(row.chosen);

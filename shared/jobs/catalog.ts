@@ -13,7 +13,7 @@ import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from './retry';
 export const EVENTS_QUEUE = 'events';
 /**
  * Scheduled upkeep: usage and traffic flushes, traffic retention and patterns, the monthly
- * test-data reset (one at a time per worker).
+ * test-data reset, the monthly partitions (one at a time per worker).
  */
 export const MAINTENANCE_QUEUE = 'maintenance';
 
@@ -88,6 +88,7 @@ export const testDataResetJobSchema = z.object({});
 export const trafficFlushJobSchema = z.object({});
 export const trafficRetentionJobSchema = z.object({});
 export const trafficPatternsJobSchema = z.object({});
+export const partitionUpkeepJobSchema = z.object({});
 
 export const JOBS = {
   decisions: {
@@ -156,6 +157,16 @@ export const JOBS = {
     schema: trafficPatternsJobSchema,
     options: redoneNextTick,
     scheduler: { id: 'traffic-patterns', pattern: '*/5 * * * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Attaches the coming months' partitions of the large tables (docs/adr/0013-monthly-partitions.md). */
+  partitionUpkeep: {
+    queue: MAINTENANCE_QUEUE,
+    schema: partitionUpkeepJobSchema,
+    // Idempotent, and months ahead of need: a failed run (a lock timeout) is redone the next day.
+    options: redoneNextTick,
+    /** Daily: each month's partition exists weeks before its first row. */
+    scheduler: { id: 'partition-upkeep', pattern: '17 3 * * *', tz: 'UTC' },
     jobId: null,
   },
 } as const;

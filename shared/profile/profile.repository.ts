@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database';
+import { archivedTables, PARTITIONED_TABLES } from '../db/partitions';
 import type { ProfilesTable } from '../db/schema';
 import type { Tenant } from '../domain/environment';
 import { pinsSchema } from '../domain/arms';
@@ -141,13 +142,11 @@ export async function insertVersions(db: DbOrTx, tenant: Tenant, rows: VersionRo
       as v(user_id text, profile_version int, cause text, changed jsonb, created_at timestamptz)`.execute(db);
 }
 
-export async function listVersions(
-  db: DbOrTx,
-  tenant: Tenant,
-  userId: string,
-  limit: number,
-  beforeVersion?: number,
-): Promise<{ data: Array<Omit<VersionRow, 'userId'>>; hasMore: boolean }> {
+/**
+ * A user's versions, newest first. No time bound to prune months by: each month's partition
+ * answers from its key's index and gives at most `limit + 1` rows.
+ */
+export function versionsQuery(db: DbOrTx, tenant: Tenant, userId: string, limit: number, beforeVersion?: number) {
   let query = db
     .selectFrom('profile_versions')
     .select(['profile_version', 'cause', 'changed', 'created_at'])
@@ -157,7 +156,17 @@ export async function listVersions(
     .orderBy('profile_version', 'desc')
     .limit(limit + 1);
   if (beforeVersion !== undefined) query = query.where('profile_version', '<', beforeVersion);
-  const rows = await query.execute();
+  return query;
+}
+
+export async function listVersions(
+  db: DbOrTx,
+  tenant: Tenant,
+  userId: string,
+  limit: number,
+  beforeVersion?: number,
+): Promise<{ data: Array<Omit<VersionRow, 'userId'>>; hasMore: boolean }> {
+  const rows = await versionsQuery(db, tenant, userId, limit, beforeVersion).execute();
   return {
     data: rows.slice(0, limit).map((row) => ({
       version: row.profile_version,
@@ -170,9 +179,9 @@ export async function listVersions(
 }
 
 /**
- * Right to erasure: the profile, its versions, decisions and outcomes; records the erasure
- * under the user's keyed hash. Call inside a transaction holding lockUsers for this user.
- * Returns the erased generation.
+ * Right to erasure: the profile, its versions, decisions and outcomes (archived months
+ * included); records the erasure under the user's keyed hash. Call inside a transaction
+ * holding lockUsers for this user. Returns the erased generation.
  */
 export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, userHash: string, now: Date): Promise<string | null> {
   const erased = await db
@@ -182,13 +191,18 @@ export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, user
     .where('user_id', '=', userId)
     .returning('generation')
     .executeTakeFirst();
-  for (const table of ['profile_versions', 'decisions', 'outcomes'] as const) {
+  for (const table of PARTITIONED_TABLES) {
     await db
       .deleteFrom(table)
       .where('account_id', '=', tenant.accountId)
       .where('environment', '=', tenant.environment)
       .where('user_id', '=', userId)
       .execute();
+    // Detached months are still this service's data: the user is erased from them too.
+    for (const archived of await archivedTables(db, table)) {
+      await sql`delete from ${sql.table(archived)} where account_id = ${tenant.accountId}
+        and environment = ${tenant.environment} and user_id = ${userId}`.execute(db);
+    }
   }
   await db
     .insertInto('erasures')

@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { ERASED_TTL_SECONDS } from '../cache/keys';
-import type { Db } from '../db/database';
+import { sql } from 'kysely';
+import type { Db, DbOrTx } from '../db/database';
+import { archivedTables, PARTITIONED_TABLES, type PartitionedTable } from '../db/partitions';
 import { lockTestDataReset } from '../db/locks';
 import { utcMonth } from '../limits/calendar';
 import { PopulationCache } from '../population/population-cache.repository';
@@ -9,9 +11,9 @@ import { nextPopulationVersion } from '../population/population.repository';
 
 /**
  * The monthly test-environment reset: deletes every test-environment profile,
- * version, decision, outcome, erasure record and population prior (of all accounts, or of
- * one), never live data, then drops the matching cache entries and fences their generations
- * (and the priors' versions) against late writes.
+ * version, decision, outcome (in detached months too), erasure record and population prior
+ * (of all accounts, or of one), never live data, then drops the matching cache entries and
+ * fences their generations (and the priors' versions) against late writes.
  * A scheduled run carries its period (YYYY-MM); a unique index on it makes it run once per
  * month however many workers race for it.
  */
@@ -56,6 +58,9 @@ export async function resetTestData(
       if (options.accountId) query = query.where('account_id', '=', options.accountId);
       rowsRemoved[table] = Number((await query.executeTakeFirst()).numDeletedRows);
     }
+    for (const table of PARTITIONED_TABLES) {
+      rowsRemoved[table] = (rowsRemoved[table] ?? 0) + (await deleteArchivedTestRows(tx, table, options.accountId));
+    }
     let profiles = tx.deleteFrom('profiles').where('environment', '=', 'test');
     if (options.accountId) profiles = profiles.where('account_id', '=', options.accountId);
     const generations = (await profiles.returning('generation').execute()).map((row) => row.generation);
@@ -82,6 +87,17 @@ export async function resetTestData(
     })),
   );
   return { ran: true, period, rowsRemoved: outcome.rowsRemoved };
+}
+
+/** Test rows of detached months go with the reset too: only live data is kept indefinitely. */
+async function deleteArchivedTestRows(tx: DbOrTx, table: PartitionedTable, accountId?: string): Promise<number> {
+  let removed = 0;
+  for (const archived of await archivedTables(tx, table)) {
+    const result = await sql`delete from ${sql.table(archived)} where environment = 'test'
+      and (${accountId ?? null}::text is null or account_id = ${accountId ?? null})`.execute(tx);
+    removed += Number(result.numAffectedRows ?? 0);
+  }
+  return removed;
 }
 
 async function dropTestCaches(redis: Redis, keys: RedisKeys, generations: string[], accountId?: string): Promise<void> {

@@ -54,6 +54,7 @@ async function insertEvent(
       account_id: outcomeTenant.accountId,
       environment: outcomeTenant.environment,
       user_id: `user-${seq % 3}`,
+      issued_at: e.issuedAt,
       fields: JSON.stringify({ started: true }),
       reward: e.reward,
       received_at: e.issuedAt,

@@ -67,7 +67,7 @@ export async function applyOutcomes(
   const inserted = await insertOutcomes(
     tx,
     tenant,
-    rewarded.map(({ job, decision, reward }) => ({ job, userId: decision.userId, reward })),
+    rewarded.map(({ job, decision, reward }) => ({ job, userId: decision.userId, reward, issuedAt: decision.issuedAt })),
   );
   const byUser = new Map<string, LiveOutcome[]>();
   const touched = new Set<string>();

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
+import { readRequestIdClaims } from '../../shared/keys/request-id';
 import type { StoredDecision } from './event-batch';
 
 /**
@@ -52,19 +53,31 @@ export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: Dec
     select r.request_id, ${tenant.accountId}, ${tenant.environment}, r.user_id, r.chosen, r.probabilities, r.context, r.explored, r.confidence, r.issued_at
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, user_id text, chosen jsonb, probabilities jsonb,
       context jsonb, explored jsonb, confidence float8, issued_at timestamptz)
-    on conflict (request_id) do nothing`.execute(db);
+    on conflict (account_id, environment, request_id, issued_at) do nothing`.execute(db);
+}
+
+/**
+ * The decisions of these request ids, read from their months only: each request id carries
+ * its issue time, the decisions' partition key (docs/adr/0012-monthly-partitions.md), so the
+ * span of those times names the partitions to read.
+ */
+export function decisionsByRequestIdQuery(db: DbOrTx, tenant: Tenant, requestIds: string[]) {
+  const query = db
+    .selectFrom('decisions')
+    .select(['request_id', 'user_id', 'chosen', 'probabilities', 'context', 'issued_at'])
+    .where('account_id', '=', tenant.accountId)
+    .where('environment', '=', tenant.environment)
+    .where('request_id', 'in', requestIds);
+  const times = requestIds.flatMap((id) => readRequestIdClaims(id)?.issuedAt ?? []);
+  // Ids the worker reads come from the API, which verified them; were one unreadable, all months are read.
+  if (times.length < requestIds.length) return query;
+  return query.where('issued_at', '>=', new Date(Math.min(...times))).where('issued_at', '<=', new Date(Math.max(...times)));
 }
 
 /** The stored decisions of these request ids (the worker wrote them from checked jobs: not parsed again). */
 export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: string[]): Promise<Map<string, StoredDecision>> {
   if (requestIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('decisions')
-    .select(['request_id', 'user_id', 'chosen', 'probabilities', 'context', 'issued_at'])
-    .where('request_id', 'in', requestIds)
-    .where('account_id', '=', tenant.accountId)
-    .where('environment', '=', tenant.environment)
-    .execute();
+  const rows = await decisionsByRequestIdQuery(db, tenant, requestIds).execute();
   return new Map(
     rows.map((row) => [
       row.request_id,
@@ -79,25 +92,40 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
   );
 }
 
-/** Inserts outcomes; returns the request ids inserted now (not already applied before). */
-export async function insertOutcomes(
-  db: DbOrTx,
-  tenant: Tenant,
-  outcomes: Array<{ job: OutcomeJob; userId: string; reward: number }>,
-): Promise<Set<string>> {
-  if (outcomes.length === 0) return new Set();
-  const rows = outcomes.map(({ job, userId, reward }) => ({
+export interface OutcomeRow {
+  job: OutcomeJob;
+  userId: string;
+  reward: number;
+  /** The decision's issue time (epoch ms): the outcome's partition key. */
+  issuedAt: number;
+}
+
+/**
+ * The insert of a batch's outcomes, skipping request ids stored before: the conflict target is
+ * the key (tenant, request id, decision time), unique exactly when the request id is, since
+ * the id carries its decision's time.
+ */
+export function insertOutcomesQuery(db: DbOrTx, tenant: Tenant, outcomes: OutcomeRow[]) {
+  const rows = outcomes.map(({ job, userId, reward, issuedAt }) => ({
     request_id: job.requestId,
     user_id: userId,
+    issued_at: new Date(issuedAt).toISOString(),
     fields: job.metadata ? { ...job.signals, metadata: job.metadata } : job.signals,
     reward,
     received_at: new Date(job.receivedAt).toISOString(),
   }));
-  const { rows: inserted } = await sql<{ request_id: string }>`
-    insert into outcomes (request_id, account_id, environment, user_id, fields, reward, received_at, applied_at)
-    select r.request_id, ${tenant.accountId}, ${tenant.environment}, r.user_id, r.fields, r.reward, r.received_at, now()
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, user_id text, fields jsonb, reward float8, received_at timestamptz)
-    on conflict (request_id) do nothing
-    returning request_id`.execute(db);
+  return sql<{ request_id: string }>`
+    insert into outcomes (request_id, account_id, environment, user_id, issued_at, fields, reward, received_at, applied_at)
+    select r.request_id, ${tenant.accountId}, ${tenant.environment}, r.user_id, r.issued_at, r.fields, r.reward, r.received_at, now()
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as r(request_id text, user_id text, issued_at timestamptz, fields jsonb, reward float8, received_at timestamptz)
+    on conflict (account_id, environment, request_id, issued_at) do nothing
+    returning request_id`;
+}
+
+/** Inserts outcomes; returns the request ids inserted now (not already applied before). */
+export async function insertOutcomes(db: DbOrTx, tenant: Tenant, outcomes: OutcomeRow[]): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const { rows: inserted } = await insertOutcomesQuery(db, tenant, outcomes).execute(db);
   return new Set(inserted.map((row) => row.request_id));
 }
