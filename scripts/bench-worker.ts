@@ -18,6 +18,7 @@ import {
   withCleanup,
   type Proc,
 } from './bench/processes';
+import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, queueCounts, timeBacklog } from './bench/worker-backlog';
 
 /**
@@ -27,7 +28,8 @@ import { buildOutcomeBacklog, queueCounts, timeBacklog } from './bench/worker-ba
  * per requestId posted through the API, so the queue holds exactly the jobs the API makes.
  * Then W workers start on that backlog and are timed until it is applied. `--workers 1,2`
  * measures each count in turn on a backlog of its own. Prints outcomes/s, the exactly-once
- * check and CPU ms per outcome of the worker, Postgres and Redis (or, with --json, JSON).
+ * check and CPU ms per outcome of the worker, Postgres and Redis, and the bytes per row of the
+ * tables that grow with traffic (or, with --json, JSON).
  */
 
 const PREFIX = 'bench';
@@ -147,6 +149,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   }
   await Promise.all(workers.map((w) => stopProc(w)));
   await stopProc(api.proc);
+  const storage = await tableSizes(db);
   const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
@@ -160,6 +163,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
       concurrency: env.WORKER_CONCURRENCY ?? 'default',
     },
     rounds,
+    storage,
   };
 }
 
@@ -177,6 +181,7 @@ function print(result: Awaited<ReturnType<typeof run>>): void {
     );
     out(`  CPU ms per outcome: ${ms}; other work on the machine: ${r.cpuPercentOfOneCore.other ?? 0}% of a core`);
   }
+  out(`\nstorage: ${result.storage.map((s) => `${s.table} ${s.rows} rows, ${s.bytesPerRow ?? '-'} bytes/row`).join('; ')}`);
 }
 
 withCleanup('cos-bench-worker-', run).then(
