@@ -25,7 +25,7 @@ const provider = {
 let db: Db;
 let name: string;
 beforeAll(async () => {
-  name = `cos_migrate_${randomBytes(5).toString('hex')}`;
+  name = `cos_test_migrate_${randomBytes(5).toString('hex')}`;
   const admin = new Client({ connectionString: process.env.COS_TEST_ADMIN_URL });
   await admin.connect();
   await admin.query(`create database ${name}`);
