@@ -3,7 +3,7 @@ import { startOfMonth, utcMonth } from '../limits/calendar';
 import type { Db, DbOrTx } from './database';
 
 /**
- * Monthly partitions of the large tables (docs/adr/0012-monthly-partitions.md). The worker
+ * Monthly partitions of the large tables (docs/adr/0013-monthly-partitions.md). The worker
  * attaches the current month's and the next ones' ahead of time; rows of a month with no
  * partition land in the table's DEFAULT partition and move into the month's when it is made.
  * Live rows are never dropped: an operator may detach old months, which stay queryable as plain

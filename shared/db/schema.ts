@@ -49,7 +49,7 @@ export interface ProfilesTable {
   updated_at: Timestamp;
 }
 
-/** Partitioned by month of created_at (docs/adr/0012-monthly-partitions.md). */
+/** Partitioned by month of created_at (docs/adr/0013-monthly-partitions.md). */
 export interface ProfileVersionsTable {
   account_id: string;
   environment: 'test' | 'live';

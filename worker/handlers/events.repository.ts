@@ -58,7 +58,7 @@ export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: Dec
 
 /**
  * The decisions of these request ids, read from their months only: each request id carries
- * its issue time, the decisions' partition key (docs/adr/0012-monthly-partitions.md), so the
+ * its issue time, the decisions' partition key (docs/adr/0013-monthly-partitions.md), so the
  * span of those times names the partitions to read.
  */
 export function decisionsByRequestIdQuery(db: DbOrTx, tenant: Tenant, requestIds: string[]) {

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * Decisions, outcomes and profile versions become tables partitioned by month
- * (docs/adr/0012-monthly-partitions.md). Decisions and outcomes are keyed by the decision's
+ * (docs/adr/0013-monthly-partitions.md). Decisions and outcomes are keyed by the decision's
  * issue time, so an outcome lives in its decision's month and (tenant, request_id, issued_at)
  * is unique exactly when the request id is; versions by their own time. Every key leads with
  * the tenant. Existing rows are moved into their months inside this migration's transaction.
