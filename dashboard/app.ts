@@ -1,7 +1,9 @@
 import express, { type Express } from 'express';
 import { auditRoutes } from './routes/audit.routes';
 import { keysRoutes } from './routes/keys.routes';
+import { patternsRoutes } from './routes/patterns.routes';
 import { sessionRoutes } from './routes/session.routes';
+import { trafficRoutes } from './routes/traffic.routes';
 import type { DashboardDeps } from './deps';
 import { dashboardErrorHandler, notFound } from './http/errors';
 import { securityHeaders } from './http/security-headers';
@@ -22,6 +24,8 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(sessions({ redis: deps.redis, prefix: deps.redisKeys.dashboardSessionPrefix, ...deps.session }));
   app.use(sessionRoutes(deps));
   app.use(keysRoutes(deps));
+  app.use(trafficRoutes(deps));
+  app.use(patternsRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(notFound);
   app.use(dashboardErrorHandler(deps.logger));

@@ -3,6 +3,7 @@ import type { Db } from '../../shared/db/database';
 import { findUserById } from '../../shared/dashboard/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { findAccount } from '../../shared/keys/account.repository';
+import { countOpenAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
 import { csrfToken } from '../http/request-guards';
 import type { Viewer } from '../views/layout';
 
@@ -35,7 +36,7 @@ export function requireViewer(db: Db) {
       if (req.method === 'GET') return res.redirect(303, `/signin`);
       return next(new AppError('UNAUTHORIZED', 'Sign in to continue: the session has ended or never began'));
     }
-    res.locals.viewer = { user, account, csrfToken: csrfToken(req) };
+    res.locals.viewer = { user, account, csrfToken: csrfToken(req), openPatterns: await countOpenAnomalies(db, account.id) };
     next();
   };
 }

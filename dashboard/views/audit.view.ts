@@ -8,6 +8,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   'key.revoke': 'Revoked a key',
   'key.delete': 'Deleted a key',
   'key.rotate': 'Rotated a key',
+  'pattern.acknowledge': 'Acknowledged an unusual pattern',
   'session.sign-in': 'Signed in',
   'session.sign-in-failed': 'Failed sign-in',
   'session.sign-out': 'Signed out',

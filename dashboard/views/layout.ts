@@ -10,11 +10,16 @@ export interface NavItem {
   section: string;
   label: string;
   href: string;
+  /** A number shown beside the label (e.g. open unusual patterns); nothing when 0. */
+  count?: (viewer: Viewer) => number;
 }
 
 export const NAV_ITEMS: NavItem[] = [
   { section: 'keys-test', label: 'Test keys', href: '/keys/test' },
   { section: 'keys-live', label: 'Live keys', href: '/keys/live' },
+  { section: 'traffic', label: 'Traffic', href: '/traffic/test' },
+  { section: 'geography', label: 'Geography', href: '/geography/test' },
+  { section: 'patterns', label: 'Unusual patterns', href: '/patterns', count: (viewer) => viewer.openPatterns },
   { section: 'audit', label: 'Audit log', href: '/audit' },
 ];
 
@@ -23,6 +28,8 @@ export interface Viewer {
   user: DashboardUser;
   account: Account;
   csrfToken: string;
+  /** The account's unacknowledged unusual patterns, for the navigation's badge. */
+  openPatterns: number;
 }
 
 export interface PageOptions {
@@ -31,6 +38,9 @@ export interface PageOptions {
   viewer?: Viewer;
   active?: string;
   body: Html;
+  /** Extra files from /assets/ this page needs (charts). */
+  scripts?: string[];
+  styles?: string[];
 }
 
 /** A hidden field carrying the session's CSRF token: every form that changes something has one. */
@@ -41,9 +51,14 @@ function header(viewer: Viewer, active: string | undefined): Html {
     <a class="brand" href="/">Context &amp; Outcome</a>
     <nav aria-label="Main">
       <ul>
-        ${NAV_ITEMS.map(
-          (item) => html`<li><a href="${item.href}" ${item.section === active ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
-        )}
+        ${NAV_ITEMS.map((item) => {
+          const count = item.count?.(viewer) ?? 0;
+          return html`<li>
+            <a href="${item.href}" ${item.section === active ? html` aria-current="page"` : ''}
+              >${item.label}${count > 0 ? html` <span class="badge" data-badge="${item.section}">${count}<span class="visually-hidden"> open</span></span>` : ''}</a
+            >
+          </li>`;
+        })}
       </ul>
     </nav>
     <div class="whoami">
@@ -54,15 +69,17 @@ function header(viewer: Viewer, active: string | undefined): Html {
 }
 
 /** The whole document: every page goes through here, so headers, styles and scripts are in one place. */
-export function page({ title, viewer, active, body }: PageOptions): string {
+export function page({ title, viewer, active, body, scripts = [], styles = [] }: PageOptions): string {
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Context &amp; Outcome dashboard</title>
+        ${styles.map((name) => html`<link rel="stylesheet" href="/assets/${name}" />`)}
         <link rel="stylesheet" href="/assets/dashboard.css" />
         <script src="/assets/dashboard.js" defer></script>
+        ${scripts.map((name) => html`<script src="/assets/${name}" defer></script>`)}
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>

@@ -2,12 +2,13 @@ import type { DbOrTx } from '../db/database';
 import type { Environment } from '../domain/environment';
 import type { CountryCode } from '../geo/country';
 
-/** What the audit log records: every key action and every sign-in and sign-out. */
+/** What the audit log records: every key action, acknowledged unusual pattern, sign-in and sign-out. */
 export const AUDIT_ACTIONS = [
   'key.create',
   'key.revoke',
   'key.delete',
   'key.rotate',
+  'pattern.acknowledge',
   'session.sign-in',
   'session.sign-in-failed',
   'session.sign-out',

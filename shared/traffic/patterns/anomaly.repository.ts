@@ -120,6 +120,17 @@ export async function listAnomalies(db: DbOrTx, query: AnomalyQuery): Promise<An
   return rows.map((row) => toAnomaly(row as unknown as AnomalyRow));
 }
 
+/** How many of an account's anomalies are not acknowledged yet. */
+export async function countOpenAnomalies(db: DbOrTx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('traffic_anomalies')
+    .select((eb) => eb.fn.countAll<string>().as('open'))
+    .where('account_id', '=', accountId)
+    .where('acknowledged_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.open);
+}
+
 /** Who acknowledges: a dashboard user of the account. */
 export interface Acknowledger {
   accountId: string;

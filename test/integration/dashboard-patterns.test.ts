@@ -1,0 +1,121 @@
+import { listAudit } from '../../shared/dashboard/audit.repository';
+import { findAccount } from '../../shared/keys/account.repository';
+import { KeyService } from '../../shared/keys/key.service';
+import { listAnomalies, recordFinding } from '../../shared/traffic/patterns/anomaly.repository';
+import { addUser, DashboardClient, spawnDashboard, type PageResponse } from '../support/dashboard';
+import { stop, type Spawned } from '../support/processes';
+import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
+
+/** Unusual patterns: listed open first, acknowledged by owners only, with CSRF and an audit entry. */
+let env: TestEnv;
+let dashboard: Spawned & { url: string };
+let owner: DashboardClient;
+let viewer: DashboardClient;
+let acme: string;
+let keyId: string;
+
+const json = { Accept: 'application/json' };
+const MIN = 60_000;
+const errorOf = (page: PageResponse) => JSON.parse(page.body).error;
+const badge = (page: PageResponse) => /data-badge="patterns">(\d+)/.exec(page.body)?.[1];
+const openIds = async (accountId: string) => (await listAnomalies(env.db, { accountId })).map((a) => a.id).sort();
+
+async function finding(accountId: string, key: string, subject: string, at: number, reason: string) {
+  await recordFinding(
+    env.db,
+    { accountId, environment: 'live', keyId: key },
+    { rule: 'new-country', subject, reason, numbers: { country: subject, requests: 12 } },
+    at,
+    2 * 60 * MIN,
+  );
+}
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  const keys = new KeyService(env.db, TEST_SECRET);
+  acme = await addUser(env.db, 'patterns-acme', 'owner@patterns.test', 'owner');
+  await addUser(env.db, 'patterns-acme', 'viewer@patterns.test', 'viewer');
+  keyId = (await keys.create({ account: acme, environment: 'live', name: 'checkout' })).id;
+  const now = Date.now();
+  await finding(acme, keyId, 'JP', now - 30 * MIN, 'First requests from Japan (JP) for this key: 12 in the last hour');
+  await finding(acme, keyId, 'BR', now - 10 * MIN, 'First requests from Brazil (BR) for this key: 12 in the last hour');
+  await finding(acme, keyId, 'DE', now - 5 * MIN, 'First requests from Germany (DE) for this key: 12 in the last hour');
+  const otherKey = await keys.create({ account: 'patterns-other', environment: 'live' });
+  const otherAccount = (await findAccount(env.db, 'patterns-other'))!.id;
+  await finding(otherAccount, otherKey.id, 'FR', now, 'First requests from France (FR) for this key: 12 in the last hour');
+  dashboard = await spawnDashboard(env.processEnv());
+  owner = new DashboardClient(dashboard.url, '127.0.0.1');
+  viewer = new DashboardClient(dashboard.url, '127.0.0.1');
+  await owner.signIn('owner@patterns.test');
+  await viewer.signIn('viewer@patterns.test');
+});
+afterAll(async () => {
+  await stop(dashboard);
+  await env.close();
+});
+
+describe('unusual patterns', () => {
+  it('lists open patterns newest first with reason, numbers and times; the navigation badge counts them', async () => {
+    const page = await viewer.get('/patterns');
+    expect(page.status).toBe(200);
+    expect(badge(page)).toBe('3');
+    const order = ['Germany', 'Brazil', 'Japan'].map((country) => page.body.indexOf(`First requests from ${country}`));
+    expect(order.every((at) => at > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(page.body).toContain('<dt>requests</dt><dd>12</dd>');
+    expect(page.body).not.toContain('France');
+    expect(badge(await viewer.get('/audit'))).toBe('3');
+  });
+
+  it('shows viewers no button and refuses their forged acknowledgement with 403, changing nothing', async () => {
+    const page = await viewer.get('/patterns');
+    expect(page.body).not.toContain('Acknowledge</button>');
+    const [id] = await openIds(acme);
+    const res = await viewer.post(`/patterns/${id}/acknowledge`, {}, json);
+    expect(res.status).toBe(403);
+    expect(errorOf(res).code).toBe('FORBIDDEN');
+    expect(await openIds(acme)).toHaveLength(3);
+  });
+
+  it('refuses a forged or missing CSRF token and a cross-site post, changing nothing', async () => {
+    await owner.get('/patterns');
+    const [id] = await openIds(acme);
+    const forged = await owner.post(`/patterns/${id}/acknowledge`, { _csrf: 'f'.repeat(64) }, json);
+    const missing = await owner.post(`/patterns/${id}/acknowledge`, { _csrf: null }, json);
+    const crossSite = await owner.post(`/patterns/${id}/acknowledge`, {}, { ...json, 'Sec-Fetch-Site': 'cross-site' });
+    for (const res of [forged, missing, crossSite]) {
+      expect(res.status).toBe(403);
+      expect(errorOf(res).code).toBe('FORBIDDEN');
+    }
+    expect(await openIds(acme)).toHaveLength(3);
+    expect((await listAudit(env.db, acme, 10)).some((e) => e.action === 'pattern.acknowledge')).toBe(false);
+  });
+
+  it("treats another account's pattern, or a malformed id, as not found", async () => {
+    await owner.get('/patterns');
+    const [theirs] = await listAnomalies(env.db, { accountId: (await findAccount(env.db, 'patterns-other'))!.id });
+    for (const id of [String(theirs!.id), 'abc', '99999999']) {
+      const res = await owner.post(`/patterns/${id}/acknowledge`, {}, json);
+      expect(res.status).toBe(404);
+      expect(errorOf(res).code).toBe('NOT_FOUND');
+    }
+    expect((await listAnomalies(env.db, { accountId: theirs!.accountId }))[0]!.acknowledgedAt).toBeNull();
+  });
+
+  it('lets an owner acknowledge: it moves below the open ones, the badge drops and the audit log records it', async () => {
+    await owner.get('/patterns');
+    const newest = (await listAnomalies(env.db, { accountId: acme }))[0]!;
+    expect(await owner.post(`/patterns/${newest.id}/acknowledge`)).toMatchObject({ status: 303, location: '/patterns?done=acknowledged' });
+    const page = await owner.get('/patterns?done=acknowledged');
+    expect(page.body).toContain('Pattern acknowledged.');
+    expect(badge(page)).toBe('2');
+    expect(page.body.indexOf('First requests from Germany')).toBeGreaterThan(page.body.indexOf('First requests from Japan'));
+    expect(page.body).toContain('by owner@patterns.test');
+    expect(await listAudit(env.db, acme, 1)).toEqual([
+      expect.objectContaining({ action: 'pattern.acknowledge', actor: 'owner@patterns.test', keyId, environment: 'live' }),
+    ]);
+    expect((await owner.post(`/patterns/${newest.id}/acknowledge`)).status).toBe(303);
+    expect((await listAudit(env.db, acme, 10)).filter((e) => e.action === 'pattern.acknowledge')).toHaveLength(1);
+    expect((await owner.get('/audit')).body).toContain('Acknowledged an unusual pattern');
+  });
+});
