@@ -133,8 +133,8 @@ export function keysPage(input: KeysPageInput): string {
   const keys = ordered(input.keys.filter((k) => k.environment === environment));
   const rows = keys.map(
     (k) =>
-      html`<tr>
-        <td data-label="Name">${k.name}</td>
+      html`<tr data-key-id="${k.id}" data-key-last4="${k.last4}">
+        <td data-label="Name"><a href="/traffic/${environment}?key=${k.id}" title="Traffic of ${k.name}">${k.name}</a></td>
         <td data-label="Key"><code>…${k.last4}</code></td>
         <td data-label="Scopes">${k.scopes.join(', ')}</td>
         <td data-label="Rate limit">${k.rateLimitRps === null ? 'plan default' : `${k.rateLimitRps}/s`}</td>

@@ -2,26 +2,58 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../../scripts/chromium';
 import { addUser, spawnDashboard } from '../support/dashboard';
 import { eventually } from '../support/harness';
-import { client, spawnApi, stop, type Spawned } from '../support/processes';
+import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 import { KeyService } from '../../shared/keys/key.service';
 
-/** The dashboard in Debian's chromium, against the built dashboard and API processes. */
+/**
+ * The dashboard in Debian's chromium, against the built dashboard, API and worker processes.
+ * The API trusts loopback proxies, so X-Forwarded-For names the (public) client addresses whose
+ * countries the geography page shows; the worker flushes traffic every second.
+ */
 let env: TestEnv;
 let api: Spawned & { url: string };
 let dashboard: Spawned & { url: string };
+let worker: Spawned;
 let browser: Browser;
 
 beforeAll(async () => {
   env = await createTestEnv();
   await addUser(env.db, 'browser-acme', 'owner@browser.test', 'owner');
-  [api, dashboard, browser] = await Promise.all([spawnApi(env.processEnv()), spawnDashboard(env.processEnv()), launchChromium()]);
+  worker = spawnBuilt('worker/main.js', env.processEnv({ USAGE_FLUSH_INTERVAL: '1s' }));
+  [api, dashboard, browser] = await Promise.all([
+    spawnApi(env.processEnv({ TRUST_PROXY: 'loopback' })),
+    spawnDashboard(env.processEnv()),
+    launchChromium(),
+  ]);
 });
 afterAll(async () => {
   await browser?.close();
-  await Promise.all([api && stop(api), dashboard && stop(dashboard)]);
+  await Promise.all([api && stop(api), dashboard && stop(dashboard), worker && stop(worker)]);
   await env.close();
 });
+
+/** Client addresses in the United States, the United Kingdom and Japan. */
+const CLIENTS = ['8.8.8.8', '81.2.69.160', '133.242.0.3'];
+
+/** A context request as a client at `address` behind the API's (loopback) proxy. */
+async function contextFrom(key: string, address: string): Promise<number> {
+  const res = await fetch(`${api.url}/v1/context`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'X-Forwarded-For': address },
+    body: JSON.stringify({ userId: 'browser-user', task: 'A task', complexity: 'medium' }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Reloads `path` until `ready` finds what it waits for on the page (the worker flushes every second). */
+async function reloadUntil(page: Page, path: string, ready: (page: Page) => Promise<boolean>): Promise<void> {
+  await eventually(async () => {
+    await page.goto(`${dashboard.url}${path}`);
+    return ready(page);
+  }, 20_000);
+}
 
 /** Tabs from the top of the page until `selector` has the focus; fails if it is never reached. */
 async function tabTo(page: Page, selector: string, maxTabs = 60): Promise<void> {
@@ -81,12 +113,46 @@ describe('dashboard in a browser', () => {
     expect(copied).toBe(key);
     expect((await client(api.url, key).context('browser-user')).status).toBe(200);
 
+    // Traffic from three countries: 2 requests from each address, plus the one above (no proxy: loopback, unknown).
+    for (const address of CLIENTS) for (let i = 0; i < 2; i++) expect(await contextFrom(key, address)).toBe(200);
+    const keyId = await page.locator(`[data-key-last4="${key.slice(-4)}"]`).getAttribute('data-key-id');
+    await reloadUntil(
+      page,
+      `/traffic/test?window=1h&key=${keyId}`,
+      async (p) => (await p.locator('[data-stat="requests"] dd').textContent()) === '7',
+    );
+    expect(await page.locator('[data-stat="2xx"] dd').textContent()).toBe('7');
+    expect(await page.locator('h2', { hasText: 'Per minute' }).isVisible()).toBe(true);
+    expect(await page.locator('.chart.drawn canvas').count()).toBeGreaterThanOrEqual(4);
+    await page.getByRole('rowheader', { name: 'context', exact: true }).waitFor();
+    expect(await unlabelled(page)).toEqual([]);
+    // The picker is a plain form: reachable and sent by keyboard.
+    await tabTo(page, 'form.picker button');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${dashboard.url}/traffic/test?key=${keyId}&window=1h`);
+    expect(await page.locator('[data-stat="requests"] dd').textContent()).toBe('7');
+
+    await reloadUntil(page, '/geography/test?window=1h', async (p) => (await p.locator('table.countries tbody tr').count()) >= 3);
+    const countries = await page.locator('table.countries tbody th').allTextContents();
+    expect(countries).toEqual(expect.arrayContaining(['United States', 'United Kingdom', 'Japan']));
+    expect(await page.locator('svg path[data-country="840"] title').textContent()).toBe('United States of America: 2 requests');
+    await page.goto(`${dashboard.url}/keys/test`);
+
     await page.getByRole('button', { name: `Rotate browser key …${key.slice(-4)}` }).click();
     await page.waitForSelector('#new-key');
     const next = await shownKey(page);
     expect(next).not.toBe(key);
     await expect(page.getByText('rotating out until').count()).resolves.toBe(1);
     expect((await client(api.url, next).context('browser-user')).status).toBe(200);
+
+    // While the old key rotates out, its traffic page shows both keys side by side.
+    expect(await contextFrom(next, CLIENTS[0]!)).toBe(200);
+    await reloadUntil(
+      page,
+      `/traffic/test?window=1h&key=${keyId}`,
+      async (p) => (await p.locator('[data-section="rotation"] table.data tbody td').allTextContents()).join() === '7,2',
+    );
+    expect(await page.locator('[data-section="rotation"] .chart.drawn canvas').count()).toBe(1);
 
     await page.goto(`${dashboard.url}/keys/test`);
     expect(await unlabelled(page)).toEqual([]);
@@ -114,7 +180,15 @@ describe('dashboard in a browser', () => {
     await page.getByLabel('Password').fill('a long enough password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${dashboard.url}/keys/test`);
-    for (const path of ['/keys/test', '/keys/live', '/audit']) {
+    for (const path of [
+      '/keys/test',
+      '/keys/live',
+      '/traffic/test',
+      '/traffic/live?window=30d',
+      '/geography/live',
+      '/patterns',
+      '/audit',
+    ]) {
       await page.goto(`${dashboard.url}${path}`);
       expect(await overflows(page)).toBe(false);
       expect(await page.locator('h1').isVisible()).toBe(true);
