@@ -9,8 +9,20 @@ import { KeyService } from '../shared/keys/key.service';
 export const SCREENSHOT_PASSWORD = 'screenshots only, never used elsewhere';
 const DAY = 86_400_000;
 
+export interface ScreenshotAccount {
+  owner: string;
+  viewer: string;
+  accountId: string;
+  /** Keys that send traffic: the test key, the live key rotating out, its replacement and a second live key. */
+  keys: { checkout: SeededKey; productionOld: SeededKey; production: SeededKey; batch: SeededKey };
+}
+export interface SeededKey {
+  id: string;
+  key: string;
+}
+
 /** An account that shows every state a key can be in: fresh, used, old, rotating, revoked. */
-export async function seedScreenshotAccount(db: Db, secret: string): Promise<{ owner: string; viewer: string }> {
+export async function seedScreenshotAccount(db: Db, secret: string): Promise<ScreenshotAccount> {
   const account = await createAccount(db, 'acme', 'pro');
   const keys = new KeyService(db, secret);
   const now = Date.now();
@@ -20,8 +32,14 @@ export async function seedScreenshotAccount(db: Db, secret: string): Promise<{ o
   const staging = await keys.create({ account: account.id, environment: 'test', name: 'old staging' });
   await updateKey(db, staging.id, { revoked_at: new Date(now - 3 * DAY) });
   const production = await keys.create({ account: account.id, environment: 'live', name: 'production' });
-  await keys.create({ account: account.id, environment: 'live', name: 'batch jobs', scopes: ['outcome', 'profile'], rateLimitRps: 200 });
-  await keys.rotate(production.id, DAY);
+  const batch = await keys.create({
+    account: account.id,
+    environment: 'live',
+    name: 'batch jobs',
+    scopes: ['outcome', 'profile'],
+    rateLimitRps: 200,
+  });
+  const rotated = await keys.rotate(production.id, DAY);
   await touchLastUsed(
     db,
     new Map([
@@ -33,5 +51,10 @@ export async function seedScreenshotAccount(db: Db, secret: string): Promise<{ o
   const passwordHash = await hashPassword(SCREENSHOT_PASSWORD);
   await createUser(db, { accountId: account.id, email: 'jane@acme.example', role: 'owner', passwordHash });
   await createUser(db, { accountId: account.id, email: 'sam@acme.example', role: 'viewer', passwordHash });
-  return { owner: 'jane@acme.example', viewer: 'sam@acme.example' };
+  return {
+    owner: 'jane@acme.example',
+    viewer: 'sam@acme.example',
+    accountId: account.id,
+    keys: { checkout, productionOld: production, production: rotated, batch },
+  };
 }

@@ -8,7 +8,12 @@ import { createDb, POOL_SIZE } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
 import { launchChromium } from './chromium';
 import { freePort, startLocalServices } from './local-services';
-import { SCREENSHOT_PASSWORD, seedScreenshotAccount } from './screenshots-seed';
+import { Redis } from 'ioredis';
+import { redisKeys } from '../shared/cache/keys';
+import { flushTraffic } from '../shared/traffic/traffic-flush';
+import { trafficSeries } from '../shared/traffic/traffic-queries';
+import { SCREENSHOT_PASSWORD, seedScreenshotAccount, type ScreenshotAccount } from './screenshots-seed';
+import { driveTraffic, seedPatterns, seedTrafficHistory } from './screenshots-traffic';
 
 /**
  * `npm run screenshots`: the dashboard's pages at 1280 × 800 and 390 × 844, saved to docs/img/
@@ -43,7 +48,7 @@ async function signIn(page: Page, url: string, email: string): Promise<void> {
   await page.waitForURL(`${url}/keys/test`);
 }
 
-async function shoot(browser: Browser, url: string, users: { owner: string; viewer: string }): Promise<string[]> {
+async function shoot(browser: Browser, url: string, users: ScreenshotAccount): Promise<string[]> {
   const saved: string[] = [];
   for (const viewport of VIEWPORTS) {
     // The audit log shows the country of these (documentation) addresses.
@@ -65,6 +70,16 @@ async function shoot(browser: Browser, url: string, users: { owner: string; view
     await save('keys-live');
     await page.goto(`${url}/audit`);
     await save('audit');
+    await page.goto(`${url}/traffic/live?window=24h`);
+    await page.waitForSelector('.chart.drawn');
+    await save('traffic');
+    await page.goto(`${url}/traffic/live?window=24h&key=${users.keys.productionOld.id}`);
+    await page.waitForSelector('[data-section="rotation"] .chart.drawn');
+    await save('traffic-rotation');
+    await page.goto(`${url}/geography/live?window=30d`);
+    await save('geography');
+    await page.goto(`${url}/patterns`);
+    await save('patterns');
     await context.close();
   }
   const context = await browser.newContext({ viewport: VIEWPORTS[0], extraHTTPHeaders: { 'X-Forwarded-For': '193.0.6.139' } });
@@ -76,37 +91,61 @@ async function shoot(browser: Browser, url: string, users: { owner: string; view
   return saved;
 }
 
+/** A month of recorded history, then real requests from several addresses, flushed before the pictures. */
+async function addTraffic(db: ReturnType<typeof createDb>, redis: Redis, users: ScreenshotAccount, apiUrl: string): Promise<void> {
+  const keys = redisKeys('cos');
+  await seedTrafficHistory(redis, keys, db, users, Date.now());
+  await seedPatterns(db, users, Date.now());
+  const scope = { accountId: users.accountId, environment: 'test' as const, keyId: users.keys.checkout.id };
+  const counted = async () => (await trafficSeries(db, scope, '1h', Date.now())).points.reduce((sum, p) => sum + p.requests, 0);
+  const before = await counted();
+  const sent = await driveTraffic(apiUrl, [users.keys.checkout], 5);
+  await driveTraffic(apiUrl, [users.keys.production, users.keys.productionOld], 3);
+  // The API sends its counts every second; the flush moves whatever has arrived.
+  for (let i = 0; i < 100 && (await counted()) < before + sent; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    await flushTraffic(redis, keys, db);
+  }
+  await flushTraffic(redis, keys, db);
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cos-screenshots-'));
   const services = await startLocalServices(dir, { durable: false });
   const db = createDb(services.databaseUrl, POOL_SIZE.tool);
   let browser: Browser | undefined;
   const port = await freePort();
-  const dashboard = spawn(process.execPath, [path.join(root, 'dist', 'dashboard', 'main.js')], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATABASE_URL: services.databaseUrl,
-      REDIS_URL: services.redisUrl,
-      COS_SECRET: SECRET,
-      DASHBOARD_PORT: String(port),
-      TRUST_PROXY: 'loopback',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: 'inherit',
-  });
+  const apiPort = await freePort();
+  const processEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    COS_SECRET: SECRET,
+    DASHBOARD_PORT: String(port),
+    PORT: String(apiPort),
+    TRUST_PROXY: 'loopback',
+    LOG_LEVEL: 'warn',
+  };
+  const dashboard = spawn(process.execPath, [path.join(root, 'dist', 'dashboard', 'main.js')], { env: processEnv, stdio: 'inherit' });
+  const api = spawn(process.execPath, [path.join(root, 'dist', 'api', 'main.js')], { env: processEnv, stdio: 'inherit' });
+  const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   try {
     const { error } = await migrateToLatest(db);
     if (error) throw error;
     const users = await seedScreenshotAccount(db, SECRET);
     const url = `http://127.0.0.1:${port}`;
     await waitFor(`${url}/healthz`);
+    await waitFor(`http://127.0.0.1:${apiPort}/readyz`);
+    await addTraffic(db, redis, users, `http://127.0.0.1:${apiPort}`);
     mkdirSync(OUT, { recursive: true });
     browser = await launchChromium();
     for (const file of await shoot(browser, url, users)) process.stdout.write(`saved ${file}\n`);
   } finally {
     await browser?.close();
     dashboard.kill('SIGTERM');
+    api.kill('SIGTERM');
+    redis.disconnect();
     await db.destroy();
     await services.stop();
     rmSync(dir, { recursive: true, force: true });

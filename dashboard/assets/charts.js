@@ -14,6 +14,8 @@
   data.charts.forEach(function (chart) {
     var el = document.querySelector('[data-chart="' + chart.id + '"]');
     if (!el) return;
+    // Shown first, so the chart is sized to the width the page gives it.
+    el.classList.add('drawn');
     var opts = Object.assign(size(el), {
       legend: { show: true },
       scales: { x: { time: true } },
@@ -29,7 +31,6 @@
         return s.values;
       }),
     );
-    el.classList.add('drawn');
     drawn.push({ el: el, plot: new uPlot(opts, values, el) });
   });
 

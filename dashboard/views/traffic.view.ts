@@ -203,6 +203,6 @@ export function trafficPage(input: TrafficPageInput): string {
         </div>
         ${endpointTable(series.points)} ${stepTable(series)}
       </section>
-      ${input.usage ? usageSection(input.usage, Boolean(picker.key)) : ''} ${chartDataBlock({ x: chartX(series), charts })}`,
+      ${input.usage ? usageSection(input.usage, picker.keys, Boolean(picker.key)) : ''} ${chartDataBlock({ x: chartX(series), charts })}`,
   });
 }

@@ -1,3 +1,4 @@
+import type { ApiKeyRecord } from '../../shared/keys/key.repository';
 import type { QuotaForecast } from '../../shared/traffic/quota-forecast';
 import { html, type Html } from './html';
 
@@ -18,7 +19,11 @@ function row(label: Html | string, used: number, quota: number | null, forecast:
  * Month-to-date usage of live keys against the plan's monthly quota (which applies to each
  * key), with the forecast for the month's end; the account's row adds its keys up.
  */
-export function usageSection(usage: QuotaForecast[], oneKey: boolean): Html {
+export function usageSection(usage: QuotaForecast[], keys: ApiKeyRecord[], oneKey: boolean): Html {
+  const label = (u: QuotaForecast) => {
+    const key = keys.find((k) => k.id === u.keyId);
+    return key ? `${key.name} …${key.last4}` : u.keyName;
+  };
   const month = usage[0]?.month;
   const quota = usage[0]?.quota ?? null;
   const used = usage.reduce((s, u) => s + u.used, 0);
@@ -42,7 +47,7 @@ export function usageSection(usage: QuotaForecast[], oneKey: boolean): Html {
               </tr>
             </thead>
             <tbody>
-              ${usage.map((u) => row(`${u.keyName}`, u.used, u.quota, u.forecast, u.forecastShare))}
+              ${usage.map((u) => row(label(u), u.used, u.quota, u.forecast, u.forecastShare))}
               ${oneKey ? '' : row(html`<strong>Account (all live keys)</strong>`, used, accountQuota, forecast, accountQuota ? forecast / accountQuota : null)}
             </tbody>
           </table>`
