@@ -111,12 +111,22 @@ async function driveService(sim: Simulation, call: ReturnType<typeof client>, wo
         const started = performance.now();
         const decided = await call('/v1/context', 200, { userId: userId(user.index), task: `Task ${interaction}`, complexity, taskType });
         latencies.push(performance.now() - started);
-        const metadata = decided.metadata as { interactionCount: number };
+        const metadata = decided.metadata as { interactionCount: number; explorationMode: boolean };
         if (metadata.interactionCount < interaction - 1) stale++;
         const choice = choiceOf(decided);
         const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, choice, preferences);
         await call('/v1/outcome', 202, { requestId: decided.requestId, ...signals });
-        records[user.index]!.push(interactionRecord(user, preferences, interaction, choice, reward, decided.confidence as number));
+        records[user.index]!.push(
+          interactionRecord({
+            user,
+            complexity: preferences,
+            interaction,
+            choice,
+            reward,
+            confidence: decided.confidence as number,
+            explored: metadata.explorationMode,
+          }),
+        );
       }),
     );
     if (round % 20 === 19) log(`round ${round + 1} of ${lastRound}`);
