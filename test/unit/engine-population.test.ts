@@ -41,6 +41,7 @@ function observation(
 ): PopulationObservation {
   const slots = choiceSlots(choice(framing));
   return {
+    offsets: [0, 0, 0],
     complexity,
     cells: DIMENSION_NAMES.map((dim) => cellIndex(complexity, slots[dim])),
     probabilities: [p, 1, 1, 1],
@@ -62,7 +63,7 @@ function observation(
 /** One batch (delta) merged like the worker does. */
 function observeBatch(prior: PopulationPrior, items: PopulationObservation[]): PopulationPrior {
   const delta = emptyPopulation();
-  for (const item of items) observePopulation(delta, compilePopulation(prior), item);
+  for (const item of items) observePopulation(delta, { ...item, offsets: compilePopulation(prior).offsets });
   return mergePopulation(prior, delta);
 }
 
@@ -100,8 +101,8 @@ describe('observePopulation', () => {
   it('counts an outcome once per dimension, weighted by 1/p capped at MAX_WEIGHT, with the reward credited to each value', () => {
     const delta = emptyPopulation();
     const prior = compilePopulation(emptyPopulation());
-    observePopulation(delta, prior, observation(LOW, 'purpose', 0.5, 0.8, { credited: [0.7, 0.6, 0.5, 0.4] }));
-    observePopulation(delta, prior, observation(LOW, 'purpose', 0.01, 0.2, { credited: [0.1, 0.2, 0.3, 0.4] }));
+    observePopulation(delta, { ...observation(LOW, 'purpose', 0.5, 0.8, { credited: [0.7, 0.6, 0.5, 0.4] }), offsets: prior.offsets });
+    observePopulation(delta, { ...observation(LOW, 'purpose', 0.01, 0.2, { credited: [0.1, 0.2, 0.3, 0.4] }), offsets: prior.offsets });
     const cell = framingCell(LOW, 'purpose');
     expect(delta.events).toBe(2);
     expect(delta.n[cell]).toBe(2);
@@ -127,7 +128,10 @@ describe('observePopulation', () => {
       otherS: Float64Array.from([0.3, 0.3, 0.3, 0.3]),
       otherN: Float64Array.from([0.8, 0.8, 0.8, 0.8]),
     };
-    observePopulation(delta, compilePopulation(emptyPopulation()), observation(LOW, 'curiosity', 1, 0.5, { ...em, error: -0.25 }));
+    observePopulation(delta, {
+      ...observation(LOW, 'curiosity', 1, 0.5, { ...em, error: -0.25 }),
+      offsets: compilePopulation(emptyPopulation()).offsets,
+    });
     expect(delta.users).toEqual([0.5, 0.4, 0.3, 0.2]);
     delta.follow.forEach((x, d) => expect(x).toBeCloseTo(em.userWeight[d]! * em.follower[d]!, 12));
     expect(delta.favS).toEqual([0.1, 0.2, 0.3, 0.4]);
@@ -142,7 +146,10 @@ describe('mergePopulation', () => {
     const prior = uniformlyLogged(LOW, 'purpose', random, 20);
     const delta = emptyPopulation();
     for (let i = 0; i < 40; i++)
-      observePopulation(delta, compilePopulation(prior), observation(i % COMPLEXITY_COUNT, FRAMINGS[i % 5]!, 0.25, random()));
+      observePopulation(delta, {
+        ...observation(i % COMPLEXITY_COUNT, FRAMINGS[i % 5]!, 0.25, random()),
+        offsets: compilePopulation(prior).offsets,
+      });
     const priorCopy = structuredClone(prior);
     const deltaCopy = structuredClone(delta);
     const merged = mergePopulation(prior, delta);

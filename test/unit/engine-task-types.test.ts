@@ -152,7 +152,8 @@ describe('the tenant’s task-type-neutral share', () => {
     const prior = compilePopulation(emptyPopulation());
     const none = new Float64Array(D);
     for (const [neutralLogBayes, typedWeight] of users)
-      observePopulation(delta, prior, {
+      observePopulation(delta, {
+        offsets: prior.offsets,
         complexity: 0,
         cells: [0, 5, 9, 12],
         probabilities: [1, 1, 1, 1],

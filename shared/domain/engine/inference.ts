@@ -88,15 +88,23 @@ const contribution = new Float64Array(D);
  * at cells[at…at + 3], written to out[outAt…outAt + 3]. Returns the four dimensions' expected
  * part together.
  */
-export function creditShares(
-  prior: CompiledPopulation,
-  favourite: Float64Array,
-  cells: ArrayLike<number>,
-  at: number,
-  reward: number,
-  out: Float64Array,
-  outAt: number,
-): number {
+export function creditShares({
+  prior,
+  favourite,
+  cells,
+  at,
+  reward,
+  out,
+  outAt,
+}: {
+  prior: CompiledPopulation;
+  favourite: Float64Array;
+  cells: ArrayLike<number>;
+  at: number;
+  reward: number;
+  out: Float64Array;
+  outAt: number;
+}): number {
   let total = 0;
   for (let d = 0; d < D; d++) total += contribution[d] = prior.dimensions[d]!.step * favourite[cells[at + d]!]!;
   for (let d = 0; d < D; d++) out[outAt + d] = reward - (total - contribution[d]!);
@@ -138,7 +146,7 @@ function creditHistory(state: EngineState, length: number, prior: CompiledPopula
   into.n.set(state.older.n);
   into.s.set(state.older.s);
   for (let e = 0; e < length; e++) {
-    creditShares(prior, favourite, entryCells, e * D, entryRewards[e]!, into.credited, e * D);
+    creditShares({ prior, favourite, cells: entryCells, at: e * D, reward: entryRewards[e]!, out: into.credited, outAt: e * D });
     const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
       const cell = entryCells[e * D + d]!;

@@ -1,20 +1,22 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES } from '../arms';
 import { NEUTRAL_GRID, addNeutralEvidence } from './neutral-share';
+import { STEP_GRID } from './step-likelihood';
 import { spreadOf } from './complexity-shares';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant, zeros } from './layout';
-import type { CompiledPopulation } from './population-model';
 
 /**
  * Population prior of one (account, environment): what the tenant's users' outcomes say about
  * the whole population, kept by the worker as decayed sums so that batches merge by addition
  * (observePopulation folds one outcome into a delta, mergePopulation adds a delta to the stored
  * prior) — docs/adr/0009-favourite-model.md. What the favourite model of each dimension
- * (favourite.ts) makes of these sums is derived in population-model.ts.
+ * (favourite.ts) makes of these sums is derived in population-model.ts, which depends on this
+ * module and not the other way round.
  */
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
+const STEP_COUNT = DIMENSION_NAMES.length * STEP_GRID.length;
 
 const populationPriorSchema = z.object({
   format: z.literal('pop-v2'),
@@ -46,6 +48,14 @@ const populationPriorSchema = z.object({
     .array(z.number())
     .length(NEUTRAL_GRID.length)
     .default(() => zeros(NEUTRAL_GRID.length)),
+  /**
+   * Per dimension and candidate step of STEP_GRID (index d · STEP_GRID.length + j): Σ log predictive
+   * density of the credited reward (step-likelihood.ts) — absent from priors written before it.
+   */
+  stepLikelihood: z
+    .array(z.number())
+    .length(STEP_COUNT)
+    .default(() => zeros(STEP_COUNT)),
   /** Per dimension: Σ, Σ² and count of the credited reward less its complexity's offset. */
   rs: perDimension,
   rs2: perDimension,
@@ -79,6 +89,7 @@ export function emptyPopulation(): PopulationPrior {
     otherS: d(),
     otherN: d(),
     neutral: zeros(NEUTRAL_GRID.length),
+    stepLikelihood: zeros(STEP_COUNT),
     rs: d(),
     rs2: d(),
     rn: d(),
@@ -94,6 +105,8 @@ export function parsePopulation(raw: unknown): PopulationPrior {
 
 /** What one outcome adds to a population delta (all computed by the engine). */
 export interface PopulationObservation {
+  /** The reward level of each complexity relative to the overall mean, as the prior before this outcome puts it (CompiledPopulation.offsets). */
+  offsets: ArrayLike<number>;
   /** The request's complexity index, or UNKNOWN_COMPLEXITY (then `shares` spreads the outcome over the complexities). */
   complexity: number;
   /** For UNKNOWN_COMPLEXITY: the user's share of each complexity (complexity-shares.ts). */
@@ -117,6 +130,8 @@ export interface PopulationObservation {
   /** The weight of the user's typed evidence and the log Bayes factor for their task types being neutral. */
   typedWeight: number;
   neutralLogBayes: number;
+  /** log predictive density of the credited rewards at each candidate step (step-likelihood.ts); absent for an outcome without complexity. */
+  stepLogDensities?: ArrayLike<number>;
 }
 
 /**
@@ -124,7 +139,7 @@ export interface PopulationObservation {
  * outcome without complexity counts at each complexity by its share (the inverse-propensity sums
  * as a fraction of an outcome, so each complexity's effective sample size grows by the share).
  */
-export function observePopulation(delta: PopulationPrior, prior: CompiledPopulation, o: PopulationObservation): void {
+export function observePopulation(delta: PopulationPrior, o: PopulationObservation): void {
   const spread = spreadOf(o.complexity, o.shares);
   delta.events += 1;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
@@ -144,7 +159,7 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
       delta.w[cell]! += share * weight;
       delta.wr[cell]! += share * weight * o.credited[d]!;
       delta.w2[cell]! += share * weight * weight;
-      const centred = o.credited[d]! - prior.offsets[c]!;
+      const centred = o.credited[d]! - o.offsets[c]!;
       delta.rs[d]! += share * centred;
       delta.rs2[d]! += share * centred * centred;
     }
@@ -156,6 +171,7 @@ export function observePopulation(delta: PopulationPrior, prior: CompiledPopulat
     delta.otherS[d]! += o.otherS[d]!;
     delta.otherN[d]! += o.otherN[d]!;
   }
+  if (o.stepLogDensities) for (let i = 0; i < STEP_COUNT; i++) delta.stepLikelihood[i]! += o.stepLogDensities[i]!;
   if (o.typedWeight > 0) {
     addNeutralEvidence(delta.neutral, o.typedWeight, o.neutralLogBayes);
   }
@@ -186,6 +202,7 @@ export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior):
     otherS: mix(prior.otherS, delta.otherS),
     otherN: mix(prior.otherN, delta.otherN),
     neutral: mix(prior.neutral, delta.neutral),
+    stepLikelihood: mix(prior.stepLikelihood, delta.stepLikelihood),
     rs: mix(prior.rs, delta.rs),
     rs2: mix(prior.rs2, delta.rs2),
     rn: mix(prior.rn, delta.rn),
