@@ -5,7 +5,7 @@ import { mean } from './stats';
 import { bestChoice, complexityAt, mixSeed, OWN_BEST_SWITCH, preferencesAt, simulateOutcome, type Simulation } from './simulator';
 
 /**
- * A reference for reading the issue-4 targets, not a competitor: a Bayes policy that knows how
+ * A reference for reading the engine's targets, not a competitor: a Bayes policy that knows how
  * the simulator makes its users — the population's favourite value per (complexity, dimension),
  * the share of users who follow it (the world's majority share), how often a user's own favourite framing
  * changes with complexity (OWN_BEST_SWITCH), and the mean and spread of the reward on a user's

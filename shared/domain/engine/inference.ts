@@ -34,10 +34,8 @@ const SWEEPS = 2;
  * A user's first outcome ever (`state.outcomes` is 1, not merely one entry in the history, which
  * a change-detector reset can leave) counts at this weight while it is their only one. One
  * reward says little more than whether the task was started, and the Gaussian likelihood reads
- * it about twice as strongly as it is (on the benchmark's simulator a failure is 0.27 times as
- * likely on the favourite framing as on another; the model reads 0.06, whose log is 2.1 times
- * larger), so alone it could move a new user off the population's favourite after a single
- * failure, and on the simulator did. From the second outcome on, every outcome counts in full:
+ * it about twice as strongly as it is (ADR 0009 decision 2; docs/BENCHMARKS.md, "Cold start"),
+ * so alone it could move a new user off the population's favourite after a single failure. From the second outcome on, every outcome counts in full:
  * there the sharper reading finds a favourite sooner, and tempering every outcome cost reward
  * and drift recovery (ADR 0009). The weight is part of the user's evidence, so the population's
  * EM (expectation.ts) also counts such a user's first outcome at 0.45 of one.
