@@ -99,18 +99,18 @@ const sds = new Float64Array(MAX_VALUE_COUNT);
 
 /** Kish effective sample size of a cell's inverse-propensity weights, (Σ w)² / Σ w²; 0 for a cell without outcomes. */
 const effectiveSize = (prior: PopulationPrior, cell: number): number =>
-  prior.w2[cell]! > 0 ? (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]! : 0;
+  prior.ipsWeightSquares[cell]! > 0 ? (prior.ipsWeight[cell]! * prior.ipsWeight[cell]!) / prior.ipsWeightSquares[cell]! : 0;
 
 function complexityOffsets(prior: PopulationPrior): Float64Array {
   let total = 0;
   let count = 0;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-    total += prior.cr[c]!;
-    count += prior.cn[c]!;
+    total += prior.complexityRewardSum[c]!;
+    count += prior.complexityCount[c]!;
   }
   const overall = count > 0 ? total / count : 0;
   return Float64Array.from({ length: COMPLEXITY_COUNT }, (_, c) =>
-    prior.cn[c]! >= MIN_COMPLEXITY_EVENTS ? prior.cr[c]! / prior.cn[c]! - overall : 0,
+    prior.complexityCount[c]! >= MIN_COMPLEXITY_EVENTS ? prior.complexityRewardSum[c]! / prior.complexityCount[c]! - overall : 0,
   );
 }
 
@@ -137,10 +137,10 @@ function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count
     const size = effectiveSize(prior, cell);
     if (i === best || size <= 0) continue;
     restSize += size;
-    restSum += (size * prior.wr[cell]!) / prior.w[cell]!;
+    restSum += (size * prior.ipsCreditedSum[cell]!) / prior.ipsWeight[cell]!;
   }
   if (bestSize <= 0 || restSize <= 0) return 0;
-  const lead = prior.wr[bestCell]! / prior.w[bestCell]! - restSum / restSize;
+  const lead = prior.ipsCreditedSum[bestCell]! / prior.ipsWeight[bestCell]! - restSum / restSize;
   return Math.max(0, lead - LEAD_SDS * Math.sqrt(variance / bestSize + variance / restSize));
 }
 
@@ -165,27 +165,27 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
-    typeNeutralLogit: neutralLogit(prior.neutral),
+    typeNeutralLogit: neutralLogit(prior.neutralLogLikelihood),
     mean: new Float64Array(CELL_COUNT),
-    support: Float64Array.from(prior.n),
-    rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),
-    outcomes: Float64Array.from(prior.cn),
+    support: Float64Array.from(prior.shownCount),
+    rawMean: Float64Array.from(prior.shownCount, (n, cell) => (n > 0 ? prior.rewardSum[cell]! / n : 0)),
+    outcomes: Float64Array.from(prior.complexityCount),
     stepCandidates: [],
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     const offset = DIMENSION_OFFSET[dim];
     const count = valueCount(dim);
-    const rn = prior.rn[d]!;
+    const rn = prior.creditedCount[d]!;
     // The reward credited to this dimension: a whole reward less the others' expected part.
-    const mean = rn > 0 ? prior.rs[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
-    const variance = rn > 1 ? Math.max(0.01, prior.rs2[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
+    const mean = rn > 0 ? prior.creditedSum[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
+    const variance = rn > 1 ? Math.max(0.01, prior.creditedSquares[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
     const popBest = new Float64Array(CELL_COUNT);
     // The population's best value's lead over the others, per complexity: a lower bound on the step.
     let floorSum = 0;
     let floorWeight = 0;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let w = 0;
-      for (let i = 0; i < count; i++) w += prior.w[cellIndex(c, offset + i)]!;
+      for (let i = 0; i < count; i++) w += prior.ipsWeight[cellIndex(c, offset + i)]!;
       // What a value nobody has tried is expected to earn: the average of the tried values' means,
       // each weighted by how reliable it is (effective size / (effective size + MEAN_SHRINK)), not
       // by its outcomes — which would make it about the most-shown value's, i.e. the favourite's.
@@ -197,14 +197,14 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         if (effective <= 0) continue;
         const r = effective / (effective + MEAN_SHRINK);
         reliability += r;
-        weighted += (r * prior.wr[cell]!) / prior.w[cell]!;
+        weighted += (r * prior.ipsCreditedSum[cell]!) / prior.ipsWeight[cell]!;
       }
       const dimensionMean = reliability > 0 ? weighted / reliability : mean;
       for (let i = 0; i < count; i++) {
         const cell = cellIndex(c, offset + i);
-        const cw = prior.w[cell]!;
+        const cw = prior.ipsWeight[cell]!;
         const effective = effectiveSize(prior, cell);
-        const estimate = cw > 0 ? prior.wr[cell]! / cw : dimensionMean;
+        const estimate = cw > 0 ? prior.ipsCreditedSum[cell]! / cw : dimensionMean;
         means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
         sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK) + MEAN_BIAS * MEAN_BIAS);
         result.mean[cell] = means[i]!;
@@ -220,17 +220,18 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     }
     // Defaults: a new user's favourite is one value in `count`, so the mean is other + step / count.
     const defaultStep = DEFAULT_STEP[dim];
-    const favourite = (prior.favS[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favN[d]! + LEVEL_PRIOR);
-    const emOther = (prior.otherS[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherN[d]! + LEVEL_PRIOR);
+    const favourite =
+      (prior.favouriteLevelSum[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favouriteLevelWeight[d]! + LEVEL_PRIOR);
+    const emOther = (prior.otherLevelSum[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherLevelWeight[d]! + LEVEL_PRIOR);
     const stepFloor = floorWeight > 0 ? floorSum / floorWeight : 0;
     // Share of the outcomes at a favourite; the levels' EM gives their mean, which every step keeps.
-    const share = (prior.favN[d]! + 1) / (prior.favN[d]! + prior.otherN[d]! + 2);
+    const share = (prior.favouriteLevelWeight[d]! + 1) / (prior.favouriteLevelWeight[d]! + prior.otherLevelWeight[d]! + 2);
     const levelMean = emOther + share * (favourite - emOther);
-    const step = Math.max(MIN_STEP, chooseStep(prior.stepLikelihood, d, favourite - emOther, defaultStep), stepFloor);
+    const step = Math.max(MIN_STEP, chooseStep(prior.stepLogLikelihood, d, favourite - emOther, defaultStep), stepFloor);
     const base = {
       offset,
       count,
-      follow: Math.min(MAX_FOLLOW, (prior.follow[d]! + 1) / (prior.users[d]! + 2)),
+      follow: Math.min(MAX_FOLLOW, (prior.followerSum[d]! + 1) / (prior.userWeight[d]! + 2)),
       popBest,
     };
     const levels = { levelMean, share, variance, offsets, minNoise: MIN_NOISE };
@@ -239,7 +240,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     result.dimensions.push(chosen.model);
     result.stepCandidates.push(STEP_GRID.map((candidate) => candidateModel(chosen.model, { step: candidate, ...levels })));
   });
-  const [, e2, en] = prior.err;
+  const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
   compiled.set(prior, result);
   return result;
