@@ -15,7 +15,7 @@ import {
   type PolicyMetrics,
 } from './bench/run';
 import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
-import { METRIC_LABELS, METRIC_NAMES, fmt, formatColumns, metricDigits } from './bench/report';
+import { CHOICE_METRICS, MAIN_METRICS, METRIC_LABELS, fmt, formatColumns, metricDigits, type MetricName } from './bench/report';
 import { mean, percentile, sampleSd } from './bench/stats';
 
 /**
@@ -205,13 +205,17 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
     ['  ± sd across those runs', result.policies.inProcessSd],
     ['oracle', result.policies.oracle],
   ];
+  const table = (metrics: readonly MetricName[]) =>
+    formatColumns(
+      ['policy', ...metrics.map((metric) => METRIC_LABELS[metric])],
+      rows.map(([name, m]) => [name, ...metrics.map((metric) => fmt(m[metric], metricDigits(metric)))]),
+    );
   const lines = [
     `bench:live — seed ${result.seed}, ${result.users} users × ${result.interactions} interactions, world ${result.world}, ${result.workers} worker(s), ${result.seconds} s`,
     '',
-    ...formatColumns(
-      ['policy', ...METRIC_NAMES.map((metric) => METRIC_LABELS[metric])],
-      rows.map(([name, m]) => [name, ...METRIC_NAMES.map((metric) => fmt(m[metric], metricDigits(metric)))]),
-    ),
+    ...table(MAIN_METRICS),
+    '',
+    ...table(CHOICE_METRICS),
   ];
   lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);
   lines.push(
