@@ -1,6 +1,6 @@
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 
-/** A prior as an earlier build stored it: the `pop-v2` format, with the sums' short names and no step likelihood. */
+/** A prior as an earlier build stored it: the `pop-v2` format, with the sums' short names. */
 export function popV2(prior: PopulationPrior) {
   return {
     format: 'pop-v2',

@@ -35,7 +35,6 @@ import {
   type Older,
 } from './state';
 import { computeSummary } from './summary';
-import { STEP_GRID, stepLogDensities } from './step-likelihood';
 
 /**
  * The learning engine (docs/adr/0009-favourite-model.md): per user and dimension, the posterior
@@ -239,23 +238,16 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const now = inferUser(after, prior);
     // The population knows complexities, not each user's task types; an unknown complexity is spread by the user's shares.
     const at = c === UNKNOWN_COMPLEXITY ? 0 : c;
-    const slots = Int32Array.from(expected.cells, (cell) => cell % VALUE_COUNT);
-    let densities: Float64Array | undefined;
-    if (c !== UNKNOWN_COMPLEXITY) {
-      densities = new Float64Array(D * STEP_GRID.length);
-      stepLogDensities(prior.stepCandidates, inference, { c, slots, credited: expected.credited }, densities);
-    }
     observePopulation(delta, {
       offsets: prior.offsets,
       complexity: c,
       ...(c === UNKNOWN_COMPLEXITY ? { shares: inference.shares } : {}),
-      cells: Int32Array.from(slots, (slot) => cellIndex(at, slot)),
+      cells: Int32Array.from(expected.cells, (cell) => cellIndex(at, cell % VALUE_COUNT)),
       probabilities: DIMENSION_NAMES.map((dim) => probabilities[dim]),
       reward,
       credited: expected.credited,
       error: reward - expected.predicted,
       ...emContribution(now, prior),
-      ...(densities ? { stepLogDensities: densities } : {}),
     });
   },
 

@@ -6,8 +6,7 @@ import { CELL_COUNT, COMPLEXITY_COUNT, zeros } from './layout';
 /**
  * Population priors stored in the `pop-v2` format, whose sums had one- and two-letter names
  * (n, r, w, wr, w2, cr, cn, rs, rs2, rn, err, …). The sums are the same; fromPopV2 gives them
- * the names of `pop-v3` (population.ts), and the step likelihood, which v2 did not keep, starts
- * empty. Kept while a database written by an earlier build may hold such priors: a tenant's
+ * the names of `pop-v3` (population.ts). Kept while a database written by an earlier build may hold such priors: a tenant's
  * prior is rewritten as v3 at its next merge.
  */
 const cells = z.array(z.number()).length(CELL_COUNT);
@@ -41,7 +40,7 @@ const popV2Schema = z.object({
   err: z.tuple([z.number(), z.number(), z.number()]),
 });
 
-/** A `pop-v2` prior's sums under their `pop-v3` names (without the format and the step likelihood), or null when `raw` is not one. */
+/** A `pop-v2` prior's sums under their `pop-v3` names (without the format), or null when `raw` is not one. */
 export function fromPopV2(raw: unknown) {
   const parsed = popV2Schema.safeParse(raw);
   if (!parsed.success) return null;

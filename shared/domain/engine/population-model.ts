@@ -4,7 +4,6 @@ import { neutralLogit } from './neutral-share';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
 import { probabilityLargest } from './normal';
 import type { PopulationPrior } from './population';
-import { STEP_GRID, candidateModel, likelihoodStep, stepLogLikelihoodAt, type StepCandidate } from './step-likelihood';
 
 /**
  * What the favourite model of each dimension (favourite.ts) needs to know about a tenant's
@@ -60,8 +59,6 @@ const MIN_NOISE = 0.02;
 const MIN_POP_BEST = 1e-4;
 /** Standard errors below the population best's lead taken as the floor of a dimension's step. */
 const LEAD_SDS = 2;
-/** How many nats the likelihood's step must gain over the levels' EM step to replace it (step-likelihood.ts). */
-const STEP_EVIDENCE = 8;
 /** An offset per complexity is used once the complexity has this many outcomes. */
 const MIN_COMPLEXITY_EVENTS = 5;
 /** The prediction errors' spread is used once it rests on this many outcomes. */
@@ -85,8 +82,6 @@ export interface CompiledPopulation {
   rawMean: Float64Array;
   /** Raw outcome count per complexity (the same as a dimension's support summed over its values). */
   outcomes: Float64Array;
-  /** Per dimension, the model at each candidate step of STEP_GRID (step-likelihood.ts). */
-  stepCandidates: StepCandidate[][];
 }
 
 /** The other dimensions' expected part of a new user's reward under the default steps. */
@@ -144,18 +139,6 @@ function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count
   return Math.max(0, lead - LEAD_SDS * Math.sqrt(variance / bestSize + variance / restSize));
 }
 
-/**
- * The step of dimension d: the levels' EM estimate `em`, unless the predictive likelihood
- * (step-likelihood.ts) finds a step that explains the tenant's outcomes better by more than
- * STEP_EVIDENCE nats: EM's step is where the engine was tuned, and it stays there unless the
- * outcomes clearly say that a dimension matters more (or less) than EM finds.
- */
-function chooseStep(loglik: ArrayLike<number>, d: number, em: number, defaultStep: number): number {
-  const likely = likelihoodStep(loglik, d, defaultStep);
-  const gain = stepLogLikelihoodAt(loglik, d, likely) - stepLogLikelihoodAt(loglik, d, Math.max(MIN_STEP, em));
-  return gain > STEP_EVIDENCE ? likely : em;
-}
-
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
@@ -170,7 +153,6 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     support: Float64Array.from(prior.shownCount),
     rawMean: Float64Array.from(prior.shownCount, (n, cell) => (n > 0 ? prior.rewardSum[cell]! / n : 0)),
     outcomes: Float64Array.from(prior.complexityCount),
-    stepCandidates: [],
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     const offset = DIMENSION_OFFSET[dim];
@@ -224,21 +206,22 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       (prior.favouriteLevelSum[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favouriteLevelWeight[d]! + LEVEL_PRIOR);
     const emOther = (prior.otherLevelSum[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherLevelWeight[d]! + LEVEL_PRIOR);
     const stepFloor = floorWeight > 0 ? floorSum / floorWeight : 0;
-    // Share of the outcomes at a favourite; the levels' EM gives their mean, which every step keeps.
+    const step = Math.max(MIN_STEP, favourite - emOther, stepFloor);
+    // Share of the outcomes at a favourite. A step widened by the floor keeps the levels' mean.
     const share = (prior.favouriteLevelWeight[d]! + 1) / (prior.favouriteLevelWeight[d]! + prior.otherLevelWeight[d]! + 2);
-    const levelMean = emOther + share * (favourite - emOther);
-    const step = Math.max(MIN_STEP, chooseStep(prior.stepLogLikelihood, d, favourite - emOther, defaultStep), stepFloor);
-    const base = {
+    const other = emOther - share * (step - (favourite - emOther));
+    // Within-level noise: the credited reward's variance less the part the levels explain.
+    const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
+    result.baseLevel[d] = other;
+    result.dimensions.push({
       offset,
       count,
       follow: Math.min(MAX_FOLLOW, (prior.followerSum[d]! + 1) / (prior.userWeight[d]! + 2)),
       popBest,
-    };
-    const levels = { levelMean, share, variance, offsets, minNoise: MIN_NOISE };
-    const chosen = candidateModel({ ...base, mid: offsets, step: 0, weight: 0 }, { step, ...levels });
-    result.baseLevel[d] = chosen.low[0]! - offsets[0]!;
-    result.dimensions.push(chosen.model);
-    result.stepCandidates.push(STEP_GRID.map((candidate) => candidateModel(chosen.model, { step: candidate, ...levels })));
+      mid: Float64Array.from(offsets, (o) => other + o + step / 2),
+      step,
+      weight: step / noise,
+    });
   });
   const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { DIMENSION_NAMES } from '../arms';
 import { NEUTRAL_GRID, addNeutralEvidence } from './neutral-share';
-import { STEP_GRID } from './step-likelihood';
 import { spreadOf } from './complexity-shares';
 import { fromPopV2 } from './population-legacy';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant, zeros } from './layout';
@@ -17,7 +16,6 @@ import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant,
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
-const STEP_COUNT = DIMENSION_NAMES.length * STEP_GRID.length;
 
 const populationPriorSchema = z.object({
   format: z.literal('pop-v3'),
@@ -46,11 +44,6 @@ const populationPriorSchema = z.object({
    * factor for neutral; task-types.ts).
    */
   neutralLogLikelihood: z.array(z.number()).length(NEUTRAL_GRID.length),
-  /**
-   * Per dimension and candidate step of STEP_GRID (index d · STEP_GRID.length + j): Σ log predictive
-   * density of the credited reward (step-likelihood.ts).
-   */
-  stepLogLikelihood: z.array(z.number()).length(STEP_COUNT),
   /** Per dimension: Σ, Σ² and count of the credited reward less its complexity's offset. */
   creditedSum: perDimension,
   creditedSquares: perDimension,
@@ -84,7 +77,6 @@ export function emptyPopulation(): PopulationPrior {
     otherLevelSum: d(),
     otherLevelWeight: d(),
     neutralLogLikelihood: zeros(NEUTRAL_GRID.length),
-    stepLogLikelihood: zeros(STEP_COUNT),
     creditedSum: d(),
     creditedSquares: d(),
     creditedCount: d(),
@@ -100,7 +92,7 @@ export function parsePopulation(raw: unknown): PopulationPrior {
   const parsed = populationPriorSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const v2 = fromPopV2(raw);
-  return v2 ? { format: 'pop-v3', ...v2, stepLogLikelihood: zeros(STEP_COUNT) } : emptyPopulation();
+  return v2 ? { format: 'pop-v3', ...v2 } : emptyPopulation();
 }
 
 /** What one outcome adds to a population delta (all computed by the engine). */
@@ -130,8 +122,6 @@ export interface PopulationObservation {
   /** The weight of the user's typed evidence and the log Bayes factor for their task types being neutral. */
   typedWeight: number;
   neutralLogBayes: number;
-  /** log predictive density of the credited rewards at each candidate step (step-likelihood.ts); absent for an outcome without complexity. */
-  stepLogDensities?: ArrayLike<number>;
 }
 
 /**
@@ -171,7 +161,6 @@ export function observePopulation(delta: PopulationPrior, o: PopulationObservati
     delta.otherLevelSum[d]! += o.otherS[d]!;
     delta.otherLevelWeight[d]! += o.otherN[d]!;
   }
-  if (o.stepLogDensities) for (let i = 0; i < STEP_COUNT; i++) delta.stepLogLikelihood[i]! += o.stepLogDensities[i]!;
   if (o.typedWeight > 0) {
     addNeutralEvidence(delta.neutralLogLikelihood, o.typedWeight, o.neutralLogBayes);
   }
@@ -202,7 +191,6 @@ export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior):
     otherLevelSum: mix(prior.otherLevelSum, delta.otherLevelSum),
     otherLevelWeight: mix(prior.otherLevelWeight, delta.otherLevelWeight),
     neutralLogLikelihood: mix(prior.neutralLogLikelihood, delta.neutralLogLikelihood),
-    stepLogLikelihood: mix(prior.stepLogLikelihood, delta.stepLogLikelihood),
     creditedSum: mix(prior.creditedSum, delta.creditedSum),
     creditedSquares: mix(prior.creditedSquares, delta.creditedSquares),
     creditedCount: mix(prior.creditedCount, delta.creditedCount),
