@@ -114,7 +114,7 @@ async function driveService(sim: Simulation, call: ReturnType<typeof client>, wo
         const metadata = decided.metadata as { interactionCount: number; explorationMode: boolean };
         if (metadata.interactionCount < interaction - 1) stale++;
         const choice = choiceOf(decided);
-        const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, choice, preferences);
+        const { signals, reward } = simulateOutcome(sim, { user, complexity, interaction, choice, preferences });
         await call('/v1/outcome', 202, { requestId: decided.requestId, ...signals });
         records[user.index]!.push(
           interactionRecord({

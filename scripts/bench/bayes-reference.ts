@@ -56,7 +56,7 @@ export function measureRewardModel(sim: Simulation): RewardModel {
         [wrong, other],
       ] as const) {
         const choice = { ...populationChoice(sim, complexity), framing: DIMENSIONS.framing.values[index]! };
-        into.push(simulateOutcome(sim, user, complexity, interaction, choice).reward);
+        into.push(simulateOutcome(sim, { user, complexity, interaction, choice }).reward);
       }
     }
   }

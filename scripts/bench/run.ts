@@ -107,7 +107,7 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
     for (const { user, interaction, complexity, taskType, preferences } of roundInteractions(sim, round)) {
       const context = { complexity, taskType, interaction };
       const decided = policy.choose(user.index, context);
-      const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice, preferences);
+      const { signals, reward } = simulateOutcome(sim, { user, complexity, interaction, choice: decided.choice, preferences });
       policy.update(user.index, context, decided.choice, reward, signals.started);
       records[user.index]!.push(
         interactionRecord({

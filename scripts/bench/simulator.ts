@@ -237,17 +237,22 @@ export function preferencesAt(sim: Simulation, complexity: TaskComplexity, taskT
   return TASK_COMPLEXITY[(TASK_COMPLEXITY.indexOf(complexity) + j) % TASK_COMPLEXITY.length]!;
 }
 
+/** A task presented to a user: at their interaction number `interaction`, at `complexity`, judged under the preferences of `preferences` (the complexity's own unless task types change them). */
+export interface PresentedTask {
+  user: SimUser;
+  complexity: TaskComplexity;
+  interaction: number;
+  choice: Choice;
+  preferences?: TaskComplexity;
+}
+
 /**
  * Latent probability that the user starts (and does well on) the task presented this way:
  * harder tasks less often, and the values' utilities under the preferences that apply.
  */
 export function successProbability(
   world: World,
-  user: SimUser,
-  complexity: TaskComplexity,
-  interaction: number,
-  choice: Choice,
-  preferences: TaskComplexity = complexity,
+  { user, complexity, interaction, choice, preferences = complexity }: PresentedTask,
 ): number {
   const utilities = utilitiesAt(user, interaction)[preferences];
   let p = user.base - COMPLEXITY_PENALTY[complexity];
@@ -264,16 +269,9 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  * Noisy, partial outcome signals for one interaction. The noise is keyed by (seed, user,
  * interaction) so every policy meets the same luck when it presents the same combination.
  */
-export function simulateOutcome(
-  sim: Simulation,
-  user: SimUser,
-  complexity: TaskComplexity,
-  interaction: number,
-  choice: Choice,
-  preferences: TaskComplexity = complexity,
-) {
-  const random = seededRandom(mixSeed(sim.seed, 3, user.index, interaction));
-  const p = successProbability(sim.world, user, complexity, interaction, choice, preferences);
+export function simulateOutcome(sim: Simulation, presented: PresentedTask) {
+  const random = seededRandom(mixSeed(sim.seed, 3, presented.user.index, presented.interaction));
+  const p = successProbability(sim.world, presented);
   const started = random() < p;
   const signals: OutcomeSignals = { started };
   if (started) {

@@ -27,7 +27,7 @@ describe('bench:learning simulator', () => {
       Array.from({ length: sim.interactions }, (_, i) => {
         const complexity = complexityAt(sim, user, i + 1);
         const { choice } = random.choose(user.index, { complexity, interaction: i + 1 });
-        return [complexity, bestChoice(user, complexity, i + 1), simulateOutcome(sim, user, complexity, i + 1, choice)];
+        return [complexity, bestChoice(user, complexity, i + 1), simulateOutcome(sim, { user, complexity, interaction: i + 1, choice })];
       }),
     );
   };
@@ -121,7 +121,9 @@ describe('bench:learning worlds', () => {
       const styles = utilitiesAt(user, 1).medium.style;
       const worst = styles.indexOf(Math.min(...styles));
       const other = { ...best, style: DIMENSIONS.style.values[worst]! };
-      const gap = successProbability(world, user, 'medium', 1, best) - successProbability(world, user, 'medium', 1, other);
+      const gap =
+        successProbability(world, { user, complexity: 'medium', interaction: 1, choice: best }) -
+        successProbability(world, { user, complexity: 'medium', interaction: 1, choice: other });
       expect(gap).toBeCloseTo(world.weights.style * (1 - styles[worst]!), 10);
     }
   });

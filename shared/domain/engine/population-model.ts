@@ -122,7 +122,10 @@ function complexityOffsets(prior: PopulationPrior): Float64Array {
  * population, every user is shown the same values of all four dimensions and EM alone could hand
  * one dimension's effect to another.
  */
-function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count: number, best: number, variance: number): number {
+function leadLowerBound(
+  prior: PopulationPrior,
+  { c, offset, count, best, variance }: { c: number; offset: number; count: number; best: number; variance: number },
+): number {
   const bestCell = cellIndex(c, offset + best);
   const bestSize = effectiveSize(prior, bestCell);
   let restSize = 0;
@@ -196,7 +199,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
       for (let i = 0; i < count; i++) popBest[cellIndex(c, offset + i)]! /= total;
       if (w > 0) {
-        floorSum += w * leadLowerBound(prior, c, offset, count, argmax(means, 0, count), variance);
+        floorSum += w * leadLowerBound(prior, { c, offset, count, best: argmax(means, 0, count), variance });
         floorWeight += w;
       }
     }
