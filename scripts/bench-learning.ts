@@ -9,6 +9,7 @@ import {
   DEFAULT_INTERACTIONS,
   DRIFT_AFTER,
   mixSeed,
+  BENCH_WORLDS,
   WORLDS,
   type Simulation,
   type World,
@@ -24,17 +25,20 @@ import { formatSweep, summarizeSweep } from './bench/sweep';
  * `engine` currently is, through its Learner interface — and the baselines of
  * scripts/bench/policies.ts, then prints a table, or with --json exactly one JSON object.
  *
- *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N] [--world NAME]
- *   node dist/scripts/bench-learning.js --seeds A-B [--users N] [--interactions N] [--world NAME]
+ *   node dist/scripts/bench-learning.js [--json] [--seed N] [--users N] [--interactions N] [--world NAME|all]
+ *   node dist/scripts/bench-learning.js --seeds A-B [--users N] [--interactions N] [--world NAME|all]
  *
  * --seeds runs the benchmark once per seed A…B (each with its own SquareCB tuning) and prints
  * the mean over seeds of every figure with its 95% confidence interval, and the engine's paired
  * differences to SquareCB and pooled Thompson sampling (scripts/bench/sweep.ts).
  *
- * --world picks the simulated population (scripts/bench/simulator.ts WORLDS): `default` (the
- * world the issue-4 targets are read in), `equal-effects`, `strong-minor`, `weak-majority`, or — with a task
- * type in every request — `task-types` (preferences ignore it) or `typed-preferences` (they
- * follow it).
+ * Without --world it runs the worlds of BENCH_WORLDS one after another — `default`,
+ * `individual-minor`, `equal-effects`, `popular-minor` — and prints each one's tables (with
+ * --json, one object whose top-level `policies` are the first world's and `worlds` holds each
+ * world's). --world picks one of scripts/bench/simulator.ts's WORLDS (besides those,
+ * `strong-minor`, `weak-majority`, and — with a task type in every request — `task-types`
+ * (preferences ignore it) or `typed-preferences` (they follow it)); `--world all` runs every one.
+ * docs/BENCHMARKS.md describes each world's generative model.
  *
  * SquareCB's γ schedule is tuned first on a separate seed (derived from --seed, never the
  * evaluated one) over SQUARECB_GRID by mean reward over the whole run, then fixed.
@@ -55,10 +59,11 @@ interface Options {
   seeds: number[] | null;
   users: number;
   interactions: number;
-  world: WorldName;
+  /** The worlds to run, in order. */
+  worlds: readonly WorldName[];
 }
 
-const USAGE = `usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world ${Object.keys(WORLDS).join('|')}]`;
+const USAGE = `usage: bench-learning [--json] [--seed N | --seeds A-B] [--users N] [--interactions N] [--world ${Object.keys(WORLDS).join('|')}|all]`;
 
 /** "A-B" (inclusive, at most 1,000 seeds) as a list of seeds; null when malformed. */
 function parseSeedRange(text: string): number[] | null {
@@ -70,7 +75,7 @@ function parseSeedRange(text: string): number[] | null {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { json: false, world: 'default', seeds: null, ...DEFAULTS };
+  const options: Options = { json: false, worlds: BENCH_WORLDS, seeds: null, ...DEFAULTS };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') {
@@ -86,8 +91,8 @@ function parseArgs(argv: string[]): Options {
     }
     if (arg === '--world') {
       const name = argv[i + 1] ?? '';
-      if (!Object.hasOwn(WORLDS, name)) throw new Error(`${USAGE} (unknown world: ${name})`);
-      options.world = name as WorldName;
+      if (name !== 'all' && !Object.hasOwn(WORLDS, name)) throw new Error(`${USAGE} (unknown world: ${name})`);
+      options.worlds = name === 'all' ? (Object.keys(WORLDS) as WorldName[]) : [name as WorldName];
       i += 1;
       continue;
     }
@@ -103,12 +108,16 @@ function parseArgs(argv: string[]): Options {
   return options;
 }
 
-/** --seeds: one benchmark per seed, summarised over the seeds. */
+/** --seeds: one benchmark per seed, summarised over the seeds, for each world. */
 function sweep(options: Options & { seeds: number[] }) {
+  for (const name of options.worlds) sweepWorld(options, name);
+}
+
+function sweepWorld(options: Options & { seeds: number[] }, name: WorldName) {
   const started = performance.now();
-  const world = WORLDS[options.world];
+  const world = WORLDS[name];
   const runs = options.seeds.map((seed) => {
-    process.stderr.write(`seed ${seed}…\n`);
+    process.stderr.write(`world ${name}, seed ${seed}…\n`);
     const tuning = tuneSquareCB(seed, options.users, options.interactions, world);
     return runBenchmark(seed, options.users, options.interactions, tuning.best, world);
   });
@@ -116,12 +125,13 @@ function sweep(options: Options & { seeds: number[] }) {
   const [first, last] = [options.seeds[0]!, options.seeds[options.seeds.length - 1]!];
   process.stdout.write(
     [
-      `bench:learning sweep — ${options.world === 'default' ? '' : `world ${options.world}, `}seeds ${first}–${last} ` +
+      `bench:learning sweep — world ${name}, seeds ${first}–${last} ` +
         `(${options.seeds.length}), ${options.users} users × ${options.interactions} interactions each; ` +
         'mean over seeds ± 95% CI (Student t); SquareCB tuned per seed',
       '',
       formatSweep(summarizeSweep(options.seeds, runs)),
       `finished in ${seconds.toFixed(1)} s`,
+      '',
     ].join('\n') + '\n',
   );
 }
@@ -171,25 +181,33 @@ export function runBenchmark(
 function main() {
   const options = parseArgs(process.argv.slice(2));
   if (options.seeds) return sweep({ ...options, seeds: options.seeds });
-  const started = performance.now();
-  const world = WORLDS[options.world];
-  const tuning = tuneSquareCB(options.seed, options.users, options.interactions, world);
-  const results = runBenchmark(options.seed, options.users, options.interactions, tuning.best, world);
-  if (options.json) {
-    process.stdout.write(`${JSON.stringify(toJson(options.seed, options.users, results))}\n`);
-    return;
-  }
-  const sim = createSimulation(options.seed, options.users, options.interactions, world);
+  const runs = options.worlds.map((name) => {
+    const started = performance.now();
+    const world = WORLDS[name];
+    const tuning = tuneSquareCB(options.seed, options.users, options.interactions, world);
+    const results = runBenchmark(options.seed, options.users, options.interactions, tuning.best, world);
+    if (!options.json) process.stdout.write(`${worldReport(options, name, tuning, results, started).join('\n')}\n\n`);
+    return { world: name, results };
+  });
+  if (options.json) process.stdout.write(`${JSON.stringify(toJson(options.seed, options.users, runs))}\n`);
+}
+
+/** One world's tables, and in the default world the Bayes reference and the framing ceiling. */
+function worldReport(
+  options: Options,
+  name: WorldName,
+  tuning: ReturnType<typeof tuneSquareCB>,
+  results: Results,
+  started: number,
+): string[] {
+  const sim = createSimulation(options.seed, options.users, options.interactions, WORLDS[name]);
   const drifting = sim.users.filter((u) => u.drifts).length;
-  const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim)));
-  const ceiling = summarize(sim, runPolicy(sim, framingKnownPolicy(sim))).metrics;
-  const seconds = (performance.now() - started) / 1000;
   const oracle1140 = results.oracle.metrics.meanReward_11_40 ?? NaN;
   const ratio = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(3)} (${(x / oracle1140).toFixed(3)} × oracle)`);
   const gamma = ({ gammaScale, gammaExponent }: SquareCBParams) =>
     gammaExponent === 0 ? `γ = ${gammaScale}` : `γ = ${gammaScale}·t^${gammaExponent}`;
   const lines = [
-    `bench:learning — ${options.world === 'default' ? '' : `world ${options.world}, `}seed ${options.seed}, ` +
+    `bench:learning — world ${name}, seed ${options.seed}, ` +
       `${options.users} users × ${options.interactions} interactions; ` +
       (options.interactions > DRIFT_AFTER
         ? `${drifting} users change preferences after interaction ${DRIFT_AFTER}`
@@ -200,20 +218,28 @@ function main() {
     '',
     formatTable(results, options.interactions),
     '',
-    'best framing 31–40: non-drifting users; drift recovery: mean interactions after the change until ≥ 7 of the last 10 picks are ' +
-      'the new best framing (users who never recover count as ' +
+    `engine reward 11–40: ${ratio(results.engine.metrics.meanReward_11_40)}`,
+    'best … 31–40: non-drifting users (drift happens after interaction 40); explored: share of interactions answered with some ' +
+      "dimension off the policy's current best (the engine's explorationMode); drift recovery: mean interactions after the change " +
+      'until ≥ 7 of the last 10 picks are the new best framing (users who never recover count as ' +
       `${options.interactions - DRIFT_AFTER + 1}; n/a when fewer than half recover); ECE: confidence vs "the combination is the user's best"`,
-    '',
-    'reference, not a competitor — a Bayes policy that knows how the simulator makes its users (population favourites, majority share, ' +
-      'how often own favourites change with complexity, reward levels) but not their hidden values ' +
-      `(scripts/bench/bayes-reference.ts): reward 11–40 ${ratio(reference.metrics.meanReward_11_40)}, ` +
-      `best framing 31–40 ${fmt(reference.metrics.bestFramingShareLast10)}, cold start ${fmt(reference.metrics.coldStartReward)}`,
-    "ceiling, not a policy — each user's best framing known from the first interaction, the population's favourites of the other " +
-      `dimensions: reward 11–40 ${ratio(ceiling.meanReward_11_40)}; best framing over interactions 11–40: ` +
-      `engine ${fmt(results.engine.bestFramingShare11to40)}, reference ${fmt(reference.bestFramingShare11to40)}`,
-    `finished in ${seconds.toFixed(1)} s`,
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  if (name === 'default') {
+    const reference = summarize(sim, runPolicy(sim, bayesReferencePolicy(sim)));
+    const ceiling = summarize(sim, runPolicy(sim, framingKnownPolicy(sim))).metrics;
+    lines.push(
+      '',
+      'reference, not a competitor — a Bayes policy that knows how the simulator makes its users (population favourites, majority share, ' +
+        'how often own favourites change with complexity, reward levels) but not their hidden values ' +
+        `(scripts/bench/bayes-reference.ts): reward 11–40 ${ratio(reference.metrics.meanReward_11_40)}, ` +
+        `best framing 31–40 ${fmt(reference.metrics.bestFramingShareLast10)}, cold start ${fmt(reference.metrics.coldStartReward)}`,
+      "ceiling, not a policy — each user's best framing known from the first interaction, the population's favourites of the other " +
+        `dimensions: reward 11–40 ${ratio(ceiling.meanReward_11_40)}; best framing over interactions 11–40: ` +
+        `engine ${fmt(results.engine.bestFramingShare11to40)}, reference ${fmt(reference.bestFramingShare11to40)}`,
+    );
+  }
+  lines.push(`finished in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return lines;
 }
 
 if (require.main === module) {

@@ -15,7 +15,7 @@ import {
   type PolicyMetrics,
 } from './bench/run';
 import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
-import { METRIC_LABELS, METRIC_NAMES, fmt, formatColumns, metricDigits } from './bench/report';
+import { CHOICE_METRICS, MAIN_METRICS, METRIC_LABELS, fmt, formatColumns, metricDigits, type MetricName } from './bench/report';
 import { mean, percentile, sampleSd } from './bench/stats';
 
 /**
@@ -111,12 +111,22 @@ async function driveService(sim: Simulation, call: ReturnType<typeof client>, wo
         const started = performance.now();
         const decided = await call('/v1/context', 200, { userId: userId(user.index), task: `Task ${interaction}`, complexity, taskType });
         latencies.push(performance.now() - started);
-        const metadata = decided.metadata as { interactionCount: number };
+        const metadata = decided.metadata as { interactionCount: number; explorationMode: boolean };
         if (metadata.interactionCount < interaction - 1) stale++;
         const choice = choiceOf(decided);
-        const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, choice, preferences);
+        const { signals, reward } = simulateOutcome(sim, { user, complexity, interaction, choice, preferences });
         await call('/v1/outcome', 202, { requestId: decided.requestId, ...signals });
-        records[user.index]!.push(interactionRecord(user, preferences, interaction, choice, reward, decided.confidence as number));
+        records[user.index]!.push(
+          interactionRecord({
+            user,
+            complexity: preferences,
+            interaction,
+            choice,
+            reward,
+            confidence: decided.confidence as number,
+            explored: metadata.explorationMode,
+          }),
+        );
       }),
     );
     if (round % 20 === 19) log(`round ${round + 1} of ${lastRound}`);
@@ -195,13 +205,17 @@ function printTable(result: Awaited<ReturnType<typeof run>>): void {
     ['  ± sd across those runs', result.policies.inProcessSd],
     ['oracle', result.policies.oracle],
   ];
+  const table = (metrics: readonly MetricName[]) =>
+    formatColumns(
+      ['policy', ...metrics.map((metric) => METRIC_LABELS[metric])],
+      rows.map(([name, m]) => [name, ...metrics.map((metric) => fmt(m[metric], metricDigits(metric)))]),
+    );
   const lines = [
     `bench:live — seed ${result.seed}, ${result.users} users × ${result.interactions} interactions, world ${result.world}, ${result.workers} worker(s), ${result.seconds} s`,
     '',
-    ...formatColumns(
-      ['policy', ...METRIC_NAMES.map((metric) => METRIC_LABELS[metric])],
-      rows.map(([name, m]) => [name, ...METRIC_NAMES.map((metric) => fmt(m[metric], metricDigits(metric)))]),
-    ),
+    ...table(MAIN_METRICS),
+    '',
+    ...table(CHOICE_METRICS),
   ];
   lines.push('', `in process: the same engine on the same users, with ${result.inProcessRuns} random streams`);
   lines.push(

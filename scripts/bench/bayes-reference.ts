@@ -5,7 +5,7 @@ import { mean } from './stats';
 import { bestChoice, complexityAt, mixSeed, OWN_BEST_SWITCH, preferencesAt, simulateOutcome, type Simulation } from './simulator';
 
 /**
- * A reference for reading the issue-4 targets, not a competitor: a Bayes policy that knows how
+ * A reference for reading the engine's targets, not a competitor: a Bayes policy that knows how
  * the simulator makes its users — the population's favourite value per (complexity, dimension),
  * the share of users who follow it (the world's majority share), how often a user's own favourite framing
  * changes with complexity (OWN_BEST_SWITCH), and the mean and spread of the reward on a user's
@@ -56,7 +56,7 @@ export function measureRewardModel(sim: Simulation): RewardModel {
         [wrong, other],
       ] as const) {
         const choice = { ...populationChoice(sim, complexity), framing: DIMENSIONS.framing.values[index]! };
-        into.push(simulateOutcome(sim, user, complexity, interaction, choice).reward);
+        into.push(simulateOutcome(sim, { user, complexity, interaction, choice }).reward);
       }
     }
   }

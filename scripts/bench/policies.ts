@@ -20,6 +20,8 @@ export interface PolicyChoice {
   probability: number;
   /** The policy's probability that `choice` is the user's best in this context; null if it has none. */
   confidence: number | null;
+  /** Whether some dimension was chosen off the policy's current best, to explore; absent when the policy does not say. */
+  explored?: boolean;
 }
 
 /** The one small interface every benchmarked policy implements. */
@@ -198,6 +200,7 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
         choice: decision.choice,
         probability: p.framing * p.style * p.complexity * p.encouragement,
         confidence: decision.confidence,
+        explored: decision.explored.length > 0,
       };
     },
     update(userId, context, choice, reward, started) {

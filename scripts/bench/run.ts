@@ -1,4 +1,4 @@
-import type { Choice, TaskComplexity } from '../../shared/domain/arms';
+import { DIMENSION_NAMES, type Choice, type TaskComplexity } from '../../shared/domain/arms';
 import {
   bestChoice,
   complexityAt,
@@ -19,9 +19,13 @@ export interface InteractionRecord {
   bestFraming: boolean;
   /** The framing picked is the user's best after the drift (the same as bestFraming for non-drifters). */
   framingIsDriftBest: boolean;
+  /** The value picked is the user's best in this context at this time, per dimension (DIMENSION_NAMES order). */
+  bestValues: boolean[];
   /** The whole combination is the user's best in this context at this time. */
   bestCombination: boolean;
   confidence: number | null;
+  /** The policy chose some dimension off its current best, to explore; null when the policy does not say. */
+  explored: boolean | null;
 }
 
 /** The JSON metrics; null where a metric does not apply (or the run is too short for it). */
@@ -33,6 +37,15 @@ export interface PolicyMetrics {
   coldStartReward: number | null;
   driftRecovery: number | null;
   ece: number | null;
+  /** Shares of interactions 31–40 (the users who do not drift) that picked the user's best style, complexity handling, encouragement, and all four. */
+  bestStyleShareLast10: number | null;
+  bestComplexityShareLast10: number | null;
+  bestEncouragementShareLast10: number | null;
+  bestAllShareLast10: number | null;
+  /** Shares of interactions 1–10, 31–40 and 71–80 answered off the policy's current best (exploration); null when the policy does not say. */
+  exploredShare_1_10: number | null;
+  exploredShare_31_40: number | null;
+  exploredShare_71_80: number | null;
 }
 
 export interface PolicyResult {
@@ -94,35 +107,56 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
     for (const { user, interaction, complexity, taskType, preferences } of roundInteractions(sim, round)) {
       const context = { complexity, taskType, interaction };
       const decided = policy.choose(user.index, context);
-      const { signals, reward } = simulateOutcome(sim, user, complexity, interaction, decided.choice, preferences);
+      const { signals, reward } = simulateOutcome(sim, { user, complexity, interaction, choice: decided.choice, preferences });
       policy.update(user.index, context, decided.choice, reward, signals.started);
-      records[user.index]!.push(interactionRecord(user, preferences, interaction, decided.choice, reward, decided.confidence));
+      records[user.index]!.push(
+        interactionRecord({
+          user,
+          complexity: preferences,
+          interaction,
+          choice: decided.choice,
+          reward,
+          confidence: decided.confidence,
+          explored: decided.explored ?? null,
+        }),
+      );
     }
   }
   return records;
 }
 
-/** What is recorded of a user's interaction that presented `choice` and earned `reward`, judged under the preferences of `complexity`. */
-export function interactionRecord(
-  user: SimUser,
-  complexity: TaskComplexity,
-  interaction: number,
-  choice: Choice,
-  reward: number,
-  confidence: number | null,
-): InteractionRecord {
+/** One interaction as the policy answered it: `choice` presented to `user`, judged under the preferences of `complexity`. */
+export interface AnsweredInteraction {
+  user: SimUser;
+  complexity: TaskComplexity;
+  interaction: number;
+  choice: Choice;
+  reward: number;
+  confidence: number | null;
+  explored: boolean | null;
+}
+
+/** What is recorded of a user's interaction that presented `choice` and earned `reward`. */
+export function interactionRecord({
+  user,
+  complexity,
+  interaction,
+  choice,
+  reward,
+  confidence,
+  explored,
+}: AnsweredInteraction): InteractionRecord {
   const best = bestChoice(user, complexity, interaction);
   const driftBest = bestChoice(user, complexity, DRIFT_AFTER + 1);
+  const bestValues = DIMENSION_NAMES.map((dim) => choice[dim] === best[dim]);
   return {
     reward,
-    bestFraming: choice.framing === best.framing,
+    bestFraming: bestValues[0]!,
     framingIsDriftBest: choice.framing === driftBest.framing,
-    bestCombination:
-      choice.framing === best.framing &&
-      choice.style === best.style &&
-      choice.complexity === best.complexity &&
-      choice.encouragement === best.encouragement,
+    bestValues,
+    bestCombination: bestValues.every(Boolean),
     confidence,
+    explored,
   };
 }
 
@@ -183,10 +217,19 @@ export function expectedCalibrationError(pairs: ReadonlyArray<{ confidence: numb
   return ece;
 }
 
-/** Mean over users of the share of their interactions from..to that picked their best framing; null without users or when the run is shorter than `to`. */
-function bestFramingShare(users: InteractionRecord[][], from: number, to: number): number | null {
-  const shares = userMeans(users, from, to, (r) => (r.bestFraming ? 1 : 0));
+/** Mean over users of the share of their interactions from..to where `hit` holds; null without users or when the run is shorter than `to`. */
+function shareOf(users: InteractionRecord[][], from: number, to: number, hit: (r: InteractionRecord) => boolean): number | null {
+  const shares = userMeans(users, from, to, (r) => (hit(r) ? 1 : 0));
   return shares.length === 0 ? null : mean(shares);
+}
+
+/** Mean over users of the share of their interactions from..to that picked their best framing. */
+const bestFramingShare = (users: InteractionRecord[][], from: number, to: number) => shareOf(users, from, to, (r) => r.bestFraming);
+
+/** Share of interactions from..to answered off the policy's best; null when the policy does not say. */
+function exploredShare(users: InteractionRecord[][], from: number, to: number): number | null {
+  if (users.some((user) => user.some((r) => r.explored === null))) return null;
+  return shareOf(users, from, to, (r) => r.explored === true);
 }
 
 export function summarize(sim: Simulation, records: InteractionRecord[][]): PolicyResult {
@@ -215,6 +258,13 @@ export function summarize(sim: Simulation, records: InteractionRecord[][]): Poli
       coldStartReward: meanReward(records, 1, 3),
       driftRecovery,
       ece: expectedCalibrationError(pairs),
+      bestStyleShareLast10: shareOf(stable, 31, 40, (r) => r.bestValues[1]!),
+      bestComplexityShareLast10: shareOf(stable, 31, 40, (r) => r.bestValues[2]!),
+      bestEncouragementShareLast10: shareOf(stable, 31, 40, (r) => r.bestValues[3]!),
+      bestAllShareLast10: shareOf(stable, 31, 40, (r) => r.bestCombination),
+      exploredShare_1_10: exploredShare(records, 1, 10),
+      exploredShare_31_40: exploredShare(records, 31, 40),
+      exploredShare_71_80: exploredShare(records, 71, 80),
     },
     meanRewardAll: meanReward(records, 1, sim.interactions) ?? NaN,
     driftRecoveredShare,

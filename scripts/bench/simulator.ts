@@ -7,16 +7,14 @@ import { computeReward, type OutcomeSignals } from '../../shared/domain/reward';
  *
  * Each user has, per task complexity and per dimension, a hidden utility for every value; the
  * value with utility 1 is that user's best. A population best exists per (complexity,
- * dimension) and a user shares it with probability MAJORITY_SHARE (independently per
+ * dimension) and a user shares it with the world's majority share (independently per
  * dimension); otherwise the user has an own best, mostly the same at every complexity. The
  * presented combination sets a latent success probability (framing matters most); outcome
  * signals are drawn from it with noise and some signals missing, and turned into a reward by
  * computeReward (the one definition). DRIFT_SHARE of the users change every best
  * value after interaction DRIFT_AFTER.
  *
- * Calibration: the effect sizes below put SquareCB at about 0.77–0.83 best-framing share over
- * interactions 31–40 (seeds 1–2), close to the ≈ 78% reported for Vowpal Wabbit's
- * --squarecb on an independent simulator of this kind.
+ * The worlds and their calibration are documented in docs/BENCHMARKS.md ("The simulated worlds").
  */
 
 /** Interactions per user unless --interactions says otherwise. */
@@ -29,19 +27,15 @@ export const DRIFT_AFTER = 40;
 /** Users join one after another over this many rounds, so later users meet a trained population. */
 const ARRIVAL_ROUNDS = 40;
 /**
- * The kind of population simulated. `default` is the world the issue-4 targets are read in
- * (calibrated against SquareCB, see above); the others check that the engine's standing does not
- * hang on it: `equal-effects` spreads the presentation's effect over the four dimensions,
- * `strong-minor` gives the other three dimensions more than in `default` (the framing 0.42,
- * style and complexity handling 0.12 each, encouragement 0.08: what one user's outcomes say of
- * the framing is weaker, and a user's best combination is worth more than the best framing),
- * `weak-majority` has only 20% of users share the population's best value, and two worlds send
- * a task type with every request — `task-types`, where preferences ignore it, and
- * `typed-preferences`, where it changes them (preferencesAt).
+ * The kind of population simulated: how strongly and how individually each dimension matters.
+ * `default` is the world the engine's constants were tuned in; the others check that its
+ * standing does not hang on it. Each world's generative model is in docs/BENCHMARKS.md.
  */
 export interface World {
-  /** Share of users who share the population's best value, per dimension. */
+  /** Share of users who share the population's best framing. */
   majorityShare: number;
+  /** Share of users who share the population's best value of each of the three other dimensions (0: every user has their own). */
+  minorMajorityShare: number;
   /** How much each dimension moves the latent success probability from its worst to its best value. */
   weights: Record<Dimension, number>;
   /** Each request carries one of this many task types, at random (0: requests carry none). */
@@ -50,24 +44,23 @@ export interface World {
   typesMatter: boolean;
 }
 const DEFAULT_WEIGHTS = { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 };
+/** The three other dimensions each worth half of the framing. */
+const HALF_WEIGHTS = { framing: 0.34, style: 0.17, complexity: 0.17, encouragement: 0.17 };
 const UNTYPED = { taskTypes: 0, typesMatter: false };
+const MAJORITY = { majorityShare: MAJORITY_SHARE, minorMajorityShare: MAJORITY_SHARE };
 export const WORLDS = {
-  default: { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, ...UNTYPED },
-  'equal-effects': {
-    majorityShare: MAJORITY_SHARE,
-    weights: { framing: 0.2, style: 0.2, complexity: 0.2, encouragement: 0.2 },
-    ...UNTYPED,
-  },
-  'weak-majority': { majorityShare: 0.2, weights: DEFAULT_WEIGHTS, ...UNTYPED },
-  'strong-minor': {
-    majorityShare: MAJORITY_SHARE,
-    weights: { framing: 0.42, style: 0.12, complexity: 0.12, encouragement: 0.08 },
-    ...UNTYPED,
-  },
-  'task-types': { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: false },
-  'typed-preferences': { majorityShare: MAJORITY_SHARE, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: true },
+  default: { ...MAJORITY, weights: DEFAULT_WEIGHTS, ...UNTYPED },
+  'individual-minor': { majorityShare: MAJORITY_SHARE, minorMajorityShare: 0, weights: HALF_WEIGHTS, ...UNTYPED },
+  'equal-effects': { ...MAJORITY, weights: { framing: 0.2, style: 0.2, complexity: 0.2, encouragement: 0.2 }, ...UNTYPED },
+  'popular-minor': { majorityShare: MAJORITY_SHARE, minorMajorityShare: 0.75, weights: HALF_WEIGHTS, ...UNTYPED },
+  'weak-majority': { majorityShare: 0.2, minorMajorityShare: 0.2, weights: DEFAULT_WEIGHTS, ...UNTYPED },
+  'strong-minor': { ...MAJORITY, weights: { framing: 0.42, style: 0.12, complexity: 0.12, encouragement: 0.08 }, ...UNTYPED },
+  'task-types': { ...MAJORITY, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: false },
+  'typed-preferences': { ...MAJORITY, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: true },
 } satisfies Record<string, World>;
 export type WorldName = keyof typeof WORLDS;
+/** The worlds `bench:learning` runs unless told one: the default, and the three that move the minor dimensions' weight and individuality. */
+export const BENCH_WORLDS: readonly WorldName[] = ['default', 'individual-minor', 'equal-effects', 'popular-minor'];
 /** Harder tasks are started less often whatever the presentation. */
 const COMPLEXITY_PENALTY: Record<TaskComplexity, number> = { low: 0, medium: 0.04, high: 0.08 };
 /** A minority user's own best value changes with the task complexity with this probability. */
@@ -189,7 +182,7 @@ export function createSimulation(
   const users: SimUser[] = [];
   for (let index = 0; index < userCount; index++) {
     const majority = {} as Record<Dimension, boolean>;
-    for (const dim of DIMENSION_NAMES) majority[dim] = random() < world.majorityShare;
+    for (const dim of DIMENSION_NAMES) majority[dim] = random() < (dim === 'framing' ? world.majorityShare : world.minorMajorityShare);
     const before = userUtilities(population, random, majority);
     const drifts = random() < DRIFT_SHARE;
     const weights = [0.5 + random(), 0.5 + random(), 0.5 + random()];
@@ -244,17 +237,22 @@ export function preferencesAt(sim: Simulation, complexity: TaskComplexity, taskT
   return TASK_COMPLEXITY[(TASK_COMPLEXITY.indexOf(complexity) + j) % TASK_COMPLEXITY.length]!;
 }
 
+/** A task presented to a user: at their interaction number `interaction`, at `complexity`, judged under the preferences of `preferences` (the complexity's own unless task types change them). */
+export interface PresentedTask {
+  user: SimUser;
+  complexity: TaskComplexity;
+  interaction: number;
+  choice: Choice;
+  preferences?: TaskComplexity;
+}
+
 /**
  * Latent probability that the user starts (and does well on) the task presented this way:
  * harder tasks less often, and the values' utilities under the preferences that apply.
  */
 export function successProbability(
   world: World,
-  user: SimUser,
-  complexity: TaskComplexity,
-  interaction: number,
-  choice: Choice,
-  preferences: TaskComplexity = complexity,
+  { user, complexity, interaction, choice, preferences = complexity }: PresentedTask,
 ): number {
   const utilities = utilitiesAt(user, interaction)[preferences];
   let p = user.base - COMPLEXITY_PENALTY[complexity];
@@ -271,16 +269,9 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  * Noisy, partial outcome signals for one interaction. The noise is keyed by (seed, user,
  * interaction) so every policy meets the same luck when it presents the same combination.
  */
-export function simulateOutcome(
-  sim: Simulation,
-  user: SimUser,
-  complexity: TaskComplexity,
-  interaction: number,
-  choice: Choice,
-  preferences: TaskComplexity = complexity,
-) {
-  const random = seededRandom(mixSeed(sim.seed, 3, user.index, interaction));
-  const p = successProbability(sim.world, user, complexity, interaction, choice, preferences);
+export function simulateOutcome(sim: Simulation, presented: PresentedTask) {
+  const random = seededRandom(mixSeed(sim.seed, 3, presented.user.index, presented.interaction));
+  const p = successProbability(sim.world, presented);
   const started = random() < p;
   const signals: OutcomeSignals = { started };
   if (started) {

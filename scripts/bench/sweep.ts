@@ -1,4 +1,6 @@
 import {
+  CHOICE_METRICS,
+  MAIN_METRICS,
   METRIC_LABELS,
   METRIC_NAMES,
   POLICY_NAMES,
@@ -46,6 +48,11 @@ export const SWEEP_COMPARISONS: ReadonlyArray<{ metric: MetricName; other: Polic
   { metric: 'meanReward_11_40', other: 'pooledThompson' },
   { metric: 'coldStartReward', other: 'pooledThompson' },
   { metric: 'coldStartReward', other: 'squareCB' },
+  { metric: 'bestFramingShareLast10', other: 'squareCB' },
+  { metric: 'bestStyleShareLast10', other: 'squareCB' },
+  { metric: 'bestComplexityShareLast10', other: 'squareCB' },
+  { metric: 'bestEncouragementShareLast10', other: 'squareCB' },
+  { metric: 'bestAllShareLast10', other: 'squareCB' },
 ];
 
 export interface SweepSummary {
@@ -85,12 +92,12 @@ function formatEstimate(e: Estimate | null, digits: number, of: number, signed =
 /** The table: per policy and metric, mean over seeds ± 95% CI ("(k)": only k seeds have the figure). */
 export function formatSweep(summary: SweepSummary): string {
   const of = summary.seeds.length;
-  const header = ['policy', ...METRIC_NAMES.map((m) => METRIC_LABELS[m])];
-  const rows = POLICY_NAMES.map((name) => [
-    name,
-    ...METRIC_NAMES.map((m) => formatEstimate(summary.policies[name][m], metricDigits(m), of)),
-  ]);
-  const lines = [...formatColumns(header, rows), '', 'engine − baseline, paired within each seed:'];
+  const table = (metrics: readonly MetricName[]) =>
+    formatColumns(
+      ['policy', ...metrics.map((m) => METRIC_LABELS[m])],
+      POLICY_NAMES.map((name) => [name, ...metrics.map((m) => formatEstimate(summary.policies[name][m], metricDigits(m), of))]),
+    );
+  const lines = [...table(MAIN_METRICS), '', ...table(CHOICE_METRICS), '', 'engine − baseline, paired within each seed:'];
   for (const { metric, other, difference } of summary.differences) {
     lines.push(`  ${METRIC_LABELS[metric]} − ${other}: ${formatEstimate(difference, 3, of, true)}`);
   }

@@ -44,6 +44,8 @@ export interface ProfileSummary {
  * Implementations are pure: no I/O, deterministic given the `random` source; states and
  * population priors are plain JSON. A `Prior` is what a tenant's users have in common: the
  * worker folds each outcome into a delta with `observe` and merges it with `mergePrior`.
+ * States and priors are never mutated (only `observe`'s delta is): an implementation may cache
+ * what it derives from a state or prior per object (shared/domain/engine/README.md, "Invariants").
  */
 export interface Learner<State = unknown, Prior = unknown> {
   readonly name: string;

@@ -14,7 +14,7 @@ import {
   utilitiesAt,
   WORLDS,
 } from '../../scripts/bench/simulator';
-import { DIMENSIONS } from '../../shared/domain/arms';
+import { DIMENSIONS, DIMENSION_NAMES } from '../../shared/domain/arms';
 import { bayesReferencePolicy, favouritePosterior, framingKnownPolicy } from '../../scripts/bench/bayes-reference';
 import { RidgeBlock } from '../../scripts/bench/squarecb';
 
@@ -27,7 +27,7 @@ describe('bench:learning simulator', () => {
       Array.from({ length: sim.interactions }, (_, i) => {
         const complexity = complexityAt(sim, user, i + 1);
         const { choice } = random.choose(user.index, { complexity, interaction: i + 1 });
-        return [complexity, bestChoice(user, complexity, i + 1), simulateOutcome(sim, user, complexity, i + 1, choice)];
+        return [complexity, bestChoice(user, complexity, i + 1), simulateOutcome(sim, { user, complexity, interaction: i + 1, choice })];
       }),
     );
   };
@@ -121,7 +121,9 @@ describe('bench:learning worlds', () => {
       const styles = utilitiesAt(user, 1).medium.style;
       const worst = styles.indexOf(Math.min(...styles));
       const other = { ...best, style: DIMENSIONS.style.values[worst]! };
-      const gap = successProbability(world, user, 'medium', 1, best) - successProbability(world, user, 'medium', 1, other);
+      const gap =
+        successProbability(world, { user, complexity: 'medium', interaction: 1, choice: best }) -
+        successProbability(world, { user, complexity: 'medium', interaction: 1, choice: other });
       expect(gap).toBeCloseTo(world.weights.style * (1 - styles[worst]!), 10);
     }
   });
@@ -222,13 +224,63 @@ describe('bench:learning Bayes reference', () => {
       reward: 0,
       bestFraming,
       framingIsDriftBest: false,
+      bestValues: [bestFraming, false, false, false],
       bestCombination: false,
       confidence: null,
+      explored: null,
     });
     // One user picks their best framing at interactions 11–20 only (1/3 of 11–40, none of 31–40), the other at 1–10 only.
     const from11to20 = Array.from({ length: 40 }, (_, i) => record(i >= 10 && i < 20));
     const upTo10 = Array.from({ length: 40 }, (_, i) => record(i < 10));
     expect(summarize(createSimulation(5, 2, 40), [from11to20, upTo10]).bestFramingShare11to40).toBeCloseTo(1 / 6, 12);
     expect(summarize(createSimulation(5, 2, 30), [from11to20.slice(0, 30), upTo10.slice(0, 30)]).bestFramingShare11to40).toBeNull();
+  });
+
+  it('counts per-dimension best picks and exploration over interactions 31–40, and exploration only for a policy that reports it', () => {
+    // Interactions 31–40: style best in all, encouragement best in half, complexity handling in a fifth, all four in a tenth; explored in 3 of 10.
+    const record = (i: number, explored: boolean | null) => {
+      const late = i >= 30 && i < 40;
+      const all = late && i < 32;
+      const bestValues = [all, late, all, late && i % 2 === 0];
+      return {
+        reward: 0,
+        bestFraming: all,
+        framingIsDriftBest: false,
+        bestValues,
+        bestCombination: bestValues.every(Boolean),
+        confidence: null,
+        explored: explored === null ? null : late && i < 33,
+      };
+    };
+    const sim = createSimulation(5, 1, 40);
+    const said = summarize(sim, [Array.from({ length: 40 }, (_, i) => record(i, true))]).metrics;
+    expect(said.bestStyleShareLast10).toBeCloseTo(1, 12);
+    expect(said.bestEncouragementShareLast10).toBeCloseTo(0.5, 12);
+    expect(said.bestComplexityShareLast10).toBeCloseTo(0.2, 12);
+    expect(said.bestAllShareLast10).toBeCloseTo(0.1, 12);
+    expect(said.exploredShare_31_40).toBeCloseTo(0.3, 12);
+    expect(said.exploredShare_1_10).toBe(0);
+    expect(said.exploredShare_71_80).toBeNull();
+    const silent = summarize(sim, [Array.from({ length: 40 }, (_, i) => record(i, null))]).metrics;
+    expect(silent.exploredShare_31_40).toBeNull();
+  });
+
+  it('makes the minor dimensions individual in individual-minor and mostly shared in popular-minor, each worth half the framing', () => {
+    const bestShares = (world: (typeof WORLDS)[keyof typeof WORLDS]) => {
+      const sim = createSimulation(21, 2000, 1, world);
+      return DIMENSION_NAMES.map((dim) => {
+        const population = sim.population.low[dim].indexOf(1);
+        return sim.users.filter((u) => u.before.low[dim].indexOf(1) === population).length / sim.users.length;
+      });
+    };
+    const individual = bestShares(WORLDS['individual-minor']);
+    expect(individual[0]).toBeCloseTo(0.6 + 0.4 / 5, 1);
+    // Own favourites only: the population's favourite is one value among the dimension's.
+    for (const d of [1, 2, 3]) expect(individual[d]).toBeCloseTo(1 / DIMENSIONS[DIMENSION_NAMES[d]!].values.length, 1);
+    const popular = bestShares(WORLDS['popular-minor']);
+    for (const d of [1, 2, 3]) expect(popular[d]).toBeGreaterThan(0.75);
+    for (const world of [WORLDS['individual-minor'], WORLDS['popular-minor']])
+      for (const dim of ['style', 'complexity', 'encouragement'] as const)
+        expect(world.weights[dim]).toBeCloseTo(world.weights.framing / 2, 10);
   });
 });

@@ -22,13 +22,13 @@ function learnedLevels(): PopulationPrior {
     [0.55, 0.45],
   ];
   levels.forEach(([favourite, other], d) => {
-    prior.favS[d] = 1000 * favourite!;
-    prior.favN[d] = 1000;
-    prior.otherS[d] = 1000 * other!;
-    prior.otherN[d] = 1000;
-    prior.rs[d] = 1000;
-    prior.rs2[d] = 2000 * 0.3;
-    prior.rn[d] = 2000;
+    prior.favouriteLevelSum[d] = 1000 * favourite!;
+    prior.favouriteLevelWeight[d] = 1000;
+    prior.otherLevelSum[d] = 1000 * other!;
+    prior.otherLevelWeight[d] = 1000;
+    prior.creditedSum[d] = 1000;
+    prior.creditedSquares[d] = 2000 * 0.3;
+    prior.creditedCount[d] = 2000;
   });
   return prior;
 }

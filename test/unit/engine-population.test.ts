@@ -1,3 +1,4 @@
+import { popV2 } from './engine-population-v2';
 import { DIMENSION_NAMES, FRAMINGS, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
@@ -22,7 +23,7 @@ import {
 } from '../../shared/domain/engine/population';
 import { DEFAULT_STEP, MAX_FOLLOW, MEAN_BIAS, MEAN_SHRINK, compilePopulation } from '../../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../../shared/domain/random';
-import { unanimousTenant } from '../../scripts/bench/tenant';
+import { trainedTenant, unanimousTenant } from '../../scripts/bench/tenant';
 
 const LOW = 0;
 const D = DIMENSION_NAMES.length;
@@ -41,6 +42,7 @@ function observation(
 ): PopulationObservation {
   const slots = choiceSlots(choice(framing));
   return {
+    offsets: [0, 0, 0],
     complexity,
     cells: DIMENSION_NAMES.map((dim) => cellIndex(complexity, slots[dim])),
     probabilities: [p, 1, 1, 1],
@@ -62,7 +64,7 @@ function observation(
 /** One batch (delta) merged like the worker does. */
 function observeBatch(prior: PopulationPrior, items: PopulationObservation[]): PopulationPrior {
   const delta = emptyPopulation();
-  for (const item of items) observePopulation(delta, compilePopulation(prior), item);
+  for (const item of items) observePopulation(delta, { ...item, offsets: compilePopulation(prior).offsets });
   return mergePopulation(prior, delta);
 }
 
@@ -87,34 +89,34 @@ function uniformlyLogged(complexity: number, favourite: Choice['framing'], rando
  * 1,000 at other values (credited reward sum 1,000 over the 2,000).
  */
 function setFramingSums(prior: PopulationPrior, sums: { favS: number; otherS: number; rs2: number }): void {
-  prior.favS[0] = sums.favS;
-  prior.favN[0] = 1000;
-  prior.otherS[0] = sums.otherS;
-  prior.otherN[0] = 1000;
-  prior.rs[0] = 1000;
-  prior.rs2[0] = sums.rs2;
-  prior.rn[0] = 2000;
+  prior.favouriteLevelSum[0] = sums.favS;
+  prior.favouriteLevelWeight[0] = 1000;
+  prior.otherLevelSum[0] = sums.otherS;
+  prior.otherLevelWeight[0] = 1000;
+  prior.creditedSum[0] = 1000;
+  prior.creditedSquares[0] = sums.rs2;
+  prior.creditedCount[0] = 2000;
 }
 
 describe('observePopulation', () => {
   it('counts an outcome once per dimension, weighted by 1/p capped at MAX_WEIGHT, with the reward credited to each value', () => {
     const delta = emptyPopulation();
     const prior = compilePopulation(emptyPopulation());
-    observePopulation(delta, prior, observation(LOW, 'purpose', 0.5, 0.8, { credited: [0.7, 0.6, 0.5, 0.4] }));
-    observePopulation(delta, prior, observation(LOW, 'purpose', 0.01, 0.2, { credited: [0.1, 0.2, 0.3, 0.4] }));
+    observePopulation(delta, { ...observation(LOW, 'purpose', 0.5, 0.8, { credited: [0.7, 0.6, 0.5, 0.4] }), offsets: prior.offsets });
+    observePopulation(delta, { ...observation(LOW, 'purpose', 0.01, 0.2, { credited: [0.1, 0.2, 0.3, 0.4] }), offsets: prior.offsets });
     const cell = framingCell(LOW, 'purpose');
-    expect(delta.events).toBe(2);
-    expect(delta.n[cell]).toBe(2);
-    expect(delta.r[cell]).toBeCloseTo(1.0, 12);
-    expect(delta.w[cell]).toBeCloseTo(2 + MAX_WEIGHT, 12);
-    expect(delta.wr[cell]).toBeCloseTo(2 * 0.7 + MAX_WEIGHT * 0.1, 12);
-    expect(delta.w2[cell]).toBeCloseTo(4 + MAX_WEIGHT ** 2, 12);
+    expect(delta.outcomeCount).toBe(2);
+    expect(delta.shownCount[cell]).toBe(2);
+    expect(delta.rewardSum[cell]).toBeCloseTo(1.0, 12);
+    expect(delta.ipsWeight[cell]).toBeCloseTo(2 + MAX_WEIGHT, 12);
+    expect(delta.ipsCreditedSum[cell]).toBeCloseTo(2 * 0.7 + MAX_WEIGHT * 0.1, 12);
+    expect(delta.ipsWeightSquares[cell]).toBeCloseTo(4 + MAX_WEIGHT ** 2, 12);
     const warm = cellIndex(LOW, DIMENSION_OFFSET.style + 1);
-    expect(delta.w[warm]).toBe(2); // chosen with certainty: weight 1
-    expect(delta.wr[warm]).toBeCloseTo(0.6 + 0.2, 12);
-    expect(delta.cr[LOW]).toBeCloseTo(1.0, 12);
-    expect(delta.cn).toEqual([2, 0, 0]);
-    expect(delta.n.reduce((s, x) => s + x, 0)).toBe(2 * D);
+    expect(delta.ipsWeight[warm]).toBe(2); // chosen with certainty: weight 1
+    expect(delta.ipsCreditedSum[warm]).toBeCloseTo(0.6 + 0.2, 12);
+    expect(delta.complexityRewardSum[LOW]).toBeCloseTo(1.0, 12);
+    expect(delta.complexityCount).toEqual([2, 0, 0]);
+    expect(delta.shownCount.reduce((s, x) => s + x, 0)).toBe(2 * D);
   });
 
   it('adds the user’s EM summaries and the prediction error as given', () => {
@@ -127,12 +129,15 @@ describe('observePopulation', () => {
       otherS: Float64Array.from([0.3, 0.3, 0.3, 0.3]),
       otherN: Float64Array.from([0.8, 0.8, 0.8, 0.8]),
     };
-    observePopulation(delta, compilePopulation(emptyPopulation()), observation(LOW, 'curiosity', 1, 0.5, { ...em, error: -0.25 }));
-    expect(delta.users).toEqual([0.5, 0.4, 0.3, 0.2]);
-    delta.follow.forEach((x, d) => expect(x).toBeCloseTo(em.userWeight[d]! * em.follower[d]!, 12));
-    expect(delta.favS).toEqual([0.1, 0.2, 0.3, 0.4]);
-    expect(delta.otherN).toEqual([0.8, 0.8, 0.8, 0.8]);
-    expect(delta.err).toEqual([-0.25, 0.0625, 1]);
+    observePopulation(delta, {
+      ...observation(LOW, 'curiosity', 1, 0.5, { ...em, error: -0.25 }),
+      offsets: compilePopulation(emptyPopulation()).offsets,
+    });
+    expect(delta.userWeight).toEqual([0.5, 0.4, 0.3, 0.2]);
+    delta.followerSum.forEach((x, d) => expect(x).toBeCloseTo(em.userWeight[d]! * em.follower[d]!, 12));
+    expect(delta.favouriteLevelSum).toEqual([0.1, 0.2, 0.3, 0.4]);
+    expect(delta.otherLevelWeight).toEqual([0.8, 0.8, 0.8, 0.8]);
+    expect(delta.predictionErrors).toEqual([-0.25, 0.0625, 1]);
   });
 });
 
@@ -142,7 +147,10 @@ describe('mergePopulation', () => {
     const prior = uniformlyLogged(LOW, 'purpose', random, 20);
     const delta = emptyPopulation();
     for (let i = 0; i < 40; i++)
-      observePopulation(delta, compilePopulation(prior), observation(i % COMPLEXITY_COUNT, FRAMINGS[i % 5]!, 0.25, random()));
+      observePopulation(delta, {
+        ...observation(i % COMPLEXITY_COUNT, FRAMINGS[i % 5]!, 0.25, random()),
+        offsets: compilePopulation(prior).offsets,
+      });
     const priorCopy = structuredClone(prior);
     const deltaCopy = structuredClone(delta);
     const merged = mergePopulation(prior, delta);
@@ -151,11 +159,25 @@ describe('mergePopulation', () => {
     const factor = POPULATION_DECAY ** 40;
     // Stored to 7 significant digits.
     const close = (x: number, exact: number) => expect(Math.abs(x - exact)).toBeLessThanOrEqual(5e-7 * Math.abs(exact) + 1e-15);
-    close(merged.events, prior.events * factor + 40);
-    for (const key of ['n', 'r', 'w', 'wr', 'cr', 'cn', 'follow', 'users', 'favS', 'rs', 'rs2', 'rn', 'err'] as const) {
+    close(merged.outcomeCount, prior.outcomeCount * factor + 40);
+    for (const key of [
+      'shownCount',
+      'rewardSum',
+      'ipsWeight',
+      'ipsCreditedSum',
+      'complexityRewardSum',
+      'complexityCount',
+      'followerSum',
+      'userWeight',
+      'favouriteLevelSum',
+      'creditedSum',
+      'creditedSquares',
+      'creditedCount',
+      'predictionErrors',
+    ] as const) {
       merged[key].forEach((x, i) => close(x, prior[key][i]! * factor + delta[key][i]!));
     }
-    merged.w2.forEach((x, i) => close(x, prior.w2[i]! * factor ** 2 + delta.w2[i]!));
+    merged.ipsWeightSquares.forEach((x, i) => close(x, prior.ipsWeightSquares[i]! * factor ** 2 + delta.ipsWeightSquares[i]!));
   });
 
   it('decays a small sum one outcome at a time as in one batch: the prior does not depend on how the worker batched', () => {
@@ -163,16 +185,18 @@ describe('mergePopulation', () => {
     // One outcome long ago: its inverse-propensity weight (capped at 3) decayed below 0.25.
     const start = mergePopulation(observeBatch(emptyPopulation(), [observation(LOW, 'purpose', 0.25, 0.1)]), {
       ...emptyPopulation(),
-      events: 13_000,
+      outcomeCount: 13_000,
     });
-    expect(start.w[cell]).toBeLessThan(0.25); // fixed 4-decimal rounding never decayed sums this small
-    const oneEvent = { ...emptyPopulation(), events: 1 };
+    expect(start.ipsWeight[cell]).toBeLessThan(0.25); // fixed 4-decimal rounding never decayed sums this small
+    const oneEvent = { ...emptyPopulation(), outcomeCount: 1 };
     let stepwise = start;
     for (let i = 0; i < 3000; i++) stepwise = mergePopulation(stepwise, oneEvent);
-    const batched = mergePopulation(start, { ...emptyPopulation(), events: 3000 });
-    expect(Math.abs(batched.w[cell]! / (start.w[cell]! * POPULATION_DECAY ** 3000) - 1)).toBeLessThan(1e-6);
-    expect(Math.abs(stepwise.w[cell]! / batched.w[cell]! - 1)).toBeLessThan(1e-4);
-    expect(Math.abs(stepwise.wr[cell]! / stepwise.w[cell]! - start.wr[cell]! / start.w[cell]!)).toBeLessThan(1e-4); // its mean stays put
+    const batched = mergePopulation(start, { ...emptyPopulation(), outcomeCount: 3000 });
+    expect(Math.abs(batched.ipsWeight[cell]! / (start.ipsWeight[cell]! * POPULATION_DECAY ** 3000) - 1)).toBeLessThan(1e-6);
+    expect(Math.abs(stepwise.ipsWeight[cell]! / batched.ipsWeight[cell]! - 1)).toBeLessThan(1e-4);
+    expect(
+      Math.abs(stepwise.ipsCreditedSum[cell]! / stepwise.ipsWeight[cell]! - start.ipsCreditedSum[cell]! / start.ipsWeight[cell]!),
+    ).toBeLessThan(1e-4); // its mean stays put
   });
 
   it('forgets old evidence with a memory of about 1/(1 − POPULATION_DECAY) outcomes', () => {
@@ -184,7 +208,7 @@ describe('mergePopulation', () => {
         Array.from({ length: 500 }, () => observation(2, 'challenge', 1, 0.5)),
       );
     }
-    expect(prior.w[cell]).toBeCloseTo(POPULATION_DECAY ** 5000, 3); // ≈ e^(−1)
+    expect(prior.ipsWeight[cell]).toBeCloseTo(POPULATION_DECAY ** 5000, 3); // ≈ e^(−1)
   });
 });
 
@@ -209,7 +233,8 @@ describe('compilePopulation', () => {
       observation(LOW, 'challenge', 0.1, 0.2),
     ]);
     const compiled = compilePopulation(prior);
-    const meanOf = (framing: Choice['framing']) => prior.wr[framingCell(LOW, framing)]! / prior.w[framingCell(LOW, framing)]!;
+    const meanOf = (framing: Choice['framing']) =>
+      prior.ipsCreditedSum[framingCell(LOW, framing)]! / prior.ipsWeight[framingCell(LOW, framing)]!;
     // Each tried value counts by its reliability e/(e + MEAN_SHRINK) (e: effective size), not by its
     // outcomes: an untried value is expected to earn what a typical value does, not what the
     // most-shown one does.
@@ -274,8 +299,8 @@ describe('compilePopulation', () => {
     // Many users whose favourites earn 0.8 and other values 0.2, all following the population.
     const prior = emptyPopulation();
     setFramingSums(prior, { favS: 800, otherS: 200, rs2: 2000 * 0.34 });
-    prior.follow[0] = 900;
-    prior.users[0] = 1000;
+    prior.followerSum[0] = 900;
+    prior.userWeight[0] = 1000;
     const framing = compilePopulation(prior).dimensions[0]!;
     expect(framing.step).toBeCloseTo(0.6, 2);
     expect(framing.follow).toBeCloseTo(901 / 1002, 6);
@@ -286,8 +311,8 @@ describe('compilePopulation', () => {
 
   it('caps the prior strength: even when every user follows the population, a new user may have an own favourite', () => {
     const prior = emptyPopulation();
-    prior.follow[0] = 1000;
-    prior.users[0] = 1000;
+    prior.followerSum[0] = 1000;
+    prior.userWeight[0] = 1000;
     const framing = compilePopulation(prior).dimensions[0]!;
     expect(framing.follow).toBe(MAX_FOLLOW);
     // Even with the population's best framing known for certain, a cold user's favourite is it
@@ -309,9 +334,9 @@ describe('compilePopulation', () => {
     for (let c = 0; c < COMPLEXITY_COUNT; c++)
       FRAMINGS.forEach((_, i) => {
         const cell = cellIndex(c, f + i);
-        prior.w[cell] = 1000;
-        prior.w2[cell] = 1000;
-        prior.wr[cell] = i === 1 ? 800 : 100;
+        prior.ipsWeight[cell] = 1000;
+        prior.ipsWeightSquares[cell] = 1000;
+        prior.ipsCreditedSum[cell] = i === 1 ? 800 : 100;
       });
     const framing = compilePopulation(prior).dimensions[0]!;
     const variance = 0.3 - 0.5 * 0.5;
@@ -371,11 +396,31 @@ describe('compilePopulation', () => {
 });
 
 describe('parsePopulation', () => {
-  it('returns an empty prior for anything that is not a pop-v2 prior, including the first engine’s pop-v1', () => {
+  it('returns an empty prior for anything that is not a pop-v3 or pop-v2 prior, including the first engine’s pop-v1', () => {
     const v1 = { format: 'pop-v1', events: 3, w: new Array(CELL_COUNT).fill(1) };
-    for (const raw of [null, 7, 'x', {}, v1, { ...emptyPopulation(), n: [1, 2] }, { ...emptyPopulation(), err: [0, 0] }]) {
+    const bad = [
+      { ...emptyPopulation(), shownCount: [1, 2] },
+      { ...emptyPopulation(), predictionErrors: [0, 0] },
+      { ...popV2(emptyPopulation()), n: [1] },
+    ];
+    for (const raw of [null, 7, 'x', {}, v1, ...bad]) {
       expect(parsePopulation(raw)).toEqual(emptyPopulation());
     }
+  });
+
+  it('converts a stored pop-v2 prior: the same sums under their new names, the same model', () => {
+    const prior = trainedTenant(
+      seededRandom(5),
+      20,
+      20,
+      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+      (shown, random) => (random() < (shown.framing === 'purpose' ? 0.8 : 0.3) ? 1 : 0),
+    );
+    const converted = parsePopulation(JSON.parse(JSON.stringify(popV2(prior))));
+    expect(converted).toEqual(prior);
+    const [before, after] = [compilePopulation(prior), compilePopulation(converted)];
+    expect(after.mean).toEqual(before.mean);
+    after.dimensions.forEach((model, d) => expect(model).toEqual(before.dimensions[d]));
   });
 
   it('round-trips a prior through JSON', () => {

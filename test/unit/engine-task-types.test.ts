@@ -11,6 +11,7 @@ import { seededRandom } from '../../shared/domain/random';
 import { enginePolicy } from '../../scripts/bench/policies';
 import { runPolicy } from '../../scripts/bench/run';
 import { createSimulation, WORLDS } from '../../scripts/bench/simulator';
+import { popV2 } from './engine-population-v2';
 import { trainedTenant } from '../../scripts/bench/tenant';
 
 const D = 4;
@@ -152,7 +153,8 @@ describe('the tenant’s task-type-neutral share', () => {
     const prior = compilePopulation(emptyPopulation());
     const none = new Float64Array(D);
     for (const [neutralLogBayes, typedWeight] of users)
-      observePopulation(delta, prior, {
+      observePopulation(delta, {
+        offsets: prior.offsets,
         complexity: 0,
         cells: [0, 5, 9, 12],
         probabilities: [1, 1, 1, 1],
@@ -168,11 +170,11 @@ describe('the tenant’s task-type-neutral share', () => {
         typedWeight,
         neutralLogBayes,
       });
-    return delta.neutral;
+    return delta.neutralLogLikelihood;
   };
 
   it('is 1/2 without typed evidence, and untyped outcomes add nothing', () => {
-    expect(neutralShare(emptyPopulation().neutral)).toBeCloseTo(0.5, 12);
+    expect(neutralShare(emptyPopulation().neutralLogLikelihood)).toBeCloseTo(0.5, 12);
     expect(loglik([[3, 0]])).toEqual(new Array(NEUTRAL_GRID.length).fill(0));
     expect(logistic(compilePopulation(emptyPopulation()).typeNeutralLogit)).toBeCloseTo(0.5, 12);
   });
@@ -192,9 +194,8 @@ describe('the tenant’s task-type-neutral share', () => {
     expect(neutralShare(loglik(new Array(100).fill([-4, 1])))).toBeCloseTo(NEUTRAL_GRID[0]!, 6);
   });
 
-  it('reads a prior stored before task types were pooled (no `neutral`) as one without typed evidence', () => {
-    const { neutral, ...older } = emptyPopulation();
-    expect(neutral).toHaveLength(NEUTRAL_GRID.length);
+  it('reads a pop-v2 prior stored before task types were pooled (no `neutral`) as one without typed evidence', () => {
+    const older = { ...popV2(emptyPopulation()), neutral: undefined };
     expect(parsePopulation(JSON.parse(JSON.stringify(older)))).toEqual(emptyPopulation());
   });
 

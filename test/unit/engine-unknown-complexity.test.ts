@@ -167,13 +167,13 @@ describe('the population and outcomes without complexity', () => {
     const delta = engine.emptyPrior();
     engine.observe(delta, EMPTY, before, after, UNKNOWN, decision.choice, decision.probabilities, 0.8);
     const shares = complexityShares(before);
-    expect(delta.events).toBe(1);
+    expect(delta.outcomeCount).toBe(1);
     TASK_COMPLEXITY.forEach((_, c) => {
-      expect(delta.cn[c]).toBeCloseTo(shares[c]!, 12);
-      expect(delta.cr[c]).toBeCloseTo(0.8 * shares[c]!, 12);
-      expect(delta.n[framingCell(c, decision.choice.framing)]).toBeCloseTo(shares[c]!, 12);
+      expect(delta.complexityCount[c]).toBeCloseTo(shares[c]!, 12);
+      expect(delta.complexityRewardSum[c]).toBeCloseTo(0.8 * shares[c]!, 12);
+      expect(delta.shownCount[framingCell(c, decision.choice.framing)]).toBeCloseTo(shares[c]!, 12);
     });
-    expect(delta.rn.every((n) => n === 1)).toBe(true);
+    expect(delta.creditedCount.every((n) => n === 1)).toBe(true);
   });
 
   it('recommends, without complexity, the population’s favourite across complexities', () => {

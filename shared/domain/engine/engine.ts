@@ -153,7 +153,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       if (pinned !== undefined) {
         choice[dim] = pinned;
         probabilities[dim] = 1;
-        evidence.push(valueEvidence(state, prior, c, d, choiceIndex(dim, pinned), slot, true, false));
+        evidence.push(valueEvidence({ state, prior, c, d, index: choiceIndex(dim, pinned), slot, pinned: true, explored: false }));
         return;
       }
       const k = valueCount(dim);
@@ -177,7 +177,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       probabilities[dim] = weights[chosen]! / total;
       confidence *= favourite[first + chosen]!;
       if (isExplored) explored.push(dim);
-      evidence.push(valueEvidence(state, prior, c, d, chosen, slot, false, isExplored));
+      evidence.push(valueEvidence({ state, prior, c, d, index: chosen, slot, pinned: false, explored: isExplored }));
     });
     return {
       choice: choice as Choice,
@@ -192,7 +192,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const prior = compilePopulation(population);
     const inference = inferUser(state, prior);
     const c = complexityIndex(context.complexity);
-    const expected = expectOutcome(prior, inference, choice, c, taskSlotOf(state, context.taskType), reward);
+    const expected = expectOutcome({ prior, inference, choice, c, slot: taskSlotOf(state, context.taskType), reward });
     const z = (reward - expected.predicted) / prior.predictionSd;
     let shortfall = state.outcomes > 0 ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : 0;
     // On a detected change, only the excursion's outcomes are kept (the newest `excursion` of the history).
@@ -233,12 +233,13 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
     const inference = inferUser(before, prior);
-    const expected = expectOutcome(prior, inference, choice, c, taskSlotOf(before, context.taskType), reward);
+    const expected = expectOutcome({ prior, inference, choice, c, slot: taskSlotOf(before, context.taskType), reward });
     // EM: the user's beliefs after this outcome, over all of their evidence.
     const now = inferUser(after, prior);
     // The population knows complexities, not each user's task types; an unknown complexity is spread by the user's shares.
     const at = c === UNKNOWN_COMPLEXITY ? 0 : c;
-    observePopulation(delta, prior, {
+    observePopulation(delta, {
+      offsets: prior.offsets,
       complexity: c,
       ...(c === UNKNOWN_COMPLEXITY ? { shares: inference.shares } : {}),
       cells: Int32Array.from(expected.cells, (cell) => cellIndex(at, cell % VALUE_COUNT)),

@@ -27,16 +27,27 @@ function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
  * at any complexity (history only; null when the request has no tracked task type). The
  * population's is at c, or at all complexities together for a request without one.
  */
-export function valueEvidence(
-  state: EngineState,
-  prior: CompiledPopulation,
-  c: number,
-  d: number,
-  index: number,
-  slot: number,
-  pinned: boolean,
-  explored: boolean,
-): ValueEvidence {
+export function valueEvidence({
+  state,
+  prior,
+  c,
+  d,
+  index,
+  slot,
+  pinned,
+  explored,
+}: {
+  state: EngineState;
+  prior: CompiledPopulation;
+  /** The request's complexity index (UNKNOWN_COMPLEXITY included) and task-type slot. */
+  c: number;
+  slot: number;
+  /** The dimension and the value's index in it. */
+  d: number;
+  index: number;
+  pinned: boolean;
+  explored: boolean;
+}): ValueEvidence {
   const dim = DIMENSION_NAMES[d]!;
   const valueSlot = DIMENSION_OFFSET[dim] + index;
   const known = c !== UNKNOWN_COMPLEXITY;

@@ -32,19 +32,27 @@ export interface Expectation {
  * a whole reward is at any dimension's non-favourite level (a dimension's credited reward is the
  * whole reward less the others' parts); the framing's (d = 0) is used, its EM split being the clearest.
  */
-export function expectOutcome(
-  prior: CompiledPopulation,
-  inference: Inference,
-  choice: Choice,
-  c: number,
-  slot: number,
-  reward: number,
-): Expectation {
+export function expectOutcome({
+  prior,
+  inference,
+  choice,
+  c,
+  slot,
+  reward,
+}: {
+  prior: CompiledPopulation;
+  inference: Inference;
+  choice: Choice;
+  c: number;
+  slot: number;
+  reward: number;
+}): Expectation {
   const context = contextIndex(c, slot);
   const cells = Int32Array.from(DIMENSION_NAMES, (dim) => context * VALUE_COUNT + DIMENSION_OFFSET[dim] + choiceIndex(dim, choice[dim]));
   const credited = new Float64Array(D);
   const offset = complexityOffset(prior, c, inference.shares);
-  const predicted = prior.baseLevel[0]! + offset + creditShares(prior, inference.beliefs, cells, 0, reward, credited, 0);
+  const predicted =
+    prior.baseLevel[0]! + offset + creditShares({ prior, favourite: inference.beliefs, cells, at: 0, reward, out: credited, outAt: 0 });
   return { cells, predicted, credited };
 }
 

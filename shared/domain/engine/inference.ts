@@ -34,10 +34,8 @@ const SWEEPS = 2;
  * A user's first outcome ever (`state.outcomes` is 1, not merely one entry in the history, which
  * a change-detector reset can leave) counts at this weight while it is their only one. One
  * reward says little more than whether the task was started, and the Gaussian likelihood reads
- * it about twice as strongly as it is (on the benchmark's simulator a failure is 0.27 times as
- * likely on the favourite framing as on another; the model reads 0.06, whose log is 2.1 times
- * larger), so alone it could move a new user off the population's favourite after a single
- * failure, and on the simulator did. From the second outcome on, every outcome counts in full:
+ * it about twice as strongly as it is (ADR 0009 decision 2; docs/BENCHMARKS.md, "Cold start"),
+ * so alone it could move a new user off the population's favourite after a single failure. From the second outcome on, every outcome counts in full:
  * there the sharper reading finds a favourite sooner, and tempering every outcome cost reward
  * and drift recovery (ADR 0009). The weight is part of the user's evidence, so the population's
  * EM (expectation.ts) also counts such a user's first outcome at 0.45 of one.
@@ -88,15 +86,23 @@ const contribution = new Float64Array(D);
  * at cells[at…at + 3], written to out[outAt…outAt + 3]. Returns the four dimensions' expected
  * part together.
  */
-export function creditShares(
-  prior: CompiledPopulation,
-  favourite: Float64Array,
-  cells: ArrayLike<number>,
-  at: number,
-  reward: number,
-  out: Float64Array,
-  outAt: number,
-): number {
+export function creditShares({
+  prior,
+  favourite,
+  cells,
+  at,
+  reward,
+  out,
+  outAt,
+}: {
+  prior: CompiledPopulation;
+  favourite: Float64Array;
+  cells: ArrayLike<number>;
+  at: number;
+  reward: number;
+  out: Float64Array;
+  outAt: number;
+}): number {
   let total = 0;
   for (let d = 0; d < D; d++) total += contribution[d] = prior.dimensions[d]!.step * favourite[cells[at + d]!]!;
   for (let d = 0; d < D; d++) out[outAt + d] = reward - (total - contribution[d]!);
@@ -138,7 +144,7 @@ function creditHistory(state: EngineState, length: number, prior: CompiledPopula
   into.n.set(state.older.n);
   into.s.set(state.older.s);
   for (let e = 0; e < length; e++) {
-    creditShares(prior, favourite, entryCells, e * D, entryRewards[e]!, into.credited, e * D);
+    creditShares({ prior, favourite, cells: entryCells, at: e * D, reward: entryRewards[e]!, out: into.credited, outAt: e * D });
     const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
       const cell = entryCells[e * D + d]!;

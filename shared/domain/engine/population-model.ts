@@ -32,9 +32,8 @@ export const MEAN_SHRINK = 3;
  * Floor on the standard error of a value's mean (added in quadrature to the sampling error).
  * The capped inverse-propensity means are biased by more than their sampling error says — a
  * value the population rarely shows is shown mostly to new users — so popBest must not become
- * certain of a favourite that leads by less than this. Without it, the minor dimensions'
- * population favourite was often the wrong value held with confidence, and a 100-user tenant's
- * ECE was 0.051 instead of 0.040 (seeds 1–16), at no cost to a 500-user tenant's reward.
+ * certain of a favourite that leads by less than this: without it, a small tenant was often
+ * confident of the wrong population favourite of a minor dimension (ADR 0009 decision 3).
  */
 export const MEAN_BIAS = 0.01;
 /**
@@ -95,18 +94,18 @@ const sds = new Float64Array(MAX_VALUE_COUNT);
 
 /** Kish effective sample size of a cell's inverse-propensity weights, (Σ w)² / Σ w²; 0 for a cell without outcomes. */
 const effectiveSize = (prior: PopulationPrior, cell: number): number =>
-  prior.w2[cell]! > 0 ? (prior.w[cell]! * prior.w[cell]!) / prior.w2[cell]! : 0;
+  prior.ipsWeightSquares[cell]! > 0 ? (prior.ipsWeight[cell]! * prior.ipsWeight[cell]!) / prior.ipsWeightSquares[cell]! : 0;
 
 function complexityOffsets(prior: PopulationPrior): Float64Array {
   let total = 0;
   let count = 0;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-    total += prior.cr[c]!;
-    count += prior.cn[c]!;
+    total += prior.complexityRewardSum[c]!;
+    count += prior.complexityCount[c]!;
   }
   const overall = count > 0 ? total / count : 0;
   return Float64Array.from({ length: COMPLEXITY_COUNT }, (_, c) =>
-    prior.cn[c]! >= MIN_COMPLEXITY_EVENTS ? prior.cr[c]! / prior.cn[c]! - overall : 0,
+    prior.complexityCount[c]! >= MIN_COMPLEXITY_EVENTS ? prior.complexityRewardSum[c]! / prior.complexityCount[c]! - overall : 0,
   );
 }
 
@@ -123,7 +122,10 @@ function complexityOffsets(prior: PopulationPrior): Float64Array {
  * population, every user is shown the same values of all four dimensions and EM alone could hand
  * one dimension's effect to another.
  */
-function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count: number, best: number, variance: number): number {
+function leadLowerBound(
+  prior: PopulationPrior,
+  { c, offset, count, best, variance }: { c: number; offset: number; count: number; best: number; variance: number },
+): number {
   const bestCell = cellIndex(c, offset + best);
   const bestSize = effectiveSize(prior, bestCell);
   let restSize = 0;
@@ -133,10 +135,10 @@ function leadLowerBound(prior: PopulationPrior, c: number, offset: number, count
     const size = effectiveSize(prior, cell);
     if (i === best || size <= 0) continue;
     restSize += size;
-    restSum += (size * prior.wr[cell]!) / prior.w[cell]!;
+    restSum += (size * prior.ipsCreditedSum[cell]!) / prior.ipsWeight[cell]!;
   }
   if (bestSize <= 0 || restSize <= 0) return 0;
-  const lead = prior.wr[bestCell]! / prior.w[bestCell]! - restSum / restSize;
+  const lead = prior.ipsCreditedSum[bestCell]! / prior.ipsWeight[bestCell]! - restSum / restSize;
   return Math.max(0, lead - LEAD_SDS * Math.sqrt(variance / bestSize + variance / restSize));
 }
 
@@ -149,26 +151,26 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
-    typeNeutralLogit: neutralLogit(prior.neutral),
+    typeNeutralLogit: neutralLogit(prior.neutralLogLikelihood),
     mean: new Float64Array(CELL_COUNT),
-    support: Float64Array.from(prior.n),
-    rawMean: Float64Array.from(prior.n, (n, cell) => (n > 0 ? prior.r[cell]! / n : 0)),
-    outcomes: Float64Array.from(prior.cn),
+    support: Float64Array.from(prior.shownCount),
+    rawMean: Float64Array.from(prior.shownCount, (n, cell) => (n > 0 ? prior.rewardSum[cell]! / n : 0)),
+    outcomes: Float64Array.from(prior.complexityCount),
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     const offset = DIMENSION_OFFSET[dim];
     const count = valueCount(dim);
-    const rn = prior.rn[d]!;
+    const rn = prior.creditedCount[d]!;
     // The reward credited to this dimension: a whole reward less the others' expected part.
-    const mean = rn > 0 ? prior.rs[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
-    const variance = rn > 1 ? Math.max(0.01, prior.rs2[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
+    const mean = rn > 0 ? prior.creditedSum[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
+    const variance = rn > 1 ? Math.max(0.01, prior.creditedSquares[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
     const popBest = new Float64Array(CELL_COUNT);
     // The population's best value's lead over the others, per complexity: a lower bound on the step.
     let floorSum = 0;
     let floorWeight = 0;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let w = 0;
-      for (let i = 0; i < count; i++) w += prior.w[cellIndex(c, offset + i)]!;
+      for (let i = 0; i < count; i++) w += prior.ipsWeight[cellIndex(c, offset + i)]!;
       // What a value nobody has tried is expected to earn: the average of the tried values' means,
       // each weighted by how reliable it is (effective size / (effective size + MEAN_SHRINK)), not
       // by its outcomes — which would make it about the most-shown value's, i.e. the favourite's.
@@ -180,14 +182,14 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         if (effective <= 0) continue;
         const r = effective / (effective + MEAN_SHRINK);
         reliability += r;
-        weighted += (r * prior.wr[cell]!) / prior.w[cell]!;
+        weighted += (r * prior.ipsCreditedSum[cell]!) / prior.ipsWeight[cell]!;
       }
       const dimensionMean = reliability > 0 ? weighted / reliability : mean;
       for (let i = 0; i < count; i++) {
         const cell = cellIndex(c, offset + i);
-        const cw = prior.w[cell]!;
+        const cw = prior.ipsWeight[cell]!;
         const effective = effectiveSize(prior, cell);
-        const estimate = cw > 0 ? prior.wr[cell]! / cw : dimensionMean;
+        const estimate = cw > 0 ? prior.ipsCreditedSum[cell]! / cw : dimensionMean;
         means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
         sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK) + MEAN_BIAS * MEAN_BIAS);
         result.mean[cell] = means[i]!;
@@ -197,18 +199,19 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
       for (let i = 0; i < count; i++) popBest[cellIndex(c, offset + i)]! /= total;
       if (w > 0) {
-        floorSum += w * leadLowerBound(prior, c, offset, count, argmax(means, 0, count), variance);
+        floorSum += w * leadLowerBound(prior, { c, offset, count, best: argmax(means, 0, count), variance });
         floorWeight += w;
       }
     }
     // Defaults: a new user's favourite is one value in `count`, so the mean is other + step / count.
     const defaultStep = DEFAULT_STEP[dim];
-    const favourite = (prior.favS[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favN[d]! + LEVEL_PRIOR);
-    const emOther = (prior.otherS[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherN[d]! + LEVEL_PRIOR);
+    const favourite =
+      (prior.favouriteLevelSum[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favouriteLevelWeight[d]! + LEVEL_PRIOR);
+    const emOther = (prior.otherLevelSum[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherLevelWeight[d]! + LEVEL_PRIOR);
     const stepFloor = floorWeight > 0 ? floorSum / floorWeight : 0;
     const step = Math.max(MIN_STEP, favourite - emOther, stepFloor);
     // Share of the outcomes at a favourite. A step widened by the floor keeps the levels' mean.
-    const share = (prior.favN[d]! + 1) / (prior.favN[d]! + prior.otherN[d]! + 2);
+    const share = (prior.favouriteLevelWeight[d]! + 1) / (prior.favouriteLevelWeight[d]! + prior.otherLevelWeight[d]! + 2);
     const other = emOther - share * (step - (favourite - emOther));
     // Within-level noise: the credited reward's variance less the part the levels explain.
     const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
@@ -216,14 +219,14 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     result.dimensions.push({
       offset,
       count,
-      follow: Math.min(MAX_FOLLOW, (prior.follow[d]! + 1) / (prior.users[d]! + 2)),
+      follow: Math.min(MAX_FOLLOW, (prior.followerSum[d]! + 1) / (prior.userWeight[d]! + 2)),
       popBest,
       mid: Float64Array.from(offsets, (o) => other + o + step / 2),
       step,
       weight: step / noise,
     });
   });
-  const [, e2, en] = prior.err;
+  const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
   compiled.set(prior, result);
   return result;

@@ -1,0 +1,92 @@
+import { TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
+import { engine } from '../../shared/domain/engine/engine';
+import type { EngineState } from '../../shared/domain/engine/state';
+import type { PopulationPrior } from '../../shared/domain/engine/population';
+import type { DecisionContext } from '../../shared/domain/learner';
+import { seededRandom } from '../../shared/domain/random';
+import { trainedTenant } from '../../scripts/bench/tenant';
+
+/**
+ * The invariants the engine's caches and scratch buffers rest on (shared/domain/engine/README.md,
+ * "Invariants"): states and priors are never mutated, so results cached per object stay right;
+ * module-level scratch buffers never carry one call's data into another's.
+ */
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+const likesPurpose = (choice: Choice, random: () => number): number => (random() < (choice.framing === 'purpose' ? 0.8 : 0.3) ? 1 : 0);
+const at = (i: number): DecisionContext => ({ complexity: TASK_COMPLEXITY[i % 3]!, ...(i % 4 === 0 ? { taskType: 'email' } : {}) });
+
+/** A user driven by the engine for `steps` outcomes under `prior`; every state it makes is frozen before the next call. */
+function frozenUser(prior: PopulationPrior, steps: number, seed: number): { states: EngineState[]; delta: PopulationPrior } {
+  const random = seededRandom(seed);
+  const delta = engine.emptyPrior();
+  const states = [deepFreeze(engine.initialState(prior))];
+  for (let i = 0; i < steps; i++) {
+    const before = states[states.length - 1]!;
+    const decision = engine.decide(before, at(i), {}, random, prior);
+    const reward = likesPurpose(decision.choice, random);
+    const after = deepFreeze(engine.update(before, at(i), decision.choice, reward, reward > 0, prior));
+    engine.observe(delta, prior, before, after, at(i), decision.choice, decision.probabilities, reward);
+    states.push(after);
+  }
+  return { states, delta };
+}
+
+describe('engine invariants', () => {
+  const prior = deepFreeze(trainedTenant(seededRandom(3), 30, 20, (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose));
+
+  it('never mutates a state or a prior: decide, update, observe and mergePrior all work on frozen ones', () => {
+    const { states, delta } = frozenUser(prior, 80, 5);
+    expect(states).toHaveLength(81);
+    const merged = engine.mergePrior(prior, deepFreeze(delta));
+    expect(merged).not.toBe(prior);
+    expect(merged.outcomeCount).toBeGreaterThan(prior.outcomeCount);
+  });
+
+  it("decides the same for a user whatever other users' inferences ran in between (no scratch buffer carries over)", () => {
+    const a = frozenUser(prior, 70, 7).states.at(-1)!;
+    const b = frozenUser(prior, 30, 8).states.at(-1)!;
+    const context: DecisionContext = { complexity: 'medium', taskType: 'email' };
+    const alone = engine.decide(a, context, {}, seededRandom(1), prior);
+    engine.decide(b, { complexity: 'low' }, {}, seededRandom(2), prior);
+    const afterOther = engine.decide(a, context, {}, seededRandom(1), prior);
+    // A copy of the state is a new object: its inference is recomputed, not read from the cache.
+    const recomputed = engine.decide(structuredClone(a), context, {}, seededRandom(1), prior);
+    for (const decision of [afterOther, recomputed]) {
+      expect(decision.choice).toEqual(alone.choice);
+      expect(decision.probabilities).toEqual(alone.probabilities);
+      expect(decision.confidence).toBe(alone.confidence);
+    }
+  });
+});
+
+describe('exploration', () => {
+  it('stops on the dimensions whose favourite is known: a user whose four favourites are clear is no longer explored', () => {
+    const favourite: Choice = { framing: 'purpose', style: 'direct', complexity: 'whole', encouragement: 'minimal' };
+    const prior = engine.emptyPrior();
+    const medium: DecisionContext = { complexity: 'medium' };
+    const random = seededRandom(11);
+    let state = engine.initialState(prior);
+    const exploredShare = (s: EngineState) =>
+      Array.from({ length: 200 }, (_, seed) => engine.decide(s, medium, {}, seededRandom(seed), prior)).filter((d) => d.explored.length > 0)
+        .length / 200;
+    const early = exploredShare(state);
+    for (let i = 0; i < 60; i++) {
+      const decision = engine.decide(state, medium, {}, random, prior);
+      // Each dimension's favourite adds 0.2 to the reward: the outcomes are clear.
+      const matches = (Object.keys(favourite) as Array<keyof Choice>).filter((dim) => decision.choice[dim] === favourite[dim]).length;
+      const reward = 0.2 + 0.2 * matches;
+      state = engine.update(state, medium, decision.choice, reward, matches >= 2, prior);
+    }
+    expect(early).toBe(0); // a new user of a new tenant: every value ties, nothing is exploration
+    expect(engine.summarize(state).best).toEqual(favourite);
+    expect(exploredShare(state)).toBeLessThan(0.05);
+  });
+});
