@@ -1,11 +1,54 @@
 /** Tests run against real Postgres and Redis started by test/support/global-setup.ts. */
-module.exports = {
+const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: 'tsconfig.json' }] },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+/**
+ * The suites that exercise Redis, run a second time against a 3-master Redis Cluster
+ * (docs/TESTING.md#redis-cluster): keys, scripts, queues and pub/sub on a cluster.
+ */
+const CLUSTER_SUITES = [
+  'integration/auth',
+  'integration/cli',
+  'integration/context',
+  'integration/isolation',
+  'integration/learning',
+  'integration/limiter-window',
+  'integration/metering-5xx',
+  'integration/profile',
+  'integration/profile-cache',
+  'integration/profile-round-trip',
+  'integration/rate-limit',
+  'integration/read-your-outcomes',
+  'integration/worker-batch-writes',
+  'e2e/api-processes',
+  'e2e/limiter-two-apis',
+  'e2e/cluster-burst',
+  'e2e/cluster-failover',
+];
+
+module.exports = {
   testTimeout: 60000,
   maxWorkers: 2,
+  projects: [
+    {
+      ...project,
+      displayName: 'single',
+      testMatch: ['**/*.test.ts'],
+      // The cluster-only suites start their own cluster (or need the cluster project's).
+      testPathIgnorePatterns: ['/test/e2e/cluster-'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+    {
+      ...project,
+      displayName: 'cluster',
+      testMatch: CLUSTER_SUITES.map((suite) => `<rootDir>/test/${suite}.test.ts`),
+      setupFiles: ['<rootDir>/test/support/cluster-mode.ts'],
+      globalSetup: '<rootDir>/test/support/cluster-global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/cluster-global-teardown.ts',
+    },
+  ],
 };

@@ -1,16 +1,15 @@
 import cluster from 'node:cluster';
 import type { ApiConfig } from '../shared/config/config';
-import { redisKeys } from '../shared/cache/keys';
 import { createDb, POOL_SIZE } from '../shared/db/database';
 import { readinessCheck } from '../shared/health/readiness';
 import { ApiMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
-import { BatchedProducer } from '../shared/jobs/batched-producer';
+import { BatchedProducer, MAX_BATCH_ITEMS } from '../shared/jobs/batched-producer';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { createRedis } from '../shared/redis/redis';
+import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
 import { CredentialChanges } from '../shared/keys/credential-changes.repository';
 import { countryResolver } from '../shared/geo/country';
 import { TrafficRecorder } from '../shared/traffic/traffic-recorder';
@@ -39,19 +38,23 @@ export function buildApiDependencies(
   clock?: () => number,
 ): AppDeps & { credentials: CredentialCache; loader: ProfileLoader; close: () => Promise<void>; started: Promise<void> } {
   const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
-  const redis = createRedis(config.REDIS_URL, 'producer');
-  const keys = redisKeys(config.COS_REDIS_PREFIX);
+  const target = redisTarget(config);
+  const redis = createRedis(target, 'producer');
+  const keys = keysFor(config);
   const readiness = readinessCheck(redis, db);
   const metrics = new ApiMetrics(readiness);
   const learner = engine as Learner;
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
   // (auto-pipelining makes one per event-loop turn): the hot path's commands use their own.
-  const queueRedis = createRedis(config.REDIS_URL, 'producer');
-  const producer = new BatchedProducer(queueRedis, keys.queuePrefix);
+  const queueRedis = createRedis(target, 'producer');
+  const producer = new BatchedProducer(queueRedis, keys, MAX_BATCH_ITEMS, {
+    replicas: config.REDIS_WAIT_REPLICAS,
+    timeoutMs: config.REDIS_WAIT_TIMEOUT,
+  });
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
   // One subscriber connection for both channels the API listens to.
-  const subscriber = createRedis(config.REDIS_URL, 'consumer');
+  const subscriber = createRedis(target, 'consumer');
   const settled = new SettledOutcomes(subscriber, keys);
   const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET, metrics);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL, clock);

@@ -1,20 +1,19 @@
 import { createHmac } from 'node:crypto';
-import { redisKeys } from '../shared/cache/keys';
 import type { DashboardConfig } from '../shared/config/config';
 import { dummyPasswordHash } from '../shared/dashboard/password';
 import { createDb, POOL_SIZE } from '../shared/db/database';
 import { countryResolver } from '../shared/geo/country';
 import { KeyService } from '../shared/keys/key.service';
 import type { Logger } from '../shared/logger/logger';
-import { createRedis } from '../shared/redis/redis';
+import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import type { DashboardDeps } from './deps';
 
 export function buildDashboardDependencies(config: DashboardConfig, logger: Logger, clock: () => number = Date.now): DashboardDeps {
   const db = createDb(config.DATABASE_URL, POOL_SIZE.tool);
   // Fails fast while Redis is down (the page says 503) instead of holding requests.
-  const redis = createRedis(config.REDIS_URL, 'producer');
-  const keys = redisKeys(config.COS_REDIS_PREFIX);
+  const redis = createRedis(redisTarget(config), 'producer');
+  const keys = keysFor(config);
   const resolver = countryResolver();
   // Hashed now, so the first sign-in with an unknown email takes no longer than later ones.
   void dummyPasswordHash();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis/redis';
 import type { RedisKeys } from '../shared/cache/keys';
 import type { Db } from '../shared/db/database';
 import type { CountryCode } from '../shared/geo/country';
@@ -9,7 +9,7 @@ import type { SignInThrottle } from './auth/sign-in-throttle';
 /** What the dashboard's routes use; built by dependencies.ts, replaced piecemeal in tests. */
 export interface DashboardDeps {
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   redisKeys: RedisKeys;
   keyService: KeyService;
   throttle: SignInThrottle;

@@ -138,7 +138,8 @@ export async function startPostgres(preferredDir: string, options: LocalServiceO
   return restartable(url, await launch(), launch, { clean: 'SIGINT', kill: 'SIGQUIT' }, { dataDir });
 }
 
-export async function startRedis(dataDir: string, options: LocalServiceOptions): Promise<ServiceProcess> {
+/** `extraArgs`: more redis-server options (a cluster node's, scripts/redis-cluster.ts). */
+export async function startRedis(dataDir: string, options: LocalServiceOptions, extraArgs: string[] = []): Promise<ServiceProcess> {
   mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
@@ -164,6 +165,7 @@ export async function startRedis(dataDir: string, options: LocalServiceOptions):
         'no',
         '--loglevel',
         'warning',
+        ...extraArgs,
       ],
       { detached: options.ownProcessGroup, stdio: 'ignore' },
     );

@@ -57,7 +57,8 @@ export class EventBatcher {
     private readonly cache: ProfileCache,
     private readonly populations: PopulationCache,
     private readonly pendingOutcomes: PendingOutcomes,
-    private readonly queue: Queue,
+    /** The events-queue partition of a user (docs/adr/0012-redis-cluster-partitions.md). */
+    private readonly queueOf: (userHash: string) => Queue,
     private readonly learner: Learner,
     private readonly logger: Logger,
     private readonly maxBatch: number,
@@ -220,11 +221,14 @@ export class EventBatcher {
    * its requestId names, or — for ids issued before decisions were batched — in its own job.
    */
   private async findQueuedDecision(requestId: string, batches: Map<string, Promise<DecisionJob[]>>): Promise<DecisionJob | null> {
-    const batchId = readRequestIdClaims(requestId)?.decisionBatch;
+    const claims = readRequestIdClaims(requestId);
+    if (!claims) return null;
+    const queue = this.queueOf(claims.userHash);
+    const batchId = claims.decisionBatch;
     if (batchId) {
       let batch = batches.get(batchId);
       if (!batch) {
-        batch = this.queue.getJob(JOBS.decisions.jobId({ batchId })).then((job) => {
+        batch = queue.getJob(JOBS.decisions.jobId({ batchId })).then((job) => {
           const parsed = job ? JOBS.decisions.schema.safeParse(job.data) : null;
           return parsed?.success ? parsed.data.decisions : [];
         });
@@ -232,7 +236,7 @@ export class EventBatcher {
       }
       return (await batch).find((d) => d.requestId === requestId) ?? null;
     }
-    const job = await this.queue.getJob(JOBS.decision.jobId({ requestId } as DecisionJob));
+    const job = await queue.getJob(JOBS.decision.jobId({ requestId } as DecisionJob));
     const parsed = job ? JOBS.decision.schema.safeParse(job.data) : null;
     return parsed?.success ? parsed.data : null;
   }

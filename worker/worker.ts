@@ -1,6 +1,5 @@
 import os from 'node:os';
 import { Queue, Worker } from 'bullmq';
-import { redisKeys } from '../shared/cache/keys';
 import type { WorkerConfig } from '../shared/config/config';
 import { createDb, POOL_SIZE } from '../shared/db/database';
 import { ensurePartitions } from '../shared/db/partitions';
@@ -14,7 +13,7 @@ import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import { utcMonth } from '../shared/limits/calendar';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
-import { createRedis } from '../shared/redis/redis';
+import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
 import { catchUpTestDataReset, resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
 import { flushTraffic } from '../shared/traffic/traffic-flush';
@@ -54,20 +53,24 @@ export interface RunningWorker {
  * monthly partitions).
  */
 export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
-  const keys = redisKeys(config.COS_REDIS_PREFIX);
+  const keys = keysFor(config);
+  const target = redisTarget(config);
   const db = createDb(config.DATABASE_URL, POOL_SIZE.worker);
-  const redis = createRedis(config.REDIS_URL, 'consumer');
-  const events = new Queue(EVENTS_QUEUE, { connection: redis, prefix: keys.queuePrefix });
+  const redis = createRedis(target, 'consumer');
+  // One events queue per partition (docs/adr/0012-redis-cluster-partitions.md); this worker
+  // consumes them all. The maintenance queue lives with the first.
+  const events = keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
-  for (const queue of [events, maintenance]) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
+  const queues = [...events, maintenance];
+  for (const queue of queues) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
   const readiness = readinessCheck(redis, db);
-  const metrics = new WorkerMetrics([events, maintenance], readiness);
+  const metrics = new WorkerMetrics(queues, readiness);
   const batcher = new EventBatcher(
     db,
     new ProfileCache(redis, keys),
     new PopulationCache(redis, keys),
     new PendingOutcomes(redis, keys),
-    events,
+    (userHash) => events[keys.queuePartition(userHash)]!,
     engine as Learner,
     logger,
     config.WORKER_BATCH_SIZE,
@@ -109,9 +112,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     },
   });
 
-  const connections = [createRedis(config.REDIS_URL, 'consumer'), createRedis(config.REDIS_URL, 'consumer')];
+  const connections = [...events, maintenance].map(() => createRedis(target, 'consumer'));
   const common = {
-    prefix: keys.queuePrefix,
     lockDuration: JOB_LOCK_MS,
     stalledInterval: STALLED_CHECK_INTERVAL_MS,
     maxStalledCount: MAX_STALLED_COUNT,
@@ -119,10 +121,20 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     name: `${os.hostname()}:${process.pid}`,
     settings: { backoffStrategy: cappedBackoff({ baseMs: config.JOB_RETRY_DELAY, maxMs: config.JOB_RETRY_MAX_DELAY }) },
   };
+  // The jobs held at once are shared out over the partitions.
+  const concurrency = Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / events.length));
   const workers = [
     // A killed worker's jobs return to waiting once their lock expires, and run again.
-    new Worker(EVENTS_QUEUE, processorFor(registry), { ...common, connection: connections[0]!, concurrency: config.WORKER_CONCURRENCY }),
-    new Worker(MAINTENANCE_QUEUE, processorFor(registry), { ...common, connection: connections[1]!, concurrency: 1 }),
+    ...keys.queuePrefixes.map(
+      (prefix, partition) =>
+        new Worker(EVENTS_QUEUE, processorFor(registry), { ...common, prefix, connection: connections[partition]!, concurrency }),
+    ),
+    new Worker(MAINTENANCE_QUEUE, processorFor(registry), {
+      ...common,
+      prefix: keys.queuePrefix,
+      connection: connections[events.length]!,
+      concurrency: 1,
+    }),
   ];
   for (const worker of workers) {
     worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
@@ -174,7 +186,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
       await batcher.drain();
       await closing;
       await ready.catch(() => undefined);
-      await Promise.all([events.close(), maintenance.close()]);
+      await Promise.all(queues.map((queue) => queue.close()));
       for (const connection of connections) connection.disconnect();
       redis.disconnect();
       await db.destroy();

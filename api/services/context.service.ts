@@ -36,7 +36,7 @@ export class ContextService {
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
     let requestId = '';
-    await this.producer.add('decisions', (decisionBatch) => {
+    await this.producer.add('decisions', hash, (decisionBatch) => {
       requestId = issueRequestId({ ...tenant, issuedAt, userHash: hash, decisionBatch }, this.secret);
       return {
         ...tenant,

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
 import { OUTCOME_FINGERPRINT_GRACE_SECONDS, type RedisKeys } from '../../shared/cache/keys';
 import type { Tenant } from '../../shared/domain/environment';
 import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
+import type { RedisClient } from '../../shared/redis/redis';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { isWellFormedRequestId, verifyRequestId } from '../../shared/keys/request-id';
 import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
@@ -54,14 +55,14 @@ export function outcomeFingerprint(signals: OutcomeSignals): string {
 /** POST /v1/outcome: validate the signed requestId, claim it, enqueue the outcome. */
 export class OutcomeService {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly producer: BatchedProducer,
     private readonly secret: string,
     private readonly windowMs: number,
     private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>,
   ) {
-    if (typeof (redis as Partial<Redis>).cosClaimOutcome !== 'function') {
+    if (typeof (redis as Partial<RedisClient>).cosClaimOutcome !== 'function') {
       redis.defineCommand('cosClaimOutcome', { numberOfKeys: 2, lua: CLAIM_OUTCOME });
     }
   }
@@ -81,7 +82,7 @@ export class OutcomeService {
       });
     }
     const { requestId, metadata, ...signals } = request;
-    const fingerprintKey = this.keys.outcomeFingerprint(requestId);
+    const fingerprintKey = this.keys.outcomeFingerprint(requestId, claims.userHash);
     const ttl = Math.ceil(this.windowMs / 1000) + OUTCOME_FINGERPRINT_GRACE_SECONDS;
     const pendingKey = this.keys.pendingOutcomes(tenant, claims.userHash);
     const claim = await this.redis.cosClaimOutcome(
@@ -99,7 +100,13 @@ export class OutcomeService {
     try {
       // Enqueued on every accepted post, also retries: the worker applies each requestId once,
       // so a 202 always means "enqueued".
-      await this.producer.add('outcomes', () => ({ ...tenant, requestId, signals, ...(metadata ? { metadata } : {}), receivedAt: now }));
+      await this.producer.add('outcomes', claims.userHash, () => ({
+        ...tenant,
+        requestId,
+        signals,
+        ...(metadata ? { metadata } : {}),
+        receivedAt: now,
+      }));
     } catch (error) {
       if (claim === 'new')
         await this.redis

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/redis';
 import type { RedisKeys } from '../../shared/cache/keys';
 import { execPipeline } from '../../shared/redis/redis';
 
@@ -14,7 +14,7 @@ export const SIGN_IN_WINDOW_MS = 15 * 60_000;
  */
 export class SignInThrottle {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly secret: string,
     private readonly clock: () => number = Date.now,

@@ -1,6 +1,6 @@
 import RedisStore from 'connect-redis';
 import session from 'express-session';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/redis';
 import type { RequestHandler } from 'express';
 
 declare module 'express-session' {
@@ -14,7 +14,7 @@ declare module 'express-session' {
 export const SESSION_COOKIE = 'cos_dashboard';
 
 export interface SessionOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   secret: string;
   idleMs: number;

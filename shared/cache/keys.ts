@@ -2,7 +2,8 @@ import type { Environment, Tenant } from '../domain/environment';
 
 /**
  * Every Redis key the service owns, with its TTL, under a versioned prefix
- * (`<prefix>:v1:`). BullMQ queues use `<prefix>:q` as their own prefix.
+ * (`<prefix>:v1:`). BullMQ queues use `<prefix>:q` (or one hash-tagged prefix per partition) as
+ * their own prefix.
  */
 export const CACHE_SCHEMA_VERSION = 'v1';
 
@@ -20,36 +21,77 @@ export function tenantKey(tenant: Tenant, ...parts: string[]): string {
   return [tenant.accountId, tenant.environment, ...parts].join(':');
 }
 
-export function redisKeys(prefix: string) {
+/**
+ * Where keys live (docs/adr/0012-redis-cluster-partitions.md). On one node every key keeps the
+ * name it always had. On a Redis Cluster each key a script or MULTI touches together ends in
+ * the same hash tag: a user's keys in `{<userHash>}`, an API key's limiter and usage keys in its
+ * usage shard's `{k<n>}`; queues are partitioned, each partition's prefix a hash tag.
+ */
+export interface KeyLayout {
+  cluster: boolean;
+  /** Event-queue partitions (1: the one queue under `<prefix>:q`). */
+  queuePartitions: number;
+  /** The user hash of a tenant's userId (shared/keys/user-hash.ts); used on a cluster only. */
+  userHash: (tenant: Tenant, userId: string) => string;
+}
+
+export const SINGLE_NODE: KeyLayout = { cluster: false, queuePartitions: 1, userHash: () => '' };
+
+/** Usage shards on a cluster: each holds its keys' usage hashes, so the limiter's script stays in one slot. */
+export const CLUSTER_USAGE_SHARDS = 64;
+
+/** FNV-1a: a cheap, stable spread of ids over shards and partitions. */
+function spread(text: string, buckets: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % buckets;
+}
+
+export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
   const base = `${prefix}:${CACHE_SCHEMA_VERSION}`;
   const user = (tenant: Tenant, userId: string) => tenantKey(tenant, Buffer.from(userId, 'utf8').toString('base64url'));
+  const { cluster, queuePartitions } = layout;
+  /** A key's hash tag on a cluster (its last part); nothing on one node. */
+  const tag = (slot: string) => (cluster ? `:{${slot}}` : '');
+  const userTag = (tenant: Tenant, userId: string) => (cluster ? tag(layout.userHash(tenant, userId)) : '');
+  const usageShards = cluster ? CLUSTER_USAGE_SHARDS : 1;
+  const usageShard = (keyId: string) => (usageShards === 1 ? 0 : spread(keyId, usageShards));
+  const shardTag = (shard: number) => tag(`k${shard}`);
+  const partitioned = cluster || queuePartitions > 1;
+  const queuePrefixes = Array.from({ length: queuePartitions }, (_, partition) =>
+    partitioned ? `{${prefix}:q:${partition}}` : `${prefix}:q`,
+  );
   return {
     /** Hash {v: version, g: generation, d: cached profile JSON}. */
-    profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}`,
+    profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}${userTag(tenant, userId)}`,
     /** SCAN pattern of the cached profiles of an account ('*' for all) in an environment. */
     profilePattern: (accountId: string, environment: Environment) => `${base}:profile:${tenantKey({ accountId, environment }, '*')}`,
     /** Hash {v: version, d: population prior JSON} of a tenant (no TTL: one small key per tenant). */
     population: (tenant: Tenant) => `${base}:population:${tenantKey(tenant)}`,
-    erasedGeneration: (generation: string) => `${base}:erased:${generation}`,
+    /** An erased generation of a user's profile (in the user's slot: the cache write checks it). */
+    erasedGeneration: (tenant: Tenant, userId: string, generation: string) => `${base}:erased:${generation}${userTag(tenant, userId)}`,
     /** Sorted set of a user's outcomes accepted and not yet applied: requestId → ms accepted. */
-    pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenantKey(tenant, userHash)}`,
+    pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenantKey(tenant, userHash)}${tag(userHash)}`,
     /** Pub/sub channel: JSON arrays of pendingOutcomes keys whose outcomes a worker just settled. */
     outcomesSettled: `${base}:outcomes-settled`,
     /** Pub/sub channel: key revocations and deletions, account restrictions (JSON, CredentialChange). */
     credentialChanges: `${base}:credential-changes`,
-    /** Fingerprint of the first outcome accepted for a requestId (409 on a different one). */
-    outcomeFingerprint: (requestId: string) => `${base}:outcome:${requestId}`,
+    /** Fingerprint of the first outcome accepted for a requestId (409 on a different one), in its user's slot. */
+    outcomeFingerprint: (requestId: string, userHash: string) => `${base}:outcome:${requestId}${tag(userHash)}`,
     /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s. */
-    rateLog: (keyId: string) => `${base}:rl:${keyId}`,
+    rateLog: (keyId: string) => `${base}:rl:${keyId}${shardTag(usageShard(keyId))}`,
     /** Requests accepted for a key in a UTC month (YYYY-MM); kept 40 days past the month. */
-    monthlyCount: (keyId: string, month: string) => `${base}:quota:${keyId}:${month}`,
-    /** Metered usage of a UTC day: hash `<keyId>|<endpoint>|<class>` → count, until flushed. */
-    usage: (day: string) => `${base}:usage:${day}`,
-    /** Days (YYYY-MM-DD) with metered usage that may not be flushed yet. */
-    usageDays: `${base}:usage-days`,
+    monthlyCount: (keyId: string, month: string) => `${base}:quota:${keyId}:${month}${shardTag(usageShard(keyId))}`,
+    /** How many usage shards there are (1 on one node), and the one an API key meters into. */
+    usageShards,
+    usageShard,
+    /** Metered usage of a UTC day in a shard: hash `<keyId>|<endpoint>|<class>` → count, until flushed. */
+    usage: (day: string, shard = 0) => `${base}:usage:${day}${shardTag(shard)}`,
+    /** Days (YYYY-MM-DD) of a shard with metered usage that may not be flushed yet. */
+    usageDays: (shard = 0) => `${base}:usage-days${shardTag(shard)}`,
     /** Usage snapshots taken by a flush and not yet deleted after their Postgres commit. */
-    usageSnapshot: (flushId: string) => `${base}:usage-flush:${flushId}`,
-    usageSnapshots: `${base}:usage-flushes`,
+    usageSnapshot: (flushId: string, shard = 0) => `${base}:usage-flush:${flushId}${shardTag(shard)}`,
+    usageSnapshots: (shard = 0) => `${base}:usage-flushes${shardTag(shard)}`,
     /**
      * Dashboard traffic of a UTC minute (YYYY-MM-DDTHH:MM): hash `<keyId>|<metric>|<label>` →
      * count, until flushed (docs/adr/0012-traffic-recording.md). Every traffic key shares the
@@ -69,7 +111,11 @@ export function redisKeys(prefix: string) {
      * transaction reads or writes both.
      */
     signInFailures: (subject: 'email' | 'client', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
-    queuePrefix: `${prefix}:q`,
+    /** BullMQ prefix of each event-queue partition; the maintenance queue lives in the first. */
+    queuePrefixes,
+    queuePrefix: queuePrefixes[0]!,
+    /** The event-queue partition of a user: all of a user's decisions and outcomes go there, in order. */
+    queuePartition: (userHash: string) => (queuePartitions === 1 ? 0 : spread(userHash, queuePartitions)),
   };
 }
 export type RedisKeys = ReturnType<typeof redisKeys>;

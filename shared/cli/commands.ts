@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import { z } from 'zod';
-import { redisKeys } from '../cache/keys';
 import type { CliConfig } from '../config/config';
 import { parseDuration } from '../config/duration';
 import type { Db } from '../db/database';
@@ -14,7 +13,7 @@ import { recordAudit, type AuditAction } from '../dashboard/audit.repository';
 import { findKeyById, keyStatus, listKeys, type ApiKeyRecord } from '../keys/key.repository';
 import { publishCredentialChange, type CredentialChange } from '../keys/credential-changes.repository';
 import { KeyService } from '../keys/key.service';
-import { createRedis } from '../redis/redis';
+import { createRedis, keysFor, redisTarget } from '../redis/redis';
 import { utcMonth } from '../limits/calendar';
 import { resetTestData } from '../test-data/test-data-reset';
 import { flushUsage } from '../usage/usage-flush';
@@ -170,7 +169,7 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     const accountRef = stringFlag(args, 'account');
     const account = accountRef === undefined ? undefined : await requireAccount(db, accountRef);
     const result = await withRedis(config, (redis) =>
-      resetTestData(db, redis, redisKeys(config.COS_REDIS_PREFIX), { trigger: 'manual', accountId: account?.id }),
+      resetTestData(db, redis, keysFor(config), { trigger: 'manual', accountId: account?.id }),
     );
     const scope = account ? `account ${account.name}` : 'all accounts';
     return {
@@ -189,7 +188,7 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     );
     const format = parseWith(z.enum(['json', 'csv']), stringFlag(args, 'format') ?? (args.flags.get('json') ? 'json' : 'csv'), 'format');
     // Flush first so the report includes what is still metered in Redis (flushes are idempotent).
-    await withRedis(config, (redis) => flushUsage(redis, redisKeys(config.COS_REDIS_PREFIX), db));
+    await withRedis(config, (redis) => flushUsage(redis, keysFor(config), db));
     const rows = await usageForMonth(db, account.id, month);
     const totals = await monthlyTotals(db, account.id, month);
     const csv = [
@@ -209,10 +208,18 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     return { json: evaluationJson(report), text: evaluationText(report) };
   },
   'jobs failed': async ({ config, args }) =>
-    withQueue(config, args, async (queue) => {
+    withQueues(config, args, async (queues) => {
       const limit = parseWith(z.coerce.number().int().min(1).max(1000), stringFlag(args, 'limit') ?? '50', 'limit');
-      const jobs = await queue.getFailed(0, limit - 1);
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+      const jobs = (await Promise.all(queues.map((queue) => queue.getFailed(0, limit - 1))))
+        .flat()
+        .sort((a, b) => (b.finishedOn ?? 0) - (a.finishedOn ?? 0))
+        .slice(0, limit);
+      const counts: Record<string, number> = {};
+      for (const partition of await Promise.all(
+        queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')),
+      )) {
+        for (const [state, count] of Object.entries(partition)) counts[state] = (counts[state] ?? 0) + count;
+      }
       const data = jobs.map((job) => ({
         id: job.id,
         name: job.name,
@@ -229,8 +236,8 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
       };
     }),
   'jobs retry-failed': async ({ config, args }) =>
-    withQueue(config, args, async (queue) => {
-      const failed = await queue.getFailed(0, -1);
+    withQueues(config, args, async (queues) => {
+      const failed = (await Promise.all(queues.map((queue) => queue.getFailed(0, -1)))).flat();
       await Promise.all(failed.map((job) => job.retry('failed')));
       return { json: { retried: failed.length }, text: `retried ${failed.length} failed jobs` };
     }),
@@ -249,10 +256,10 @@ async function auditKeyAction(db: Db, keyId: string, action: AuditAction): Promi
  * change is made, and instances see it within about 2 s of reaching Postgres.
  */
 async function announce(config: CliConfig, change: CredentialChange): Promise<string | undefined> {
-  const redis = createRedis(config.REDIS_URL, 'once');
+  const redis = createRedis(redisTarget(config), 'once');
   try {
     await redis.connect();
-    await publishCredentialChange(redis, redisKeys(config.COS_REDIS_PREFIX), change);
+    await publishCredentialChange(redis, keysFor(config), change);
     return undefined;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -263,7 +270,7 @@ async function announce(config: CliConfig, change: CredentialChange): Promise<st
 }
 
 async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof createRedis>) => Promise<T>): Promise<T> {
-  const redis = createRedis(config.REDIS_URL, 'consumer');
+  const redis = createRedis(redisTarget(config), 'consumer');
   try {
     return await run(redis);
   } finally {
@@ -271,14 +278,17 @@ async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof cr
   }
 }
 
-async function withQueue(config: CliConfig, args: ParsedArgs, run: (queue: Queue) => Promise<CommandOutput>): Promise<CommandOutput> {
+/** The named queue: every partition of the events queue, or the maintenance queue. */
+async function withQueues(config: CliConfig, args: ParsedArgs, run: (queues: Queue[]) => Promise<CommandOutput>): Promise<CommandOutput> {
   const name = parseWith(z.enum([EVENTS_QUEUE, MAINTENANCE_QUEUE]), stringFlag(args, 'queue') ?? EVENTS_QUEUE, 'queue');
-  const redis = createRedis(config.REDIS_URL, 'consumer');
-  const queue = new Queue(name, { connection: redis, prefix: redisKeys(config.COS_REDIS_PREFIX).queuePrefix });
+  const redis = createRedis(redisTarget(config), 'consumer');
+  const keys = keysFor(config);
+  const prefixes = name === EVENTS_QUEUE ? keys.queuePrefixes : [keys.queuePrefix];
+  const queues = prefixes.map((prefix) => new Queue(name, { connection: redis, prefix }));
   try {
-    return await run(queue);
+    return await run(queues);
   } finally {
-    await queue.close();
+    await Promise.all(queues.map((queue) => queue.close()));
     redis.disconnect();
   }
 }

@@ -19,7 +19,27 @@ const environmentList = commaList.pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
 const common = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
   DATABASE_URL: z.string().url(),
-  REDIS_URL: z.string().url(),
+  /** One Redis node; or, instead, a Redis Cluster's seed nodes (docs/OPERATIONS.md). */
+  REDIS_URL: z.string().url().optional(),
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z
+        .array(z.string().regex(/^[^:\s]+:\d{1,5}$/, 'each node must be host:port'))
+        .min(1)
+        .transform((nodes) =>
+          nodes.map((node) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) })),
+        ),
+    )
+    .optional(),
+  /** Event-queue partitions; unset: 8 on a cluster (spread over its masters), 1 on one node. */
+  QUEUE_PARTITIONS: z.coerce.number().int().min(1).max(256).optional(),
   COS_SECRET: z.string().min(16).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   OUTCOME_WINDOW: durationMs.default(7 * 86_400_000),
@@ -47,6 +67,13 @@ const apiSchema = z.object({
   KEY_REFRESH_INTERVAL: durationMs.default(1000),
   /** API processes on this host sharing PORT (node:cluster); limits stay exact across them. */
   API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * Replicas that must hold each enqueued batch of decisions or outcomes before its requests are
+   * answered (Redis WAIT); 0 answers once the master has it (docs/SCALING.md#redis).
+   */
+  REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(5).default(0),
+  /** The longest that wait lasts; past it the requests are answered anyway. */
+  REDIS_WAIT_TIMEOUT: durationMs.default(100),
 });
 
 const workerSchema = z
@@ -91,14 +118,19 @@ const dashboardSchema = z.object({
 
 const cliSchema = z.object({ ...common });
 
-export type ApiConfig = z.infer<typeof apiSchema> & { COS_SECRET: string };
-export type WorkerConfig = z.infer<typeof workerSchema> & { COS_SECRET: string };
-export type CliConfig = z.infer<typeof cliSchema> & { COS_SECRET: string };
-export type DashboardConfig = z.infer<typeof dashboardSchema> & { COS_SECRET: string };
+export type ApiConfig = Parsed<typeof apiSchema>;
+export type WorkerConfig = Parsed<typeof workerSchema>;
+export type CliConfig = Parsed<typeof cliSchema>;
+export type DashboardConfig = Parsed<typeof dashboardSchema>;
 
 export class ConfigError extends Error {}
 
-function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> & { COS_SECRET: string } {
+/** Event-queue partitions on a cluster unless QUEUE_PARTITIONS says otherwise. */
+export const CLUSTER_QUEUE_PARTITIONS = 8;
+
+type Parsed<S extends z.ZodType> = Omit<z.infer<S>, 'QUEUE_PARTITIONS'> & { COS_SECRET: string; QUEUE_PARTITIONS: number };
+
+function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): Parsed<S> {
   // An empty variable counts as unset (PORT= must not mean port 0).
   const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const result = schema.safeParse(given);
@@ -107,11 +139,13 @@ function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<
   if (!given.COS_SECRET && nodeEnv === 'production') {
     issues.push('  COS_SECRET: required when NODE_ENV is production (at least 16 characters)');
   }
+  if (!given.REDIS_URL && !given.REDIS_CLUSTER_NODES) issues.push('  REDIS_URL: required unless REDIS_CLUSTER_NODES is set');
   if (!result.success || issues.length > 0) throw new ConfigError(`invalid configuration:\n${issues.join('\n')}`);
-  const config = result.data as z.infer<S> & { COS_SECRET?: string };
+  const config = result.data as z.infer<S> & { COS_SECRET?: string; QUEUE_PARTITIONS?: number; REDIS_CLUSTER_NODES?: unknown };
   // Development and test runs without a secret get a fixed, clearly non-production one.
   config.COS_SECRET ??= DEV_SECRET;
-  return config as z.infer<S> & { COS_SECRET: string };
+  config.QUEUE_PARTITIONS ??= config.REDIS_CLUSTER_NODES ? CLUSTER_QUEUE_PARTITIONS : 1;
+  return config as Parsed<S>;
 }
 
 export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig => parse(apiSchema, env);

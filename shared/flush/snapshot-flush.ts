@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../db/database';
+import type { RedisClient } from '../redis/redis';
 
 /**
  * Moves counter hashes from Redis into Postgres exactly once (docs/adr/0006-usage-flush.md), for
@@ -66,23 +67,47 @@ export type SnapshotWriter = (tx: DbOrTx, period: string, counts: Record<string,
 
 const UUID_SUFFIX = 37; // ':' and a UUID
 
+/**
+ * Flushes one source, or several flushed as one (a source per shard on a Redis Cluster, each
+ * in a slot of its own): all are snapshotted before any is written.
+ */
 export async function flushSnapshots(
-  redis: Redis,
-  source: SnapshotSource,
+  redis: RedisClient,
+  sources: SnapshotSource | readonly SnapshotSource[],
   db: Db,
   write: SnapshotWriter,
   hooks: FlushHooks = {},
 ): Promise<FlushResult> {
-  if (typeof (redis as Partial<Redis>).cosSnapshotPeriod !== 'function') {
+  if (typeof (redis as Partial<RedisClient>).cosSnapshotPeriod !== 'function') {
     redis.defineCommand('cosSnapshotPeriod', { numberOfKeys: 4, lua: SNAPSHOT_PERIOD });
   }
-  for (const period of await redis.smembers(source.periods)) {
-    if (!source.isPeriod(period)) continue;
-    const snapshotId = `${period}:${randomUUID()}`;
-    await redis.cosSnapshotPeriod(source.hash(period), source.snapshot(snapshotId), source.snapshots, source.periods, snapshotId, period);
+  const all = Array.isArray(sources) ? sources : [sources as SnapshotSource];
+  for (const source of all) {
+    for (const period of await redis.smembers(source.periods)) {
+      if (!source.isPeriod(period)) continue;
+      const snapshotId = `${period}:${randomUUID()}`;
+      await redis.cosSnapshotPeriod(source.hash(period), source.snapshot(snapshotId), source.snapshots, source.periods, snapshotId, period);
+    }
   }
   await hooks.afterSnapshot?.();
 
+  const result: FlushResult = { snapshots: 0, rows: 0 };
+  for (const source of all) {
+    const flushed = await writeSnapshots(redis, source, db, write, hooks);
+    result.snapshots += flushed.snapshots;
+    result.rows += flushed.rows;
+  }
+  return result;
+}
+
+/** Writes each recorded snapshot of a source once, then deletes it. */
+async function writeSnapshots(
+  redis: RedisClient,
+  source: SnapshotSource,
+  db: Db,
+  write: SnapshotWriter,
+  hooks: FlushHooks,
+): Promise<FlushResult> {
   const result: FlushResult = { snapshots: 0, rows: 0 };
   for (const snapshotId of await redis.smembers(source.snapshots)) {
     const counts = await redis.hgetall(source.snapshot(snapshotId));

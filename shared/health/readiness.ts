@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
-import type { Redis } from '../redis/redis';
+import type { RedisClient } from '../redis/redis';
 
 export type DependencyStatus = 'ok' | 'unavailable';
 
@@ -32,7 +32,7 @@ const check = async (probe: () => Promise<unknown>): Promise<DependencyStatus> =
   )) ?? 'unavailable';
 
 /** Whether this process reaches Redis (`PING`) and Postgres (`select 1`), checked in parallel. */
-export function readinessCheck(redis: Redis, db: Db): () => Promise<Readiness> {
+export function readinessCheck(redis: RedisClient, db: Db): () => Promise<Readiness> {
   return async () => {
     const [redisStatus, postgres] = await Promise.all([
       // A worker's connection queues commands while Redis is away instead of failing them:

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { RedisKeys } from '../cache/keys';
+import type { RedisClient } from '../redis/redis';
 
 /**
  * Key and account changes announced on Redis by the command that made them in Postgres
@@ -15,14 +15,14 @@ export const credentialChangeSchema = z.discriminatedUnion('type', [
 ]);
 export type CredentialChange = z.infer<typeof credentialChangeSchema>;
 
-export async function publishCredentialChange(redis: Redis, keys: RedisKeys, change: CredentialChange): Promise<void> {
+export async function publishCredentialChange(redis: RedisClient, keys: RedisKeys, change: CredentialChange): Promise<void> {
   await redis.publish(keys.credentialChanges, JSON.stringify(change));
 }
 
 /** The API side: calls `apply` for each well-formed change announced on the channel. */
 export class CredentialChanges {
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     keys: RedisKeys,
     apply: (change: CredentialChange) => void,
   ) {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from './calendar';
 import { remaining, resetAt, retryAfter, WINDOW_MICROS, type WindowState } from './sliding-window';
+import type { RedisClient } from '../redis/redis';
 
 /**
  * A key's log expires this long after its last admission (real time): by then every entry is
@@ -10,7 +11,7 @@ import { remaining, resetAt, retryAfter, WINDOW_MICROS, type WindowState } from 
  */
 const LOG_TTL_MS = 5000;
 
-/** Reads the script's clock: the injected time (ARGV[1], epoch µs) or Redis server time. */
+/** Reads the script's clock: the injected time (ARGV[1], epoch µs) or RedisClient server time. */
 const NOW = `
 local now = tonumber(ARGV[1])
 if not now then
@@ -130,14 +131,14 @@ export class Limiter {
    * every API instance shares (docs/adr/0005-rate-limiter.md).
    */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly clock?: () => number,
   ) {
-    if (typeof (redis as Partial<Redis>).cosLimitAndMeter !== 'function') {
+    if (typeof (redis as Partial<RedisClient>).cosLimitAndMeter !== 'function') {
       redis.defineCommand('cosLimitAndMeter', { numberOfKeys: 4, lua: LIMIT_AND_METER });
     }
-    if (typeof (redis as Partial<Redis>).cosMeterRefused !== 'function') {
+    if (typeof (redis as Partial<RedisClient>).cosMeterRefused !== 'function') {
       redis.defineCommand('cosMeterRefused', { numberOfKeys: 4, lua: METER_REFUSED });
     }
   }
@@ -153,11 +154,12 @@ export class Limiter {
     const { now, scriptNow } = this.time();
     const day = utcDay(now);
     const nextMonth = startOfNextMonth(now);
+    const shard = this.keys.usageShard(input.keyId);
     const [admitted, monthRefusal, counted, nowMicros, oldestMicros] = await this.redis.cosLimitAndMeter(
       this.keys.rateLog(input.keyId),
       this.keys.monthlyCount(input.keyId, utcMonth(now)),
-      this.keys.usage(day),
-      this.keys.usageDays,
+      this.keys.usage(day, shard),
+      this.keys.usageDays(shard),
       scriptNow,
       input.perSecond,
       input.perMonth ?? 0,
@@ -186,13 +188,14 @@ export class Limiter {
 
   /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */
   async reclassify(keyId: string, endpoint: string, cls: StatusClass, meteredAt: number): Promise<void> {
-    const usageKey = this.keys.usage(utcDay(meteredAt));
+    const shard = this.keys.usageShard(keyId);
+    const usageKey = this.keys.usage(utcDay(meteredAt), shard);
     await this.redis
       .multi()
       .hincrby(usageKey, usageField(keyId, endpoint, '2xx'), -1)
       .hincrby(usageKey, usageField(keyId, endpoint, cls), 1)
       // The day may have been flushed since the request was metered: flush it again.
-      .sadd(this.keys.usageDays, utcDay(meteredAt))
+      .sadd(this.keys.usageDays(shard), utcDay(meteredAt))
       .exec();
   }
 
@@ -203,11 +206,12 @@ export class Limiter {
   async meterRefused(input: LimitInput): Promise<RateLimitState> {
     const { now, scriptNow } = this.time();
     const day = utcDay(now);
+    const shard = this.keys.usageShard(input.keyId);
     const [counted, used, nowMicros, oldestMicros] = await this.redis.cosMeterRefused(
       this.keys.rateLog(input.keyId),
       this.keys.monthlyCount(input.keyId, utcMonth(now)),
-      this.keys.usage(day),
-      this.keys.usageDays,
+      this.keys.usage(day, shard),
+      this.keys.usageDays(shard),
       scriptNow,
       usageField(input.keyId, input.endpoint, '4xx'),
       day,

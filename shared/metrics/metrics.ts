@@ -150,6 +150,7 @@ export class WorkerMetrics {
     dependencyGauge(this.registry, readiness);
     // Every series exists from the start, so rates and alerts see a 0 before the first event.
     for (const queue of queues) for (const final of ['true', 'false']) this.jobsFailed.inc({ queue: queue.name, final }, 0);
+    // A partitioned queue (docs/adr/0012-redis-cluster-partitions.md) reports its partitions' sum.
     for (const result of ['ok', 'error']) this.usageFlushRuns.inc({ result }, 0);
     new Gauge({
       name: 'cos_queue_jobs',
@@ -160,12 +161,17 @@ export class WorkerMetrics {
         this.reset();
         // While Redis is away the series are left out rather than the scrape failing.
         const counts = await Promise.all(queues.map((queue) => settleWithin(queue.getJobCounts(...QUEUE_STATES), CHECK_TIMEOUT_MS)));
+        const sums = new Map<string, number>();
         queues.forEach((queue, index) => {
           for (const state of QUEUE_STATES) {
             const count = counts[index]?.[state];
-            if (count !== undefined) this.set({ queue: queue.name, state }, count);
+            if (count !== undefined) sums.set(`${queue.name}\u0000${state}`, (sums.get(`${queue.name}\u0000${state}`) ?? 0) + count);
           }
         });
+        for (const [series, count] of sums) {
+          const [queue, state] = series.split('\u0000');
+          this.set({ queue, state }, count);
+        }
       },
     });
   }

@@ -1,7 +1,7 @@
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
-import { execPipeline } from '../redis/redis';
+import { execEach, type RedisClient } from '../redis/redis';
 import type { StoredPopulation } from './population.repository';
 
 /**
@@ -23,10 +23,10 @@ declare module 'ioredis' {
 
 export class PopulationCache {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    if (typeof (redis as Partial<Redis>).cosWritePopulationIfNewer !== 'function') {
+    if (typeof (redis as Partial<RedisClient>).cosWritePopulationIfNewer !== 'function') {
       redis.defineCommand('cosWritePopulationIfNewer', { numberOfKeys: 1, lua: WRITE_IF_NEWER });
     }
   }
@@ -44,11 +44,13 @@ export class PopulationCache {
   }
 
   async writeManyIfNewer(entries: Array<{ tenant: Tenant; population: StoredPopulation }>): Promise<void> {
-    if (entries.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const { tenant, population } of entries) {
-      pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior));
-    }
-    await execPipeline(pipeline);
+    await execEach(
+      this.redis,
+      entries.map(
+        ({ tenant, population }) =>
+          (pipeline) =>
+            pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior)),
+      ),
+    );
   }
 }

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
 import { readRequestIdClaims } from '../keys/request-id';
-import { execPipeline } from '../redis/redis';
+import { execEach, type RedisClient } from '../redis/redis';
 
 /**
  * Outcomes accepted by the API and not yet applied by a worker, per user
@@ -22,7 +22,7 @@ export const PENDING_OUTCOME_TTL_SECONDS = 60;
 
 export class PendingOutcomes {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 
@@ -31,18 +31,18 @@ export class PendingOutcomes {
    * mark keys on the settled channel, in one round trip.
    */
   async clear(requestIds: Iterable<string>): Promise<void> {
-    const pipeline = this.redis.pipeline();
+    const commands: Array<(pipeline: ChainableCommander) => void> = [];
     const settled = new Set<string>();
     for (const requestId of requestIds) {
       const claims = readRequestIdClaims(requestId);
       if (!claims) continue;
       const key = this.keys.pendingOutcomes(claims, claims.userHash);
-      pipeline.zrem(key, requestId);
+      commands.push((pipeline) => pipeline.zrem(key, requestId));
       settled.add(key);
     }
     if (settled.size === 0) return;
-    pipeline.publish(this.keys.outcomesSettled, JSON.stringify([...settled]));
-    await execPipeline(pipeline);
+    commands.push((pipeline) => pipeline.publish(this.keys.outcomesSettled, JSON.stringify([...settled])));
+    await execEach(this.redis, commands);
   }
 }
 
@@ -55,7 +55,7 @@ export class SettledOutcomes {
   private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly keys: RedisKeys,
   ) {
     subscriber.on('message', (channel: string, message: string) => {

@@ -1,7 +1,7 @@
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
 import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
-import { execPipeline } from '../redis/redis';
+import { execEach, type RedisClient } from '../redis/redis';
 import { storedProfileSchema, type StoredProfile } from './profile';
 
 /**
@@ -68,8 +68,8 @@ declare module 'ioredis' {
   }
 }
 
-export function defineProfileCacheScripts(redis: Redis): void {
-  if (typeof (redis as Partial<Redis>).cosWriteProfileIfNewer === 'function') return;
+export function defineProfileCacheScripts(redis: RedisClient): void {
+  if (typeof (redis as Partial<RedisClient>).cosWriteProfileIfNewer === 'function') return;
   redis.defineCommand('cosWriteProfileIfNewer', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
   redis.defineCommand('cosPutProfileIfAbsent', { numberOfKeys: 1, lua: PUT_IF_ABSENT });
   redis.defineCommand('cosReadProfileFresh', { numberOfKeys: 2, lua: READ_FRESH });
@@ -83,7 +83,7 @@ function decode(data: string | null | undefined): StoredProfile | null {
 
 export class ProfileCache {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
     defineProfileCacheScripts(redis);
@@ -122,7 +122,7 @@ export class ProfileCache {
   private writeArgs(tenant: Tenant, profile: StoredProfile) {
     return [
       this.keys.profile(tenant, profile.userId),
-      this.keys.erasedGeneration(profile.generation),
+      this.keys.erasedGeneration(tenant, profile.userId, profile.generation),
       profile.version,
       profile.generation,
       JSON.stringify(profile),
@@ -137,10 +137,14 @@ export class ProfileCache {
 
   /** Many writes in one round trip (the worker refreshes a whole batch at once). */
   async writeManyIfNewer(entries: Array<{ tenant: Tenant; profile: StoredProfile }>): Promise<void> {
-    if (entries.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const { tenant, profile } of entries) pipeline.cosWriteProfileIfNewer(...this.writeArgs(tenant, profile));
-    await execPipeline(pipeline);
+    await execEach(
+      this.redis,
+      entries.map(
+        ({ tenant, profile }) =>
+          (pipeline) =>
+            pipeline.cosWriteProfileIfNewer(...this.writeArgs(tenant, profile)),
+      ),
+    );
   }
 
   /** Caches a brand-new profile unless one is cached already; returns the cached one. */
@@ -159,7 +163,7 @@ export class ProfileCache {
   /** Drops the cached profile and fences off late writes of the erased generations. */
   async erase(tenant: Tenant, userId: string, generations: string[]): Promise<void> {
     const multi = this.redis.multi();
-    for (const generation of generations) multi.set(this.keys.erasedGeneration(generation), '1', 'EX', ERASED_TTL_SECONDS);
+    for (const generation of generations) multi.set(this.keys.erasedGeneration(tenant, userId, generation), '1', 'EX', ERASED_TTL_SECONDS);
     multi.del(this.keys.profile(tenant, userId));
     await multi.exec();
   }

@@ -1,14 +1,49 @@
-import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { redisKeys, type KeyLayout, type RedisKeys } from '../cache/keys';
+import { UserHashes } from '../keys/user-hash';
+
+/** One Redis node, or a Redis Cluster: every repository takes either. */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: a node's URL, or a cluster's seed nodes (`REDIS_CLUSTER_NODES`). */
+export type RedisTarget = string | { clusterNodes: Array<{ host: string; port: number }> };
+
+/** The Redis settings every role's config carries. */
+export interface RedisConfig {
+  REDIS_URL?: string;
+  REDIS_CLUSTER_NODES?: Array<{ host: string; port: number }>;
+  QUEUE_PARTITIONS: number;
+  COS_REDIS_PREFIX: string;
+  COS_SECRET: string;
+}
+
+export function redisTarget(config: Pick<RedisConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget {
+  return config.REDIS_CLUSTER_NODES ? { clusterNodes: config.REDIS_CLUSTER_NODES } : config.REDIS_URL!;
+}
+
+/** The key layout of a deployment (docs/adr/0012-redis-cluster-partitions.md). */
+export function keyLayout(config: RedisConfig): KeyLayout {
+  const hashes = new UserHashes(config.COS_SECRET);
+  return {
+    cluster: config.REDIS_CLUSTER_NODES !== undefined,
+    queuePartitions: config.QUEUE_PARTITIONS,
+    userHash: (tenant, userId) => hashes.of(tenant, userId),
+  };
+}
+
+export function keysFor(config: RedisConfig): RedisKeys {
+  return redisKeys(config.COS_REDIS_PREFIX, keyLayout(config));
+}
 
 /**
  * Producers (API, CLI) fail fast while Redis is down so the API can answer 503; consumers
  * (workers) wait for Redis to come back (BullMQ's production guide). Producers pipeline
  * automatically: the commands concurrent requests issue in one event-loop turn leave in one
- * socket write instead of one write each. A `once` client is for one short errand (the CLI's
- * announcements): it connects when `connect()` is called, once, and fails within 2 s if Redis
- * cannot be reached.
+ * socket write instead of one write each (on a cluster, one per master). A `once` client is for
+ * one short errand (the CLI's announcements): it connects when `connect()` is called, once, and
+ * fails within 2 s if Redis cannot be reached.
  */
-export function createRedis(url: string, role: 'producer' | 'consumer' | 'once'): Redis {
+export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' | 'once'): RedisClient {
   const retry = (attempt: number) => Math.min(attempt * 200, 2000);
   const options: RedisOptions =
     role === 'producer'
@@ -24,9 +59,31 @@ export function createRedis(url: string, role: 'producer' | 'consumer' | 'once')
       : role === 'consumer'
         ? { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy: retry }
         : { lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null };
-  const client = new Redis(url, options);
+  const client = typeof target === 'string' ? new Redis(target, options) : createCluster(target.clusterNodes, role, options);
   client.on('error', () => undefined); // reported by the callers' failing commands
   return client;
+}
+
+/**
+ * A cluster client with the node options of its role. A producer's commands still fail fast
+ * while a master is away; on a cluster they first follow a failover (retried while the
+ * replica is promoted and the slots are refreshed) rather than failing at the first error.
+ */
+function createCluster(nodes: Array<{ host: string; port: number }>, role: string, options: RedisOptions): Cluster {
+  const { enableOfflineQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...redisOptions } = options;
+  const clusterOptions: ClusterOptions = {
+    redisOptions,
+    enableAutoPipelining: enableAutoPipelining ?? false,
+    enableOfflineQueue: role === 'producer' ? true : (enableOfflineQueue ?? true),
+    enableReadyCheck: true,
+    lazyConnect: lazyConnect ?? false,
+    clusterRetryStrategy: retryStrategy === undefined ? (attempt) => Math.min(attempt * 200, 2000) : retryStrategy,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 2000,
+  };
+  return new Cluster(nodes, clusterOptions);
 }
 
 /**
@@ -38,6 +95,41 @@ export async function execPipeline(pipeline: ChainableCommander): Promise<unknow
   const failed = results.find(([error]) => error);
   if (failed) throw failed[0];
   return results.map(([, reply]) => reply);
+}
+
+/**
+ * Commands whose keys may lie in different slots, in one round trip on a node. A cluster
+ * pipeline must stay in one slot, so there each command is a pipeline of its own, all sent at
+ * once.
+ */
+export async function execEach(redis: RedisClient, commands: Array<(pipeline: ChainableCommander) => void>): Promise<void> {
+  if (commands.length === 0) return;
+  if (redis instanceof Cluster) {
+    await Promise.all(
+      commands.map((command) => {
+        const pipeline = redis.pipeline();
+        command(pipeline);
+        return execPipeline(pipeline);
+      }),
+    );
+    return;
+  }
+  const pipeline = redis.pipeline();
+  for (const command of commands) command(pipeline);
+  await execPipeline(pipeline);
+}
+
+/** Every key matching `pattern`: on a cluster, scanned on every master. */
+export async function scanKeys(redis: RedisClient, pattern: string, onKeys: (node: Redis, keys: string[]) => Promise<void>): Promise<void> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (found.length > 0) await onKeys(node, found);
+    } while (cursor !== '0');
+  }
 }
 
 export type { Redis };

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { ERASED_TTL_SECONDS } from '../cache/keys';
 import { sql } from 'kysely';
@@ -8,6 +7,8 @@ import { lockTestDataReset } from '../db/locks';
 import { utcMonth } from '../limits/calendar';
 import { PopulationCache } from '../population/population-cache.repository';
 import { nextPopulationVersion } from '../population/population.repository';
+import type { Tenant } from '../domain/environment';
+import { execEach, scanKeys, type RedisClient } from '../redis/redis';
 
 /**
  * The monthly test-environment reset: deletes every test-environment profile,
@@ -29,7 +30,7 @@ const TABLES = ['outcomes', 'decisions', 'profile_versions', 'erasures'] as cons
 
 export async function resetTestData(
   db: Db,
-  redis: Redis,
+  redis: RedisClient,
   keys: RedisKeys,
   options: { trigger: ResetTrigger; period?: string; accountId?: string; now?: number },
 ): Promise<ResetResult> {
@@ -63,7 +64,11 @@ export async function resetTestData(
     }
     let profiles = tx.deleteFrom('profiles').where('environment', '=', 'test');
     if (options.accountId) profiles = profiles.where('account_id', '=', options.accountId);
-    const generations = (await profiles.returning('generation').execute()).map((row) => row.generation);
+    const generations = (await profiles.returning(['account_id', 'user_id', 'generation']).execute()).map((row) => ({
+      tenant: { accountId: row.account_id, environment: 'test' as const },
+      userId: row.user_id,
+      generation: row.generation,
+    }));
     rowsRemoved.profiles = generations.length;
     let priors = tx.deleteFrom('population_priors').where('environment', '=', 'test');
     if (options.accountId) priors = priors.where('account_id', '=', options.accountId);
@@ -100,26 +105,36 @@ async function deleteArchivedTestRows(tx: DbOrTx, table: PartitionedTable, accou
   return removed;
 }
 
-async function dropTestCaches(redis: Redis, keys: RedisKeys, generations: string[], accountId?: string): Promise<void> {
+async function dropTestCaches(redis: RedisClient, keys: RedisKeys, generations: ErasedGeneration[], accountId?: string): Promise<void> {
   for (let i = 0; i < generations.length; i += 500) {
-    const pipeline = redis.pipeline();
-    for (const generation of generations.slice(i, i + 500)) pipeline.set(keys.erasedGeneration(generation), '1', 'EX', ERASED_TTL_SECONDS);
-    await pipeline.exec();
+    await execEach(
+      redis,
+      generations.slice(i, i + 500).map(
+        ({ tenant, userId, generation }) =>
+          (pipeline) =>
+            pipeline.set(keys.erasedGeneration(tenant, userId, generation), '1', 'EX', ERASED_TTL_SECONDS),
+      ),
+    );
   }
-  const pattern = keys.profilePattern(accountId ?? '*', 'test');
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (found.length > 0) await redis.del(...found);
-  } while (cursor !== '0');
+  // Each cached profile is in its user's slot: deleted one by one, on the node that holds it.
+  await scanKeys(redis, keys.profilePattern(accountId ?? '*', 'test'), async (node, found) => {
+    const pipeline = node.pipeline();
+    for (const key of found) pipeline.unlink(key);
+    await pipeline.exec();
+  });
+}
+
+interface ErasedGeneration {
+  tenant: Tenant;
+  userId: string;
+  generation: string;
 }
 
 /**
  * On worker start: run the current month's reset if it was missed while no worker ran. A fresh
  * install records a baseline instead, so its first reset is the coming 1st.
  */
-export async function catchUpTestDataReset(db: Db, redis: Redis, keys: RedisKeys, now = Date.now()): Promise<ResetResult | null> {
+export async function catchUpTestDataReset(db: Db, redis: RedisClient, keys: RedisKeys, now = Date.now()): Promise<ResetResult | null> {
   const period = utcMonth(now);
   const last = await db
     .selectFrom('test_data_resets')

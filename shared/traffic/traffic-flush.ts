@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis';
 import { sql } from 'kysely';
 import type { RedisKeys } from '../cache/keys';
 import type { Db, DbOrTx } from '../db/database';
@@ -11,7 +11,7 @@ import { MINUTE_PERIOD, parseTrafficField } from './traffic-fields';
  * and to its hour row in the snapshot's transaction, so hour rows are the exact sum of their
  * minutes (histograms included) without a separate rollup.
  */
-export async function flushTraffic(redis: Redis, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
+export async function flushTraffic(redis: RedisClient, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
   return flushSnapshots(redis, trafficSource(keys), db, writeTraffic, hooks);
 }
 

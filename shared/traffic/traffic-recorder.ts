@@ -1,4 +1,5 @@
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '../redis/redis';
 import type { RedisKeys } from '../cache/keys';
 import type { Logger } from '../logger/logger';
 import { latencyBucket } from './latency-histogram';
@@ -53,7 +54,7 @@ export class TrafficRecorder {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly countries: CountryLookup,
     private readonly logger: Logger,
@@ -92,7 +93,7 @@ export class TrafficRecorder {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    if (typeof (this.redis as Partial<Redis>).cosAddTraffic !== 'function') {
+    if (typeof (this.redis as Partial<RedisClient>).cosAddTraffic !== 'function') {
       this.redis.defineCommand('cosAddTraffic', { numberOfKeys: 2, lua: ADD_TRAFFIC });
     }
     const pipeline = this.redis.pipeline();

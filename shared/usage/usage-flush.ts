@@ -1,26 +1,28 @@
-import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { RedisKeys } from '../cache/keys';
 import type { Db, DbOrTx } from '../db/database';
 import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
+import type { RedisClient } from '../redis/redis';
 
 export type { FlushHooks, FlushResult } from '../flush/snapshot-flush';
 
 /**
  * Moves metered usage from Redis into Postgres `usage_daily`, exactly once, with the snapshot
- * flush (shared/flush/snapshot-flush.ts, docs/adr/0006-usage-flush.md): one hash per UTC day.
+ * flush (shared/flush/snapshot-flush.ts, docs/adr/0006-usage-flush.md): one hash per UTC day and
+ * usage shard (one shard on a single node, docs/adr/0013-redis-cluster-partitions.md).
  */
-export async function flushUsage(redis: Redis, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
-  return flushSnapshots(redis, usageSource(keys), db, writeUsage, hooks);
+export async function flushUsage(redis: RedisClient, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
+  const shards = Array.from({ length: keys.usageShards }, (_, shard) => usageSource(keys, shard));
+  return flushSnapshots(redis, shards, db, writeUsage, hooks);
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-const usageSource = (keys: RedisKeys): SnapshotSource => ({
-  periods: keys.usageDays,
-  hash: keys.usage,
-  snapshot: keys.usageSnapshot,
-  snapshots: keys.usageSnapshots,
+const usageSource = (keys: RedisKeys, shard: number): SnapshotSource => ({
+  periods: keys.usageDays(shard),
+  hash: (day) => keys.usage(day, shard),
+  snapshot: (snapshotId) => keys.usageSnapshot(snapshotId, shard),
+  snapshots: keys.usageSnapshots(shard),
   isPeriod: (day) => DAY.test(day),
   ledger: 'usage_flushes',
 });

@@ -23,7 +23,7 @@ it('meters a request that ends 5xx (the profile read fails in Postgres) as 5xx, 
   expect(failed.body.error.code).toBe('INTERNAL_ERROR');
   expect(failed.headers['x-ratelimit-limit']).toBe('10');
   await eventually(async () => {
-    expect(await h.env.redis.hgetall(h.env.keys.usage('2026-09-14'))).toEqual({
+    expect(await h.env.usage('2026-09-14', id)).toEqual({
       [`${id}|profile.get|2xx`]: '0',
       [`${id}|profile.get|4xx`]: '1',
       [`${id}|profile.get|5xx`]: '1',

@@ -42,7 +42,7 @@ it('releases the claim of an outcome it could not enqueue: the retry, with other
   expect(context.status).toBe(200);
   const requestId: string = context.body.requestId;
   const claims = readRequestIdClaims(requestId)!;
-  const fingerprintKey = h.env.keys.outcomeFingerprint(requestId);
+  const fingerprintKey = h.env.keys.outcomeFingerprint(requestId, claims.userHash);
   const pendingKey = h.env.keys.pendingOutcomes(claims, claims.userHash);
 
   await admin.call('ACL', 'LOG', 'RESET');

@@ -86,7 +86,7 @@ describe('per-second rate limit (live keys)', () => {
     });
     // Retry-After is truthful: one second after the refusal a request is admitted.
     expect((await burst(key, SECOND + 1900, 1))[0]!.status).toBe(404);
-    const usage = await h.env.redis.hgetall(h.env.keys.usage('2026-08-20'));
+    const usage = await h.env.usage('2026-08-20', id);
     expect(usage[`${id}|profile.get|429`]).toBe('1');
   });
 
@@ -217,10 +217,9 @@ describe('metering (live keys)', () => {
     expect((await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'm', task: '', complexity: 'low' })).status).toBe(400);
     expect((await get(key)).status).toBe(404);
     expect((await get(scoped.key)).status).toBe(403);
-    const usage = h.env.keys.usage('2026-06-10');
     // Reclassification runs after the response: poll until it has landed.
     await eventually(async () => {
-      expect(await h.env.redis.hgetall(usage)).toEqual({
+      expect(await h.env.usage('2026-06-10', id, scoped.id)).toEqual({
         [`${id}|context|2xx`]: '3',
         [`${id}|context|4xx`]: '1',
         [`${id}|profile.get|2xx`]: '0',
@@ -229,9 +228,9 @@ describe('metering (live keys)', () => {
       });
       return true;
     }, 5000);
-    const testKey = await h.key('meter', 'test');
-    await get(testKey);
-    expect(Object.keys(await h.env.redis.hgetall(usage))).toHaveLength(5);
+    const testKey = await h.keys.create({ account: 'meter', environment: 'test' });
+    await get(testKey.key);
+    expect(Object.keys(await h.env.usage('2026-06-10', id, scoped.id, testKey.id))).toHaveLength(5);
     const account = (await findAccount(h.env.db, 'meter'))!;
     expect(account.plan).toBe('starter');
   });

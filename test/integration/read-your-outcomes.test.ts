@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { findAccount } from '../../shared/keys/account.repository';
 import { userHash } from '../../shared/keys/user-hash';
 import { PENDING_OUTCOME_HORIZON_MS, SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
@@ -88,8 +89,12 @@ describe('reads after an outcome (worker running)', () => {
 
 describe('settlement notices', () => {
   it('wake a read waiting on the settled user, and only that one', async () => {
-    const subscribers = async () =>
-      Number(((await h.env.redis.call('PUBSUB', 'NUMSUB', h.env.keys.outcomesSettled)) as [string, number])[1]);
+    // A cluster counts each node's subscribers on that node.
+    const nodes = h.env.redis instanceof Cluster ? h.env.redis.nodes() : [h.env.redis];
+    const subscribers = async () => {
+      const counts = await Promise.all(nodes.map((node) => node.call('PUBSUB', 'NUMSUB', h.env.keys.outcomesSettled)));
+      return counts.reduce((sum: number, reply) => sum + Number((reply as [string, number])[1]), 0);
+    };
     const before = await subscribers();
     const settled = new SettledOutcomes(h.env.redis.duplicate(), h.env.keys);
     try {

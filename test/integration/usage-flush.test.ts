@@ -68,10 +68,10 @@ describe('usage flush to Postgres', () => {
       }),
     ).rejects.toThrow('killed after commit');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
-    expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBeGreaterThan(0); // snapshot left behind
+    expect(await h.env.redis.scard(h.env.keys.usageSnapshots())).toBeGreaterThan(0); // snapshot left behind
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
-    expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBe(0);
+    expect(await h.env.redis.scard(h.env.keys.usageSnapshots())).toBe(0);
   });
 
   it('neither loses nor double-counts when the flushing process is SIGKILLed between commit and cleanup', async () => {
@@ -92,7 +92,7 @@ describe('usage flush to Postgres', () => {
     const child = spawnSync(process.execPath, ['-e', script], { env: h.env.processEnv(), encoding: 'utf8', timeout: 30_000 });
     expect(child.signal).toBe('SIGKILL');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
-    expect(await h.env.redis.scard(h.env.keys.usageSnapshots)).toBeGreaterThan(0);
+    expect(await h.env.redis.scard(h.env.keys.usageSnapshots())).toBeGreaterThan(0);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
   });
@@ -122,7 +122,7 @@ describe('usage flush to Postgres', () => {
     const meteredAt = Date.UTC(2026, 2, 7, 23, 59, 59);
     // One request metered on the 7th as 2xx, and flushed.
     await h.env.redis.hincrby(h.env.keys.usage('2026-03-07'), `${issued.id}|context|2xx`, 1);
-    await h.env.redis.sadd(h.env.keys.usageDays, '2026-03-07');
+    await h.env.redis.sadd(h.env.keys.usageDays(), '2026-03-07');
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     await limiter.reclassify(issued.id, 'context', '5xx', meteredAt);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);

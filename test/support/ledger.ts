@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { sql } from 'kysely';
-import type { Redis } from 'ioredis';
 import type { Db } from '../../shared/db/database';
 import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
+import type { RedisClient } from '../../shared/redis/redis';
 
 /**
  * What Postgres holds of a set of accepted outcomes: which were applied, which are missing, and
@@ -30,7 +30,7 @@ export async function outcomeLedger(db: Db, accepted: string[]) {
 }
 
 /** The events queue of a test's prefix, to read job states. */
-export function eventsQueue(redis: Redis, queuePrefix: string): Queue {
+export function eventsQueue(redis: RedisClient, queuePrefix: string): Queue {
   const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: queuePrefix });
   queue.on('error', () => undefined);
   return queue;

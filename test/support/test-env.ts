@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { redisKeys } from '../../shared/cache/keys';
+import { CLUSTER_QUEUE_PARTITIONS } from '../../shared/config/config';
+import { keyLayout, type RedisClient } from '../../shared/redis/redis';
 import { createDb, type Db } from '../../shared/db/database';
 import { withDatabase } from './global-setup';
 
@@ -10,11 +12,15 @@ export const TEST_SECRET = 'test-secret-0123456789abcdef';
 export interface TestEnv {
   databaseUrl: string;
   redisUrl: string;
+  /** The Redis Cluster's nodes (`host:port,…`) in the cluster pass (jest project `cluster`). */
+  clusterNodes?: string;
   /** A Redis key prefix of this test file's own (queues and caches). */
   prefix: string;
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   keys: ReturnType<typeof redisKeys>;
+  /** The metered usage of a day for these API keys (on a cluster, merged from their usage shards). */
+  usage(day: string, ...keyIds: string[]): Promise<Record<string, string>>;
   /** Environment for spawned api/worker/cli processes of this file. */
   processEnv(extra?: Record<string, string>): NodeJS.ProcessEnv;
   close(): Promise<void>;
@@ -30,17 +36,38 @@ export async function createTestEnv(): Promise<TestEnv> {
   await admin.query(`create database ${name} template ${template}`);
   await admin.end();
   const databaseUrl = withDatabase(adminUrl, name);
-  const redisUrl = process.env.COS_TEST_REDIS_URL!;
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const db = createDb(databaseUrl, 5);
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const clusterNodes = process.env.COS_TEST_REDIS_MODE === 'cluster' ? process.env.COS_TEST_REDIS_CLUSTER_NODES! : undefined;
+  const nodes = clusterNodes?.split(',').map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) }));
+  // On the cluster, REDIS_URL names one of its nodes (for the few tests that speak to one node).
+  const redisUrl = nodes ? `redis://${nodes[0]!.host}:${nodes[0]!.port}` : process.env.COS_TEST_REDIS_URL!;
+  const redis = nodes
+    ? new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } })
+    : new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const keys = nodes
+    ? redisKeys(
+        prefix,
+        keyLayout({
+          COS_REDIS_PREFIX: prefix,
+          COS_SECRET: TEST_SECRET,
+          REDIS_CLUSTER_NODES: nodes,
+          QUEUE_PARTITIONS: CLUSTER_QUEUE_PARTITIONS,
+        }),
+      )
+    : redisKeys(prefix);
   return {
     databaseUrl,
     redisUrl,
+    clusterNodes,
     prefix,
     db,
     redis,
-    keys: redisKeys(prefix),
+    keys,
+    usage: async (day, ...keyIds) => {
+      const shards = [...new Set(keyIds.map((keyId) => keys.usageShard(keyId)))];
+      return Object.assign({}, ...(await Promise.all(shards.map((shard) => redis.hgetall(keys.usage(day, shard))))));
+    },
     processEnv: (extra = {}) => ({
       ...process.env,
       NODE_ENV: 'test',
@@ -51,6 +78,7 @@ export async function createTestEnv(): Promise<TestEnv> {
       LOG_LEVEL: 'warn',
       // Spawned workers of parallel test files would share the default port.
       METRICS_PORT: '0',
+      ...(clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : {}),
       ...extra,
     }),
     close: async () => {
