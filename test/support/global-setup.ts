@@ -11,6 +11,8 @@ import { startLocalServices, type LocalServices } from '../../scripts/local-serv
  * URLs to the test files through the environment.
  */
 export default async function globalSetup(): Promise<void> {
+  // Run once per jest run, by whichever project's setup comes first (cluster-global-setup.ts).
+  if ((globalThis as { __COS_TEARDOWN__?: unknown }).__COS_TEARDOWN__) return;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cos-test-'));
   chmodSync(dir, 0o755); // the postgres user must reach its data folder inside
   const services: LocalServices = await startLocalServices(dir, {
@@ -24,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
   // The teardown stops the services and removes their throwaway data (jest does not run it
   // when this setup fails, so a failure below does the same).
   const teardown = async () => {
+    delete (globalThis as { __COS_TEARDOWN__?: unknown }).__COS_TEARDOWN__;
     await services.stop();
     rmSync(dir, { recursive: true, force: true });
   };

@@ -26,8 +26,11 @@ export interface TestEnv {
   close(): Promise<void>;
 }
 
-/** A fresh database copied from the migrated template, and a unique Redis prefix. */
-export async function createTestEnv(): Promise<TestEnv> {
+/**
+ * A fresh database copied from the migrated template, and a unique Redis prefix. In the cluster
+ * pass Redis is the pass's cluster, or the one at `clusterNodes` (a test's own cluster).
+ */
+export async function createTestEnv(options: { clusterNodes?: string } = {}): Promise<TestEnv> {
   const adminUrl = process.env.COS_TEST_ADMIN_URL!;
   const template = process.env.COS_TEST_TEMPLATE_DB!;
   const name = `cos_test_${randomBytes(6).toString('hex')}`;
@@ -38,7 +41,8 @@ export async function createTestEnv(): Promise<TestEnv> {
   const databaseUrl = withDatabase(adminUrl, name);
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const db = createDb(databaseUrl, 5);
-  const clusterNodes = process.env.COS_TEST_REDIS_MODE === 'cluster' ? process.env.COS_TEST_REDIS_CLUSTER_NODES! : undefined;
+  const clusterNodes =
+    options.clusterNodes ?? (process.env.COS_TEST_REDIS_MODE === 'cluster' ? process.env.COS_TEST_REDIS_CLUSTER_NODES! : undefined);
   const nodes = clusterNodes?.split(',').map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) }));
   // On the cluster, REDIS_URL names one of its nodes (for the few tests that speak to one node).
   const redisUrl = nodes ? `redis://${nodes[0]!.host}:${nodes[0]!.port}` : process.env.COS_TEST_REDIS_URL!;
