@@ -14,10 +14,10 @@ import { startLocalServices, writeEnvFile } from './local-services';
 
 /**
  * `npm start`: the whole service on one machine. Starts Postgres and Redis in .cos/ unless
- * DATABASE_URL / REDIS_URL are set (Postgres's data elsewhere when the postgres user cannot
- * reach .cos/, see postgres-dirs.ts), migrates, ensures a demo account with a test key and a
- * dashboard login, then runs the api, one worker and the dashboard until Ctrl-C / SIGTERM, and
- * stops everything it started.
+ * DATABASE_URL / REDIS_URL (or REDIS_CLUSTER_NODES) are set (Postgres's data elsewhere when the
+ * postgres user cannot reach .cos/, see postgres-dirs.ts), migrates, ensures a demo account with
+ * a test key and a dashboard login, then runs the api, one worker and the dashboard until
+ * Ctrl-C / SIGTERM, and stops everything it started.
  */
 const root = projectRoot();
 const dotCos = path.join(root, '.cos');
@@ -69,11 +69,18 @@ async function waitForHttp(what: string, url: string, stopping: () => boolean, t
   if (!stopping()) throw new Error(`the ${what} did not answer on ${url} within ${timeoutMs / 1000} s`);
 }
 
+function clusterNodeUrl(nodes: string | undefined): string | undefined {
+  const first = nodes?.split(',')[0]?.trim();
+  return first ? `redis://${first}` : undefined;
+}
+
 async function main(): Promise<void> {
   // A promise, so a Ctrl-C while they are still starting stops them too.
   const services = startLocalServices(dotCos, {
     databaseUrl: process.env.DATABASE_URL,
-    redisUrl: process.env.REDIS_URL,
+    // With a Redis Cluster (REDIS_CLUSTER_NODES) no local Redis is started: its first node
+    // stands in for REDIS_URL, which the api and worker then ignore.
+    redisUrl: process.env.REDIS_URL ?? clusterNodeUrl(process.env.REDIS_CLUSTER_NODES),
     durable: true,
     ownProcessGroup: true,
   });
@@ -122,6 +129,7 @@ async function main(): Promise<void> {
     writeEnvFile(path.join(dotCos, 'runtime.env'), {
       DATABASE_URL: databaseUrl,
       REDIS_URL: redisUrl,
+      ...(process.env.REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES } : {}),
       COS_SECRET: secret,
       NODE_ENV: env.NODE_ENV,
     });
@@ -141,7 +149,7 @@ async function main(): Promise<void> {
     await waitForHttp('dashboard', `http://127.0.0.1:${dashboardPort}/healthz`, () => stopping);
     if (stopping) return;
     log(`Postgres: ${databaseUrl}`);
-    log(`Redis:    ${redisUrl}`);
+    log(`Redis:    ${process.env.REDIS_CLUSTER_NODES ? `cluster ${process.env.REDIS_CLUSTER_NODES}` : redisUrl}`);
     if (postgresDataDir && path.dirname(postgresDataDir) !== dotCos) {
       log(`Postgres data: ${postgresDataDir} (the postgres user cannot enter this project's folder)`);
     }
