@@ -34,6 +34,20 @@ describe.each([
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'OUTCOME_WINDOW']) expect(error.message).toContain(name);
   });
 
+  it('takes a Redis Cluster instead of REDIS_URL, with 8 queue partitions unless told otherwise', () => {
+    const { REDIS_URL: _url, ...withoutUrl } = BASE;
+    const config = load({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001' });
+    expect(config.REDIS_CLUSTER_NODES).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-b.internal', port: 7001 },
+    ]);
+    expect(config.QUEUE_PARTITIONS).toBe(8);
+    expect(load({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1:7000', QUEUE_PARTITIONS: '32' }).QUEUE_PARTITIONS).toBe(32);
+    expect(load({ ...BASE }).QUEUE_PARTITIONS).toBe(1);
+    expect(configError(() => load({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1' })).message).toContain('REDIS_CLUSTER_NODES');
+    expect(configError(() => load({ ...BASE, QUEUE_PARTITIONS: '0' })).message).toContain('QUEUE_PARTITIONS');
+  });
+
   it('requires COS_SECRET when NODE_ENV is unset (production is the default)', () => {
     const { COS_SECRET: _secret, ...withoutSecret } = BASE;
     expect(configError(() => load(withoutSecret)).message).toContain('COS_SECRET');
