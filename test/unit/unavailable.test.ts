@@ -20,6 +20,11 @@ describe('isDependencyUnavailable', () => {
     ['Postgres starting up', withCode('the database system is starting up', '57P03')],
     ['Redis out of memory (noeviction)', new Error("OOM command not allowed when used memory > 'maxmemory'.")],
     ['a Redis replica refusing writes', new Error("READONLY You can't write against a read only replica.")],
+    ['a Redis Cluster without a master for a slot', new Error('CLUSTERDOWN The cluster is down')],
+    ['a Redis Cluster slot in migration', new Error('TRYAGAIN Multiple keys request during rehashing of slot')],
+    ['a Redis Cluster slot moved to a promoted replica', new Error('MOVED 2786 127.0.0.1:40643')],
+    ['ioredis out of redirections', new Error('Too many Cluster redirections. Last error: Error: Connection is closed.')],
+    ['ioredis Cluster before it is ready', new Error("Cluster isn't ready and enableOfflineQueue options is false")],
   ])('is true for %s', (_label, error) => {
     expect(isDependencyUnavailable(error)).toBe(true);
   });
