@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { JOBS } from '../../shared/jobs/catalog';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
-import { eventsIdle, eventsQueue } from '../support/ledger';
+import { eventsIdle, eventsQueues } from '../support/ledger';
 
 let h: Harness;
 let key: string;
@@ -37,7 +37,7 @@ it('never revives a user erased while its outcome is being applied', async () =>
     }),
   );
   // Every queued event settled: applied (then erased) or dropped for the erasure.
-  const queue = eventsQueue(h.env.redis, h.env.keys.queuePrefix);
+  const queue = eventsQueues(h.env.redis, h.env.keys);
   await eventually(() => eventsIdle(queue));
   const completed = await queue.getJobs(['completed']);
   await queue.close();

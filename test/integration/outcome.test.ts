@@ -3,7 +3,7 @@ import { findAccount } from '../../shared/keys/account.repository';
 import { JOBS } from '../../shared/jobs/catalog';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { expectMatchesOpenApi } from '../support/openapi';
-import { eventsIdle, eventsQueue } from '../support/ledger';
+import { eventsIdle, eventsQueues } from '../support/ledger';
 import { TEST_SECRET } from '../support/test-env';
 
 let h: Harness;
@@ -47,7 +47,7 @@ describe('POST /v1/outcome', () => {
     for (let i = 0; i < 3; i++) expect((await postOutcome(body)).status).toBe(202);
     await eventually(async () => (await profile('o-retry')).body.interactionCount === 1);
     // Nothing left that could apply it again: the queue is idle, and each post's job completed.
-    const queue = eventsQueue(h.env.redis, h.env.keys.queuePrefix);
+    const queue = eventsQueues(h.env.redis, h.env.keys);
     await eventually(() => eventsIdle(queue));
     const jobs = (await queue.getJobs(['completed'])).filter(
       (job) => job.name === 'outcomes' && JOBS.outcomes.schema.parse(job.data).outcomes.some((o) => o.requestId === requestId),

@@ -1,4 +1,5 @@
-import { Queue } from 'bullmq';
+import { Queue, type Job, type JobType } from 'bullmq';
+import type { RedisKeys } from '../../shared/cache/keys';
 import { sql } from 'kysely';
 import type { Db } from '../../shared/db/database';
 import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
@@ -36,8 +37,21 @@ export function eventsQueue(redis: RedisClient, queuePrefix: string): Queue {
   return queue;
 }
 
-/** True once no event job waits, runs or waits for a retry. */
-export async function eventsIdle(queue: Queue): Promise<boolean> {
-  const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized');
-  return Object.values(counts).every((n) => n === 0);
+/** Every partition of the events queue of a test's keys (one on a single node), read as one. */
+export function eventsQueues(redis: RedisClient, keys: RedisKeys) {
+  const partitions = keys.queuePrefixes.map((prefix) => eventsQueue(redis, prefix));
+  return {
+    partitions,
+    getJobs: async (types: JobType[]): Promise<Job[]> => (await Promise.all(partitions.map((queue) => queue.getJobs(types)))).flat(),
+    close: async () => {
+      await Promise.all(partitions.map((queue) => queue.close()));
+    },
+  };
+}
+
+/** True once no event job waits, runs or waits for a retry (in any of the partitions given). */
+export async function eventsIdle(queue: Queue | { partitions: Queue[] }): Promise<boolean> {
+  const partitions = queue instanceof Queue ? [queue] : queue.partitions;
+  const counts = await Promise.all(partitions.map((partition) => partition.getJobCounts('wait', 'active', 'delayed', 'prioritized')));
+  return counts.every((partition) => Object.values(partition).every((n) => n === 0));
 }
