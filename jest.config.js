@@ -25,6 +25,7 @@ const CLUSTER_SUITES = [
   'integration/rate-limit',
   'integration/read-your-outcomes',
   'integration/test-data-reset',
+  'integration/usage-flush',
   'integration/worker-batch-writes',
   'e2e/api-processes',
   'e2e/limiter-two-apis',

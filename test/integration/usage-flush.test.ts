@@ -36,7 +36,10 @@ const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
  * flush: a request ending in 4xx is metered 2xx first and moved once its response is sent.
  */
 const metered = (keyId: string, day: string, endpoint: string, cls: StatusClass, count: number) =>
-  eventually(async () => Number(await h.env.redis.hget(h.env.keys.usage(day), usageField(keyId, endpoint, cls))) === count);
+  eventually(async () => Number((await h.env.usage(day, keyId))[usageField(keyId, endpoint, cls)]) === count);
+
+/** The snapshots of a key's usage shard not yet deleted. */
+const snapshotsOf = (keyId: string) => h.env.redis.scard(h.env.keys.usageSnapshots(h.env.keys.usageShard(keyId)));
 
 describe('usage flush to Postgres', () => {
   it('moves metered counts into usage_daily, equal to the requests made', async () => {
@@ -68,10 +71,10 @@ describe('usage flush to Postgres', () => {
       }),
     ).rejects.toThrow('killed after commit');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
-    expect(await h.env.redis.scard(h.env.keys.usageSnapshots())).toBeGreaterThan(0); // snapshot left behind
+    expect(await snapshotsOf(issued.id)).toBeGreaterThan(0); // snapshot left behind
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
-    expect(await h.env.redis.scard(h.env.keys.usageSnapshots())).toBe(0);
+    expect(await snapshotsOf(issued.id)).toBe(0);
   });
 
   it('neither loses nor double-counts when the flushing process is SIGKILLed between commit and cleanup', async () => {
@@ -82,17 +85,18 @@ describe('usage flush to Postgres', () => {
     const dist = path.join(__dirname, '../../dist');
     // A real process runs the built flush and is killed (SIGKILL) right after its commit.
     const script = `
-      const { createRedis } = require(${JSON.stringify(`${dist}/shared/redis/redis.js`)});
+      const { createRedis, keysFor, redisTarget } = require(${JSON.stringify(`${dist}/shared/redis/redis.js`)});
+      const { loadCliConfig } = require(${JSON.stringify(`${dist}/shared/config/config.js`)});
       const { createDb } = require(${JSON.stringify(`${dist}/shared/db/database.js`)});
-      const { redisKeys } = require(${JSON.stringify(`${dist}/shared/cache/keys.js`)});
       const { flushUsage } = require(${JSON.stringify(`${dist}/shared/usage/usage-flush.js`)});
-      flushUsage(createRedis(process.env.REDIS_URL, 'consumer'), redisKeys(process.env.COS_REDIS_PREFIX), createDb(process.env.DATABASE_URL, 1), {
+      const config = loadCliConfig();
+      flushUsage(createRedis(redisTarget(config), 'consumer'), keysFor(config), createDb(config.DATABASE_URL, 1), {
         afterCommit: () => process.kill(process.pid, 'SIGKILL'),
       });`;
     const child = spawnSync(process.execPath, ['-e', script], { env: h.env.processEnv(), encoding: 'utf8', timeout: 30_000 });
     expect(child.signal).toBe('SIGKILL');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
-    expect(await h.env.redis.scard(h.env.keys.usageSnapshots())).toBeGreaterThan(0);
+    expect(await snapshotsOf(issued.id)).toBeGreaterThan(0);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
   });
@@ -121,8 +125,9 @@ describe('usage flush to Postgres', () => {
     const limiter = new Limiter(h.env.redis, h.env.keys);
     const meteredAt = Date.UTC(2026, 2, 7, 23, 59, 59);
     // One request metered on the 7th as 2xx, and flushed.
-    await h.env.redis.hincrby(h.env.keys.usage('2026-03-07'), `${issued.id}|context|2xx`, 1);
-    await h.env.redis.sadd(h.env.keys.usageDays(), '2026-03-07');
+    const shard = h.env.keys.usageShard(issued.id);
+    await h.env.redis.hincrby(h.env.keys.usage('2026-03-07', shard), `${issued.id}|context|2xx`, 1);
+    await h.env.redis.sadd(h.env.keys.usageDays(shard), '2026-03-07');
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     await limiter.reclassify(issued.id, 'context', '5xx', meteredAt);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
