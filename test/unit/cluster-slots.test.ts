@@ -70,6 +70,11 @@ it("the outcome claim, its rollback MULTI, the profile reads and cache writes: a
   );
 });
 
+it('the traffic recorder and its flush: every traffic key', () => {
+  const minute = '2026-11-25T16:40';
+  expect(slots(keys.traffic(minute), keys.trafficMinutes, keys.trafficSnapshot(`${minute}:x`), keys.trafficSnapshots).size).toBe(1);
+});
+
 it('spreads users and API keys over many slots, each queue partition in a slot of its own', () => {
   const users = Array.from({ length: 500 }, (_, i) => keys.profile({ accountId: 'a', environment: 'live' }, `user-${i}`));
   expect(slots(...users).size).toBeGreaterThan(400);
