@@ -25,10 +25,12 @@ const CLUSTER_SUITES = [
   'integration/rate-limit',
   'integration/read-your-outcomes',
   'integration/test-data-reset',
+  'integration/traffic-recording',
   'integration/usage-flush',
   'integration/worker-batch-writes',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
+  'e2e/traffic-processes',
   'e2e/cluster-burst',
   'e2e/cluster-failover',
 ];
