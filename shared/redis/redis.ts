@@ -59,22 +59,22 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
       : role === 'consumer'
         ? { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy: retry }
         : { lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null };
-  const client = typeof target === 'string' ? new Redis(target, options) : createCluster(target.clusterNodes, role, options);
+  const client = typeof target === 'string' ? new Redis(target, options) : createCluster(target.clusterNodes, options);
   client.on('error', () => undefined); // reported by the callers' failing commands
   return client;
 }
 
 /**
- * A cluster client with the node options of its role. A producer's commands still fail fast
- * while a master is away; on a cluster they first follow a failover (retried while the
- * replica is promoted and the slots are refreshed) rather than failing at the first error.
+ * A cluster client with the node options of its role. A producer fails fast while the cluster
+ * cannot be reached, as on one node; while one master is replaced, commands for its slots are
+ * retried (`retryDelayOnFailover`) until its replica has them, within the command timeout.
  */
-function createCluster(nodes: Array<{ host: string; port: number }>, role: string, options: RedisOptions): Cluster {
+function createCluster(nodes: Array<{ host: string; port: number }>, options: RedisOptions): Cluster {
   const { enableOfflineQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...redisOptions } = options;
   const clusterOptions: ClusterOptions = {
     redisOptions,
     enableAutoPipelining: enableAutoPipelining ?? false,
-    enableOfflineQueue: role === 'producer' ? true : (enableOfflineQueue ?? true),
+    enableOfflineQueue: enableOfflineQueue ?? true,
     enableReadyCheck: true,
     lazyConnect: lazyConnect ?? false,
     clusterRetryStrategy: retryStrategy === undefined ? (attempt) => Math.min(attempt * 200, 2000) : retryStrategy,
