@@ -75,6 +75,10 @@ it('the traffic recorder and its flush: every traffic key', () => {
   expect(slots(keys.traffic(minute), keys.trafficMinutes, keys.trafficSnapshot(`${minute}:x`), keys.trafficSnapshots).size).toBe(1);
 });
 
+it("the dashboard's sign-in throttle transaction: an email's and a client's failures", () => {
+  expect(slots(keys.signInFailures('email', 'a1'), keys.signInFailures('client', 'b2')).size).toBe(1);
+});
+
 it('spreads users and API keys over many slots, each queue partition in a slot of its own', () => {
   const users = Array.from({ length: 500 }, (_, i) => keys.profile({ accountId: 'a', environment: 'live' }, `user-${i}`));
   expect(slots(...users).size).toBeGreaterThan(400);
