@@ -41,12 +41,13 @@ export function buildApiDependencies(
   const target = redisTarget(config);
   const redis = createRedis(target, 'producer');
   const keys = keysFor(config);
-  const readiness = readinessCheck(redis, db);
-  const metrics = new ApiMetrics(readiness);
   const learner = engine as Learner;
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
   // (auto-pipelining makes one per event-loop turn): the hot path's commands use their own.
   const queueRedis = createRedis(target, 'producer');
+  // Ready once both connections are: a cluster client answers nothing before it has the slot map.
+  const readiness = readinessCheck([redis, queueRedis], db);
+  const metrics = new ApiMetrics(readiness);
   const producer = new BatchedProducer(queueRedis, keys, MAX_BATCH_ITEMS, {
     replicas: config.REDIS_WAIT_REPLICAS,
     timeoutMs: config.REDIS_WAIT_TIMEOUT,

@@ -31,13 +31,21 @@ const check = async (probe: () => Promise<unknown>): Promise<DependencyStatus> =
     CHECK_TIMEOUT_MS,
   )) ?? 'unavailable';
 
-/** Whether this process reaches Redis (`PING`) and Postgres (`select 1`), checked in parallel. */
-export function readinessCheck(redis: RedisClient, db: Db): () => Promise<Readiness> {
+/**
+ * Whether this process reaches Redis (`PING`, on each of its connections given) and Postgres
+ * (`select 1`), checked in parallel.
+ */
+export function readinessCheck(redis: RedisClient | RedisClient[], db: Db): () => Promise<Readiness> {
+  const clients = Array.isArray(redis) ? redis : [redis];
   return async () => {
     const [redisStatus, postgres] = await Promise.all([
       // A worker's connection queues commands while Redis is away instead of failing them:
       // a connection that is not ready is reported at once.
-      check(() => (redis.status === 'ready' ? redis.ping() : Promise.reject(new Error(`redis ${redis.status}`)))),
+      check(() =>
+        Promise.all(
+          clients.map((client) => (client.status === 'ready' ? client.ping() : Promise.reject(new Error(`redis ${client.status}`)))),
+        ),
+      ),
       check(() => sql`select 1`.execute(db)),
     ]);
     return { ready: redisStatus === 'ok' && postgres === 'ok', checks: { redis: redisStatus, postgres } };

@@ -54,6 +54,9 @@ export async function startHarness(
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
   const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger, clock);
   const app = createApp(deps);
+  // A cluster client takes a moment to learn the slot map; until then the API answers 503, as a
+  // process does before its readiness probe passes.
+  if (env.clusterNodes) await eventually(async () => (await deps.readiness()).ready);
   const keys = new KeyService(env.db, TEST_SECRET);
   const workers: RunningWorker[] = [];
   const servers: Server[] = [];
