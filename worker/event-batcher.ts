@@ -57,7 +57,7 @@ export class EventBatcher {
     private readonly cache: ProfileCache,
     private readonly populations: PopulationCache,
     private readonly pendingOutcomes: PendingOutcomes,
-    /** The events-queue partition of a user (docs/adr/0013-redis-cluster-partitions.md). */
+    /** The events-queue partition of a user (docs/adr/0014-redis-cluster-partitions.md). */
     private readonly queueOf: (userHash: string) => Queue,
     private readonly learner: Learner,
     private readonly logger: Logger,

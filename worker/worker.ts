@@ -57,7 +57,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const target = redisTarget(config);
   const db = createDb(config.DATABASE_URL, POOL_SIZE.worker);
   const redis = createRedis(target, 'consumer');
-  // One events queue per partition (docs/adr/0013-redis-cluster-partitions.md); this worker
+  // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md); this worker
   // consumes them all. The maintenance queue lives with the first.
   const events = keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });

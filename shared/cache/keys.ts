@@ -22,7 +22,7 @@ export function tenantKey(tenant: Tenant, ...parts: string[]): string {
 }
 
 /**
- * Where keys live (docs/adr/0013-redis-cluster-partitions.md). On one node every key keeps the
+ * Where keys live (docs/adr/0014-redis-cluster-partitions.md). On one node every key keeps the
  * name it always had. On a Redis Cluster each key a script or MULTI touches together ends in
  * the same hash tag: a user's keys in `{<userHash>}`, an API key's limiter and usage keys in its
  * usage shard's `{k<n>}`; queues are partitioned, each partition's prefix a hash tag.

@@ -32,7 +32,7 @@ export interface ReplicaWait {
  * added in one event-loop turn for one queue partition joins one open batch, enqueued as a
  * single job with one Redis call. Each caller's promise settles when that job is durably in
  * Redis, so a caller still answers only after its own item was enqueued. A user's items always
- * go to the user's partition (docs/adr/0013-redis-cluster-partitions.md).
+ * go to the user's partition (docs/adr/0014-redis-cluster-partitions.md).
  */
 export class BatchedProducer {
   private readonly queues = new Map<string, Queue>();

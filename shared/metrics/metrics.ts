@@ -150,7 +150,7 @@ export class WorkerMetrics {
     dependencyGauge(this.registry, readiness);
     // Every series exists from the start, so rates and alerts see a 0 before the first event.
     for (const queue of queues) for (const final of ['true', 'false']) this.jobsFailed.inc({ queue: queue.name, final }, 0);
-    // A partitioned queue (docs/adr/0013-redis-cluster-partitions.md) reports its partitions' sum.
+    // A partitioned queue (docs/adr/0014-redis-cluster-partitions.md) reports its partitions' sum.
     for (const result of ['ok', 'error']) this.usageFlushRuns.inc({ result }, 0);
     new Gauge({
       name: 'cos_queue_jobs',

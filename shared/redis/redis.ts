@@ -21,7 +21,7 @@ export function redisTarget(config: Pick<RedisConfig, 'REDIS_URL' | 'REDIS_CLUST
   return config.REDIS_CLUSTER_NODES ? { clusterNodes: config.REDIS_CLUSTER_NODES } : config.REDIS_URL!;
 }
 
-/** The key layout of a deployment (docs/adr/0013-redis-cluster-partitions.md). */
+/** The key layout of a deployment (docs/adr/0014-redis-cluster-partitions.md). */
 export function keyLayout(config: RedisConfig): KeyLayout {
   const hashes = new UserHashes(config.COS_SECRET);
   return {

@@ -9,7 +9,7 @@ export type { FlushHooks, FlushResult } from '../flush/snapshot-flush';
 /**
  * Moves metered usage from Redis into Postgres `usage_daily`, exactly once, with the snapshot
  * flush (shared/flush/snapshot-flush.ts, docs/adr/0006-usage-flush.md): one hash per UTC day and
- * usage shard (one shard on a single node, docs/adr/0013-redis-cluster-partitions.md).
+ * usage shard (one shard on a single node, docs/adr/0014-redis-cluster-partitions.md).
  */
 export async function flushUsage(redis: RedisClient, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
   const shards = Array.from({ length: keys.usageShards }, (_, shard) => usageSource(keys, shard));
