@@ -22,6 +22,9 @@ beforeAll(async () => {
   env = await createTestEnv();
   expect(env.clusterNodes).toBeDefined();
   api = await spawnApi(env.processEnv({ API_PROCESSES: '2' }));
+  // spawnApi saw one process ready; the port's connections go to both, each ready once its
+  // cluster clients have the slot map (503 before, as for any process not ready yet).
+  await eventually(async () => (await Promise.all(Array.from({ length: 8 }, () => fetch(`${api.url}/readyz`)))).every((res) => res.ok));
   for (let i = 0; i < 3; i++)
     workers.push(spawnBuilt('worker/main.js', env.processEnv({ WORKER_CONCURRENCY: '64', WORKER_BATCH_SIZE: '50' })));
   queues = env.keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: env.redis, prefix }));
