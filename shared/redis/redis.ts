@@ -65,16 +65,18 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
 }
 
 /**
- * A cluster client with the node options of its role. A producer fails fast while the cluster
- * cannot be reached, as on one node; while one master is replaced, commands for its slots are
- * retried (`retryDelayOnFailover`) until its replica has them, within the command timeout.
+ * A cluster client with the node options of its role. Its offline queue stays on, also for
+ * producers: without it, a command for a master whose connection is still opening (a process
+ * just started, a replica just promoted) fails at once, where on one node it would have gone
+ * out. The node command timeout bounds a producer's wait while a master is replaced; while the
+ * whole cluster is unreachable its commands wait for it (docs/SCALING.md#redis).
  */
 function createCluster(nodes: Array<{ host: string; port: number }>, options: RedisOptions): Cluster {
-  const { enableOfflineQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...redisOptions } = options;
+  const { enableOfflineQueue: _nodeQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...redisOptions } = options;
   const clusterOptions: ClusterOptions = {
     redisOptions,
     enableAutoPipelining: enableAutoPipelining ?? false,
-    enableOfflineQueue: enableOfflineQueue ?? true,
+    enableOfflineQueue: true,
     enableReadyCheck: true,
     lazyConnect: lazyConnect ?? false,
     clusterRetryStrategy: retryStrategy === undefined ? (attempt) => Math.min(attempt * 200, 2000) : retryStrategy,
