@@ -6,7 +6,8 @@ import type { CommandContext, CommandOutput } from './commands';
 
 /**
  * `cos partitions list | detach --before YYYY-MM`: the monthly partitions of decisions,
- * outcomes and profile versions (docs/adr/0013-monthly-partitions.md). Nothing is ever dropped:
+ * outcomes and profile versions (docs/adr/0013-monthly-partitions.md); traffic months are
+ * listed but never detached, their retention deletes old rows. Nothing is ever dropped:
  * a detached month stays a plain table in the database (docs/OPERATIONS.md says how to move it to
  * cheaper storage).
  */

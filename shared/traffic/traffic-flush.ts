@@ -1,7 +1,8 @@
 import type { RedisClient } from '../redis/redis';
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { RedisKeys } from '../cache/keys';
 import type { Db, DbOrTx } from '../db/database';
+import type { TrafficCountersTable } from '../db/schema';
 import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
 import { MINUTE_PERIOD, parseTrafficField } from './traffic-fields';
 
@@ -44,19 +45,21 @@ async function writeTraffic(tx: DbOrTx, minute: string, counts: Record<string, s
     ];
   });
   if (rows.length === 0) return 0;
-  for (const [table, at] of [
-    ['traffic_minute', minuteAt],
-    ['traffic_hour', hourAt],
-  ] as const) {
-    await tx
-      .insertInto(table)
-      .values(rows.map((row) => ({ ...row, at })))
-      .onConflict((oc) =>
-        oc
-          .columns(['account_id', 'environment', 'at', 'key_id', 'metric', 'label'])
-          .doUpdateSet({ count: sql`${sql.table(table)}.count + excluded.count` }),
-      )
-      .execute();
-  }
+  await addTrafficQuery(tx, 'traffic_minute', minuteAt, rows).execute();
+  await addTrafficQuery(tx, 'traffic_hour', hourAt, rows).execute();
   return rows.length;
+}
+
+export type TrafficCounterRow = Omit<Insertable<TrafficCountersTable>, 'at'>;
+
+/** Adds counts to one minute's or hour's rows; every row carries the same `at`, so one month's partition takes them. */
+export function addTrafficQuery(db: DbOrTx, table: 'traffic_minute' | 'traffic_hour', at: Date, rows: TrafficCounterRow[]) {
+  return db
+    .insertInto(table)
+    .values(rows.map((row) => ({ ...row, at })))
+    .onConflict((oc) =>
+      oc
+        .columns(['account_id', 'environment', 'at', 'key_id', 'metric', 'label'])
+        .doUpdateSet({ count: sql`${sql.table(table)}.count + excluded.count` }),
+    );
 }

@@ -77,10 +77,11 @@ export function windowBounds(window: TrafficWindow, now: number): { from: number
 
 type CounterRow = { bucket: Date; metric: string; label: string; count: number };
 
-async function counters(db: DbOrTx, scope: TrafficScope, window: TrafficWindow, now: number, metrics: string[]): Promise<CounterRow[]> {
+/** The window's counters summed per step; bounded by `at`, so it reads only the window's months. */
+export function countersQuery(scope: TrafficScope, window: TrafficWindow, now: number, metrics: string[]) {
   const { table, stepMs } = TRAFFIC_WINDOWS[window];
   const { from, to } = windowBounds(window, now);
-  const result = await sql<CounterRow>`
+  return sql<CounterRow>`
     select date_bin(${`${stepMs / 1000} seconds`}::interval, at, timestamptz '2000-01-01T00:00:00Z') as bucket,
            metric, label, sum(count)::bigint as count
     from ${sql.table(table)}
@@ -88,8 +89,11 @@ async function counters(db: DbOrTx, scope: TrafficScope, window: TrafficWindow, 
       ${scope.keyId ? sql`and key_id = ${scope.keyId}` : sql``}
       and at >= ${new Date(from)} and at < ${new Date(to)}
       and metric in (${sql.join(metrics)})
-    group by 1, 2, 3`.execute(db);
-  return result.rows;
+    group by 1, 2, 3`;
+}
+
+async function counters(db: DbOrTx, scope: TrafficScope, window: TrafficWindow, now: number, metrics: string[]): Promise<CounterRow[]> {
+  return (await countersQuery(scope, window, now, metrics).execute(db)).rows;
 }
 
 /** Requests, status classes, 401/403/429 and p50/p95 per step of `window`. */

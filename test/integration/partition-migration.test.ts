@@ -4,13 +4,16 @@ import { randomBytes } from 'node:crypto';
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { Client } from 'pg';
 import { createDb, type Db } from '../../shared/db/database';
-import { ensureMonthPartition, ensurePartitions, monthAfter, partitionName } from '../../shared/db/partitions';
+import { ensureMonthPartition, ensurePartitions, MONTHLY_TABLES, monthAfter, partitionName } from '../../shared/db/partitions';
+import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
+import { trafficSeries } from '../../shared/traffic/traffic-queries';
 import { issueRequestId } from '../../shared/keys/request-id';
 import { findDecisions, insertOutcomes } from '../../worker/handlers/events.repository';
 import { withDatabase } from '../support/global-setup';
 
 const MIGRATIONS = path.join(__dirname, '../../shared/db/migrations');
 const BEFORE_PARTITIONING = '202611220300_create_population_priors';
+const BEFORE_TRAFFIC_PARTITIONING = '202611251600_partition_event_tables';
 const SECRET = 'partition-migration-secret';
 
 /** The repository's migrations, loaded through jest's module system. */
@@ -94,7 +97,37 @@ describe('partitioning migration', () => {
         .execute();
     }
 
+    // Traffic counters written by the unpartitioned traffic tables, across a month's end.
+    expect((await migrator.migrateTo(BEFORE_TRAFFIC_PARTITIONING)).error).toBeUndefined();
+    const counter = { account_id: tenant.accountId, environment: 'live', key_id: 'key_old', metric: 'req', label: 'context:2xx' };
+    await old
+      .insertInto('traffic_minute')
+      .values([
+        { ...counter, at: '2026-01-31T23:59:00Z', count: 3 },
+        { ...counter, at: '2026-02-01T00:00:00Z', count: 4 },
+      ])
+      .execute();
+    await old
+      .insertInto('traffic_hour')
+      .values([
+        { ...counter, at: '2026-01-31T23:00:00Z', count: 3 },
+        { ...counter, at: '2026-02-01T00:00:00Z', count: 4 },
+      ])
+      .execute();
+
     expect((await migrator.migrateToLatest()).error).toBeUndefined();
+
+    expect(await tableOf('traffic_minute', 'true order by at')).toEqual(['traffic_minute_y2026m01', 'traffic_minute_y2026m02']);
+    expect(await tableOf('traffic_hour', 'true order by at')).toEqual(['traffic_hour_y2026m01', 'traffic_hour_y2026m02']);
+    // The flush's upsert adds to a migrated row, and the dashboard's series reads both months.
+    await addTrafficQuery(db, 'traffic_minute', new Date('2026-02-01T00:00:00Z'), [
+      { ...counter, environment: 'live', metric: 'req', count: 2 },
+    ]).execute();
+    const series = await trafficSeries(db, tenant, '1h', Date.parse('2026-02-01T00:00:30Z'));
+    expect(series.points.filter((p) => p.requests > 0).map((p) => [p.at, p.requests])).toEqual([
+      ['2026-01-31T23:59:00.000Z', 3],
+      ['2026-02-01T00:00:00.000Z', 6],
+    ]);
 
     expect(await tableOf('decisions', 'true order by issued_at')).toEqual([
       'decisions_y2025m12',
@@ -122,10 +155,8 @@ describe('partitioning migration', () => {
       },
     ]);
     expect(again.size).toBe(0);
-    // The months around now exist for every table.
-    const expected = (['decisions', 'outcomes', 'profile_versions'] as const).flatMap((table) =>
-      [0, 1, 2].map((offset) => partitionName(table, monthAfter(Date.now(), offset))),
-    );
+    // The months around now exist for every table, traffic's included.
+    const expected = MONTHLY_TABLES.flatMap((table) => [0, 1, 2].map((offset) => partitionName(table, monthAfter(Date.now(), offset))));
     const { rows } = await sql<{ name: string }>`select relname as name from pg_class where relname = any(${expected})`.execute(db);
     expect(rows.map((r) => r.name).sort()).toEqual([...expected].sort());
   });
@@ -163,9 +194,7 @@ describe('partitioning migration', () => {
   it('makes the coming months once however many workers run the upkeep at the same time', async () => {
     const now = Date.parse('2032-11-20T10:00:00Z');
     const runs = await Promise.all([ensurePartitions(db, now), ensurePartitions(db, now), ensurePartitions(db, now)]);
-    const expected = ['2032-11', '2032-12', '2033-01'].flatMap((m) =>
-      (['decisions', 'outcomes', 'profile_versions'] as const).map((t) => partitionName(t, m)),
-    );
+    const expected = ['2032-11', '2032-12', '2033-01'].flatMap((m) => MONTHLY_TABLES.map((t) => partitionName(t, m)));
     expect(runs.flat().sort()).toEqual(expected.sort());
     expect(await ensurePartitions(db, now)).toEqual([]);
   });

@@ -1,8 +1,10 @@
 import { CompiledQuery, sql } from 'kysely';
-import { ensureMonthPartition, PARTITIONED_TABLES } from '../../shared/db/partitions';
+import { ensureMonthPartition, MONTHLY_TABLES } from '../../shared/db/partitions';
 import { loggedEventsQuery } from '../../shared/evaluation/evaluation.repository';
 import { issueRequestId } from '../../shared/keys/request-id';
 import { versionsQuery } from '../../shared/profile/profile.repository';
+import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
+import { countersQuery } from '../../shared/traffic/traffic-queries';
 import { decisionsByRequestIdQuery, insertOutcomesQuery } from '../../worker/handlers/events.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
@@ -18,7 +20,7 @@ let env: TestEnv;
 let hotIds: string[];
 beforeAll(async () => {
   env = await createTestEnv();
-  for (const table of PARTITIONED_TABLES) for (const month of MONTHS) await ensureMonthPartition(env.db, table, month);
+  for (const table of MONTHLY_TABLES) for (const month of MONTHS) await ensureMonthPartition(env.db, table, month);
   for (const [m, month] of MONTHS.entries()) {
     // 40 tenants, 1,000 users each; the hot tenant is one of them.
     const start = sql.lit(`${month}-01T00:00:00Z`);
@@ -33,6 +35,12 @@ beforeAll(async () => {
       select case when i % 40 = 0 then 'acct_hot' else 'acct_' || (i % 40) end, 'live', 'u' || (i % 1000), ${m * ROWS_PER_MONTH} + i,
              'outcome', '[]', ${start}::timestamptz + i * interval '150 seconds'
       from generate_series(1, ${ROWS_PER_MONTH}) as i`.execute(env.db);
+    for (const table of ['traffic_minute', 'traffic_hour']) {
+      await sql`insert into ${sql.table(table)} (account_id, environment, at, key_id, metric, label, count)
+        select case when i % 40 = 0 then 'acct_hot' else 'acct_' || (i % 40) end, 'live', ${start}::timestamptz + i * interval '150 seconds',
+               'key_' || (i % 40), 'req', 'context:2xx', 1
+        from generate_series(1, ${ROWS_PER_MONTH}) as i`.execute(env.db);
+    }
   }
   const issuedAt = [Date.parse('2026-07-03T10:00:00Z'), Date.parse('2026-07-20T18:30:00Z')];
   hotIds = issuedAt.map((at, i) =>
@@ -44,7 +52,7 @@ beforeAll(async () => {
       env.db,
     );
   }
-  await sql`analyze decisions, outcomes, profile_versions`.execute(env.db);
+  await sql`analyze decisions, outcomes, profile_versions, traffic_minute, traffic_hour`.execute(env.db);
 }, 120_000);
 afterAll(() => env.close());
 
@@ -110,6 +118,34 @@ describe('hot queries on monthly partitions', () => {
     }
     const filled = [...filledMonths('decisions'), ...filledMonths('outcomes')];
     expect(found.filter((s) => s.type === 'Seq Scan' && filled.includes(s.relation))).toEqual([]);
+  });
+
+  it("the traffic flush's upsert checks conflicts on the tenant-leading key and scans no partition", async () => {
+    const row = {
+      account_id: hot.accountId,
+      environment: hot.environment,
+      key_id: 'key_0',
+      metric: 'req' as const,
+      label: 'context:2xx',
+      count: 1,
+    };
+    for (const table of ['traffic_minute', 'traffic_hour'] as const) {
+      const root = await plan(addTrafficQuery(env.db, table, new Date('2026-07-03T10:00:00Z'), [row]).compile());
+      expect(root['Node Type']).toBe('ModifyTable');
+      expect(root['Conflict Arbiter Indexes']).toEqual([`${table}_pk`]);
+      expect(scans(root).filter((s) => s.relation !== table)).toEqual([]);
+    }
+  });
+
+  it("the dashboard's traffic series reads only the months its window covers, through the key", async () => {
+    const now = Date.parse('2026-07-10T12:00:00Z');
+    const read = async (window: '1h' | '30d') => scans(await plan(countersQuery(hot, window, now, ['req', 'lat']).compile(env.db)));
+    const hour = await read('1h');
+    expect(hour.map((s) => s.relation)).toEqual(['traffic_minute_y2026m07']);
+    // 30 days back from 10 July reach into June.
+    const month = await read('30d');
+    expect(month.map((s) => s.relation).sort()).toEqual(['traffic_hour_y2026m06', 'traffic_hour_y2026m07']);
+    expect([...hour, ...month].filter((s) => s.type === 'Seq Scan')).toEqual([]);
   });
 
   it("evaluation's full tenant scan reads every month through an index", async () => {
