@@ -83,12 +83,12 @@ const workerSchema = z
      * Jobs a worker holds at once. A job carries up to 256 decisions or outcomes, far fewer when
      * the API is not busy: enough jobs to fill a few batches at moderate load.
      */
-    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(512),
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(1024),
     /**
      * Most decisions and outcomes applied in one Postgres transaction. A large batch applies
      * several outcomes of each user at once: the user's state is read, written and cached once.
      */
-    WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(4000),
+    WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(5000),
     /** How often metered usage is moved from Redis to Postgres. */
     USAGE_FLUSH_INTERVAL: durationMs.default(10_000),
     /** A failed job's first retry waits this long, each later one twice as long… */

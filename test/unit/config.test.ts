@@ -131,7 +131,7 @@ describe('loadApiConfig', () => {
 
 describe('loadWorkerConfig', () => {
   it('coerces WORKER_CONCURRENCY and rejects zero', () => {
-    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(512);
+    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(1024);
     expect(loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '8' }).WORKER_CONCURRENCY).toBe(8);
     expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '0' })).message).toContain('WORKER_CONCURRENCY');
   });
