@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../scripts/local-services';
@@ -21,20 +22,34 @@ export function spawnBuilt(entry: 'api/main.js' | 'worker/main.js' | 'dashboard/
   return { child, output: () => output, exited };
 }
 
+/** GET /readyz on a connection of its own: node:cluster hands each new connection to the next process. */
+const readyOnNewConnection = (url: string) =>
+  new Promise<boolean>((resolve) => {
+    http
+      .get(`${url}/readyz`, { agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      })
+      .on('error', () => resolve(false));
+  });
+
+/**
+ * Starts the built API and waits until it is ready — with API_PROCESSES=N, until N × 3 readiness
+ * checks in a row on new connections pass, so that every process is (one that is still
+ * connecting answers 503, as it should, but a test must not meet it).
+ */
 export async function spawnApi(env: NodeJS.ProcessEnv): Promise<Spawned & { url: string }> {
   const port = await freePort();
   const api = spawnBuilt('api/main.js', { ...env, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
+  const needed = Math.max(1, Number(env.API_PROCESSES ?? 1)) * 3;
   const deadline = Date.now() + 20_000;
+  let inARow = 0;
   while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/readyz`);
-      if (res.ok) return { ...api, url };
-    } catch {
-      // not listening yet
-    }
+    inARow = (await readyOnNewConnection(url)) ? inARow + 1 : 0;
+    if (inARow >= needed) return { ...api, url };
     if (api.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
+    if (inARow === 0) await new Promise((r) => setTimeout(r, 100));
   }
   api.child.kill('SIGKILL');
   throw new Error(`api did not start: ${api.output()}`);
