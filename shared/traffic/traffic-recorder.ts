@@ -59,7 +59,11 @@ export class TrafficRecorder {
     private readonly countries: CountryLookup,
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    if (typeof (redis as Partial<RedisClient>).cosAddTraffic !== 'function') {
+      redis.defineCommand('cosAddTraffic', { numberOfKeys: 2, lua: ADD_TRAFFIC });
+    }
+  }
 
   start(intervalMs = TRAFFIC_FLUSH_INTERVAL_MS): void {
     this.timer = setInterval(() => void this.flush(), intervalMs);
@@ -93,9 +97,6 @@ export class TrafficRecorder {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    if (typeof (this.redis as Partial<RedisClient>).cosAddTraffic !== 'function') {
-      this.redis.defineCommand('cosAddTraffic', { numberOfKeys: 2, lua: ADD_TRAFFIC });
-    }
     const pipeline = this.redis.pipeline();
     for (const [minute, counts] of batch) {
       const args: (string | number)[] = [minute];

@@ -1,4 +1,6 @@
+import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database';
+import type { TrafficAnomaliesTable } from '../../db/schema';
 import type { Environment } from '../../domain/environment';
 import { AppError } from '../../errors/app-error';
 import type { KeyRef } from './pattern-data';
@@ -20,20 +22,7 @@ export interface Anomaly {
   acknowledgedBy: string | null;
 }
 
-type AnomalyRow = {
-  id: number;
-  account_id: string;
-  environment: Environment;
-  key_id: string;
-  rule: string;
-  subject: string;
-  reason: string;
-  numbers: Record<string, number | string>;
-  first_seen: Date;
-  last_seen: Date;
-  acknowledged_at: Date | null;
-  acknowledged_by: string | null;
-};
+type AnomalyRow = Selectable<TrafficAnomaliesTable>;
 
 const toAnomaly = (row: AnomalyRow): Anomaly => ({
   id: Number(row.id),
@@ -117,7 +106,7 @@ export async function listAnomalies(db: DbOrTx, query: AnomalyQuery): Promise<An
     .orderBy('id', 'desc')
     .limit(query.limit ?? 100)
     .execute();
-  return rows.map((row) => toAnomaly(row as unknown as AnomalyRow));
+  return rows.map((row) => toAnomaly(row));
 }
 
 /** How many of an account's anomalies are not acknowledged yet. */
@@ -153,7 +142,7 @@ export async function acknowledgeAnomaly(db: DbOrTx, by: Acknowledger, anomalyId
     .where('acknowledged_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
-  if (row) return toAnomaly(row as unknown as AnomalyRow);
+  if (row) return toAnomaly(row);
   const existing = await db
     .selectFrom('traffic_anomalies')
     .selectAll()
@@ -161,5 +150,5 @@ export async function acknowledgeAnomaly(db: DbOrTx, by: Acknowledger, anomalyId
     .where('id', '=', anomalyId)
     .executeTakeFirst();
   if (!existing) throw new AppError('NOT_FOUND', `No unusual pattern ${anomalyId} in this account`);
-  return toAnomaly(existing as unknown as AnomalyRow);
+  return toAnomaly(existing);
 }
