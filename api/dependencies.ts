@@ -6,6 +6,8 @@ import { ApiMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { BatchedProducer, MAX_BATCH_ITEMS } from '../shared/jobs/batched-producer';
+import { DecisionLog } from '../shared/jobs/decision-log';
+import { EventQueues } from '../shared/jobs/event-queues';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
@@ -36,7 +38,13 @@ export function buildApiDependencies(
    * and the window Redis server time.
    */
   clock?: () => number,
-): AppDeps & { credentials: CredentialCache; loader: ProfileLoader; close: () => Promise<void>; started: Promise<void> } {
+): AppDeps & {
+  credentials: CredentialCache;
+  loader: ProfileLoader;
+  decisions: DecisionLog;
+  close: () => Promise<void>;
+  started: Promise<void>;
+} {
   const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
   const target = redisTarget(config);
   const redis = createRedis(target, 'producer');
@@ -48,10 +56,13 @@ export function buildApiDependencies(
   // Ready once both connections are: a cluster client answers nothing before it has the slot map.
   const readiness = readinessCheck([redis, queueRedis], db);
   const metrics = new ApiMetrics(readiness);
-  const producer = new BatchedProducer(queueRedis, keys, MAX_BATCH_ITEMS, {
+  const queues = new EventQueues(queueRedis, keys);
+  const producer = new BatchedProducer(queues, MAX_BATCH_ITEMS, {
     replicas: config.REDIS_WAIT_REPLICAS,
     timeoutMs: config.REDIS_WAIT_TIMEOUT,
   });
+  const decisions = new DecisionLog(queues, logger);
+  metrics.watchDecisionLog(decisions);
   const cache = new ProfileCache(redis, keys);
   const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
   // One subscriber connection for both channels the API listens to.
@@ -71,6 +82,7 @@ export function buildApiDependencies(
     logger,
     credentials,
     loader,
+    decisions,
     traffic,
     trustProxy: config.TRUST_PROXY,
     guards: {
@@ -82,7 +94,7 @@ export function buildApiDependencies(
       }),
       limit: rateLimit(limiter, logger, metrics),
     },
-    context: new ContextService(loader, populations, learner, producer, config.COS_SECRET),
+    context: new ContextService(loader, populations, learner, decisions, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
     profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
     metrics,
@@ -92,7 +104,9 @@ export function buildApiDependencies(
     close: async () => {
       await credentials.stop();
       await traffic.close();
-      await producer.close();
+      producer.close();
+      await decisions.close();
+      await queues.close();
       queueRedis.disconnect();
       settled.close();
       changes.close();

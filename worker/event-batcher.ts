@@ -12,11 +12,11 @@ import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { userHash } from '../shared/keys/user-hash';
-import { readRequestIdClaims } from '../shared/keys/request-id';
+import { openRequestId, readRequestIdClaims } from '../shared/keys/request-id';
 import { compareStrings } from '../shared/util/compare';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { applyTenantEvents } from './handlers/apply-events';
-import type { BatchItem } from './handlers/event-batch';
+import type { BatchItem, StoredDecision } from './handlers/event-batch';
 import { PriorMemo } from './handlers/population-prior';
 import { DecisionNotFoundError } from './job-failures';
 
@@ -167,6 +167,7 @@ export class EventBatcher {
             result: await applyTenantEvents(tx, tenant, decisions, outcomes, {
               learner: this.learner,
               now,
+              carriedDecision: (t, requestId) => this.carriedDecision(t, requestId),
               findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
               hashUser: (t, userId) => userHash(this.secret, t, userId),
               priors: this.priors,
@@ -216,8 +217,16 @@ export class EventBatcher {
     }
   }
 
+  /** The decision sealed in a version 4 requestId issued to `tenant` (the API verified its MAC). */
+  private carriedDecision(tenant: Tenant, requestId: string): StoredDecision | null {
+    const claims = readRequestIdClaims(requestId);
+    if (!claims || claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) return null;
+    const decision = openRequestId(requestId, this.secret);
+    return decision ? { ...decision, issuedAt: claims.issuedAt } : null;
+  }
+
   /**
-   * A decision still in the queue (not yet applied, or kept after completion): in the batch job
+   * For ids before version 4: a decision still in the queue (not yet applied, or kept after completion): in the batch job
    * its requestId names, or — for ids issued before decisions were batched — in its own job.
    */
   private async findQueuedDecision(requestId: string, batches: Map<string, Promise<DecisionJob[]>>): Promise<DecisionJob | null> {

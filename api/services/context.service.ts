@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { Tenant } from '../../shared/domain/environment';
-import type { Learner } from '../../shared/domain/learner';
+import type { DecisionContext, Learner } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
-import type { BatchedProducer } from '../../shared/jobs/batched-producer';
-import { issueRequestId } from '../../shared/keys/request-id';
+import type { DecisionLog } from '../../shared/jobs/decision-log';
+import { issueRequestId, sealable } from '../../shared/keys/request-id';
 import { UserHashes } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
 import type { ContextResponse } from '../schemas/response.schemas';
@@ -11,7 +11,10 @@ import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
 import type { ProfileLoader } from './profile-loader';
 
-/** POST /v1/context: decide from the cached profile, enqueue the decision for the worker. */
+/**
+ * POST /v1/context: decide from the cached profile and answer; the decision is logged behind
+ * the answer (the requestId carries what its outcome learns from, docs/adr/0010-group-commit.md).
+ */
 export class ContextService {
   private readonly states: ParsedStates;
   private readonly hashes: UserHashes;
@@ -20,7 +23,7 @@ export class ContextService {
     private readonly profiles: ProfileLoader,
     private readonly populations: PopulationLoader,
     private readonly learner: Learner,
-    private readonly producer: BatchedProducer,
+    private readonly decisions: DecisionLog,
     private readonly secret: string,
   ) {
     this.states = new ParsedStates(learner);
@@ -31,25 +34,29 @@ export class ContextService {
     const hash = this.hashes.of(tenant, request.userId);
     const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId, hash), this.populations.get(tenant)]);
     const state = this.states.get(tenant, hash, profile);
-    const context = { complexity: request.complexity, taskType: request.taskType };
+    const context: DecisionContext = {};
+    if (request.complexity !== undefined) context.complexity = request.complexity;
+    if (request.taskType !== undefined) context.taskType = request.taskType;
     const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)), prior);
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
-    let requestId = '';
-    await this.producer.add('decisions', hash, (decisionBatch) => {
-      requestId = issueRequestId({ ...tenant, issuedAt, userHash: hash, decisionBatch }, this.secret);
-      return {
-        ...tenant,
-        requestId,
-        userId: request.userId,
-        generation: profile.generation,
-        context: { ...context, ...(request.metadata ? { metadata: request.metadata } : {}) },
-        choice: decision.choice,
-        probabilities: decision.probabilities,
-        explored: decision.explored,
-        confidence: decision.confidence,
-        issuedAt,
-      };
+    // Rounded as the requestId carries them, so the log and the outcome learn from the same values.
+    const probabilities = sealable(decision.probabilities);
+    const requestId = issueRequestId(
+      { ...tenant, issuedAt, userHash: hash, decision: { userId: request.userId, choice: decision.choice, probabilities, context } },
+      this.secret,
+    );
+    this.decisions.record(hash, {
+      ...tenant,
+      requestId,
+      userId: request.userId,
+      generation: profile.generation,
+      context: request.metadata ? { ...context, metadata: request.metadata } : context,
+      choice: decision.choice,
+      probabilities,
+      explored: decision.explored,
+      confidence: decision.confidence,
+      issuedAt,
     });
     return {
       requestId,

@@ -100,13 +100,13 @@ export class OutcomeService {
     try {
       // Enqueued on every accepted post, also retries: the worker applies each requestId once,
       // so a 202 always means "enqueued".
-      await this.producer.add('outcomes', claims.userHash, () => ({
+      await this.producer.add(claims.userHash, {
         ...tenant,
         requestId,
         signals,
         ...(metadata ? { metadata } : {}),
         receivedAt: now,
-      }));
+      });
     } catch (error) {
       if (claim === 'new')
         await this.redis

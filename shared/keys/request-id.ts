@@ -1,37 +1,83 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice } from '../domain/arms';
 import type { Environment } from '../domain/environment';
+import type { DecisionContext, SelectionProbabilities } from '../domain/learner';
 
 /**
  * Signed request ids (docs/adr/0001-signed-request-ids.md). A requestId carries who it was
  * issued to and when, authenticated by an HMAC under the server secret, so POST /v1/outcome
  * can answer 404 (not issued to this tenant) and 410 (window closed) without reading storage.
  *
- * Layout (base64url): version(1) | env(1) | issuedAt ms (6) | nonce (12) | userHash (8) |
- * decision batch (8) | accountId (utf8), followed by a 16-byte truncated HMAC-SHA-256 over
- * "rid:" + the payload. The user is bound by a keyed hash (shared/keys/user-hash.ts), never in
- * clear. The decision batch names the job that carried the decision to the worker
- * (docs/adr/0010-group-commit.md). Version 2 ids, issued before decisions were batched, have
- * no batch field and are still accepted.
+ * Layout version 4 (base64url):
+ *
+ *   version (1) | env (1) | issuedAt ms (6) | nonce (12) | userHash (8) | account length (1)
+ *   | accountId (utf8) | sealed decision | HMAC-SHA-256("rid:" + all before it), first 16 bytes
+ *
+ *   sealed decision = AES-256-CTR(key = HMAC-SHA-256(secret, "rid-seal"), iv = nonce ‖ 0⁴) of
+ *   complexity (1: 0 unknown, 1 + index) | chosen value index per dimension (4)
+ *   | selection probability per dimension (4 × float32) | taskType length (2, 0xFFFF: none)
+ *   | taskType (utf8) | userId (utf8, the rest)
+ *
+ * The sealed decision is everything an outcome is learned from, so an outcome never depends on
+ * its decision's log row having been written (docs/adr/0010-group-commit.md); it is encrypted so
+ * that the id shows neither the user nor the task type. Versions 2 and 3 (no sealed decision;
+ * version 3 names the decision batch job instead) are still verified, so ids issued before an
+ * upgrade keep their outcomes.
  */
-const VERSION = 3;
+const VERSION = 4;
+const BATCHED_VERSION = 3;
 const UNBATCHED_VERSION = 2;
+const NONCE_OFFSET = 8;
 const NONCE_BYTES = 12;
 const USER_HASH_BYTES = 8;
 const BATCH_BYTES = 8;
 const MAC_BYTES = 16;
-const USER_HASH_OFFSET = 1 + 1 + 6 + NONCE_BYTES;
+const USER_HASH_OFFSET = NONCE_OFFSET + NONCE_BYTES;
 const BATCH_OFFSET = USER_HASH_OFFSET + USER_HASH_BYTES;
-const HEADER_BYTES = BATCH_OFFSET + BATCH_BYTES;
-export const REQUEST_ID_PATTERN = /^req_[A-Za-z0-9_-]{40,200}$/;
+/** Versions 2 and 3: the account follows the user hash (and the batch id), to the MAC. */
+const V3_HEADER_BYTES = BATCH_OFFSET + BATCH_BYTES;
+/** Version 4: a length byte, then the account. */
+const ACCOUNT_LENGTH_OFFSET = BATCH_OFFSET;
+const MAX_ACCOUNT_BYTES = 255;
+const NO_TASK_TYPE = 0xffff;
+/** complexity (1) + choice (4) + probabilities (16) + taskType length (2). */
+const SEALED_FIXED_BYTES = 1 + DIMENSION_NAMES.length + 4 * DIMENSION_NAMES.length + 2;
+/** userId ≤ 256 and taskType ≤ 100 UTF-16 units: at most 3 UTF-8 bytes each. */
+const MAX_SEALED_BYTES = SEALED_FIXED_BYTES + 3 * 100 + 3 * 256;
+const MAX_ID_BYTES = ACCOUNT_LENGTH_OFFSET + 1 + MAX_ACCOUNT_BYTES + MAX_SEALED_BYTES + MAC_BYTES;
+/** The longest spelling of any id this service issues (base64url of MAX_ID_BYTES). */
+export const MAX_REQUEST_ID_LENGTH = 4 + Math.ceil((MAX_ID_BYTES * 4) / 3);
+export const REQUEST_ID_PATTERN = new RegExp(`^req_[A-Za-z0-9_-]{40,${MAX_REQUEST_ID_LENGTH - 4}}$`);
 
+/** What every version of a requestId says in clear: who it was issued to and when. */
 export interface RequestIdClaims {
   accountId: string;
   environment: Environment;
   issuedAt: number;
   /** userHash(secret, tenant, userId): 16 hex characters. */
   userHash: string;
-  /** The id of the decision batch job (16 hex characters); absent in version 2 ids. */
+  /** Version 3 only: the id of the decision batch job (16 hex characters) that carried its decision. */
   decisionBatch?: string;
+}
+
+/** What an outcome is learned from; sealed inside version 4 ids. */
+export interface CarriedDecision {
+  userId: string;
+  choice: Choice;
+  /** Float32 values: the context service logs the same rounded values (`sealable`). */
+  probabilities: SelectionProbabilities;
+  context: DecisionContext;
+}
+
+/** Keys derived once per secret: the MAC's and the seal's. */
+interface RequestIdKeys {
+  secret: string;
+  seal: Buffer;
+}
+let lastKeys: RequestIdKeys | undefined;
+function keysOf(secret: string): RequestIdKeys {
+  if (lastKeys?.secret !== secret) lastKeys = { secret, seal: createHmac('sha256', secret).update('rid-seal').digest() };
+  return lastKeys;
 }
 
 /** Random bytes drawn in blocks: one draw per request costs more than the id's HMAC. */
@@ -51,32 +97,119 @@ function mac(secret: string, payload: Buffer): Buffer {
   return createHmac('sha256', secret).update('rid:').update(payload).digest().subarray(0, MAC_BYTES);
 }
 
-export function issueRequestId(claims: RequestIdClaims & { decisionBatch: string }, secret: string): string {
+/** AES-256-CTR under the seal key; the same call seals and opens. */
+function crypt(keys: RequestIdKeys, nonce: Buffer, data: Buffer): Buffer {
+  const iv = Buffer.alloc(16);
+  nonce.copy(iv, 0, 0, NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-ctr', keys.seal, iv);
+  return Buffer.concat([cipher.update(data), cipher.final()]);
+}
+
+/** The probabilities as a version 4 id carries them (float32). */
+export function sealable(probabilities: SelectionProbabilities): SelectionProbabilities {
+  return {
+    framing: Math.fround(probabilities.framing),
+    style: Math.fround(probabilities.style),
+    complexity: Math.fround(probabilities.complexity),
+    encouragement: Math.fround(probabilities.encouragement),
+  };
+}
+
+function sealDecision(decision: CarriedDecision): Buffer {
+  const user = Buffer.from(decision.userId, 'utf8');
+  const taskType = decision.context.taskType === undefined ? null : Buffer.from(decision.context.taskType, 'utf8');
+  const plain = Buffer.allocUnsafe(SEALED_FIXED_BYTES + (taskType?.length ?? 0) + user.length);
+  const complexity = decision.context.complexity;
+  let at = plain.writeUInt8(complexity === undefined ? 0 : 1 + TASK_COMPLEXITY.indexOf(complexity), 0);
+  for (const dim of DIMENSION_NAMES) {
+    const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(decision.choice[dim]);
+    if (index < 0) throw new Error(`not a ${dim} value: ${decision.choice[dim]}`);
+    at = plain.writeUInt8(index, at);
+  }
+  for (const dim of DIMENSION_NAMES) at = plain.writeFloatBE(decision.probabilities[dim], at);
+  at = plain.writeUInt16BE(taskType ? taskType.length : NO_TASK_TYPE, at);
+  if (taskType) at += taskType.copy(plain, at);
+  user.copy(plain, at);
+  return plain;
+}
+
+function openDecision(plain: Buffer): CarriedDecision | null {
+  if (plain.length < SEALED_FIXED_BYTES) return null;
+  const complexityByte = plain.readUInt8(0);
+  if (complexityByte > TASK_COMPLEXITY.length) return null;
+  const choice = {} as Record<string, string>;
+  const probabilities = {} as Record<string, number>;
+  for (const [d, dim] of DIMENSION_NAMES.entries()) {
+    const value = DIMENSIONS[dim].values[plain.readUInt8(1 + d)];
+    if (value === undefined) return null;
+    choice[dim] = value;
+    probabilities[dim] = plain.readFloatBE(1 + DIMENSION_NAMES.length + 4 * d);
+  }
+  const taskTypeLength = plain.readUInt16BE(SEALED_FIXED_BYTES - 2);
+  const taskTypeEnd = SEALED_FIXED_BYTES + (taskTypeLength === NO_TASK_TYPE ? 0 : taskTypeLength);
+  if (taskTypeEnd > plain.length) return null;
+  const context: DecisionContext = {};
+  if (complexityByte > 0) context.complexity = TASK_COMPLEXITY[complexityByte - 1];
+  if (taskTypeLength !== NO_TASK_TYPE) context.taskType = plain.toString('utf8', SEALED_FIXED_BYTES, taskTypeEnd);
+  return {
+    userId: plain.toString('utf8', taskTypeEnd),
+    choice: choice as Choice,
+    probabilities: probabilities as SelectionProbabilities,
+    context,
+  };
+}
+
+/** A new version 4 requestId for this decision. */
+export function issueRequestId(claims: Omit<RequestIdClaims, 'decisionBatch'> & { decision: CarriedDecision }, secret: string): string {
   const account = Buffer.from(claims.accountId, 'utf8');
-  const payload = Buffer.alloc(HEADER_BYTES + account.length);
+  if (account.length > MAX_ACCOUNT_BYTES) throw new Error('accountId too long for a requestId');
+  const headerBytes = ACCOUNT_LENGTH_OFFSET + 1 + account.length;
+  const plain = sealDecision(claims.decision);
+  const payload = Buffer.allocUnsafe(headerBytes + plain.length);
   payload.writeUInt8(VERSION, 0);
   payload.writeUInt8(claims.environment === 'live' ? 1 : 0, 1);
   payload.writeUIntBE(claims.issuedAt, 2, 6);
-  nextNonce(payload, 8);
-  Buffer.from(claims.userHash, 'hex').copy(payload, USER_HASH_OFFSET, 0, USER_HASH_BYTES);
-  Buffer.from(claims.decisionBatch, 'hex').copy(payload, BATCH_OFFSET, 0, BATCH_BYTES);
-  account.copy(payload, HEADER_BYTES);
+  nextNonce(payload, NONCE_OFFSET);
+  payload.write(claims.userHash, USER_HASH_OFFSET, USER_HASH_BYTES, 'hex');
+  payload.writeUInt8(account.length, ACCOUNT_LENGTH_OFFSET);
+  account.copy(payload, ACCOUNT_LENGTH_OFFSET + 1);
+  crypt(keysOf(secret), payload.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES), plain).copy(payload, headerBytes);
   return `req_${Buffer.concat([payload, mac(secret, payload)]).toString('base64url')}`;
 }
 
 export const isWellFormedRequestId = (value: unknown): value is string => typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
 
-function decode(payload: Buffer): RequestIdClaims | null {
+/** The claims of a payload (the id without its MAC), and where its sealed decision starts (version 4). */
+function decode(payload: Buffer): { claims: RequestIdClaims; sealedAt: number } | null {
+  if (payload.length <= BATCH_OFFSET) return null;
   const version = payload.readUInt8(0);
-  const accountOffset = version === VERSION ? HEADER_BYTES : version === UNBATCHED_VERSION ? BATCH_OFFSET : -1;
-  if (accountOffset < 0 || payload.length <= accountOffset) return null;
+  let accountStart: number;
+  let accountEnd = payload.length;
+  if (version === VERSION) {
+    accountStart = ACCOUNT_LENGTH_OFFSET + 1;
+    accountEnd = accountStart + payload.readUInt8(ACCOUNT_LENGTH_OFFSET);
+    if (accountEnd > payload.length) return null;
+  } else if (version === BATCHED_VERSION) accountStart = V3_HEADER_BYTES;
+  else if (version === UNBATCHED_VERSION) accountStart = BATCH_OFFSET;
+  else return null;
+  if (accountEnd <= accountStart) return null;
   return {
-    environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
-    issuedAt: payload.readUIntBE(2, 6),
-    userHash: payload.subarray(USER_HASH_OFFSET, BATCH_OFFSET).toString('hex'),
-    ...(version === VERSION ? { decisionBatch: payload.subarray(BATCH_OFFSET, HEADER_BYTES).toString('hex') } : {}),
-    accountId: payload.subarray(accountOffset).toString('utf8'),
+    claims: {
+      environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
+      issuedAt: payload.readUIntBE(2, 6),
+      userHash: payload.toString('hex', USER_HASH_OFFSET, BATCH_OFFSET),
+      ...(version === BATCHED_VERSION ? { decisionBatch: payload.toString('hex', BATCH_OFFSET, V3_HEADER_BYTES) } : {}),
+      accountId: payload.toString('utf8', accountStart, accountEnd),
+    },
+    sealedAt: version === VERSION ? accountEnd : -1,
   };
+}
+
+/** The payload of a well-formed id (MAC cut off), unchecked. */
+function payloadOf(requestId: string): Buffer | null {
+  if (!isWellFormedRequestId(requestId)) return null;
+  const raw = Buffer.from(requestId.slice(4), 'base64url');
+  return raw.length > MAC_BYTES ? raw.subarray(0, raw.length - MAC_BYTES) : null;
 }
 
 /**
@@ -84,9 +217,20 @@ function decode(payload: Buffer): RequestIdClaims | null {
  * no signature check.
  */
 export function readRequestIdClaims(requestId: string): RequestIdClaims | null {
-  if (!isWellFormedRequestId(requestId)) return null;
-  const raw = Buffer.from(requestId.slice(4), 'base64url');
-  return raw.length > MAC_BYTES ? decode(raw.subarray(0, raw.length - MAC_BYTES)) : null;
+  const payload = payloadOf(requestId);
+  return payload ? (decode(payload)?.claims ?? null) : null;
+}
+
+/**
+ * The decision sealed in a version 4 requestId the API has already verified (the worker reads
+ * it from outcome jobs), or null for earlier versions, whose decision is stored apart.
+ */
+export function openRequestId(requestId: string, secret: string): CarriedDecision | null {
+  const payload = payloadOf(requestId);
+  const decoded = payload ? decode(payload) : null;
+  if (!payload || !decoded || decoded.sealedAt < 0) return null;
+  const nonce = payload.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES);
+  return openDecision(crypt(keysOf(secret), nonce, payload.subarray(decoded.sealedAt)));
 }
 
 /** The claims of an authentic requestId, or null when it was not issued by this service. */
@@ -99,5 +243,5 @@ export function verifyRequestId(requestId: string, secret: string): RequestIdCla
   const payload = raw.subarray(0, raw.length - MAC_BYTES);
   const given = raw.subarray(raw.length - MAC_BYTES);
   if (!timingSafeEqual(given, mac(secret, payload))) return null;
-  return decode(payload);
+  return decode(payload)?.claims ?? null;
 }

@@ -91,6 +91,27 @@ export class ApiMetrics {
     dependencyGauge(this.registry, readiness);
   }
 
+  /** Decisions waiting to be logged, and those never logged (docs/adr/0010-group-commit.md), read at scrape time. */
+  watchDecisionLog(log: { held: number; dropped: number }): void {
+    new Gauge({
+      name: 'cos_decisions_unsent',
+      help: 'Decisions answered whose log batch is not in Redis yet (waiting to be sent, or being retried)',
+      registers: [this.registry],
+      collect() {
+        this.set(log.held);
+      },
+    });
+    new Counter({
+      name: 'cos_decisions_unlogged_total',
+      help: 'Decisions answered but never logged for offline evaluation (the log was full, or Redis refused it at shutdown); their outcomes are still applied',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(log.dropped);
+      },
+    });
+  }
+
   /** `route` is a name from the route table (or `unmatched`), never a raw path. */
   observeRequest(route: string, statusCode: number, seconds: number): void {
     let byStatus = this.durationSeries.get(route);

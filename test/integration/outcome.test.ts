@@ -5,6 +5,7 @@ import { bearer, eventually, startHarness, type Harness } from '../support/harne
 import { expectMatchesOpenApi } from '../support/openapi';
 import { eventsIdle, eventsQueues } from '../support/ledger';
 import { TEST_SECRET } from '../support/test-env';
+import { buildCarriedDecision } from '../support/request-ids';
 
 let h: Harness;
 let key: string;
@@ -127,7 +128,7 @@ describe('POST /v1/outcome', () => {
         environment: 'test',
         issuedAt: Date.now() - 8 * 86_400_000,
         userHash: '00'.repeat(8),
-        decisionBatch: '00'.repeat(8),
+        decision: buildCarriedDecision(),
       },
       TEST_SECRET,
     );

@@ -10,6 +10,7 @@ import { trafficSeries } from '../../shared/traffic/traffic-queries';
 import { issueRequestId } from '../../shared/keys/request-id';
 import { findDecisions, insertOutcomes } from '../../worker/handlers/events.repository';
 import { withDatabase } from '../support/global-setup';
+import { buildCarriedDecision } from '../support/request-ids';
 
 const MIGRATIONS = path.join(__dirname, '../../shared/db/migrations');
 const BEFORE_PARTITIONING = '202611220300_create_population_priors';
@@ -50,7 +51,7 @@ describe('partitioning migration', () => {
     const tenant = { accountId: 'acct_old', environment: 'live' as const };
     const times = ['2025-12-31T23:59:59.999Z', '2026-01-01T00:00:00.000Z', '2026-06-15T12:00:00.000Z'];
     const ids = times.map((at, i) =>
-      issueRequestId({ ...tenant, issuedAt: Date.parse(at), userHash: 'ab'.repeat(8), decisionBatch: `${i}`.repeat(16) }, SECRET),
+      issueRequestId({ ...tenant, issuedAt: Date.parse(at), userHash: 'ab'.repeat(8), decision: buildCarriedDecision(`u${i}`) }, SECRET),
     );
     for (const [i, at] of times.entries()) {
       await old

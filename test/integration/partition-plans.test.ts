@@ -7,6 +7,7 @@ import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { countersQuery } from '../../shared/traffic/traffic-queries';
 import { decisionsByRequestIdQuery, insertOutcomesQuery } from '../../worker/handlers/events.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
+import { buildCarriedDecision } from '../support/request-ids';
 
 /**
  * The hot queries on the partitioned tables, planned against six filled months: each reads only
@@ -44,7 +45,7 @@ beforeAll(async () => {
   }
   const issuedAt = [Date.parse('2026-07-03T10:00:00Z'), Date.parse('2026-07-20T18:30:00Z')];
   hotIds = issuedAt.map((at, i) =>
-    issueRequestId({ ...hot, issuedAt: at, userHash: 'cd'.repeat(8), decisionBatch: `${i}`.repeat(16) }, 's'),
+    issueRequestId({ ...hot, issuedAt: at, userHash: 'cd'.repeat(8), decision: buildCarriedDecision(`u${i}`) }, 's'),
   );
   for (const [i, id] of hotIds.entries()) {
     await sql`insert into decisions (account_id, environment, user_id, request_id, chosen, probabilities, context, explored, confidence, issued_at)

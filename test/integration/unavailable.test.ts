@@ -2,6 +2,7 @@ import { freePort } from '../../scripts/local-services';
 import { createLogger } from '../../shared/logger/logger';
 import { capture } from '../support/cli';
 import { bearer, startHarness, type Harness } from '../support/harness';
+import { buildCarriedDecision } from '../support/request-ids';
 
 let h: Harness;
 let key: string;
@@ -26,7 +27,7 @@ describe('Redis unreachable', () => {
     const { TEST_SECRET } = await import('../support/test-env');
     const account = (await findAccount(h.env.db, 'no-redis'))!;
     const requestId = issueRequestId(
-      { accountId: account.id, environment: 'test', issuedAt: Date.now(), userHash: '00'.repeat(8), decisionBatch: '00'.repeat(8) },
+      { accountId: account.id, environment: 'test', issuedAt: Date.now(), userHash: '00'.repeat(8), decision: buildCarriedDecision() },
       TEST_SECRET,
     );
     const res = await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started: true });

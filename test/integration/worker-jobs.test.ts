@@ -4,13 +4,17 @@ import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from '../../shared/jobs/retry';
 import { capture, runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { createLogger } from '../../shared/logger/logger';
-import { readRequestIdClaims } from '../../shared/keys/request-id';
+import { findAccount } from '../../shared/keys/account.repository';
+import { userHash } from '../../shared/keys/user-hash';
+import { TEST_SECRET } from '../support/test-env';
+import { issueEarlierRequestId } from '../support/request-ids';
 import { DECISION_NOT_FOUND_ATTEMPTS, PARKED_MESSAGE } from '../../worker/job-failures';
 import type { RunningWorker } from '../../worker/worker';
 import { sampleValue } from '../support/prometheus';
 
-/** The job id of the decision batch a requestId was issued in. */
-const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId: readRequestIdClaims(requestId)!.decisionBatch! });
+/** The stored decision of a requestId, once the worker has logged it. */
+const storedDecision = (requestId: string) =>
+  eventually(() => h.env.db.selectFrom('decisions').selectAll().where('request_id', '=', requestId).executeTakeFirst());
 
 let h: Harness;
 let key: string;
@@ -72,21 +76,26 @@ describe('worker job handling', () => {
   it('applies the good jobs of a batch even when one job in it fails', async () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body
       .requestId;
-    const batch = await eventually(() => queue.getJob(decisionBatchJobId(rid)));
-    const decision = { data: JOBS.decisions.schema.parse(batch!.data).decisions.find((d) => d.requestId === rid)! };
+    const stored = await storedDecision(rid);
     // A NUL byte cannot be stored in Postgres text: this decision fails inside the batch.
-    const poison = { ...decision.data, requestId: `${rid}x`, userId: 'bad\u0000user' };
+    const poison = {
+      accountId: stored.account_id,
+      environment: 'test' as const,
+      requestId: `${rid}x`,
+      userId: 'bad\u0000user',
+      generation: 'g',
+      context: {},
+      choice: stored.chosen,
+      probabilities: stored.probabilities,
+      explored: [],
+      confidence: 0.5,
+      issuedAt: Date.now(),
+    };
     await queue.addBulk([
       { name: 'decision', data: poison, opts: { jobId: 'poison-decision', attempts: 1 } },
       {
         name: 'outcome',
-        data: {
-          accountId: decision.data.accountId,
-          environment: 'test',
-          requestId: rid,
-          signals: { started: true },
-          receivedAt: Date.now(),
-        },
+        data: { accountId: stored.account_id, environment: 'test', requestId: rid, signals: { started: true }, receivedAt: Date.now() },
         opts: { jobId: 'good-outcome' },
       },
     ]);
@@ -94,31 +103,67 @@ describe('worker job handling', () => {
     await eventually(async () => (await queue.getJob('poison-decision'))?.isFailed());
   });
 
-  it('applies an outcome whose decision job has not run yet, from the queued decision', async () => {
-    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'early-outcome', task: 't', complexity: 'high' })).body
-      .requestId;
-    // Simulate a decision batch still waiting: remove the stored decision, then re-add its
-    // batch job as delayed so the outcome arrives first.
-    const decisionId = decisionBatchJobId(rid);
-    await eventually(async () => (await queue.getJob(decisionId))?.isCompleted());
-    const decision = await queue.getJob(decisionId); // read again once settled
+  it('applies an outcome whose decision was never logged (its API process died first), from the decision its requestId carries', async () => {
+    const res = await h
+      .http()
+      .post('/v1/context')
+      .set(bearer(key))
+      .send({ userId: 'unlogged', task: 't', complexity: 'high', taskType: 'mail' });
+    const rid = res.body.requestId as string;
+    // As if the process had died before sending its decision batch: no decision anywhere.
+    await storedDecision(rid);
     await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
-    await decision!.remove();
-    await queue.add('decisions', decision!.data, { ...JOBS.decisions.options, jobId: decisionId, delay: 60_000 });
+    await queue.clean(0, 1000, 'completed');
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true, completed: true })).status).toBe(202);
+    await eventually(async () => (await h.http().get('/v1/profile/unlogged').set(bearer(key))).body.interactionCount === 1);
+    const outcome = await h.env.db.selectFrom('outcomes').select(['user_id', 'reward']).where('request_id', '=', rid).executeTakeFirst();
+    expect(outcome).toEqual({ user_id: 'unlogged', reward: expect.any(Number) });
+    // The learner was told the choice the caller was given, under the context it asked for.
+    const versions = await h.env.db.selectFrom('profile_versions').select('cause').where('user_id', '=', 'unlogged').execute();
+    expect(versions).toEqual([{ cause: 'outcome' }]);
+  });
+
+  it('applies an outcome of an id issued before decisions were sealed in ids, from its decision job still queued', async () => {
+    const account = (await findAccount(h.env.db, 'jobs'))!;
+    const tenant = { accountId: account.id, environment: 'test' as const };
+    const issuedAt = Date.now();
+    const batchId = '0123456789abcdef';
+    const rid = issueEarlierRequestId(
+      { ...tenant, issuedAt, userHash: userHash(TEST_SECRET, tenant, 'early-outcome'), decisionBatch: batchId },
+      TEST_SECRET,
+    );
+    const decision = {
+      ...tenant,
+      requestId: rid,
+      userId: 'early-outcome',
+      generation: 'g-early',
+      context: { complexity: 'high' as const },
+      choice: { framing: 'purpose' as const, style: 'warm' as const, complexity: 'chunked' as const, encouragement: 'moderate' as const },
+      probabilities: { framing: 0.5, style: 0.5, complexity: 0.5, encouragement: 0.5 },
+      explored: [],
+      confidence: 0.2,
+      issuedAt,
+    };
+    // Its batch still waiting (delayed) when the outcome arrives.
+    await queue.add(
+      'decisions',
+      { batchId, decisions: [decision] },
+      { ...JOBS.decisions.options, jobId: JOBS.decisions.jobId({ batchId }), delay: 60_000 },
+    );
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     await eventually(async () => (await h.http().get('/v1/profile/early-outcome').set(bearer(key))).body.interactionCount === 1);
     const row = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', '=', rid).executeTakeFirst();
     expect(row?.user_id).toBe('early-outcome');
   });
 
-  it('parks an outcome whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
-    const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'decision-lost', task: 't', complexity: 'low' })).body
-      .requestId;
-    const decisionId = decisionBatchJobId(rid);
-    await eventually(async () => (await queue.getJob(decisionId))?.isCompleted());
+  it('parks an outcome of an earlier id whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
+    const account = (await findAccount(h.env.db, 'jobs'))!;
+    const tenant = { accountId: account.id, environment: 'test' as const };
     // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
-    await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
-    await (await queue.getJob(decisionId))!.remove();
+    const rid = issueEarlierRequestId(
+      { ...tenant, issuedAt: Date.now(), userHash: userHash(TEST_SECRET, tenant, 'decision-lost'), decisionBatch: 'fedcba9876543210' },
+      TEST_SECRET,
+    );
     const parkedBefore = (await parkedEvents()) ?? 0;
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     const job = await eventually(async () =>
@@ -132,7 +177,7 @@ describe('worker job handling', () => {
     expect(logLines(PARKED_MESSAGE)).toContainEqual(
       expect.objectContaining({ level: 50, jobId: job.id, name: 'outcomes', attempts: DECISION_NOT_FOUND_ATTEMPTS }),
     );
-    expect((await h.http().get('/v1/profile/decision-lost').set(bearer(key))).body.interactionCount).toBe(0);
+    expect((await h.http().get('/v1/profile/decision-lost').set(bearer(key))).status).toBe(404);
   });
 
   it('replaces an unreadable learner state with a fresh one, logs it without the user id, and keeps counting outcomes', async () => {

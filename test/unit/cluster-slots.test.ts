@@ -5,6 +5,7 @@ import { ENVIRONMENTS, type Tenant } from '../../shared/domain/environment';
 import { issueRequestId, readRequestIdClaims } from '../../shared/keys/request-id';
 import { userHash } from '../../shared/keys/user-hash';
 import { keyLayout } from '../../shared/redis/redis';
+import { buildCarriedDecision } from '../support/request-ids';
 
 /**
  * On a Redis Cluster every script and MULTI must keep its keys in one slot (Redis refuses it
@@ -25,7 +26,7 @@ const day = fc
 /** The user's keys as the API knows them: from a requestId it issued. */
 function claimsOf(t: Tenant, user: string) {
   const requestId = issueRequestId(
-    { ...t, issuedAt: Date.now(), userHash: userHash(SECRET, t, user), decisionBatch: '0123456789abcdef' },
+    { ...t, issuedAt: Date.now(), userHash: userHash(SECRET, t, user), decision: buildCarriedDecision() },
     SECRET,
   );
   return { requestId, claims: readRequestIdClaims(requestId)! };

@@ -1,87 +1,111 @@
-import { createHmac } from 'node:crypto';
 import {
+  MAX_REQUEST_ID_LENGTH,
   REQUEST_ID_PATTERN,
   isWellFormedRequestId,
   issueRequestId,
+  openRequestId,
   readRequestIdClaims,
+  sealable,
   verifyRequestId,
   type RequestIdClaims,
 } from '../../shared/keys/request-id';
 import { userHash } from '../../shared/keys/user-hash';
+import { buildCarriedDecision, issueEarlierRequestId } from '../support/request-ids';
 
 const SECRET = 'unit-test-secret-0123456789';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const claims: Issued = {
+const claims: RequestIdClaims = {
   accountId: 'acct_7fQ2kLm9xPz4Rt1B',
   environment: 'live',
   issuedAt: 1_790_000_000_123,
   userHash: '0123456789abcdef',
-  decisionBatch: '00112233445566ff',
 };
-type Issued = RequestIdClaims & { decisionBatch: string };
+const decision = buildCarriedDecision('alice@example.com');
+const issued = { ...claims, decision };
 
 describe('request ids', () => {
-  it('round-trips: verify returns exactly the claims it was issued with', () => {
-    const id = issueRequestId(claims, SECRET);
+  it('round-trips: verify returns exactly the claims it was issued with, open the decision', () => {
+    const id = issueRequestId(issued, SECRET);
     expect(id).toMatch(REQUEST_ID_PATTERN);
     expect(verifyRequestId(id, SECRET)).toEqual(claims);
-    const testClaims: Issued = {
-      accountId: 'acct_other',
-      environment: 'test',
-      issuedAt: 0,
-      userHash: 'ffffffffffffffff',
-      decisionBatch: 'ffffffffffffffff',
-    };
-    expect(verifyRequestId(issueRequestId(testClaims, SECRET), SECRET)).toEqual(testClaims);
+    expect(openRequestId(id, SECRET)).toEqual(decision);
+    const testClaims: RequestIdClaims = { accountId: 'acct_other', environment: 'test', issuedAt: 0, userHash: 'ffffffffffffffff' };
+    expect(verifyRequestId(issueRequestId({ ...testClaims, decision }, SECRET), SECRET)).toEqual(testClaims);
   });
 
   it('keeps non-ASCII account ids and millisecond timestamps intact', () => {
-    const c: Issued = {
-      accountId: 'acct_ünï_東京',
-      environment: 'test',
-      issuedAt: 2 ** 47 + 5,
-      userHash: '00ff00ff00ff00ff',
-      decisionBatch: '0000000000000001',
-    };
-    expect(verifyRequestId(issueRequestId(c, SECRET), SECRET)).toEqual(c);
+    const c: RequestIdClaims = { accountId: 'acct_ünï_東京', environment: 'test', issuedAt: 2 ** 47 + 5, userHash: '00ff00ff00ff00ff' };
+    expect(verifyRequestId(issueRequestId({ ...c, decision }, SECRET), SECRET)).toEqual(c);
   });
 
-  it('carries the user only as a keyed hash, readable without the secret by the worker', () => {
+  it.each([
+    ['no complexity and no task type', { context: {} }],
+    ['an empty task type', { context: { complexity: 'low' as const, taskType: '' } }],
+    ['a task type of 100 characters', { context: { complexity: 'high' as const, taskType: '東'.repeat(100) } }],
+    [
+      'the last value of every dimension',
+      { choice: { framing: 'curiosity', style: 'playful', complexity: 'whole', encouragement: 'enthusiastic' } as const },
+    ],
+  ])('seals the decision with %s', (_label, overrides) => {
+    const sealed = buildCarriedDecision('user 😀 ünï', overrides);
+    expect(openRequestId(issueRequestId({ ...claims, decision: sealed }, SECRET), SECRET)).toEqual(sealed);
+  });
+
+  it('seals probabilities as float32, and sealable rounds them to the same values', () => {
+    const probabilities = { framing: 0.1, style: 1 / 3, complexity: 0.999999999, encouragement: 1e-9 };
+    const opened = openRequestId(issueRequestId({ ...claims, decision: { ...decision, probabilities } }, SECRET), SECRET);
+    expect(opened!.probabilities).toEqual(sealable(probabilities));
+    expect(opened!.probabilities.style).toBeCloseTo(1 / 3, 7);
+  });
+
+  it('stays within its documented length for the longest user id, task type and account', () => {
+    const longest = buildCarriedDecision('\u0800'.repeat(256), { context: { complexity: 'low', taskType: '\u0800'.repeat(100) } });
+    const id = issueRequestId({ ...claims, accountId: 'a'.repeat(255), decision: longest }, SECRET);
+    expect(id.length).toBeLessThanOrEqual(MAX_REQUEST_ID_LENGTH);
+    expect(id).toMatch(REQUEST_ID_PATTERN);
+    expect(verifyRequestId(id, SECRET)).toEqual({ ...claims, accountId: 'a'.repeat(255) });
+    expect(openRequestId(id, SECRET)).toEqual(longest);
+  });
+
+  it('shows neither the user id nor the task type: the decision is encrypted', () => {
+    const id = issueRequestId({ ...claims, decision: { ...decision, context: { taskType: 'quarterly-report' } } }, SECRET);
+    const bytes = Buffer.from(id.slice(4), 'base64url').toString('latin1');
+    expect(bytes).not.toContain('alice');
+    expect(bytes).not.toContain('quarterly');
+    expect(openRequestId(id, `${SECRET}-other`)?.userId).not.toBe('alice@example.com');
+  });
+
+  it('carries the user as a keyed hash, readable without the secret by the worker', () => {
     const tenant = { accountId: 'acct_x', environment: 'live' as const };
     const hash = userHash(SECRET, tenant, 'alice@example.com');
     expect(hash).toMatch(/^[0-9a-f]{16}$/);
     expect(userHash(SECRET, tenant, 'bob@example.com')).not.toBe(hash);
     expect(userHash(`${SECRET}2`, tenant, 'alice@example.com')).not.toBe(hash);
     expect(userHash(SECRET, { ...tenant, environment: 'test' }, 'alice@example.com')).not.toBe(hash);
-    const id = issueRequestId({ ...tenant, issuedAt: 5, userHash: hash, decisionBatch: '0123456789abcdef' }, SECRET);
-    expect(Buffer.from(id.slice(4), 'base64url').toString('latin1')).not.toContain('alice');
-    expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash, decisionBatch: '0123456789abcdef' });
+    const id = issueRequestId({ ...tenant, issuedAt: 5, userHash: hash, decision }, SECRET);
+    expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash });
   });
 
-  it('still accepts a version 2 id (issued before decisions were batched), without a batch', () => {
-    const account = Buffer.from(claims.accountId, 'utf8');
-    const payload = Buffer.alloc(28 + account.length);
-    payload.writeUInt8(2, 0);
-    payload.writeUInt8(1, 1);
-    payload.writeUIntBE(claims.issuedAt, 2, 6);
-    Buffer.from(claims.userHash, 'hex').copy(payload, 20);
-    account.copy(payload, 28);
-    const mac = createHmac('sha256', SECRET).update('rid:').update(payload).digest().subarray(0, 16);
-    const id = `req_${Buffer.concat([payload, mac]).toString('base64url')}`;
-    const { decisionBatch: _batch, ...unbatched } = claims;
-    expect(verifyRequestId(id, SECRET)).toEqual(unbatched);
-    expect(readRequestIdClaims(id)).toEqual(unbatched);
+  it.each([
+    ['version 2 (no batch)', undefined],
+    ['version 3 (a decision batch)', '00112233445566ff'],
+  ])('still accepts a %s id issued before decisions were sealed in ids, with nothing to open', (_label, decisionBatch) => {
+    const earlier: RequestIdClaims = decisionBatch ? { ...claims, decisionBatch } : claims;
+    const id = issueEarlierRequestId(earlier, SECRET);
+    expect(verifyRequestId(id, SECRET)).toEqual(earlier);
+    expect(readRequestIdClaims(id)).toEqual(earlier);
+    expect(openRequestId(id, SECRET)).toBeNull();
   });
 
   it('is refused under another secret', () => {
-    expect(verifyRequestId(issueRequestId(claims, SECRET), `${SECRET}-rotated`)).toBeNull();
+    expect(verifyRequestId(issueRequestId(issued, SECRET), `${SECRET}-rotated`)).toBeNull();
   });
 
   // accountId lengths chosen so the encoded id has 0, 2 and 4 unused trailing bits
   it.each(['acct_7fQ2kLm9xPz4Rt1B', 'acct_7fQ2kLm9xPz4Rt1', 'acct_7fQ2kLm9xPz4Rt'])(
     'refuses the id when any single character is changed (accountId %s)',
     (accountId) => {
-      const id = issueRequestId({ ...claims, accountId }, SECRET);
+      const id = issueRequestId({ ...issued, accountId }, SECRET);
       const accepted: number[] = [];
       for (let i = 4; i < id.length; i++) {
         const original = ALPHABET.indexOf(id[i]!);
@@ -94,19 +118,19 @@ describe('request ids', () => {
   );
 
   it('refuses truncated and extended ids', () => {
-    const id = issueRequestId(claims, SECRET);
+    const id = issueRequestId(issued, SECRET);
     expect(verifyRequestId(id.slice(0, -1), SECRET)).toBeNull();
     expect(verifyRequestId(id.slice(0, -4), SECRET)).toBeNull();
     expect(verifyRequestId(`${id}AAAA`, SECRET)).toBeNull();
   });
 
   it('issues a different id for the same claims every time', () => {
-    const ids = new Set(Array.from({ length: 500 }, () => issueRequestId(claims, SECRET)));
+    const ids = new Set(Array.from({ length: 500 }, () => issueRequestId(issued, SECRET)));
     expect(ids.size).toBe(500);
   });
 
   it('does not show the accountId in clear text', () => {
-    const id = issueRequestId(claims, SECRET);
+    const id = issueRequestId(issued, SECRET);
     expect(id).not.toContain(claims.accountId);
     expect(id).not.toContain('acct_');
   });
@@ -119,7 +143,7 @@ describe('request ids', () => {
     ['too short', 'req_abc'],
     ['bad characters', `req_${'a'.repeat(39)}+`],
     ['padding', `req_${'a'.repeat(40)}==`],
-    ['too long', `req_${'a'.repeat(201)}`],
+    ['too long', `req_${'a'.repeat(MAX_REQUEST_ID_LENGTH - 3)}`],
   ])('isWellFormedRequestId rejects %s, and verify returns null', (_label, value) => {
     expect(isWellFormedRequestId(value)).toBe(false);
     if (typeof value === 'string') expect(verifyRequestId(value, SECRET)).toBeNull();

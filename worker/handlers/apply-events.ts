@@ -30,7 +30,7 @@ export async function applyTenantEvents(
     population: null,
     replacedStates: [],
   };
-  const resolved = await resolveDecisions(tx, tenant, decisions, outcomes, deps.findQueuedDecision);
+  const resolved = await resolveDecisions(tx, tenant, decisions, outcomes, deps);
   const live = await dropVoided(tx, tenant, resolved, deps.hashUser, result);
   // New profiles start from the population prior as it is now (read unlocked: it is locked,
   // merged and written only at the end, so batches queue on it briefly).

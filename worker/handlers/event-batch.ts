@@ -23,7 +23,9 @@ export type StoredDecision = {
 export interface ApplyDeps {
   learner: Learner;
   now: Date;
-  /** The payload of a decision job still in the queue, or null. */
+  /** The decision sealed in a version 4 requestId of this tenant, or null (an earlier id). */
+  carriedDecision: (tenant: Tenant, requestId: string) => StoredDecision | null;
+  /** For ids before version 4: the payload of a decision job still in the queue, or null. */
   findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>;
   /** userHash(secret, tenant, userId) — erasures are recorded under it. */
   hashUser: (tenant: Tenant, userId: string) => string;
