@@ -45,6 +45,11 @@ export class DecisionLog {
     private readonly options: DecisionLogOptions = DECISION_LOG_DEFAULTS,
   ) {}
 
+  /** Batches refused by Redis, waiting to be sent again. */
+  get retrying(): number {
+    return this.retries.size;
+  }
+
   /** Records one decision of user `userHash`; never waits and never throws. */
   record(userHash: string, decision: DecisionJob): void {
     if (this.held >= this.options.maxHeld) {
