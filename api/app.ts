@@ -8,7 +8,7 @@ import { trafficObserver } from './middleware/traffic.middleware';
 import type { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
-import { v1Router, type RouteGuards, type V1Services } from './routes/v1.routes';
+import { mountV1Routes, type RouteGuards, type V1Services } from './routes/v1.routes';
 
 export interface AppDeps extends V1Services, OpsDeps {
   logger: Logger;
@@ -35,7 +35,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
 
-  app.use(v1Router(deps, deps.guards));
+  mountV1Routes(app, deps, deps.guards);
   // After /v1, so API calls never test these paths.
   app.use(opsRouter(deps));
   const reference = apiReference();

@@ -56,9 +56,20 @@ export class CredentialCache {
     await this.flushLastUsed();
   }
 
-  async lookup(hashHex: string, keyHash: Buffer, now = this.clock()): Promise<KeyCredential | null> {
+  /**
+   * The cached answer for a key, when it is fresh: the credential, or null for an unknown key;
+   * undefined when only `lookup` can tell. Lets the hot path answer without a promise.
+   */
+  peek(hashHex: string, now = this.clock()): KeyCredential | null | undefined {
     const cached = this.entries.get(hashHex);
     if (cached && now - cached.at < (cached.credential ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS)) return cached.credential;
+    return undefined;
+  }
+
+  async lookup(hashHex: string, keyHash: Buffer, now = this.clock()): Promise<KeyCredential | null> {
+    const fresh = this.peek(hashHex, now);
+    if (fresh !== undefined) return fresh;
+    const cached = this.entries.get(hashHex);
     const epoch = this.epoch;
     let pending = this.inflight.get(hashHex);
     if (!pending) {

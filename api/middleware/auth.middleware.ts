@@ -14,11 +14,18 @@ export interface AuthContext {
 }
 
 const unauthorized = (message: string) => new AppError('UNAUTHORIZED', message);
-/** Well-formed keys whose hash the API remembers, least recently used dropped. */
+/** Authorization headers whose key the API remembers, least recently used dropped. */
 const KNOWN_KEY_HASHES = 10_000;
 
 export function authContext(res: Response): AuthContext {
   return res.locals.auth as AuthContext;
+}
+
+/** A presented key that is well formed and of a served environment, with its keyed hash. */
+interface PresentedKey {
+  environment: Environment;
+  keyHash: Buffer;
+  hex: string;
 }
 
 /** Authentication and scopes; runs after routing and before the body is read. */
@@ -32,36 +39,31 @@ export function authenticate(deps: {
    */
   meterRefusal: (credential: KeyCredential, endpoint: string) => Promise<Record<string, string>>;
 }) {
-  // The hashes of recently presented keys: a key's HMAC is worth remembering, as every request of
-  // a client presents the same key (the credential cache is keyed by the hash).
-  const hashes = new BoundedMap<string, { keyHash: Buffer; hex: string }>(KNOWN_KEY_HASHES);
-  const hashOf = (key: string) =>
-    hashes.getOrSet(key, () => {
-      const keyHash = hashApiKey(key, deps.secret);
-      return { keyHash, hex: keyHash.toString('hex') };
-    });
-  return (scope: Scope, endpoint: string) =>
-    async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-      const bearer = readBearerKey(req.headers.authorization);
-      if ('problem' in bearer) return next(unauthorized(bearer.problem));
-      const { key } = bearer;
-      const parsed = parseApiKey(key);
-      if (!parsed) return next(unauthorized('API key is not in the cos_sk_<test|live>_<id> format'));
-      if (!deps.environments.includes(parsed.environment)) {
-        return next(unauthorized(`This deployment does not serve ${parsed.environment} keys`));
-      }
-      const { keyHash, hex } = hashOf(key);
-      let credential: KeyCredential | null;
-      try {
-        credential = await deps.credentials.lookup(hex, keyHash);
-      } catch {
-        return next(new AppError('SERVICE_UNAVAILABLE', 'Key store unavailable, retry shortly', undefined, { 'Retry-After': '1' }));
-      }
+  // Every request of a client sends the same Authorization header: what it says (the key's
+  // environment and HMAC, by which credentials are cached) is remembered per header value.
+  const presented = new BoundedMap<string, PresentedKey>(KNOWN_KEY_HASHES);
+  const read = (header: string | undefined): PresentedKey | AppError => {
+    const known = header === undefined ? undefined : presented.get(header);
+    if (known) return known;
+    const bearer = readBearerKey(header);
+    if ('problem' in bearer) return unauthorized(bearer.problem);
+    const parsed = parseApiKey(bearer.key);
+    if (!parsed) return unauthorized('API key is not in the cos_sk_<test|live>_<id> format');
+    if (!deps.environments.includes(parsed.environment)) return unauthorized(`This deployment does not serve ${parsed.environment} keys`);
+    const keyHash = hashApiKey(bearer.key, deps.secret);
+    const key = { environment: parsed.environment, keyHash, hex: keyHash.toString('hex') };
+    presented.set(header!, key);
+    return key;
+  };
+
+  return (scope: Scope, endpoint: string) => {
+    /** The checks after the credential is known: validity, restriction, scope. */
+    const admit = (credential: KeyCredential | null, key: PresentedKey, res: Response, next: NextFunction): void => {
       const now = Date.now();
-      if (!credential || !hashesEqual(credential.keyHash, keyHash)) return next(unauthorized('Invalid API key'));
+      if (!credential || !hashesEqual(credential.keyHash, key.keyHash)) return next(unauthorized('Invalid API key'));
       notePresentedKey(res, credential.id);
       if (
-        credential.environment !== parsed.environment ||
+        credential.environment !== key.environment ||
         credential.revokedAt ||
         credential.deletedAt ||
         (credential.expiresAt && Date.parse(credential.expiresAt) <= now)
@@ -69,18 +71,34 @@ export function authenticate(deps: {
         return next(unauthorized('Invalid API key'));
       }
       if (credential.restricted) {
-        const headers = await deps.meterRefusal(credential, endpoint);
-        return next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted', undefined, headers));
+        return void deps
+          .meterRefusal(credential, endpoint)
+          .then((headers) => next(new AppError('ACCOUNT_RESTRICTED', 'This account is restricted', undefined, headers)));
       }
       if (!credential.scopes.includes(scope)) {
-        const headers = await deps.meterRefusal(credential, endpoint);
-        return next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }, headers));
+        return void deps
+          .meterRefusal(credential, endpoint)
+          .then((headers) => next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }, headers)));
       }
       deps.credentials.markUsed(credential.id, new Date(now));
-      res.locals.auth = {
-        tenant: { accountId: credential.accountId, environment: credential.environment },
-        credential,
-      } satisfies AuthContext;
+      const auth: AuthContext = { tenant: { accountId: credential.accountId, environment: credential.environment }, credential };
+      res.locals.auth = auth;
       next();
     };
+
+    return (req: Request, res: Response, next: NextFunction): void => {
+      const key = read(req.headers.authorization);
+      if (key instanceof AppError) return next(key);
+      // A cached credential answers at once; only a miss waits for Postgres.
+      const cached = deps.credentials.peek(key.hex);
+      if (cached !== undefined) return admit(cached, key, res, next);
+      deps.credentials
+        .lookup(key.hex, key.keyHash)
+        .then(
+          (credential) => admit(credential, key, res, next),
+          () => next(new AppError('SERVICE_UNAVAILABLE', 'Key store unavailable, retry shortly', undefined, { 'Retry-After': '1' })),
+        )
+        .catch(next);
+    };
+  };
 }

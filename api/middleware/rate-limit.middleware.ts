@@ -44,45 +44,49 @@ const limiterUnavailable = () =>
  * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
  */
 export function rateLimit(limiter: Limiter, logger: Logger, metrics: Pick<ApiMetrics, 'rateLimitRejected'>) {
+  const limitLive = async (credential: KeyCredential, endpoint: string, res: Response, next: NextFunction): Promise<void> => {
+    const limits = limitsFor(credential.plan, credential.rateLimitRps);
+    let decision;
+    try {
+      decision = await limiter.check({ keyId: credential.id, endpoint, ...limits });
+    } catch (error) {
+      if (!isDependencyUnavailable(error)) return next(error);
+      logger.warn({ err: error }, 'rate limiter unavailable');
+      return next(limiterUnavailable());
+    }
+    const remaining = decision.allowed ? decision.remaining : 0;
+    res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
+    if (!decision.allowed) {
+      metrics.rateLimitRejected(decision.scope);
+      const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
+      const message =
+        decision.scope === 'second'
+          ? `Rate limit of ${decision.limit} requests per second exceeded for this key`
+          : `Monthly quota of ${decision.limit} requests exceeded for this key; it renews on the 1st (UTC)`;
+      return next(
+        new AppError(
+          'RATE_LIMIT_EXCEEDED',
+          message,
+          { limit: decision.limit, window, retryAfter: decision.retryAfter, scope: decision.scope },
+          { 'Retry-After': String(decision.retryAfter) },
+        ),
+      );
+    }
+    const { meteredAt } = decision;
+    res.on('finish', () => {
+      const cls = statusClass(res.statusCode);
+      if (cls === '2xx') return;
+      limiter
+        .reclassify(credential.id, endpoint, cls, meteredAt)
+        .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+    });
+    next();
+  };
+  // Test keys pass straight through: no promise, no Redis call.
   return (endpoint: string) =>
-    async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
+    (_req: Request, res: Response, next: NextFunction): void | Promise<void> => {
       const { credential } = authContext(res);
       if (credential.environment !== 'live') return next();
-      const limits = limitsFor(credential.plan, credential.rateLimitRps);
-      let decision;
-      try {
-        decision = await limiter.check({ keyId: credential.id, endpoint, ...limits });
-      } catch (error) {
-        if (!isDependencyUnavailable(error)) return next(error);
-        logger.warn({ err: error }, 'rate limiter unavailable');
-        return next(limiterUnavailable());
-      }
-      const remaining = decision.allowed ? decision.remaining : 0;
-      res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
-      if (!decision.allowed) {
-        metrics.rateLimitRejected(decision.scope);
-        const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
-        const message =
-          decision.scope === 'second'
-            ? `Rate limit of ${decision.limit} requests per second exceeded for this key`
-            : `Monthly quota of ${decision.limit} requests exceeded for this key; it renews on the 1st (UTC)`;
-        return next(
-          new AppError(
-            'RATE_LIMIT_EXCEEDED',
-            message,
-            { limit: decision.limit, window, retryAfter: decision.retryAfter, scope: decision.scope },
-            { 'Retry-After': String(decision.retryAfter) },
-          ),
-        );
-      }
-      const { meteredAt } = decision;
-      res.on('finish', () => {
-        const cls = statusClass(res.statusCode);
-        if (cls === '2xx') return;
-        limiter
-          .reclassify(credential.id, endpoint, cls, meteredAt)
-          .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
-      });
-      next();
+      return limitLive(credential, endpoint, res, next);
     };
 }

@@ -1,8 +1,10 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Scope } from '../../shared/keys/api-key';
 import { AppError } from '../../shared/errors/app-error';
 import { authContext } from '../middleware/auth.middleware';
 import { jsonBody } from '../middleware/json-body.middleware';
+import { pipeline } from '../middleware/pipeline';
+import { sendJson } from '../http/send-json';
 import { routeName } from '../middleware/metrics.middleware';
 import {
   contextRequestSchema,
@@ -56,24 +58,29 @@ export type RouteName = V1Route['name'];
 
 const OUTCOME_ACCEPTED: OutcomeAccepted = { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' };
 
-export function v1Router(services: V1Services, guards: RouteGuards): Router {
+/**
+ * Mounts the /v1 routes on the app itself, each as one handler running its steps in order
+ * (a nested router and one layer per step cost the hot path more than its own work,
+ * docs/adr/0016-hot-path.md).
+ */
+export function mountV1Routes(app: Express, services: V1Services, guards: RouteGuards): void {
   const handlers: Record<RouteName, Handler> = {
     context: async (req, res) => {
       const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
-      res.status(200).json(await services.context.decide(authContext(res).tenant, body));
+      sendJson(res, 200, await services.context.decide(authContext(res).tenant, body));
     },
     outcome: async (req, res) => {
       const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
       await services.outcome.record(authContext(res).tenant, body);
-      res.status(202).json(OUTCOME_ACCEPTED);
+      sendJson(res, 202, OUTCOME_ACCEPTED);
     },
     'profile.get': async (req, res) => {
-      res.status(200).json(await services.profiles.get(authContext(res).tenant, pathUserId(req)));
+      sendJson(res, 200, await services.profiles.get(authContext(res).tenant, pathUserId(req)));
     },
     'profile.update': async (req, res) => {
       const userId = pathUserId(req);
       const body = parseOrThrow(profileUpdateSchema, req.body);
-      res.status(200).json(await services.profiles.update(authContext(res).tenant, userId, body));
+      sendJson(res, 200, await services.profiles.update(authContext(res).tenant, userId, body));
     },
     'profile.delete': async (req, res) => {
       await services.profiles.erase(authContext(res).tenant, pathUserId(req));
@@ -82,33 +89,31 @@ export function v1Router(services: V1Services, guards: RouteGuards): Router {
     'profile.versions': async (req, res) => {
       const userId = pathUserId(req);
       const query = parseOrThrow(versionsQuerySchema, { ...req.query });
-      res.status(200).json(await services.profiles.versions(authContext(res).tenant, userId, query.limit, query.before));
+      sendJson(res, 200, await services.profiles.versions(authContext(res).tenant, userId, query.limit, query.before));
     },
   };
   const routes = V1_ROUTES.map((route) => ({ ...route, handler: handlers[route.name] }));
 
-  const router = Router();
   const byPath = new Map<string, typeof routes>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   for (const [path, pathRoutes] of byPath) {
-    const chain = router.route(path);
     for (const route of pathRoutes) {
-      chain[route.method](
-        routeName(route.name),
-        guards.auth(route.scope, route.name),
-        guards.limit(route.name),
-        jsonBody,
-        (req: Request, res: Response, next: NextFunction) => {
-          route.handler(req, res).catch(next);
-        },
+      app[route.method](
+        path,
+        pipeline([
+          routeName(route.name),
+          guards.auth(route.scope, route.name),
+          guards.limit(route.name),
+          jsonBody,
+          (req: Request, res: Response) => route.handler(req, res),
+        ]),
       );
     }
     const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
-    chain.all((req: Request, res: Response, next: NextFunction) => {
+    app.all(path, (req: Request, res: Response, next: NextFunction) => {
       res.setHeader('Allow', allow.join(', '));
       if (req.method === 'OPTIONS') return void res.status(204).end();
       next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allow.join(', ')}`));
     });
   }
-  return router;
 }

@@ -5,6 +5,7 @@ import type { Tenant } from '../../shared/domain/environment';
 import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
+import type { OutcomeJob } from '../../shared/jobs/catalog';
 import type { RedisClient } from '../../shared/redis/redis';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { isWellFormedRequestId, verifyRequestId } from '../../shared/keys/request-id';
@@ -100,13 +101,9 @@ export class OutcomeService {
     try {
       // Enqueued on every accepted post, also retries: the worker applies each requestId once,
       // so a 202 always means "enqueued".
-      await this.producer.add(claims.userHash, {
-        ...tenant,
-        requestId,
-        signals,
-        ...(metadata ? { metadata } : {}),
-        receivedAt: now,
-      });
+      const job: OutcomeJob = { accountId: tenant.accountId, environment: tenant.environment, requestId, signals, receivedAt: now };
+      if (metadata) job.metadata = metadata;
+      await this.producer.add(claims.userHash, job);
     } catch (error) {
       if (claim === 'new')
         await this.redis

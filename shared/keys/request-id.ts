@@ -1,4 +1,4 @@
-import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createHmac, randomBytes, timingSafeEqual, type Cipher } from 'node:crypto';
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice } from '../domain/arms';
 import type { Environment } from '../domain/environment';
 import type { DecisionContext, SelectionProbabilities } from '../domain/learner';
@@ -69,14 +69,21 @@ export interface CarriedDecision {
   context: DecisionContext;
 }
 
-/** Keys derived once per secret: the MAC's and the seal's. */
-interface RequestIdKeys {
+/**
+ * The seal's cipher, made once per secret: AES-256 in ECB mode, used only to encrypt counter
+ * blocks into a CTR key stream — a cipher object made per id costs more than the encryption.
+ */
+interface SealKeys {
   secret: string;
-  seal: Buffer;
+  blocks: Cipher;
 }
-let lastKeys: RequestIdKeys | undefined;
-function keysOf(secret: string): RequestIdKeys {
-  if (lastKeys?.secret !== secret) lastKeys = { secret, seal: createHmac('sha256', secret).update('rid-seal').digest() };
+let lastKeys: SealKeys | undefined;
+function keysOf(secret: string): SealKeys {
+  if (lastKeys?.secret !== secret) {
+    const blocks = createCipheriv('aes-256-ecb', createHmac('sha256', secret).update('rid-seal').digest(), null);
+    blocks.setAutoPadding(false);
+    lastKeys = { secret, blocks };
+  }
   return lastKeys;
 }
 
@@ -97,12 +104,21 @@ function mac(secret: string, payload: Buffer): Buffer {
   return createHmac('sha256', secret).update('rid:').update(payload).digest().subarray(0, MAC_BYTES);
 }
 
-/** AES-256-CTR under the seal key; the same call seals and opens. */
-function crypt(keys: RequestIdKeys, nonce: Buffer, data: Buffer): Buffer {
-  const iv = Buffer.alloc(16);
-  nonce.copy(iv, 0, 0, NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-ctr', keys.seal, iv);
-  return Buffer.concat([cipher.update(data), cipher.final()]);
+/**
+ * AES-256-CTR under the seal key with counter blocks nonce ‖ uint32 i (the same stream as
+ * `aes-256-ctr` with iv nonce ‖ 0⁴); the same call seals and opens.
+ */
+function crypt(keys: SealKeys, nonce: Buffer, data: Buffer): Buffer {
+  const blockCount = Math.ceil(data.length / 16);
+  const counters = Buffer.allocUnsafe(blockCount * 16);
+  for (let b = 0; b < blockCount; b++) {
+    nonce.copy(counters, b * 16, 0, NONCE_BYTES);
+    counters.writeUInt32BE(b, b * 16 + NONCE_BYTES);
+  }
+  const stream = keys.blocks.update(counters);
+  const out = Buffer.allocUnsafe(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = data[i]! ^ stream[i]!;
+  return out;
 }
 
 /** The probabilities as a version 4 id carries them (float32). */

@@ -36,3 +36,21 @@ describe('BoundedMap', () => {
     expect(() => new BoundedMap(0)).toThrow();
   });
 });
+
+describe('BoundedMap eviction (CLOCK)', () => {
+  it('keeps every entry read since the last sweep over entries that were not, and a hit does not reorder', () => {
+    const map = new BoundedMap<string, number>(3);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.set('c', 3);
+    map.get('a');
+    map.get('c');
+    map.set('d', 4); // b is the one unused entry
+    expect([...['a', 'b', 'c', 'd']].map((k) => map.get(k))).toEqual([1, undefined, 3, 4]);
+    expect(map.size).toBe(3);
+    // All three were just read: the sweep clears their marks and drops the oldest.
+    map.set('e', 5);
+    expect(map.size).toBe(3);
+    expect(map.get('e')).toBe(5);
+  });
+});

@@ -1,0 +1,16 @@
+import type { Response } from 'express';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Sends `body` as JSON with `status`: what `res.status(status).json(body)` sends for a POST,
+ * PUT, DELETE or GET of this API (no ETag, no replacer or spaces), without Express's per-call
+ * settings lookups and content-type negotiation (docs/adr/0016-hot-path.md).
+ */
+export function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
