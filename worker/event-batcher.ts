@@ -11,23 +11,24 @@ import type { WorkerMetrics } from '../shared/metrics/metrics';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { userHash } from '../shared/keys/user-hash';
+import { UserHashes } from '../shared/keys/user-hash';
 import { openRequestId, readRequestIdClaims } from '../shared/keys/request-id';
 import { compareStrings } from '../shared/util/compare';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { applyTenantEvents } from './handlers/apply-events';
-import type { BatchItem, StoredDecision } from './handlers/event-batch';
+import type { BatchEvent, BatchItem, StoredDecision } from './handlers/event-batch';
+import { KnownProfiles } from './handlers/known-profiles';
 import { PriorMemo } from './handlers/population-prior';
 import { DecisionNotFoundError } from './job-failures';
 
 /** How long a batch with an outcome waits for more jobs: outcomes are awaited by readers. */
-const FLUSH_DELAY_MS = 2;
+export const FLUSH_DELAY_MS = 2;
 /**
- * How long a batch of decisions alone waits: nobody awaits a stored decision (an outcome finds
- * it in its queued job), and each transaction costs the same few statements however many
+ * How long a batch of decisions alone waits: nobody awaits a logged decision (an outcome carries
+ * its own in its requestId), and each transaction costs the same few statements however many
  * decisions it carries, so a longer wait makes moderate traffic as cheap as a backlog.
  */
-const DECISION_FLUSH_DELAY_MS = 25;
+export const DECISION_FLUSH_DELAY_MS = 100;
 /** A job whose data Postgres refuses fails for good: retrying cannot help. */
 function unrecoverableIfBadData(error: unknown): unknown {
   const code = errorCode(error);
@@ -51,6 +52,8 @@ export class EventBatcher {
   private pendingOutcomeCount = 0;
   private flushing = 0;
   private readonly priors = new PriorMemo();
+  private readonly knownProfiles = new KnownProfiles();
+  private readonly hashes: UserHashes;
 
   constructor(
     private readonly db: Db,
@@ -64,11 +67,18 @@ export class EventBatcher {
     private readonly maxBatch: number,
     private readonly secret: string,
     private readonly metrics: Pick<WorkerMetrics, 'batchCommitted'>,
-  ) {}
+  ) {
+    this.hashes = new UserHashes(secret, 65_536);
+  }
 
-  submit(item: Omit<BatchItem, 'resolve' | 'reject'>): Promise<string> {
+  submit(item: BatchEvent): Promise<string> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ ...item, resolve, reject } as BatchItem);
+      // Written out, not spread: a spread followed by more properties is slow per item (docs/adr/0016-hot-path.md).
+      this.pending.push(
+        item.kind === 'decision'
+          ? { kind: 'decision', data: item.data, resolve, reject }
+          : { kind: 'outcome', data: item.data, resolve, reject },
+      );
       if (item.kind === 'outcome') this.pendingOutcomeCount++;
       this.schedule();
     });
@@ -79,7 +89,7 @@ export class EventBatcher {
    * job — unrecoverably only when every failure was (retrying the job re-applies nothing that
    * was applied, docs/adr/0002-exactly-once-outcomes.md).
    */
-  async submitAll(items: Array<Omit<BatchItem, 'resolve' | 'reject'>>): Promise<string> {
+  async submitAll(items: BatchEvent[]): Promise<string> {
     const settled = await Promise.allSettled(items.map((item) => this.submit(item)));
     const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
     // Lost decisions park the job after a few attempts (job-failures.ts): only when nothing else failed.
@@ -169,14 +179,16 @@ export class EventBatcher {
               now,
               carriedDecision: (t, requestId) => this.carriedDecision(t, requestId),
               findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
-              hashUser: (t, userId) => userHash(this.secret, t, userId),
+              hashUser: (t, userId) => this.hashes.of(t, userId),
               priors: this.priors,
+              knownProfiles: this.knownProfiles,
             }),
           });
         }
         return out;
       }),
     );
+    for (const { tenant, result } of results) this.knownProfiles.add(tenant, result.seededProfiles);
     // Counted at commit: should the cache refresh below fail, the retried jobs find them applied.
     this.metrics.batchCommitted(batch, new Set(results.flatMap(({ result }) => [...result.appliedOutcomes])), Date.now());
     // Postgres has committed: report replaced states once (a retried or rolled-back run did not replace them),

@@ -19,6 +19,24 @@ export async function lockUsers(tx: DbOrTx, tenant: Tenant, userIds: string[]): 
 
 const TEST_RESET_LOCK = sql`hashtextextended('cos:test-data-reset', 0)`;
 
+/**
+ * What a worker batch takes for a tenant's events, in one statement: the test-data-reset lock
+ * in shared mode first (test environment only), then the users' locks in hash order — the same
+ * order as taking lockTestDataReset('shared') and then lockUsers.
+ */
+export async function lockEventUsers(tx: DbOrTx, tenant: Tenant, userIds: string[]): Promise<void> {
+  const test = tenant.environment === 'test';
+  if (userIds.length === 0 && !test) return;
+  const names = userIds.map((userId) => `user:${tenant.accountId}\u001f${tenant.environment}\u001f${userId}`);
+  await sql`
+    select count(case when l.shared then pg_advisory_xact_lock_shared(l.h) else pg_advisory_xact_lock(l.h) end) from (
+      select ${TEST_RESET_LOCK} as h, true as shared where ${test}
+      union
+      select distinct hashtextextended(name, 0), false from unnest(${names}::text[]) as name
+      order by 2 desc, 1
+    ) as l`.execute(tx);
+}
+
 /** Held shared by every transaction applying test-environment events, exclusive by a reset. */
 export async function lockTestDataReset(tx: DbOrTx, mode: 'shared' | 'exclusive'): Promise<void> {
   if (mode === 'shared') await sql`select pg_advisory_xact_lock_shared(${TEST_RESET_LOCK})`.execute(tx);

@@ -82,7 +82,14 @@ it('applies every outcome accepted before and during a 60 s Postgres outage exac
   };
   const first = await issue();
   const second = await issue();
-  await eventually(() => eventsIdle(queue), 30_000); // decisions stored, profiles cached
+  // Decisions stored (the API logs them behind its answers), profiles cached.
+  const issued = [...first, ...second];
+  await eventually(
+    async () =>
+      (await db.selectFrom('decisions').select('request_id').where('request_id', 'in', issued).execute()).length === issued.length,
+    30_000,
+  );
+  await eventually(() => eventsIdle(queue), 30_000);
 
   const before = await post(first, true);
   await postgres.stop();

@@ -60,6 +60,7 @@ it('ends with every outcome accepted before and during a 10-minute-equivalent ou
   const users = Array.from({ length: 20 }, (_, i) => `out-${i}`);
   const first = await Promise.all(users.map(context));
   const second = await Promise.all(users.map(context));
+  await h.deps.decisions.sendNow(); // the API logs decisions behind its answers
   await eventually(() => eventsIdle(queue)); // decisions stored, profiles cached
 
   // Outcomes accepted just before the outage (some may still be in flight when it starts)…

@@ -29,13 +29,16 @@ export async function applyTenantEvents(
     updatedProfiles: [],
     population: null,
     replacedStates: [],
+    seededProfiles: [],
   };
   const resolved = await resolveDecisions(tx, tenant, decisions, outcomes, deps);
   const live = await dropVoided(tx, tenant, resolved, deps.hashUser, result);
   // New profiles start from the population prior as it is now (read unlocked: it is locked,
-  // merged and written only at the end, so batches queue on it briefly).
-  const prior = await readPrior(tx, tenant, deps.learner, deps.priors);
-  const profiles = await seedAndLockProfiles(tx, tenant, live, prior, deps);
-  await applyOutcomes(tx, tenant, live, profiles, prior, deps, result);
+  // merged and written only at the end, so batches queue on it briefly). Read only when a
+  // profile is created or an outcome applied: a batch of returning users' decisions needs none.
+  let prior: Promise<unknown> | undefined;
+  const priorOf = () => (prior ??= readPrior(tx, tenant, deps.learner, deps.priors));
+  const profiles = await seedAndLockProfiles(tx, tenant, live, priorOf, deps, result.seededProfiles);
+  if (live.outcomes.length > 0) await applyOutcomes(tx, tenant, live, profiles, await priorOf(), deps, result);
   return result;
 }

@@ -45,7 +45,15 @@ function applyUserOutcomes(
     shown = after;
   }
   const applied = count - profile.interactionCount;
-  return { ...profile, state, version: profile.version + applied, interactionCount: count, updatedAt };
+  return {
+    userId: profile.userId,
+    generation: profile.generation,
+    pins: profile.pins,
+    state,
+    version: profile.version + applied,
+    interactionCount: count,
+    updatedAt,
+  };
 }
 
 /**
@@ -63,7 +71,7 @@ export async function applyOutcomes(
   deps: ApplyDeps,
   result: TenantBatchResult,
 ): Promise<void> {
-  const rewarded = live.outcomes.map((o) => ({ ...o, reward: computeReward(o.job.signals) }));
+  const rewarded = live.outcomes.map(({ job, decision }) => ({ job, decision, reward: computeReward(job.signals) }));
   const inserted = await insertOutcomes(
     tx,
     tenant,

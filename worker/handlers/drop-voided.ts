@@ -1,11 +1,11 @@
 import type { DbOrTx } from '../../shared/db/database';
-import { lockTestDataReset, lockUsers } from '../../shared/db/locks';
+import { lockEventUsers } from '../../shared/db/locks';
 import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
 import { compareStrings } from '../../shared/util/compare';
 import type { ApplyDeps, StoredDecision, TenantBatchResult } from './event-batch';
-import { erasuresByHash, lastTestReset } from './events.repository';
+import { findVoids } from './events.repository';
 import type { ResolvedEvents } from './resolve-decisions';
 
 /** What is left of a tenant's events once erasures and resets have voided theirs. */
@@ -41,8 +41,7 @@ export async function dropVoided(
 ): Promise<LiveEvents> {
   const { decisions, stored } = resolved;
   const userIds = [...new Set([...decisions.map((d) => d.userId), ...[...stored.values()].map((d) => d.userId)])].sort(compareStrings);
-  if (tenant.environment === 'test') await lockTestDataReset(tx, 'shared');
-  await lockUsers(tx, tenant, userIds);
+  await lockEventUsers(tx, tenant, userIds);
 
   const decided = new Map(decisions.map((d) => [d.requestId, d] as const));
   const missingClaims = new Map(
@@ -51,11 +50,10 @@ export async function dropVoided(
       .map((o) => [o.requestId, readRequestIdClaims(o.requestId)] as const),
   );
   const hashOf = new Map(userIds.map((userId) => [userId, hashUser(tenant, userId)] as const));
-  const erased = await erasuresByHash(tx, tenant, [
+  const { erasedAt: erased, resetAt } = await findVoids(tx, tenant, [
     ...hashOf.values(),
     ...[...missingClaims.values()].flatMap((claims) => (claims ? [claims.userHash] : [])),
   ]);
-  const resetAt = await lastTestReset(tx, tenant);
   const voided = (hash: string | undefined, issuedAt: number) => {
     const erasedAt = hash === undefined ? undefined : erased.get(hash);
     return (erasedAt !== undefined && erasedAt >= issuedAt) || (resetAt !== undefined && resetAt >= issuedAt);

@@ -4,7 +4,11 @@ import type { DecisionContext, Learner, SelectionProbabilities } from '../../sha
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import type { StoredPopulation } from '../../shared/population/population.repository';
 import type { StoredProfile } from '../../shared/profile/profile';
+import type { KnownProfiles } from './known-profiles';
 import type { PriorMemo } from './population-prior';
+
+/** One event of a job: a decision to log or an outcome to apply. */
+export type BatchEvent = { kind: 'decision'; data: DecisionJob } | { kind: 'outcome'; data: OutcomeJob };
 
 /** One job waiting in a batch, with the callbacks that settle its BullMQ processor. */
 export type BatchItem =
@@ -31,6 +35,8 @@ export interface ApplyDeps {
   hashUser: (tenant: Tenant, userId: string) => string;
   /** The population priors this process last read or wrote, parsed. */
   priors: PriorMemo;
+  /** Profile rows this process has seen committed. */
+  knownProfiles: KnownProfiles;
 }
 
 export interface TenantBatchResult {
@@ -46,6 +52,8 @@ export interface TenantBatchResult {
   updatedProfiles: StoredProfile[];
   /** The tenant's population prior after this batch's outcomes, when they changed it. */
   population: StoredPopulation | null;
+  /** Users with only decisions here whose profile row exists once the batch commits. */
+  seededProfiles: Array<{ userId: string; generation: string }>;
   /** Users whose stored learner state was unreadable and replaced by a fresh one (`issue`: what was wrong), by user hash. */
   replacedStates: Array<{ userHash: string; issue: string }>;
 }

@@ -11,29 +11,29 @@ import type { StoredDecision } from './event-batch';
  * statement whatever the batch's size, and each value serialised once.
  */
 
-/** When each of these users (by keyed hash) was last erased (epoch ms). */
-export async function erasuresByHash(db: DbOrTx, tenant: Tenant, userHashes: string[]): Promise<Map<string, number>> {
-  if (userHashes.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('erasures')
-    .select(['user_hash', 'erased_at'])
-    .where('account_id', '=', tenant.accountId)
-    .where('environment', '=', tenant.environment)
-    .where('user_hash', 'in', [...new Set(userHashes)])
-    .execute();
-  return new Map(rows.map((row) => [row.user_hash, new Date(row.erased_at).getTime()]));
+/** What voids a tenant's events: when each user (by keyed hash) was last erased, and when test data was last reset (epoch ms). */
+export interface Voids {
+  erasedAt: Map<string, number>;
+  /** Live data is never reset. */
+  resetAt: number | undefined;
 }
 
-/** When test data of this tenant was last reset (epoch ms); live data is never reset. */
-export async function lastTestReset(db: DbOrTx, tenant: Tenant): Promise<number | undefined> {
-  if (tenant.environment !== 'test') return undefined;
-  const row = await db
-    .selectFrom('test_data_resets')
-    .select((eb) => eb.fn.max('started_at').as('at'))
-    .where('trigger', '!=', 'baseline')
-    .where((eb) => eb.or([eb('account_id', 'is', null), eb('account_id', '=', tenant.accountId)]))
-    .executeTakeFirst();
-  return row?.at ? new Date(row.at).getTime() : undefined;
+/** The erasures of these users (by keyed hash) and, in the test environment, the last reset: one query. */
+export async function findVoids(db: DbOrTx, tenant: Tenant, userHashes: string[]): Promise<Voids> {
+  const test = tenant.environment === 'test';
+  const { rows } = await sql<{ user_hash: string | null; at: string | number | null }>`
+    select user_hash, extract(epoch from erased_at) * 1000 as at from erasures
+    where account_id = ${tenant.accountId} and environment = ${tenant.environment} and user_hash = any(${[...new Set(userHashes)]}::text[])
+    union all
+    select null, extract(epoch from max(started_at)) * 1000 from test_data_resets
+    where ${test} and trigger != 'baseline' and (account_id is null or account_id = ${tenant.accountId})`.execute(db);
+  const voids: Voids = { erasedAt: new Map(), resetAt: undefined };
+  for (const row of rows) {
+    if (row.at === null) continue;
+    if (row.user_hash === null) voids.resetAt = Math.floor(Number(row.at));
+    else voids.erasedAt.set(row.user_hash, Math.floor(Number(row.at)));
+  }
+  return voids;
 }
 
 export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: DecisionJob[]): Promise<void> {

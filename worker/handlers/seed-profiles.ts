@@ -11,16 +11,19 @@ import type { LiveEvents } from './drop-voided';
 /**
  * Locks the profile rows of the batch's users with outcomes — creating the missing ones from
  * the tenant's population prior — creates the missing profiles of users with only decisions
- * (without reading or locking theirs: most are returning users), then stores the batch's
- * decisions. Rows are locked in user order (the existing ones, then those created now), always
- * after the same users' advisory locks, so workers never wait on each other in a cycle.
+ * (without reading or locking theirs, and not at all for those this process has seen stored:
+ * most are returning users), then stores the batch's decisions. Rows are locked in user order
+ * (the existing ones, then those created now), always after the same users' advisory locks, so
+ * workers never wait on each other in a cycle. `seeded` receives the decision users whose row
+ * exists once this transaction commits.
  */
 export async function seedAndLockProfiles(
   tx: DbOrTx,
   tenant: Tenant,
   live: LiveEvents,
-  prior: unknown,
-  deps: Pick<ApplyDeps, 'learner' | 'now'>,
+  priorOf: () => Promise<unknown>,
+  deps: Pick<ApplyDeps, 'learner' | 'now' | 'knownProfiles'>,
+  seeded: Array<{ userId: string; generation: string }>,
 ): Promise<Map<string, StoredProfile>> {
   // A decision's generation is the one the API gave its user's cached profile (docs/adr/0003-cache-versioning.md).
   const generations = new Map<string, string>();
@@ -28,12 +31,15 @@ export async function seedAndLockProfiles(
   for (const { decision } of live.outcomes) if (!generations.has(decision.userId)) generations.set(decision.userId, randomUUID());
   const learning = new Set(live.outcomes.map(({ decision }) => decision.userId));
   const users = [...learning].sort(compareStrings);
-  const profiles = await lockProfiles(tx, tenant, users);
-  // Users whose rows may be missing: those with only decisions here, and the learning ones not found.
-  const missing = [...generations.keys()].filter((userId) => !profiles.has(userId));
+  const profiles = users.length > 0 ? await lockProfiles(tx, tenant, users) : new Map<string, StoredProfile>();
+  // Users whose rows may be missing: those with only decisions here not seen stored, and the learning ones not found.
+  const missing = [...generations.keys()].filter(
+    (userId) => !profiles.has(userId) && (learning.has(userId) || !deps.knownProfiles.has(tenant, userId, generations.get(userId)!)),
+  );
+  for (const [userId, generation] of generations) if (!learning.has(userId)) seeded.push({ userId, generation });
   if (missing.length > 0) {
     // The same for every new user of the tenant: computed once per batch.
-    const initialState = deps.learner.initialState(prior);
+    const initialState = deps.learner.initialState(await priorOf());
     await insertNewProfiles(
       tx,
       tenant,
