@@ -25,6 +25,7 @@ import { ContextService } from './services/context.service';
 import { OutcomeService } from './services/outcome.service';
 import { PopulationLoader } from './services/population-loader';
 import { ProfileLoader } from './services/profile-loader';
+import { KnownUsers } from './services/known-users';
 import type { Learner } from '../shared/domain/learner';
 import { ProfileService } from './services/profile.service';
 
@@ -68,7 +69,8 @@ export function buildApiDependencies(
   // One subscriber connection for both channels the API listens to.
   const subscriber = createRedis(target, 'consumer');
   const settled = new SettledOutcomes(subscriber, keys);
-  const loader = new ProfileLoader(db, cache, learner, populations, settled, config.COS_SECRET, metrics);
+  const users = new KnownUsers(keys, config.COS_SECRET);
+  const loader = new ProfileLoader(db, cache, learner, populations, settled, users, metrics);
   const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL, clock);
   const firstKeyPoll = credentials.start();
   const changes = new CredentialChanges(subscriber, keys, (change) => credentials.apply(change));
@@ -94,7 +96,7 @@ export function buildApiDependencies(
       }),
       limit: rateLimit(limiter, logger, metrics),
     },
-    context: new ContextService(loader, populations, learner, decisions, config.COS_SECRET),
+    context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
     profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
     metrics,

@@ -5,7 +5,9 @@ import type { EngineState } from '../shared/domain/engine/state';
 import type { PopulationPrior } from '../shared/domain/engine/population';
 import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
+import { KnownUsers } from '../api/services/known-users';
 import { ParsedStates } from '../api/services/parsed-states';
+import { redisKeys } from '../shared/cache/keys';
 import { newProfile } from '../shared/profile/profile';
 
 /**
@@ -80,6 +82,7 @@ function main() {
   const cachedProfile = JSON.stringify(profile);
   const parsed = new ParsedStates(engine);
   const tenant = { accountId: '1', environment: 'live' as const };
+  const user = new KnownUsers(redisKeys('bench'), 'bench-secret').of(tenant, 'user');
   // Warm up the JIT before measuring.
   medianMicros(2_000, (i) => engine.decide(fresh(), contexts[i % contexts.length]!, {}, random, prior));
   const result = {
@@ -101,7 +104,7 @@ function main() {
     }),
     requestParsedStatesMedianMicros: medianMicros(calls, (i) => {
       const read = JSON.parse(cachedProfile) as typeof profile;
-      engine.decide(parsed.get(tenant, 'user-hash', read), contexts[i % contexts.length]!, {}, random, prior);
+      engine.decide(parsed.get(user, read), contexts[i % contexts.length]!, {}, random, prior);
     }),
     historyEntries: state.history.length,
     stateBytes: Buffer.byteLength(serialized),

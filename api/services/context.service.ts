@@ -4,9 +4,9 @@ import type { DecisionContext, Learner } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import type { DecisionLog } from '../../shared/jobs/decision-log';
 import { issueRequestId, sealable } from '../../shared/keys/request-id';
-import { UserHashes } from '../../shared/keys/user-hash';
 import type { ContextRequest } from '../schemas/request.schemas';
 import type { ContextResponse } from '../schemas/response.schemas';
+import type { KnownUsers } from './known-users';
 import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
 import type { ProfileLoader } from './profile-loader';
@@ -17,23 +17,23 @@ import type { ProfileLoader } from './profile-loader';
  */
 export class ContextService {
   private readonly states: ParsedStates;
-  private readonly hashes: UserHashes;
 
   constructor(
     private readonly profiles: ProfileLoader,
     private readonly populations: PopulationLoader,
     private readonly learner: Learner,
     private readonly decisions: DecisionLog,
+    private readonly users: KnownUsers,
     private readonly secret: string,
   ) {
     this.states = new ParsedStates(learner);
-    this.hashes = new UserHashes(secret);
   }
 
   async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
-    const hash = this.hashes.of(tenant, request.userId);
-    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(tenant, request.userId, hash), this.populations.get(tenant)]);
-    const state = this.states.get(tenant, hash, profile);
+    const user = this.users.of(tenant, request.userId);
+    const hash = user.hash;
+    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(user), this.populations.get(tenant)]);
+    const state = this.states.get(user, profile);
     const context: DecisionContext = {};
     if (request.complexity !== undefined) context.complexity = request.complexity;
     if (request.taskType !== undefined) context.taskType = request.taskType;

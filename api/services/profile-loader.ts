@@ -5,17 +5,13 @@ import type { Learner } from '../../shared/domain/learner';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
-import { userHash } from '../../shared/keys/user-hash';
-import { BoundedMap } from '../../shared/cache/bounded-map';
-import { tenantKey } from '../../shared/cache/keys';
 import { findProfile } from '../../shared/profile/profile.repository';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
+import type { KnownUser, KnownUsers } from './known-users';
 import type { PopulationLoader } from './population-loader';
 
 /** How long a profile read waits for a worker to apply the user's pending outcomes. */
 export const OUTCOME_WAIT_MS = 250;
-/** Profiles the API keeps decoded (each holds its stored state, ≤ 8 KiB), least recently used dropped. */
-export const MAX_KNOWN_PROFILES = 4096;
 /** While waiting, the marks are read again at least this often (should a notice be lost). */
 const RECHECK_MS = 50;
 
@@ -26,13 +22,12 @@ const RECHECK_MS = 50;
  * worker's notice that it is (or re-checks), for up to OUTCOME_WAIT_MS
  * (docs/adr/0008-read-your-outcomes.md), then answers with what it has.
  *
- * The profiles it last read stay decoded in memory, named by version, generation and update
- * time (docs/adr/0003-cache-versioning.md): Redis sends a cached profile only when it differs
- * from the copy held, so a returning user's read moves and parses no JSON. Callers never
- * mutate a profile they are given.
+ * The profile it last read of each user stays decoded in memory (KnownUsers), named by version,
+ * generation and update time (docs/adr/0003-cache-versioning.md): Redis sends a cached profile
+ * only when it differs from the copy held, so a returning user's read moves and parses no JSON.
+ * Callers never mutate a profile they are given.
  */
 export class ProfileLoader {
-  private readonly known = new BoundedMap<string, StoredProfile>(MAX_KNOWN_PROFILES);
   /** Reads that waited for the user's pending outcomes, by how the wait ended (for tests and metrics). */
   readonly waits = { settled: 0, timedOut: 0 };
 
@@ -42,22 +37,24 @@ export class ProfileLoader {
     private readonly learner: Learner,
     private readonly populations: PopulationLoader,
     private readonly settled: SettledOutcomes,
-    private readonly secret: string,
+    private readonly users: KnownUsers,
     private readonly metrics: Pick<ApiMetrics, 'profileCacheRead'>,
   ) {}
 
-  /**
-   * The user's profile, or null when it exists neither in the cache nor in Postgres. `hash` is
-   * the user's userHash, when the caller has it already.
-   */
-  async find(tenant: Tenant, userId: string, hash = userHash(this.secret, tenant, userId)): Promise<StoredProfile | null> {
-    const memoKey = tenantKey(tenant, userId);
-    const known = this.known.get(memoKey) ?? null;
-    const read = () => this.cache.readFresh(tenant, userId, hash, Date.now() - PENDING_OUTCOME_HORIZON_MS, known);
+  /** The user's profile, or null when it exists neither in the cache nor in Postgres. */
+  async find(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
+    return this.findKnown(this.users.of(tenant, userId));
+  }
+
+  /** `find` for a user the caller has looked up already. */
+  async findKnown(user: KnownUser): Promise<StoredProfile | null> {
+    const { tenant, userId } = user;
+    const known = user.profile;
+    const read = () => this.cache.readFresh(user, Date.now() - PENDING_OUTCOME_HORIZON_MS, known);
     let current = await read();
     if (current.pending > 0) {
       const deadline = Date.now() + OUTCOME_WAIT_MS;
-      const key = this.settled.keyOf(tenant, hash);
+      const key = this.settled.keyOf(tenant, user.hash);
       for (;;) {
         const settlement = this.settled.listen(key);
         current = await read();
@@ -73,7 +70,7 @@ export class ProfileLoader {
     const cached = current.profile;
     this.metrics.profileCacheRead(cached !== null);
     if (cached) {
-      if (cached !== known) this.known.set(memoKey, cached);
+      user.profile = cached;
       return cached;
     }
     const stored = await findProfile(this.db, tenant, userId);
@@ -82,10 +79,10 @@ export class ProfileLoader {
   }
 
   /** The user's profile, created lazily in cold_start (persisted by the worker). */
-  async findOrCreate(tenant: Tenant, userId: string, hash?: string): Promise<StoredProfile> {
-    const found = await this.find(tenant, userId, hash);
+  async findOrCreate(user: KnownUser): Promise<StoredProfile> {
+    const found = await this.findKnown(user);
     if (found) return found;
-    return this.cache.putIfAbsent(tenant, await this.seed(tenant, userId, randomUUID(), new Date()));
+    return this.cache.putIfAbsent(user.tenant, await this.seed(user.tenant, user.userId, randomUUID(), new Date()));
   }
 
   /** A new profile for this user, starting from the tenant's population prior. */

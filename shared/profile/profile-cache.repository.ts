@@ -95,20 +95,19 @@ export class ProfileCache {
 
   /**
    * The cached profile and how many of the user's outcomes accepted since `since` (ms) are not
-   * applied yet (pending-outcomes.repository.ts), in one call. A caller that holds a copy
+   * applied yet (pending-outcomes.repository.ts), in one call; `at` names the user's profile key
+   * and pending-marks key (keys.profile, keys.pendingOutcomes). A caller that holds a copy
    * (`known`) gets it back when it is current: the cached JSON travels, and is decoded, only
    * when the cached version, generation or update time differs.
    */
   async readFresh(
-    tenant: Tenant,
-    userId: string,
-    userHash: string,
+    at: { profileKey: string; pendingKey: string },
     since: number,
     known: StoredProfile | null,
   ): Promise<{ profile: StoredProfile | null; pending: number }> {
     const [pending, version, data] = await this.redis.cosReadProfileFresh(
-      this.keys.profile(tenant, userId),
-      this.keys.pendingOutcomes(tenant, userHash),
+      at.profileKey,
+      at.pendingKey,
       since,
       known ? String(known.version) : '',
       known?.generation ?? '',

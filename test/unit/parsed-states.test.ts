@@ -1,15 +1,18 @@
+import { KnownUsers } from '../../api/services/known-users';
 import { ParsedStates } from '../../api/services/parsed-states';
+import { redisKeys } from '../../shared/cache/keys';
 import { engine } from '../../shared/domain/engine/engine';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import { seededRandom } from '../../shared/domain/random';
 
-/** The API's parsed learner states (api/services/parsed-states.ts): one parse per stored version of a user's state. */
+/** The API's parsed learner states (api/services/parsed-states.ts): one parse per stored version of a user's state, kept with the user (KnownUsers). */
 describe('ParsedStates', () => {
   const tenant: Tenant = { accountId: '1', environment: 'live' };
   const other: Tenant = { accountId: '2', environment: 'live' };
   const prior = engine.emptyPrior();
+  const known = (capacity?: number) => new KnownUsers(redisKeys('t'), 'secret', capacity);
 
   /** The engine, counting the stored states it parses. */
   const counting = () => {
@@ -32,8 +35,9 @@ describe('ParsedStates', () => {
   it('parses a stored state once per version: later reads of the same version get the same state object', () => {
     const { learner, parsed } = counting();
     const states = new ParsedStates(learner);
-    const first = states.get(tenant, 'h1', stored(3));
-    expect(states.get(tenant, 'h1', stored(3))).toBe(first);
+    const users = known();
+    const first = states.get(users.of(tenant, 'h1'), stored(3));
+    expect(states.get(users.of(tenant, 'h1'), stored(3))).toBe(first);
     expect(parsed).toHaveLength(1);
     expect(first).toEqual(engine.parseState(stored(3).state));
   });
@@ -41,38 +45,41 @@ describe('ParsedStates', () => {
   it('parses again when the version, the generation or the update time differs, and keeps users and tenants apart', () => {
     const { learner, parsed } = counting();
     const states = new ParsedStates(learner);
-    const first = states.get(tenant, 'h1', stored(3));
-    const next = states.get(tenant, 'h1', stored(4));
+    const users = known();
+    const first = states.get(users.of(tenant, 'h1'), stored(3));
+    const next = states.get(users.of(tenant, 'h1'), stored(4));
     expect(next).not.toBe(first);
     expect(next).toEqual(engine.parseState(stored(4).state));
-    states.get(tenant, 'h1', stored(4, 'g2'));
-    states.get(tenant, 'h1', stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
-    states.get(tenant, 'h2', stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
-    states.get(other, 'h2', stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
+    states.get(users.of(tenant, 'h1'), stored(4, 'g2'));
+    states.get(users.of(tenant, 'h1'), stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
+    states.get(users.of(tenant, 'h2'), stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
+    states.get(users.of(other, 'h2'), stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
     expect(parsed).toHaveLength(6);
   });
 
   it("tells a new user's two seeds (version 0, by the API and by the worker) apart by their update time", () => {
     const { learner, parsed } = counting();
     const states = new ParsedStates(learner);
-    const apiSeed = states.get(tenant, 'h1', stored(0, 'g1', '2026-11-24T00:00:00.000Z'));
-    expect(states.get(tenant, 'h1', stored(0, 'g1', '2026-11-24T00:00:00.000Z'))).toBe(apiSeed);
-    expect(states.get(tenant, 'h1', stored(0, 'g1', '2026-11-24T00:00:00.250Z'))).not.toBe(apiSeed);
+    const users = known();
+    const apiSeed = states.get(users.of(tenant, 'h1'), stored(0, 'g1', '2026-11-24T00:00:00.000Z'));
+    expect(states.get(users.of(tenant, 'h1'), stored(0, 'g1', '2026-11-24T00:00:00.000Z'))).toBe(apiSeed);
+    expect(states.get(users.of(tenant, 'h1'), stored(0, 'g1', '2026-11-24T00:00:00.250Z'))).not.toBe(apiSeed);
     expect(parsed).toHaveLength(2);
   });
 
-  it('keeps at most its capacity of users, dropping the least recently used', () => {
+  it('keeps the states of at most its capacity of users, dropping one not used since the last sweep', () => {
     const { learner, parsed } = counting();
-    const states = new ParsedStates(learner, 2);
-    states.get(tenant, 'a', stored(1));
-    states.get(tenant, 'b', stored(1));
-    states.get(tenant, 'a', stored(1)); // a is now the most recently used
-    states.get(tenant, 'c', stored(1)); // drops b
+    const states = new ParsedStates(learner);
+    const users = known(2);
+    states.get(users.of(tenant, 'a'), stored(1));
+    states.get(users.of(tenant, 'b'), stored(1));
+    states.get(users.of(tenant, 'a'), stored(1)); // a is now used
+    states.get(users.of(tenant, 'c'), stored(1)); // drops b
     expect(parsed).toHaveLength(3);
-    states.get(tenant, 'a', stored(1));
-    states.get(tenant, 'c', stored(1));
+    states.get(users.of(tenant, 'a'), stored(1));
+    states.get(users.of(tenant, 'c'), stored(1));
     expect(parsed).toHaveLength(3);
-    states.get(tenant, 'b', stored(1));
+    states.get(users.of(tenant, 'b'), stored(1));
     expect(parsed).toHaveLength(4);
   });
 });
