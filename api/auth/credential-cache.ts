@@ -21,7 +21,8 @@ export const STALE_GRACE_MS = 10 * 60_000;
 export class CredentialCache {
   private readonly entries = new Map<string, { credential: KeyCredential | null; at: number }>();
   private readonly inflight = new Map<string, Promise<KeyCredential | null>>();
-  private readonly lastUsed = new Map<string, Date>();
+  /** Epoch ms each key was last used, until written (a number: no Date per request). */
+  private readonly lastUsed = new Map<string, number>();
   private watermark: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticks = 0;
@@ -114,7 +115,7 @@ export class CredentialCache {
     this.epoch++;
   }
 
-  markUsed(keyId: string, at: Date): void {
+  markUsed(keyId: string, at: number): void {
     this.lastUsed.set(keyId, at);
   }
 
@@ -133,7 +134,7 @@ export class CredentialCache {
 
   private async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
-    const batch = new Map(this.lastUsed);
+    const batch = new Map([...this.lastUsed].map(([keyId, at]) => [keyId, new Date(at)]));
     this.lastUsed.clear();
     try {
       await touchLastUsed(this.db, batch);

@@ -80,7 +80,7 @@ export function authenticate(deps: {
           .meterRefusal(credential, endpoint)
           .then((headers) => next(new AppError('FORBIDDEN', `This key lacks the "${scope}" scope`, { requiredScope: scope }, headers)));
       }
-      deps.credentials.markUsed(credential.id, new Date(now));
+      deps.credentials.markUsed(credential.id, now);
       const auth: AuthContext = { tenant: { accountId: credential.accountId, environment: credential.environment }, credential };
       res.locals.auth = auth;
       next();

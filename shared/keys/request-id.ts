@@ -108,7 +108,7 @@ function mac(secret: string, payload: Buffer): Buffer {
  * AES-256-CTR under the seal key with counter blocks nonce ‖ uint32 i (the same stream as
  * `aes-256-ctr` with iv nonce ‖ 0⁴); the same call seals and opens.
  */
-function crypt(keys: SealKeys, nonce: Buffer, data: Buffer): Buffer {
+function cryptInPlace(keys: SealKeys, nonce: Buffer, data: Buffer): void {
   const blockCount = Math.ceil(data.length / 16);
   const counters = Buffer.allocUnsafe(blockCount * 16);
   for (let b = 0; b < blockCount; b++) {
@@ -116,9 +116,7 @@ function crypt(keys: SealKeys, nonce: Buffer, data: Buffer): Buffer {
     counters.writeUInt32BE(b, b * 16 + NONCE_BYTES);
   }
   const stream = keys.blocks.update(counters);
-  const out = Buffer.allocUnsafe(data.length);
-  for (let i = 0; i < data.length; i++) out[i] = data[i]! ^ stream[i]!;
-  return out;
+  for (let i = 0; i < data.length; i++) data[i] = data[i]! ^ stream[i]!;
 }
 
 /** The probabilities as a version 4 id carries them (float32). */
@@ -131,22 +129,20 @@ export function sealable(probabilities: SelectionProbabilities): SelectionProbab
   };
 }
 
-function sealDecision(decision: CarriedDecision): Buffer {
-  const user = Buffer.from(decision.userId, 'utf8');
-  const taskType = decision.context.taskType === undefined ? null : Buffer.from(decision.context.taskType, 'utf8');
-  const plain = Buffer.allocUnsafe(SEALED_FIXED_BYTES + (taskType?.length ?? 0) + user.length);
+/** The sealed decision's plain bytes, written into `target` from `start`; returns where they end. */
+function writeDecision(target: Buffer, start: number, decision: CarriedDecision, taskTypeBytes: number): number {
   const complexity = decision.context.complexity;
-  let at = plain.writeUInt8(complexity === undefined ? 0 : 1 + TASK_COMPLEXITY.indexOf(complexity), 0);
+  let at = target.writeUInt8(complexity === undefined ? 0 : 1 + TASK_COMPLEXITY.indexOf(complexity), start);
   for (const dim of DIMENSION_NAMES) {
     const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(decision.choice[dim]);
     if (index < 0) throw new Error(`not a ${dim} value: ${decision.choice[dim]}`);
-    at = plain.writeUInt8(index, at);
+    at = target.writeUInt8(index, at);
   }
-  for (const dim of DIMENSION_NAMES) at = plain.writeFloatBE(decision.probabilities[dim], at);
-  at = plain.writeUInt16BE(taskType ? taskType.length : NO_TASK_TYPE, at);
-  if (taskType) at += taskType.copy(plain, at);
-  user.copy(plain, at);
-  return plain;
+  for (const dim of DIMENSION_NAMES) at = target.writeFloatBE(decision.probabilities[dim], at);
+  const taskType = decision.context.taskType;
+  at = target.writeUInt16BE(taskType === undefined ? NO_TASK_TYPE : taskTypeBytes, at);
+  if (taskType !== undefined) at += target.write(taskType, at, 'utf8');
+  return at + target.write(decision.userId, at, 'utf8');
 }
 
 function openDecision(plain: Buffer): CarriedDecision | null {
@@ -177,20 +173,25 @@ function openDecision(plain: Buffer): CarriedDecision | null {
 
 /** A new version 4 requestId for this decision. */
 export function issueRequestId(claims: Omit<RequestIdClaims, 'decisionBatch'> & { decision: CarriedDecision }, secret: string): string {
-  const account = Buffer.from(claims.accountId, 'utf8');
-  if (account.length > MAX_ACCOUNT_BYTES) throw new Error('accountId too long for a requestId');
-  const headerBytes = ACCOUNT_LENGTH_OFFSET + 1 + account.length;
-  const plain = sealDecision(claims.decision);
-  const payload = Buffer.allocUnsafe(headerBytes + plain.length);
-  payload.writeUInt8(VERSION, 0);
-  payload.writeUInt8(claims.environment === 'live' ? 1 : 0, 1);
-  payload.writeUIntBE(claims.issuedAt, 2, 6);
-  nextNonce(payload, NONCE_OFFSET);
-  payload.write(claims.userHash, USER_HASH_OFFSET, USER_HASH_BYTES, 'hex');
-  payload.writeUInt8(account.length, ACCOUNT_LENGTH_OFFSET);
-  account.copy(payload, ACCOUNT_LENGTH_OFFSET + 1);
-  crypt(keysOf(secret), payload.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES), plain).copy(payload, headerBytes);
-  return `req_${Buffer.concat([payload, mac(secret, payload)]).toString('base64url')}`;
+  const { decision } = claims;
+  const accountBytes = Buffer.byteLength(claims.accountId, 'utf8');
+  if (accountBytes > MAX_ACCOUNT_BYTES) throw new Error('accountId too long for a requestId');
+  const taskTypeBytes = decision.context.taskType === undefined ? 0 : Buffer.byteLength(decision.context.taskType, 'utf8');
+  const headerBytes = ACCOUNT_LENGTH_OFFSET + 1 + accountBytes;
+  const sealedBytes = SEALED_FIXED_BYTES + taskTypeBytes + Buffer.byteLength(decision.userId, 'utf8');
+  // One buffer for the whole id: header, decision sealed in place, MAC.
+  const id = Buffer.allocUnsafe(headerBytes + sealedBytes + MAC_BYTES);
+  id.writeUInt8(VERSION, 0);
+  id.writeUInt8(claims.environment === 'live' ? 1 : 0, 1);
+  id.writeUIntBE(claims.issuedAt, 2, 6);
+  nextNonce(id, NONCE_OFFSET);
+  id.write(claims.userHash, USER_HASH_OFFSET, USER_HASH_BYTES, 'hex');
+  id.writeUInt8(accountBytes, ACCOUNT_LENGTH_OFFSET);
+  id.write(claims.accountId, ACCOUNT_LENGTH_OFFSET + 1, 'utf8');
+  const sealedEnd = writeDecision(id, headerBytes, decision, taskTypeBytes);
+  cryptInPlace(keysOf(secret), id.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES), id.subarray(headerBytes, sealedEnd));
+  mac(secret, id.subarray(0, sealedEnd)).copy(id, sealedEnd);
+  return `req_${id.toString('base64url')}`;
 }
 
 export const isWellFormedRequestId = (value: unknown): value is string => typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
@@ -246,7 +247,9 @@ export function openRequestId(requestId: string, secret: string): CarriedDecisio
   const decoded = payload ? decode(payload) : null;
   if (!payload || !decoded || decoded.sealedAt < 0) return null;
   const nonce = payload.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES);
-  return openDecision(crypt(keysOf(secret), nonce, payload.subarray(decoded.sealedAt)));
+  const plain = Buffer.from(payload.subarray(decoded.sealedAt));
+  cryptInPlace(keysOf(secret), nonce, plain);
+  return openDecision(plain);
 }
 
 /** The claims of an authentic requestId, or null when it was not issued by this service. */

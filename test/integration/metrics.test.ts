@@ -98,6 +98,20 @@ describe('GET /metrics (api)', () => {
     expect(after.retry - before.retry).toBe(1);
   });
 
+  it('reports the decisions answered and not yet logged, and none lost', async () => {
+    await h.deps.decisions.sendNow();
+    expect(sampleValue(await scrape(), 'cos_decisions_unsent')).toBe(0);
+    const sentBefore = h.deps.decisions.batchesSent;
+    expect((await context('metrics-decisions')).status).toBe(200);
+    // Logged behind the answer: held in the API for its window (unless a slow run let it pass), then sent.
+    const unsent = sampleValue(await scrape(), 'cos_decisions_unsent');
+    expect(unsent === 1 || h.deps.decisions.batchesSent > sentBefore).toBe(true);
+    await h.deps.decisions.sendNow();
+    const text = await scrape();
+    expect(sampleValue(text, 'cos_decisions_unsent')).toBe(0);
+    expect(sampleValue(text, 'cos_decisions_unlogged_total')).toBe(0);
+  });
+
   it('counts 429s by the limit that refused them: the per-second limit and the monthly quota', async () => {
     const read = async () => {
       const text = await scrape();

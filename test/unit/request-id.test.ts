@@ -1,3 +1,4 @@
+import { createDecipheriv, createHmac } from 'node:crypto';
 import {
   MAX_REQUEST_ID_LENGTH,
   REQUEST_ID_PATTERN,
@@ -73,6 +74,21 @@ describe('request ids', () => {
     expect(bytes).not.toContain('alice');
     expect(bytes).not.toContain('quarterly');
     expect(openRequestId(id, `${SECRET}-other`)?.userId).not.toBe('alice@example.com');
+  });
+
+  it('seals exactly as documented: AES-256-CTR under HMAC(secret, "rid-seal") with iv nonce ‖ 0⁴, then the MAC', () => {
+    const id = issueRequestId(issued, SECRET);
+    const raw = Buffer.from(id.slice(4), 'base64url');
+    const accountEnd = 29 + raw.readUInt8(28);
+    const sealed = raw.subarray(accountEnd, raw.length - 16);
+    const key = createHmac('sha256', SECRET).update('rid-seal').digest();
+    const decipher = createDecipheriv('aes-256-ctr', key, Buffer.concat([raw.subarray(8, 20), Buffer.alloc(4)]));
+    const plain = Buffer.concat([decipher.update(sealed), decipher.final()]);
+    expect(plain.readUInt8(0)).toBe(2); // medium
+    expect(plain.subarray(23).toString('utf8')).toBe(decision.userId); // no task type: length 0xFFFF, then the user
+    expect(plain.readUInt16BE(21)).toBe(0xffff);
+    const mac = createHmac('sha256', SECRET).update('rid:').update(raw.subarray(0, raw.length - 16)).digest().subarray(0, 16);
+    expect(raw.subarray(raw.length - 16)).toEqual(mac);
   });
 
   it('carries the user as a keyed hash, readable without the secret by the worker', () => {
