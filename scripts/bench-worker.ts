@@ -1,10 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { redisKeys } from '../shared/cache/keys';
-import { EVENTS_QUEUE } from '../shared/jobs/catalog';
 import { cpuSnapshot } from './bench/cpu';
 import { drive } from './bench/drive';
 import {
@@ -18,8 +16,9 @@ import {
   withCleanup,
   type Proc,
 } from './bench/processes';
+import { EventQueues } from './bench/event-queues';
 import { tableSizes } from './bench/table-sizes';
-import { buildOutcomeBacklog, queueCounts, timeBacklog } from './bench/worker-backlog';
+import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
@@ -70,9 +69,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   });
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   onCleanup(async () => redis.disconnect());
-  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(PREFIX).queuePrefix });
-  queue.on('error', () => undefined);
-  onCleanup(() => queue.close());
+  const queues = new EventQueues(redis, redisKeys(PREFIX));
+  onCleanup(() => queues.close());
   const redisPort = new URL(services.redisUrl).port;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const users = Array.from({ length: opts.users }, (_, i) => `bench-user-${String(i).padStart(5, '0')}`);
@@ -92,7 +90,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     workers = Array.from({ length: n }, () => startProc('worker', [...args, workerMain], env));
     roles.worker = workers.map((w) => w.child.pid!);
   };
-  const counts = () => queueCounts(queue);
+  const counts = () => queues.counts();
   const drained = (what: string) =>
     waitUntil(what, 300_000, 100, async () => {
       mustBeRunning(...workers);
@@ -121,7 +119,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
         workers = [];
         roles.worker = [];
       },
-      queue,
+      queues,
     });
     mustBeRunning(api.proc);
     log(
@@ -129,7 +127,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     );
     const round = await timeBacklog({
       db,
-      queue,
+      queues,
       backlog,
       workerCount,
       startWorkers: (n) => {

@@ -105,7 +105,7 @@ describe('monthly test-data reset', () => {
     const account = (await findAccount(h.env.db, 'reset-queued'))!;
     const issuedAt = Date.now() - 60_000;
     await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
-    const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefixes[0]! });
     const rid = `req_before_reset_${Date.now()}`;
     await queue.add(
       'decision',
@@ -157,7 +157,7 @@ describe('monthly test-data reset', () => {
   });
 
   it('schedules the reset for 00:00 UTC on the 1st and usage flushes in the worker', async () => {
-    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.maintenanceQueuePrefix });
     const scheduler = await eventually(() => queue.getJobScheduler(JOBS.testDataReset.scheduler.id));
     expect(scheduler).toMatchObject({ pattern: '0 0 1 * *', tz: 'UTC' });
     expect(scheduler!.next).toBe(startOfNextMonth(Date.now()));

@@ -14,14 +14,17 @@ const decisionBatchJobId = (requestId: string) => JOBS.decisions.jobId({ batchId
 
 let h: Harness;
 let key: string;
-let queue: Queue;
+/** Every events-queue partition, then the legacy queue. */
+let queues: Queue[];
+/** The partition a requestId's user's events go to. */
+const queueOf = (requestId: string) => queues[h.env.keys.queuePartition(readRequestIdClaims(requestId)!.userHash)]!;
 let worker: RunningWorker;
 /** What the worker logs at warn level and above. */
 const workerLog = capture();
 beforeAll(async () => {
   h = await startHarness();
   key = await h.key('jobs', 'test');
-  queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+  queues = h.env.keys.eventQueuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix }));
   // Retries 100 times faster than by default: a job that should be parked is seen parked soon.
   worker = h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream), {
     JOB_RETRY_DELAY: '10ms',
@@ -41,7 +44,7 @@ const logLines = (message: string) =>
     .filter((line) => line.includes(message))
     .map((line) => JSON.parse(line));
 afterAll(async () => {
-  await queue.close();
+  await Promise.all(queues.map((queue) => queue.close()));
   await h.close();
 });
 
@@ -56,6 +59,7 @@ describe('worker job handling', () => {
   });
 
   it('puts a job with an invalid payload in the failed set without retries, where the operator CLI lists it', async () => {
+    const queue = queues[3]!;
     await queue.add('outcome', { requestId: 42 }, { jobId: 'broken-outcome', attempts: 5 });
     await eventually(async () => (await queue.getJob('broken-outcome'))?.isFailed());
     const job = await queue.getJob('broken-outcome'); // read again: the state is settled now
@@ -72,6 +76,7 @@ describe('worker job handling', () => {
   it('applies the good jobs of a batch even when one job in it fails', async () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body
       .requestId;
+    const queue = queueOf(rid);
     const batch = await eventually(() => queue.getJob(decisionBatchJobId(rid)));
     const decision = { data: JOBS.decisions.schema.parse(batch!.data).decisions.find((d) => d.requestId === rid)! };
     // A NUL byte cannot be stored in Postgres text: this decision fails inside the batch.
@@ -97,6 +102,7 @@ describe('worker job handling', () => {
   it('applies an outcome whose decision job has not run yet, from the queued decision', async () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'early-outcome', task: 't', complexity: 'high' })).body
       .requestId;
+    const queue = queueOf(rid);
     // Simulate a decision batch still waiting: remove the stored decision, then re-add its
     // batch job as delayed so the outcome arrives first.
     const decisionId = decisionBatchJobId(rid);
@@ -111,9 +117,43 @@ describe('worker job handling', () => {
     expect(row?.user_id).toBe('early-outcome');
   });
 
+  it('applies what an older API left in the unpartitioned events queue: decisions, and outcomes there or in a partition whose decision waits there', async () => {
+    const legacy = queues[queues.length - 1]!;
+    expect(legacy.opts.prefix).toBe(`${h.env.prefix}:q`);
+    const issue = async (userId: string) =>
+      (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId as string;
+    const [viaPartition, viaLegacy] = [await issue('upgraded-a'), await issue('upgraded-b')];
+    // Their decisions as an older API would have left them: queued (delayed, so the outcomes
+    // come first) in the unpartitioned queue, not in Postgres.
+    for (const rid of [viaPartition, viaLegacy]) {
+      const decisionId = decisionBatchJobId(rid);
+      await eventually(async () => (await queueOf(rid).getJob(decisionId))?.isCompleted());
+      const job = (await queueOf(rid).getJob(decisionId))!;
+      await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
+      await job.remove();
+      await legacy.add('decisions', job.data, { ...JOBS.decisions.options, jobId: decisionId, delay: 60_000 });
+    }
+    // One outcome posted now (its user's partition), one left in the old queue by the older API.
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: viaPartition, started: true })).status).toBe(202);
+    const accountId = (await legacy.getJob(decisionBatchJobId(viaLegacy)))!.data.decisions[0].accountId as string;
+    const batchId = 'feedfacefeedface';
+    await legacy.add(
+      'outcomes',
+      { batchId, outcomes: [{ accountId, environment: 'test', requestId: viaLegacy, signals: { started: true }, receivedAt: Date.now() }] },
+      { ...JOBS.outcomes.options, jobId: JOBS.outcomes.jobId({ batchId }) },
+    );
+    for (const userId of ['upgraded-a', 'upgraded-b']) {
+      await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
+    }
+    const stored = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', 'in', [viaPartition, viaLegacy]).execute();
+    expect(stored.map((row) => row.user_id).sort()).toEqual(['upgraded-a', 'upgraded-b']);
+    expect(await (await legacy.getJob(JOBS.outcomes.jobId({ batchId })))!.getState()).toBe('completed');
+  });
+
   it('parks an outcome whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'decision-lost', task: 't', complexity: 'low' })).body
       .requestId;
+    const queue = queueOf(rid);
     const decisionId = decisionBatchJobId(rid);
     await eventually(async () => (await queue.getJob(decisionId))?.isCompleted());
     // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
@@ -179,7 +219,7 @@ describe('worker job handling', () => {
     expect((await h.http().delete('/v1/profile/erased-later').set(bearer(key))).status).toBe(204);
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     const job = await eventually(async () =>
-      (await queue.getJobs(['completed'])).find(
+      (await queueOf(rid).getJobs(['completed'])).find(
         (j) => j.name === 'outcomes' && JOBS.outcomes.schema.parse(j.data).outcomes.some((o) => o.requestId === rid),
       ),
     );
