@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { redisKeys } from '../shared/cache/keys';
 import { KeyService } from '../shared/keys/key.service';
 import { BENCH_SECRET, log, sleep, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { busyPercent, systemTicks } from './bench/cpu';
-import { EventQueues } from './bench/event-queues';
+import { EventQueues, keysOf } from './bench/event-queues';
 import { machineDescription, runSource } from './bench/provenance';
 import { outcomeLedger } from './soak/ledger';
 import { rssMb, treePssMb } from './soak/memory';
@@ -59,7 +58,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   onCleanup(async () => redis.disconnect());
-  const queues = new EventQueues(redis, redisKeys(PREFIX));
+  const queues = new EventQueues(redis, keysOf(env));
   onCleanup(() => queues.close());
 
   const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/healthz');

@@ -1,9 +1,13 @@
 import { Queue } from 'bullmq';
 import type { RedisKeys } from '../../shared/cache/keys';
+import { loadCliConfig } from '../../shared/config/config';
 import { EVENTS_QUEUE, outcomeBatchJobSchema } from '../../shared/jobs/catalog';
 import { assignPartitions } from '../../shared/jobs/partition-assignment';
 import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
-import type { RedisClient } from '../../shared/redis/redis';
+import { keysFor, type RedisClient } from '../../shared/redis/redis';
+
+/** The keys the bench's api and workers use with `env` (QUEUE_PARTITIONS among them). */
+export const keysOf = (env: NodeJS.ProcessEnv): RedisKeys => keysFor(loadCliConfig(env));
 
 export interface QueueCounts {
   /** Jobs waiting or being worked on. */

@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { redisKeys } from '../../shared/cache/keys';
 import type { Db } from '../../shared/db/database';
 import { KeyService } from '../../shared/keys/key.service';
-import { cpuPercent, cpuSnapshot, machineBusy, type CpuSnapshot, type Roles } from './cpu';
-import { EventQueues } from './event-queues';
+import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } from './cpu';
+import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';
 import { childPids } from './memory';
 import { BENCH_SECRET, log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
@@ -93,7 +92,7 @@ export class LoadRig {
     await db.updateTable('accounts').set({ plan: 'enterprise' }).where('name', '=', 'bench').execute();
     const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
     onCleanup(async () => redis.disconnect());
-    const queues = new EventQueues(redis, redisKeys(PREFIX));
+    const queues = new EventQueues(redis, keysOf(env));
     onCleanup(() => queues.close());
     const json = { 'Content-Type': 'application/json' };
     const rig = new LoadRig(
@@ -204,12 +203,7 @@ export class LoadRig {
   }
 
   /** Other work on the machine skews every figure: waits (bounded) for a quiet moment; returns the % still busy. */
-  async settle(): Promise<number> {
-    let busy = await machineBusy(1000);
-    if (busy > 10 && this.opts.settle > 0)
-      log(`the machine is ${busy}% busy with other work; waiting up to ${this.opts.settle} s for it to settle…`);
-    for (let i = 1; i < this.opts.settle && busy > 10; i++) busy = await machineBusy(1000);
-    if (busy > 10) log(`${busy}% busy; measuring anyway (see "other" in the CPU figures)`);
-    return busy;
+  settle(): Promise<number> {
+    return settleMachine(this.opts.settle);
   }
 }

@@ -29,7 +29,7 @@ export function tenantKey(tenant: Tenant, ...parts: string[]): string {
  */
 export interface KeyLayout {
   cluster: boolean;
-  /** Event-queue partitions (1 on one node: the one queue under `<prefix>:q`). */
+  /** Event-queue partitions (1 on one node: the one queue under `<prefix>:q`, as before partitions). */
   queuePartitions: number;
   /** The user hash of a tenant's userId (shared/keys/user-hash.ts); used on a cluster only. */
   userHash: (tenant: Tenant, userId: string) => string;
@@ -37,7 +37,7 @@ export interface KeyLayout {
 
 /**
  * Event-queue partitions unless QUEUE_PARTITIONS says otherwise, on one node as on a cluster:
- * each live worker consumes a share of them, so there must be more of them than workers
+ * the live workers share them out, so a worker beyond this many has none
  * (docs/adr/0015-worker-partition-ownership.md).
  */
 export const DEFAULT_QUEUE_PARTITIONS = 8;
@@ -123,8 +123,8 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     signInFailures: (subject: 'email' | 'client', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
     /**
      * Live workers and when each was last seen: sorted set of worker id → Redis server time (ms)
-     * of its last heartbeat; expires when no worker has beaten for a while. Its members are the
-     * group the event-queue partitions are shared out over
+     * of its last heartbeat; both worker keys expire two heartbeat timeouts after the last beat of
+     * any worker. Its members are the group the event-queue partitions are shared out over
      * (docs/adr/0015-worker-partition-ownership.md). Tagged `{workers}` everywhere: the heartbeat
      * script writes it with `workerPartitions`.
      */

@@ -84,10 +84,12 @@ const workerSchema = z
   .object({
     ...common,
     /**
-     * Jobs a worker holds at once. A job carries up to 256 decisions or outcomes, far fewer when
-     * the API is not busy: enough jobs to fill a few batches at moderate load.
+     * Jobs a worker holds at once, shared out over the partitions it consumes. A job carries up
+     * to 256 decisions or outcomes, far fewer when the API is not busy and its turn's events are
+     * split over the partitions: enough jobs to keep a few full batches in hand at moderate load
+     * (docs/BENCHMARKS.md, worker section).
      */
-    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(1024),
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(4096),
     /**
      * Most decisions and outcomes applied in one Postgres transaction. A large batch applies
      * several outcomes of each user at once: the user's state is read, written and cached once.

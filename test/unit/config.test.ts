@@ -132,7 +132,7 @@ describe('loadApiConfig', () => {
 
 describe('loadWorkerConfig', () => {
   it('coerces WORKER_CONCURRENCY and rejects zero', () => {
-    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(1024);
+    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(4096);
     expect(loadWorkerConfig({ ...BASE }).WORKER_BATCH_SIZE).toBe(5000);
     expect(loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '8' }).WORKER_CONCURRENCY).toBe(8);
     expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '0' })).message).toContain('WORKER_CONCURRENCY');
