@@ -1,4 +1,5 @@
 import { assignPartitions } from '../shared/jobs/partition-assignment';
+import { compareStrings } from '../shared/util/compare';
 import type { WorkerGroup } from '../shared/jobs/worker-group.repository';
 import type { Logger } from '../shared/logger/logger';
 import type { WorkerMetrics } from '../shared/metrics/metrics';
@@ -107,7 +108,8 @@ export class PartitionConsumers {
     }
     if (this.heartbeatFailing) this.o.logger.info('worker heartbeat works again');
     this.heartbeatFailing = false;
-    const key = members.join('\u0000');
+    // Sorted: the set is ordered by last-seen time, which changes with every beat.
+    const key = [...members].sort(compareStrings).join('\u0000');
     if ((key === this.lastMembers && !this.retry) || this.stopped) return;
     this.lastMembers = key;
     this.retry = false;
