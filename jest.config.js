@@ -28,6 +28,7 @@ const CLUSTER_SUITES = [
   'integration/traffic-recording',
   'integration/usage-flush',
   'integration/worker-batch-writes',
+  'integration/worker-partitions',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
   'e2e/traffic-processes',

@@ -1,11 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { redisKeys } from '../shared/cache/keys';
-import { EVENTS_QUEUE } from '../shared/jobs/catalog';
-import { cpuSnapshot } from './bench/cpu';
+import { cpuSnapshot, settleMachine } from './bench/cpu';
 import { drive } from './bench/drive';
 import {
   log,
@@ -18,8 +15,9 @@ import {
   withCleanup,
   type Proc,
 } from './bench/processes';
+import { EventQueues, keysOf } from './bench/event-queues';
 import { tableSizes } from './bench/table-sizes';
-import { buildOutcomeBacklog, queueCounts, timeBacklog } from './bench/worker-backlog';
+import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
@@ -54,6 +52,8 @@ const opts = {
       if (!Number.isInteger(n) || n <= 0) throw new Error('--workers needs positive whole numbers, e.g. 1 or 1,2');
       return n;
     }),
+  /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
+  settle: Number(flag('settle', '30')),
   json: process.argv.includes('--json'),
   cpuProfDir: process.argv.includes('--cpu-prof-dir') ? path.resolve(flag('cpu-prof-dir', '.')) : undefined,
 };
@@ -70,9 +70,9 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   });
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   onCleanup(async () => redis.disconnect());
-  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(PREFIX).queuePrefix });
-  queue.on('error', () => undefined);
-  onCleanup(() => queue.close());
+  const keys = keysOf(env);
+  const queues = new EventQueues(redis, keys);
+  onCleanup(() => queues.close());
   const redisPort = new URL(services.redisUrl).port;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const users = Array.from({ length: opts.users }, (_, i) => `bench-user-${String(i).padStart(5, '0')}`);
@@ -92,7 +92,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     workers = Array.from({ length: n }, () => startProc('worker', [...args, workerMain], env));
     roles.worker = workers.map((w) => w.child.pid!);
   };
-  const counts = () => queueCounts(queue);
+  const counts = () => queues.counts();
   const drained = (what: string) =>
     waitUntil(what, 300_000, 100, async () => {
       mustBeRunning(...workers);
@@ -121,15 +121,16 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
         workers = [];
         roles.worker = [];
       },
-      queue,
+      queues,
     });
     mustBeRunning(api.proc);
     log(
       `${backlog.accepted} outcomes accepted in ${backlog.jobs} jobs (${JSON.stringify(backlog.statuses)}); starting ${workerCount} worker(s)…`,
     );
+    await settleMachine(opts.settle);
     const round = await timeBacklog({
       db,
-      queue,
+      queues,
       backlog,
       workerCount,
       startWorkers: (n) => {
@@ -161,6 +162,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
       outcomes: opts.outcomes,
       batchSize: env.WORKER_BATCH_SIZE ?? 'default',
       concurrency: env.WORKER_CONCURRENCY ?? 'default',
+      queuePartitions: keys.queuePrefixes.length,
     },
     rounds,
     storage,
@@ -170,7 +172,9 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
 function print(result: Awaited<ReturnType<typeof run>>): void {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`\nsource ${result.source}; ${result.machine.cpu}, ${result.machine.cores} cores, node ${result.machine.node}; ${result.date}`);
-  out(`${result.settings.users} users, ${result.settings.outcomes} outcomes per round\n`);
+  out(
+    `${result.settings.users} users, ${result.settings.outcomes} outcomes per round, ${result.settings.queuePartitions} queue partitions\n`,
+  );
   for (const r of result.rounds) {
     const ms = Object.entries(r.cpuMsPerOutcome)
       .map(([role, v]) => `${role} ${v}`)

@@ -1,11 +1,9 @@
 import path from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { redisKeys } from '../shared/cache/keys';
-import { EVENTS_QUEUE } from '../shared/jobs/catalog';
 import { KeyService } from '../shared/keys/key.service';
 import { BENCH_SECRET, log, sleep, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { busyPercent, systemTicks } from './bench/cpu';
+import { EventQueues, keysOf } from './bench/event-queues';
 import { machineDescription, runSource } from './bench/provenance';
 import { outcomeLedger } from './soak/ledger';
 import { rssMb, treePssMb } from './soak/memory';
@@ -60,9 +58,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   onCleanup(async () => redis.disconnect());
-  const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(PREFIX).queuePrefix });
-  queue.on('error', () => undefined);
-  onCleanup(() => queue.close());
+  const queues = new EventQueues(redis, keysOf(env));
+  onCleanup(() => queues.close());
 
   const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/healthz');
   const startWorker = (slot: number) => startProc(`worker-${slot + 1}`, [path.join(__dirname, '../worker/main.js')], env);
@@ -149,8 +146,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   if (memory.length < traffic.minutes.length) sample();
 
   const idle = async () => {
-    const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized');
-    return Object.values(counts).every((n) => n === 0) ? true : undefined;
+    const counts = await queues.counts();
+    return counts.pending + counts.delayed === 0 ? true : undefined;
   };
   const queueDrained = await waitUntil('the queue to drain', 5 * MINUTE, 1000, idle).then(
     () => true,
@@ -159,7 +156,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   note(queueDrained ? 'queue drained' : 'queue not drained after 5 minutes');
 
   const ledger = await outcomeLedger(db, traffic.accepted);
-  const failed = await queue.getFailed(0, -1);
+  const failed = (await Promise.all(queues.queues.map((queue) => queue.getFailed(0, -1)))).flat();
   const parked = new Set(failed.map((job) => job.data?.requestId as string | undefined));
   const minutes: MinuteRow[] = traffic.minutes.map((stats, i) => minuteRow(i, stats, memory[i]?.busy ?? null, memory[i]?.mb ?? {}));
   const fiveHundreds = otherServerErrors(minutes);

@@ -61,7 +61,7 @@ export class EventBatcher {
     private readonly populations: PopulationCache,
     private readonly pendingOutcomes: PendingOutcomes,
     /** The events-queue partition of a user (docs/adr/0014-redis-cluster-partitions.md). */
-    private readonly queueOf: (userHash: string) => Queue,
+    private readonly queueOf: (userHash: string) => Pick<Queue, 'getJob'>,
     private readonly learner: Learner,
     private readonly logger: Logger,
     private readonly maxBatch: number,

@@ -10,7 +10,15 @@ function main(): void {
   const config = configOrExit(() => loadWorkerConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-worker');
   const running = startWorker(config, logger);
-  logger.info({ concurrency: config.WORKER_CONCURRENCY, batchSize: config.WORKER_BATCH_SIZE }, 'worker started');
+  logger.info(
+    {
+      workerId: running.id,
+      concurrency: config.WORKER_CONCURRENCY,
+      batchSize: config.WORKER_BATCH_SIZE,
+      queuePartitions: config.QUEUE_PARTITIONS,
+    },
+    'worker started',
+  );
 
   let opsServer: Server | undefined;
   let stopping = false;

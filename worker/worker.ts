@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Processor } from 'bullmq';
 import type { WorkerConfig } from '../shared/config/config';
 import { createDb, POOL_SIZE } from '../shared/db/database';
 import { ensurePartitions } from '../shared/db/partitions';
@@ -20,8 +21,10 @@ import { flushTraffic } from '../shared/traffic/traffic-flush';
 import { pruneTraffic } from '../shared/traffic/traffic-retention';
 import { detectPatterns } from '../shared/traffic/patterns/pattern-job';
 import { cappedBackoff } from '../shared/jobs/retry';
+import { WorkerGroup } from '../shared/jobs/worker-group.repository';
 import { EventBatcher } from './event-batcher';
 import { reportJobFailure } from './job-failures';
+import { PartitionConsumers, type QueueConsumer } from './partition-consumers';
 import { buildRegistry, processorFor } from './registry';
 
 /**
@@ -34,7 +37,12 @@ const STALLED_CHECK_INTERVAL_MS = 5_000;
 const MAX_STALLED_COUNT = 10;
 
 export interface RunningWorker {
-  workers: Worker[];
+  /** This worker's id in the group the event-queue partitions are shared out over. */
+  id: string;
+  /** The event-queue partitions it consumes now. */
+  partitions(): number[];
+  /** Resolves once it has joined the group and consumes the partitions first assigned to it. */
+  joined: Promise<void>;
   metrics: WorkerMetrics;
   /** Whether Redis and Postgres are reachable, for GET /readyz. */
   readiness: () => Promise<Readiness>;
@@ -43,25 +51,31 @@ export interface RunningWorker {
    * and a missed reset caught up.
    */
   ready: Promise<void>;
-  /** Stops fetching, applies every in-flight job, then releases connections. */
+  /**
+   * Stops fetching, leaves the group (the others take its partitions at once), applies every
+   * in-flight job, then releases connections. Closing again returns the same promise.
+   */
   close(): Promise<void>;
 }
 
 /**
- * One BullMQ Worker on the events queue (decisions and outcomes, applied in batched
- * transactions) and one on the maintenance queue (usage flushes, the monthly test reset, the
- * monthly partitions).
+ * BullMQ Workers on this worker's share of the event-queue partitions (decisions and outcomes,
+ * applied in batched transactions; the share follows the live workers,
+ * docs/adr/0015-worker-partition-ownership.md) and one on the maintenance queue (usage flushes,
+ * the monthly test reset, the monthly partitions).
  */
 export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
   const keys = keysFor(config);
   const target = redisTarget(config);
   const db = createDb(config.DATABASE_URL, POOL_SIZE.worker);
   const redis = createRedis(target, 'consumer');
-  // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md); this worker
-  // consumes them all. The maintenance queue lives with the first.
-  const events = keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
-  const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.queuePrefix });
-  const queues = [...events, maintenance];
+  // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md), and on one node
+  // the unpartitioned queue of older releases; read here for queued decisions and the metrics.
+  const eventQueue = (prefix: string) => new Queue(EVENTS_QUEUE, { connection: redis, prefix });
+  const events = keys.queuePrefixes.map(eventQueue);
+  const legacy = keys.legacyQueuePrefix ? eventQueue(keys.legacyQueuePrefix) : undefined;
+  const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.maintenanceQueuePrefix });
+  const queues = [...events, ...(legacy ? [legacy] : []), maintenance];
   for (const queue of queues) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
   const readiness = readinessCheck(redis, db);
   const metrics = new WorkerMetrics(queues, readiness);
@@ -70,7 +84,13 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     new ProfileCache(redis, keys),
     new PopulationCache(redis, keys),
     new PendingOutcomes(redis, keys),
-    (userHash) => events[keys.queuePartition(userHash)]!,
+    // A decision queued by an older API waits in the legacy queue: looked for there when its
+    // user's partition does not have it (only outcomes whose decision is not in Postgres get here).
+    (userHash) => {
+      const partition = events[keys.queuePartition(userHash)]!;
+      if (!legacy) return partition;
+      return { getJob: async (jobId: string) => (await partition.getJob(jobId)) ?? legacy.getJob(jobId) };
+    },
     engine as Learner,
     logger,
     config.WORKER_BATCH_SIZE,
@@ -112,7 +132,6 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     },
   });
 
-  const connections = [...events, maintenance].map(() => createRedis(target, 'consumer'));
   const common = {
     lockDuration: JOB_LOCK_MS,
     stalledInterval: STALLED_CHECK_INTERVAL_MS,
@@ -121,25 +140,51 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     name: `${os.hostname()}:${process.pid}`,
     settings: { backoffStrategy: cappedBackoff({ baseMs: config.JOB_RETRY_DELAY, maxMs: config.JOB_RETRY_MAX_DELAY }) },
   };
-  // The jobs held at once are shared out over the partitions.
-  const concurrency = Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / events.length));
-  const workers = [
-    // A killed worker's jobs return to waiting once their lock expires, and run again.
-    ...keys.queuePrefixes.map(
-      (prefix, partition) =>
-        new Worker(EVENTS_QUEUE, processorFor(registry), { ...common, prefix, connection: connections[partition]!, concurrency }),
-    ),
-    new Worker(MAINTENANCE_QUEUE, processorFor(registry), {
-      ...common,
-      prefix: keys.queuePrefix,
-      connection: connections[events.length]!,
-      concurrency: 1,
-    }),
-  ];
-  for (const worker of workers) {
+  const processor: Processor = processorFor(registry);
+  /** A BullMQ Worker on a connection of its own, closed with it. */
+  const startBullWorker = (queue: string, prefix: string, concurrency: number) => {
+    const connection = createRedis(target, 'consumer');
+    const worker = new Worker(queue, processor, { ...common, prefix, connection, concurrency });
     worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
     worker.on('failed', (job, error) => metrics.jobFailed(worker.name, reportJobFailure(logger, job, error)));
-  }
+    return {
+      worker,
+      close: async () => {
+        await worker.close();
+        connection.disconnect();
+      },
+    };
+  };
+  const eventConsumer = (prefix: string, concurrency: number): QueueConsumer => {
+    // A killed worker's jobs return to waiting once their lock expires, and run again.
+    const { worker, close } = startBullWorker(EVENTS_QUEUE, prefix, concurrency);
+    return {
+      get concurrency() {
+        return worker.concurrency;
+      },
+      set concurrency(jobs: number) {
+        worker.concurrency = jobs;
+      },
+      ready: () => worker.waitUntilReady().then(() => undefined),
+      close,
+    };
+  };
+  // Every worker consumes the maintenance queue: each scheduled job runs once, on whichever takes it.
+  const maintenanceWorker = startBullWorker(MAINTENANCE_QUEUE, keys.maintenanceQueuePrefix, 1);
+  const workerId = `${common.name}:${randomBytes(4).toString('hex')}`;
+  const consumers = new PartitionConsumers({
+    workerId,
+    group: new WorkerGroup(redis, keys),
+    partitionPrefixes: keys.queuePrefixes,
+    legacyPrefix: keys.legacyQueuePrefix,
+    concurrency: config.WORKER_CONCURRENCY,
+    heartbeatMs: config.WORKER_HEARTBEAT_INTERVAL,
+    timeoutMs: config.WORKER_HEARTBEAT_TIMEOUT,
+    consume: eventConsumer,
+    logger,
+    metrics,
+  });
+  consumers.start();
 
   const ready = (async () => {
     const { usageFlush, testDataReset, trafficFlush, trafficRetention, trafficPatterns, partitionUpkeep } = JOBS;
@@ -176,20 +221,23 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   })();
   ready.catch((error: unknown) => logger.error({ err: error }, 'could not set up maintenance schedules'));
 
+  let closed: Promise<void> | undefined;
+  const close = async () => {
+    const closing = Promise.all([consumers.close(), maintenanceWorker.close()]);
+    await batcher.drain();
+    await closing;
+    await ready.catch(() => undefined);
+    await Promise.all(queues.map((queue) => queue.close()));
+    redis.disconnect();
+    await db.destroy();
+  };
   return {
-    workers,
+    id: workerId,
+    partitions: () => consumers.partitions(),
+    joined: consumers.joined,
     metrics,
     readiness,
     ready,
-    close: async () => {
-      const closing = Promise.all(workers.map((worker) => worker.close()));
-      await batcher.drain();
-      await closing;
-      await ready.catch(() => undefined);
-      await Promise.all(queues.map((queue) => queue.close()));
-      for (const connection of connections) connection.disconnect();
-      redis.disconnect();
-      await db.destroy();
-    },
+    close: () => (closed ??= close()),
   };
 }

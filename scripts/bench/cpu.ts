@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep } from './processes';
+import { log, sleep } from './processes';
 
 /**
  * CPU use per process of a benchmark run, read from Linux /proc: the processes it started
@@ -45,6 +45,17 @@ export async function machineBusy(ms: number): Promise<number> {
   const a = systemTicks();
   await sleep(ms);
   return busyPercent(a, systemTicks(), ms);
+}
+/**
+ * Other work on the machine skews every figure: waits up to `maxSeconds` for a second in which
+ * the machine is at most 10% busy; returns the % still busy.
+ */
+export async function settleMachine(maxSeconds: number): Promise<number> {
+  let busy = await machineBusy(1000);
+  if (busy > 10 && maxSeconds > 0) log(`the machine is ${busy}% busy with other work; waiting up to ${maxSeconds} s for it to settle…`);
+  for (let i = 1; i < maxSeconds && busy > 10; i++) busy = await machineBusy(1000);
+  if (busy > 10) log(`${busy}% busy; measuring anyway (see "other" in the CPU figures)`);
+  return busy;
 }
 /** CPU ticks (1/100 s) of every process we started, by role; Postgres counts its backends too. */
 export function cpuSnapshot(roles: Record<string, number[]>, dataDir: string, redisPort: string): CpuSnapshot {

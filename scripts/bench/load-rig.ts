@@ -1,16 +1,13 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { redisKeys } from '../../shared/cache/keys';
 import type { Db } from '../../shared/db/database';
-import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
 import { KeyService } from '../../shared/keys/key.service';
-import { cpuPercent, cpuSnapshot, machineBusy, type CpuSnapshot, type Roles } from './cpu';
+import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } from './cpu';
+import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';
 import { childPids } from './memory';
 import { BENCH_SECRET, log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
-import { queueCounts } from './worker-backlog';
 
 /**
  * bench:load's setup and warm-up: throwaway Postgres and Redis, a test key and a live key,
@@ -64,7 +61,8 @@ export class LoadRig {
     private readonly dir: string,
     private readonly redisPort: string,
     readonly db: Db,
-    readonly queue: Queue,
+    /** Every partition of the events queue, read as one. */
+    readonly queues: EventQueues,
     private readonly env: NodeJS.ProcessEnv,
     /** Headers of the test key (no limiter) and of the live key (limiter and metering on every request). */
     readonly headers: Record<string, string>,
@@ -94,16 +92,15 @@ export class LoadRig {
     await db.updateTable('accounts').set({ plan: 'enterprise' }).where('name', '=', 'bench').execute();
     const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
     onCleanup(async () => redis.disconnect());
-    const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: redisKeys(PREFIX).queuePrefix });
-    queue.on('error', () => undefined);
-    onCleanup(() => queue.close());
+    const queues = new EventQueues(redis, keysOf(env));
+    onCleanup(() => queues.close());
     const json = { 'Content-Type': 'application/json' };
     const rig = new LoadRig(
       opts,
       dir,
       new URL(services.redisUrl).port,
       db,
-      queue,
+      queues,
       { ...env, API_PROCESSES: '1' },
       {
         ...json,
@@ -186,7 +183,7 @@ export class LoadRig {
   readonly drained = async (what: string): Promise<void> => {
     await waitUntil(what, 300_000, 100, async () => {
       mustBeRunning(...this.workers);
-      const c = await queueCounts(this.queue);
+      const c = await this.queues.counts();
       if (c.failed > 0) throw new Error(`${c.failed} jobs failed in the worker: ${this.workers.map((w) => w.output()).join('\n')}`);
       return c.pending + c.delayed === 0 ? true : undefined;
     });
@@ -206,12 +203,7 @@ export class LoadRig {
   }
 
   /** Other work on the machine skews every figure: waits (bounded) for a quiet moment; returns the % still busy. */
-  async settle(): Promise<number> {
-    let busy = await machineBusy(1000);
-    if (busy > 10 && this.opts.settle > 0)
-      log(`the machine is ${busy}% busy with other work; waiting up to ${this.opts.settle} s for it to settle…`);
-    for (let i = 1; i < this.opts.settle && busy > 10; i++) busy = await machineBusy(1000);
-    if (busy > 10) log(`${busy}% busy; measuring anyway (see "other" in the CPU figures)`);
-    return busy;
+  settle(): Promise<number> {
+    return settleMachine(this.opts.settle);
   }
 }

@@ -4,7 +4,7 @@ import { cannon, postEach } from './load-client';
 import type { LoadRig } from './load-rig';
 import { rss, type Rss } from './memory';
 import { log, mustBeRunning, waitUntil } from './processes';
-import { queueCounts, queuedOutcomeIds, requestIdOf } from './worker-backlog';
+import { requestIdOf } from './worker-backlog';
 
 /**
  * The outcome phase of bench:load: POST /v1/outcome at full load with the worker stopped (so
@@ -78,12 +78,12 @@ export async function outcomePhase(rig: LoadRig, context: ContextPhases): Promis
   // Requests still in flight when a round stopped may add a few outcomes: wait until stable.
   let jobs = -1;
   await waitUntil('the outcome queue to settle', 10_000, 300, async () => {
-    const now = (await queueCounts(rig.queue)).pending;
+    const now = (await rig.queues.counts()).pending;
     const stable = now === jobs;
     jobs = now;
     return stable ? true : undefined;
   });
-  const accepted = (await queuedOutcomeIds(rig.queue)).size;
+  const accepted = (await rig.queues.queuedOutcomeIds()).size;
   log(`${accepted} outcomes queued in ${jobs} jobs`);
   return {
     ...ab,

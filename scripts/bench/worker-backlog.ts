@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../shared/db/database';
-import { outcomeBatchJobSchema } from '../../shared/jobs/catalog';
 import { costPer, cpuPercent, type CpuSnapshot, type Roles } from './cpu';
 import { drive } from './drive';
+import type { EventQueues } from './event-queues';
 import { mustBeRunning, waitUntil, type Proc } from './processes';
 
 /**
@@ -15,27 +14,6 @@ import { mustBeRunning, waitUntil, type Proc } from './processes';
  * applied, and the outcomes, interactions and profile versions they wrote are checked against
  * the outcomes accepted: exactly once.
  */
-
-export interface QueueCounts {
-  /** Jobs waiting or being worked on. */
-  pending: number;
-  delayed: number;
-  failed: number;
-}
-export async function queueCounts(queue: Queue): Promise<QueueCounts> {
-  const c = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'failed');
-  return { pending: (c.wait ?? 0) + (c.prioritized ?? 0) + (c.active ?? 0), delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
-}
-
-/** The requestIds of the outcomes waiting in the queue's `outcomes` jobs (the backlog, counted in outcomes). */
-export async function queuedOutcomeIds(queue: Queue): Promise<Set<string>> {
-  const ids = new Set<string>();
-  for (const job of await queue.getJobs(['waiting', 'prioritized', 'delayed'])) {
-    const batch = job.name === 'outcomes' ? outcomeBatchJobSchema.safeParse(job.data) : undefined;
-    for (const outcome of batch?.success ? batch.data.outcomes : []) ids.add(outcome.requestId);
-  }
-  return ids;
-}
 
 const issued = z.object({ requestId: z.string() });
 /** The requestId of a 200 answer to POST /v1/context. */
@@ -74,7 +52,7 @@ export async function buildOutcomeBacklog(o: {
   contextCall: (i: number) => { path: string; body: unknown };
   drained: (what: string) => Promise<unknown>;
   stopWorkers: () => Promise<void>;
-  queue: Queue;
+  queues: EventQueues;
 }): Promise<Backlog> {
   const ids: string[] = [];
   await drive(o.port, o.headers, o.count, o.concurrency, o.contextCall, (_i, status, body) => {
@@ -87,7 +65,7 @@ export async function buildOutcomeBacklog(o: {
     body: { requestId: ids[i], started: true, completed: i % 3 !== 0, satisfaction: (i % 5) / 4 },
   });
   const statuses = await drive(o.port, o.headers, ids.length, o.concurrency, outcomeCall);
-  return { accepted: statuses[202] ?? 0, jobs: (await queueCounts(o.queue)).pending, statuses };
+  return { accepted: statuses[202] ?? 0, jobs: (await o.queues.counts()).pending, statuses };
 }
 
 export interface WorkerRound {
@@ -104,14 +82,15 @@ export interface WorkerRound {
 
 /**
  * Starts `workerCount` workers on a backlog of `backlog.accepted` outcomes in `backlog.jobs`
- * jobs and times them until the queue is empty. The queue is paused until every worker is
- * connected to it, so that neither the time nor the CPU counted includes a process starting up
- * (with several workers, the first would otherwise work while the others boot). `startWorkers`
+ * jobs and times them until the queues are empty. The queues are paused until the workers have
+ * shared out the partitions and each consumes its own, so that neither the time nor the CPU
+ * counted includes a process starting up or a partition changing hands (with several workers,
+ * the first would otherwise work on every partition while the others boot). `startWorkers`
  * starts them (and makes `snapshot` count their CPU); they are left running.
  */
 export async function timeBacklog(o: {
   db: Db;
-  queue: Queue;
+  queues: EventQueues;
   backlog: Pick<Backlog, 'accepted' | 'jobs'>;
   workerCount: number;
   startWorkers: (count: number) => Proc[];
@@ -119,18 +98,18 @@ export async function timeBacklog(o: {
   selfRole: string;
 }): Promise<WorkerRound> {
   const before = await totals(o.db);
-  await o.queue.pause();
+  await o.queues.pause();
   const workers = o.startWorkers(o.workerCount);
-  await waitUntil('the workers to connect to the queue', 60_000, 20, async () => {
+  await waitUntil('the workers to share out the queue partitions', 60_000, 20, async () => {
     mustBeRunning(...workers);
-    return (await o.queue.getWorkersCount()) >= o.workerCount ? true : undefined;
+    return (await o.queues.settled(o.workerCount)) ? true : undefined;
   });
   const cpuBefore = o.snapshot();
   const t0 = performance.now();
-  await o.queue.resume();
+  await o.queues.resume();
   await waitUntil('the outcome backlog to be applied', 600_000, 10, async () => {
     mustBeRunning(...workers);
-    const c = await queueCounts(o.queue);
+    const c = await o.queues.counts();
     if (c.delayed > 0 || c.failed > 0) return true; // retries would wait in backoff: report them below
     return c.pending === 0 ? true : undefined;
   });
@@ -138,7 +117,7 @@ export async function timeBacklog(o: {
   const seconds = (end - t0) / 1000;
   const cpu = cpuPercent(cpuBefore, o.snapshot(), seconds, o.selfRole);
   const after = await totals(o.db);
-  const { failed, delayed } = await queueCounts(o.queue);
+  const { failed, delayed } = await o.queues.counts();
   const applied = after.outcomes - before.outcomes;
   const interactions = after.interactions - before.interactions;
   const versions = after.versions - before.versions;

@@ -22,7 +22,7 @@ export async function workerPhase(rig: LoadRig, backlog: Pick<Backlog, 'accepted
     log(`starting ${workerCount} worker(s) on ${on.accepted} queued outcomes in ${on.jobs} jobs…`);
     const round = await timeBacklog({
       db: rig.db,
-      queue: rig.queue,
+      queues: rig.queues,
       backlog: on,
       workerCount,
       startWorkers: (n) => rig.startWorkers(n),
@@ -43,7 +43,7 @@ export async function workerPhase(rig: LoadRig, backlog: Pick<Backlog, 'accepted
     contextCall: () => ({ path: '/v1/context', body: rig.contextPayload() }),
     drained: rig.drained,
     stopWorkers: () => rig.stopWorkers(),
-    queue: rig.queue,
+    queues: rig.queues,
   });
   const comparison = await time(compareWorkers, second);
   return { headline: headline.round, comparison: comparison.round, rssAfter: { headline: headline.rss, comparison: comparison.rss } };

@@ -2,8 +2,8 @@ import type { Environment, Tenant } from '../domain/environment';
 
 /**
  * Every Redis key the service owns, with its TTL, under a versioned prefix
- * (`<prefix>:v1:`). BullMQ queues use `<prefix>:q` (or one hash-tagged prefix per partition) as
- * their own prefix.
+ * (`<prefix>:v1:`). BullMQ queues use one hash-tagged prefix per event-queue partition, and
+ * `<prefix>:q` for the maintenance queue on one node, as their own prefix.
  */
 export const CACHE_SCHEMA_VERSION = 'v1';
 
@@ -29,13 +29,20 @@ export function tenantKey(tenant: Tenant, ...parts: string[]): string {
  */
 export interface KeyLayout {
   cluster: boolean;
-  /** Event-queue partitions (1: the one queue under `<prefix>:q`). */
+  /** Event-queue partitions (1 on one node: the one queue under `<prefix>:q`, as before partitions). */
   queuePartitions: number;
   /** The user hash of a tenant's userId (shared/keys/user-hash.ts); used on a cluster only. */
   userHash: (tenant: Tenant, userId: string) => string;
 }
 
-export const SINGLE_NODE: KeyLayout = { cluster: false, queuePartitions: 1, userHash: () => '' };
+/**
+ * Event-queue partitions unless QUEUE_PARTITIONS says otherwise, on one node as on a cluster:
+ * the live workers share them out, so a worker beyond this many has none
+ * (docs/adr/0015-worker-partition-ownership.md).
+ */
+export const DEFAULT_QUEUE_PARTITIONS = 8;
+
+export const SINGLE_NODE: KeyLayout = { cluster: false, queuePartitions: DEFAULT_QUEUE_PARTITIONS, userHash: () => '' };
 
 /** Usage shards on a cluster: each holds its keys' usage hashes, so the limiter's script stays in one slot. */
 export const CLUSTER_USAGE_SHARDS = 64;
@@ -58,9 +65,12 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
   const usageShard = (keyId: string) => (usageShards === 1 ? 0 : spread(keyId, usageShards));
   const shardTag = (shard: number) => tag(`k${shard}`);
   const partitioned = cluster || queuePartitions > 1;
+  /** The one queue prefix of a deployment with one partition on one node, as before partitions. */
+  const unpartitioned = `${prefix}:q`;
   const queuePrefixes = Array.from({ length: queuePartitions }, (_, partition) =>
-    partitioned ? `{${prefix}:q:${partition}}` : `${prefix}:q`,
+    partitioned ? `{${prefix}:q:${partition}}` : unpartitioned,
   );
+  const legacyQueuePrefix = !cluster && partitioned ? unpartitioned : undefined;
   return {
     /** Hash {v: version, g: generation, d: cached profile JSON}. */
     profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}${userTag(tenant, userId)}`,
@@ -111,9 +121,28 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
      * transaction reads or writes both.
      */
     signInFailures: (subject: 'email' | 'client', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
-    /** BullMQ prefix of each event-queue partition; the maintenance queue lives in the first. */
+    /**
+     * Live workers and when each was last seen: sorted set of worker id → Redis server time (ms)
+     * of its last heartbeat; both worker keys expire two heartbeat timeouts after the last beat of
+     * any worker. Its members are the group the event-queue partitions are shared out over
+     * (docs/adr/0015-worker-partition-ownership.md). Tagged `{workers}` everywhere: the heartbeat
+     * script writes it with `workerPartitions`.
+     */
+    workerHeartbeats: `${base}:{workers}:heartbeats`,
+    /** What each live worker consumes, as it last reported: hash worker id → comma-separated partitions. */
+    workerPartitions: `${base}:{workers}:partitions`,
+    /** BullMQ prefix of each event-queue partition. */
     queuePrefixes,
-    queuePrefix: queuePrefixes[0]!,
+    /**
+     * The events queue of a release before partitions on one node (`<prefix>:q`): consumed with
+     * partition 0 so that jobs an older API left there are applied; undefined where no such queue
+     * can exist (one partition, whose queue it is, or a cluster).
+     */
+    legacyQueuePrefix,
+    /** Every events queue to consume or read: the partitions, then the legacy queue if any. */
+    eventQueuePrefixes: legacyQueuePrefix ? [...queuePrefixes, legacyQueuePrefix] : queuePrefixes,
+    /** BullMQ prefix of the maintenance queue: `<prefix>:q` on one node, the first partition's on a cluster. */
+    maintenanceQueuePrefix: cluster ? queuePrefixes[0]! : unpartitioned,
     /** The event-queue partition of a user: all of a user's decisions and outcomes go there, in order. */
     queuePartition: (userHash: string) => (queuePartitions === 1 ? 0 : spread(userHash, queuePartitions)),
   };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { durationMs } from './duration';
 import { ENVIRONMENTS } from '../domain/environment';
+import { DEFAULT_QUEUE_PARTITIONS } from '../cache/keys';
 
 const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
 /** The worker's /metrics port unless METRICS_PORT says otherwise (the Prometheus exporters' usual one). */
@@ -38,8 +39,11 @@ const common = {
         ),
     )
     .optional(),
-  /** Event-queue partitions; unset: 8 on a cluster (spread over its masters), 1 on one node. */
-  QUEUE_PARTITIONS: z.coerce.number().int().min(1).max(256).optional(),
+  /**
+   * Event-queue partitions, 8 unless set: shared out over the live workers, and on a cluster
+   * spread over its masters (docs/adr/0015-worker-partition-ownership.md).
+   */
+  QUEUE_PARTITIONS: z.coerce.number().int().min(1).max(256).default(DEFAULT_QUEUE_PARTITIONS),
   COS_SECRET: z.string().min(16).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   OUTCOME_WINDOW: durationMs.default(7 * 86_400_000),
@@ -80,10 +84,12 @@ const workerSchema = z
   .object({
     ...common,
     /**
-     * Jobs a worker holds at once. A job carries up to 256 decisions or outcomes, far fewer when
-     * the API is not busy: enough jobs to fill a few batches at moderate load.
+     * Jobs a worker holds at once, shared out over the partitions it consumes. A job carries up
+     * to 256 decisions or outcomes, far fewer when the API is not busy and its turn's events are
+     * split over the partitions: enough jobs to keep a few full batches in hand at moderate load
+     * (docs/BENCHMARKS.md, worker section).
      */
-    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(1024),
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(4096),
     /**
      * Most decisions and outcomes applied in one Postgres transaction. A large batch applies
      * several outcomes of each user at once: the user's state is read, written and cached once.
@@ -95,6 +101,13 @@ const workerSchema = z
     JOB_RETRY_DELAY: durationMs.default(1000),
     /** …up to this, and jobs are retried until they succeed (shared/jobs/retry.ts). */
     JOB_RETRY_MAX_DELAY: durationMs.default(30_000),
+    /** How often a worker tells the others it is alive and learns which partitions are its own. */
+    WORKER_HEARTBEAT_INTERVAL: durationMs.default(1000),
+    /**
+     * A worker not heard from for this long is taken for dead and its partitions go to the others
+     * (its held jobs come back through BullMQ's stalled-job check).
+     */
+    WORKER_HEARTBEAT_TIMEOUT: durationMs.default(5000),
     /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
     ADMIN_TOKEN: adminToken,
@@ -102,6 +115,11 @@ const workerSchema = z
   .refine((config) => config.JOB_RETRY_MAX_DELAY >= config.JOB_RETRY_DELAY, {
     message: 'JOB_RETRY_MAX_DELAY must not be shorter than JOB_RETRY_DELAY',
     path: ['JOB_RETRY_MAX_DELAY'],
+  })
+  // One late heartbeat must not make a live worker look dead.
+  .refine((config) => config.WORKER_HEARTBEAT_TIMEOUT >= 2 * config.WORKER_HEARTBEAT_INTERVAL, {
+    message: 'WORKER_HEARTBEAT_TIMEOUT must be at least twice WORKER_HEARTBEAT_INTERVAL',
+    path: ['WORKER_HEARTBEAT_TIMEOUT'],
   });
 
 const dashboardSchema = z.object({
@@ -125,10 +143,7 @@ export type DashboardConfig = Parsed<typeof dashboardSchema>;
 
 export class ConfigError extends Error {}
 
-/** Event-queue partitions on a cluster unless QUEUE_PARTITIONS says otherwise. */
-export const CLUSTER_QUEUE_PARTITIONS = 8;
-
-type Parsed<S extends z.ZodType> = Omit<z.infer<S>, 'QUEUE_PARTITIONS'> & { COS_SECRET: string; QUEUE_PARTITIONS: number };
+type Parsed<S extends z.ZodType> = z.infer<S> & { COS_SECRET: string };
 
 function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): Parsed<S> {
   // An empty variable counts as unset (PORT= must not mean port 0).
@@ -141,10 +156,9 @@ function parse<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): Parsed<S
   }
   if (!given.REDIS_URL && !given.REDIS_CLUSTER_NODES) issues.push('  REDIS_URL: required unless REDIS_CLUSTER_NODES is set');
   if (!result.success || issues.length > 0) throw new ConfigError(`invalid configuration:\n${issues.join('\n')}`);
-  const config = result.data as z.infer<S> & { COS_SECRET?: string; QUEUE_PARTITIONS?: number; REDIS_CLUSTER_NODES?: unknown };
+  const config = result.data as z.infer<S> & { COS_SECRET?: string };
   // Development and test runs without a secret get a fixed, clearly non-production one.
   config.COS_SECRET ??= DEV_SECRET;
-  config.QUEUE_PARTITIONS ??= config.REDIS_CLUSTER_NODES ? CLUSTER_QUEUE_PARTITIONS : 1;
   return config as Parsed<S>;
 }
 

@@ -166,6 +166,16 @@ export class WorkerMetrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  private readonly partitionsOwned = new Gauge({
+    name: 'cos_worker_partitions_owned',
+    help: 'Event-queue partitions this worker consumes now (its share of QUEUE_PARTITIONS over the live workers)',
+    registers: [this.registry],
+  });
+  private readonly groupMembers = new Gauge({
+    name: 'cos_worker_group_members',
+    help: 'Live workers this worker counted at its last change of assignment, itself included',
+    registers: [this.registry],
+  });
 
   constructor(queues: readonly Queue[], readiness: () => Promise<Readiness>) {
     dependencyGauge(this.registry, readiness);
@@ -217,6 +227,12 @@ export class WorkerMetrics {
 
   jobFailed(queue: string, final: boolean): void {
     this.jobsFailed.inc({ queue, final: String(final) });
+  }
+
+  /** This worker now consumes `owned` partitions, shared out over `members` live workers. */
+  partitionsAssigned(owned: number, members: number): void {
+    this.partitionsOwned.set(owned);
+    this.groupMembers.set(members);
   }
 
   usageFlushRun(ok: boolean): void {

@@ -1,7 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startPostgres, type ServiceProcess } from '../../scripts/local-services';
 import { redisKeys } from '../../shared/cache/keys';
@@ -9,7 +8,7 @@ import { createDb, type Db } from '../../shared/db/database';
 import { migrateToLatest } from '../../shared/db/migrator';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
-import { eventsIdle, eventsQueue, outcomeLedger } from '../support/ledger';
+import { eventsIdle, eventsQueues, outcomeLedger, type EventsQueues } from '../support/ledger';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { TEST_SECRET } from '../support/test-env';
 
@@ -25,7 +24,7 @@ let dir: string;
 let postgres: ServiceProcess & { dataDir: string };
 let db: Db;
 let redis: Redis;
-let queue: Queue;
+let queue: EventsQueues;
 let api: Spawned & { url: string };
 const workers: Spawned[] = [];
 
@@ -37,7 +36,7 @@ beforeAll(async () => {
   const { error } = await migrateToLatest(db);
   if (error) throw error;
   redis = new Redis(process.env.COS_TEST_REDIS_URL!, { maxRetriesPerRequest: null });
-  queue = eventsQueue(redis, redisKeys(prefix).queuePrefix);
+  queue = eventsQueues(redis, redisKeys(prefix));
 }, 60_000);
 afterAll(async () => {
   await Promise.all([...workers, ...(api ? [api] : [])].map((p) => stop(p, 'SIGKILL')));
@@ -106,7 +105,7 @@ it('applies every outcome accepted before and during a 60 s Postgres outage exac
   await eventually(async () => (await outcomeLedger(db, accepted)).applied === accepted.length, 60_000, 500);
   await eventually(() => eventsIdle(queue), 30_000);
   expect(await outcomeLedger(db, accepted)).toEqual({ applied: accepted.length, missing: [], appliedTwice: [] });
-  expect(await queue.getJobCountByTypes('failed')).toBe(0);
+  expect(await queue.count('failed')).toBe(0);
   for (const p of [api, ...workers]) expect(p.child.exitCode ?? p.child.signalCode).toBeNull();
   expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
 }, 240_000);

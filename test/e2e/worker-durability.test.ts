@@ -1,9 +1,9 @@
 import os from 'node:os';
-import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
+import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
-import { eventsIdle, eventsQueue } from '../support/ledger';
+import { eventsIdle, eventsQueues, type EventsQueues } from '../support/ledger';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
@@ -14,12 +14,14 @@ import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 let env: TestEnv;
 let api: Spawned & { url: string };
 let key: string;
-let queue: Queue;
+let queue: EventsQueues;
+let group: WorkerGroup;
 const workers: Spawned[] = [];
 
 beforeAll(async () => {
   env = await createTestEnv();
-  queue = eventsQueue(env.redis, env.keys.queuePrefix);
+  queue = eventsQueues(env.redis, env.keys);
+  group = new WorkerGroup(env.redis, env.keys);
   key = (await new KeyService(env.db, TEST_SECRET).create({ account: 'durable', environment: 'test' })).key;
   api = await spawnApi(env.processEnv());
 });
@@ -93,7 +95,7 @@ describe('worker processes', () => {
     expect(stored).toEqual({ profile_version: 300, interaction_count: 300 });
   }, 120_000);
 
-  it('loses and double-applies nothing when a worker is SIGKILLed mid-stream', async () => {
+  it('loses and double-applies nothing when a worker is SIGKILLed mid-stream; the survivor takes its partitions over', async () => {
     const c = client(api.url, key);
     const users = ['kill-a', 'kill-b', 'kill-c'];
     const ids = (await Promise.all(users.map((u) => issue(u, 200)))).flat();
@@ -112,6 +114,16 @@ describe('worker processes', () => {
     expect(await victim.exited).toBe('SIGKILL');
     const results = await posting;
     expect(results.filter((r) => r.status !== 202)).toEqual([]);
+    // Once the victim's heartbeat times out, the survivor is the group and consumes every partition.
+    const all = env.keys.queuePrefixes.map((_, partition) => partition);
+    await eventually(
+      async () => {
+        const { members, partitions } = await group.read();
+        return members.length === 1 && partitions.get(members[0]!.id)?.join() === all.join();
+      },
+      30_000,
+      100,
+    );
     startWorker(); // a replacement, as an operator or orchestrator would start
     for (const user of users) {
       await eventually(async () => (await c.profile(user)).body.interactionCount === 200, 90_000, 250);
@@ -146,13 +158,14 @@ describe('worker processes', () => {
     expect(inFlight.length).toBeGreaterThan(0);
     expect(await draining.exited).toBe(0);
     expect(draining.output()).toContain('worker draining in-flight jobs');
+    expect((await group.read()).members).toEqual([]); // it left the group: nothing waits for its timeout
     // No other worker ran: each job it held when told to stop was completed by it before it exited.
     const settled = await Promise.all(inFlight.map((job) => queue.getJob(job.id!)));
     for (const job of settled) {
       expect(await job!.getState()).toBe('completed');
       expect(job!.processedBy).toBe(`${os.hostname()}:${draining.child.pid}`);
     }
-    expect(await queue.getJobCountByTypes('wait')).toBeGreaterThan(0); // it stopped taking new ones
+    expect(await queue.count('wait')).toBeGreaterThan(0); // it stopped taking new ones
     startWorker();
     for (const user of users) await eventually(async () => (await c.profile(user)).body.interactionCount === 200, 60_000, 200);
     await eventually(() => eventsIdle(queue));

@@ -60,7 +60,8 @@ it('releases the claim of an outcome it could not enqueue: the retry, with other
     .map((entry) => Object.fromEntries(Array.from({ length: entry.length / 2 }, (_, i) => [entry[2 * i], entry[2 * i + 1]])))
     .filter((entry) => entry.username === user);
   expect(denied.length).toBeGreaterThan(0);
-  expect(denied.every((entry) => entry.reason === 'key' && String(entry.object).startsWith(`${h.env.keys.queuePrefix}:`))).toBe(true);
+  const userQueue = h.env.keys.queuePrefixes[h.env.keys.queuePartition(claims.userHash)]!;
+  expect(denied.every((entry) => entry.reason === 'key' && String(entry.object).startsWith(`${userQueue}:`))).toBe(true);
   // …and the claim and the pending mark were taken back.
   expect(await h.env.redis.exists(fingerprintKey)).toBe(0);
   expect(await h.env.redis.zcard(pendingKey)).toBe(0);

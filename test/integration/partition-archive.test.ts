@@ -53,7 +53,7 @@ describe('partition upkeep in the worker', () => {
     const made = await sql<{ n: number }>`select count(*)::int as n from pg_inherits i join pg_class c on c.oid = i.inhrelid
       where c.relname = any(${later})`.execute(h.env.db);
     expect(made.rows[0]!.n).toBe(MONTHLY_TABLES.length);
-    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.maintenanceQueuePrefix });
     expect(await queue.getJobScheduler(JOBS.partitionUpkeep.scheduler.id)).toMatchObject({ pattern: '17 3 * * *', tz: 'UTC' });
     await queue.close();
   });

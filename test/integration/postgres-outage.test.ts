@@ -1,9 +1,8 @@
-import type { Queue } from 'bullmq';
 import { JOBS } from '../../shared/jobs/catalog';
 import { retryDelay, type RetrySchedule } from '../../shared/jobs/retry';
 import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
-import { eventsIdle, eventsQueue, outcomeLedger } from '../support/ledger';
+import { eventsIdle, eventsQueues, outcomeLedger, type EventsQueues } from '../support/ledger';
 
 /**
  * A Postgres outage longer than any fixed retry budget, for the API and the worker alike (both
@@ -26,12 +25,12 @@ const OLD_ATTEMPTS = 10;
 let proxy: CountingProxy;
 let h: Harness;
 let key: string;
-let queue: Queue;
+let queue: EventsQueues;
 beforeAll(async () => {
   proxy = await startCountingProxy(process.env.COS_TEST_ADMIN_URL!);
   h = await startHarness((env) => ({ DATABASE_URL: proxy.via(env.databaseUrl) }));
   key = await h.key('outage', 'test');
-  queue = eventsQueue(h.env.redis, h.env.keys.queuePrefix);
+  queue = eventsQueues(h.env.redis, h.env.keys);
   h.startWorker(undefined, {
     JOB_RETRY_DELAY: `${DEFAULT_SCHEDULE.baseMs / SPEED}ms`,
     JOB_RETRY_MAX_DELAY: `${DEFAULT_SCHEDULE.maxMs / SPEED}ms`,
@@ -82,7 +81,7 @@ it('ends with every outcome accepted before and during a 10-minute-equivalent ou
   await eventually(
     async () => {
       const jobs = await queued();
-      expect(await queue.getJobCountByTypes('failed')).toBe(0);
+      expect(await queue.count('failed')).toBe(0);
       return jobs.length >= stuck.length && jobs.every((job) => job.attemptsMade >= ATTEMPTS_IN_OUTAGE);
     },
     60_000,
@@ -94,7 +93,7 @@ it('ends with every outcome accepted before and during a 10-minute-equivalent ou
   await eventually(() => eventsIdle(queue), 60_000, 100);
   const accepted = [...before, ...during, ...duringNew];
   expect(await outcomeLedger(h.env.db, accepted)).toEqual({ applied: accepted.length, missing: [], appliedTwice: [] });
-  expect(await queue.getJobCountByTypes('failed')).toBe(0);
+  expect(await queue.count('failed')).toBe(0);
   for (const userId of users) {
     const profile = await h.http().get(`/v1/profile/${userId}`).set(bearer(key));
     expect(profile.body).toMatchObject({ interactionCount: 3, profileVersion: 'v3' });

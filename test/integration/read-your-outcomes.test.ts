@@ -55,7 +55,7 @@ describe('reads after an outcome (worker running)', () => {
   // start-up (which can exceed OUTCOME_WAIT_MS on a busy machine) is not timed as a read's wait.
   beforeAll(async () => {
     const worker = h.startWorker();
-    await Promise.all([worker.ready, ...worker.workers.map((w) => w.waitUntilReady())]);
+    await Promise.all([worker.ready, worker.joined]);
   });
 
   it('reflect every outcome posted before them: the next context call and GET /v1/profile', async () => {

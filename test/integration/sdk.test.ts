@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import {
   COMMUNICATION_STYLES,
   COMPLEXITY_HANDLING,
@@ -10,8 +9,8 @@ import {
   type ProfileVersion,
   type ResponseInfo,
 } from '../../sdk/src';
-import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
 import { eventually, startHarness, type Harness } from '../support/harness';
+import { eventsQueues } from '../support/ledger';
 import { recordingFetch } from '../support/recording-fetch';
 
 /** The SDK against the real API over HTTP, with a worker, Postgres and Redis. */
@@ -165,12 +164,9 @@ it('posts an outcome again when its answer was lost, and the service applies it 
 
   // Both posts were enqueued before they were answered. Once the queue has nothing left to run,
   // no job is left that could apply the outcome again.
-  const queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
-  await eventually(async () => {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
-    return Object.values(counts).every((count) => count === 0);
-  });
-  await queue.close();
+  const queues = eventsQueues(h.env.redis, h.env.keys);
+  await eventually(async () => (await queues.count('waiting', 'active', 'delayed', 'prioritized', 'waiting-children')) === 0);
+  await queues.close();
   expect(await client.getProfile(userId)).toMatchObject({ interactionCount: 1, profileVersion: 'v1' });
   const outcomes = (await client.listVersions(userId)).data.filter((version) => version.cause === 'outcome');
   expect(outcomes).toHaveLength(1);

@@ -19,6 +19,9 @@ async function seedUser(key: string, userId: string): Promise<void> {
   const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
   await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true });
   await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
+  // The decision is logged behind the answer: wait for its row too.
+  await h.deps.decisions.sendNow();
+  await eventually(() => h.env.db.selectFrom('decisions').select('request_id').where('request_id', '=', rid).executeTakeFirst());
 }
 
 async function counts(accountName: string, environment: 'test' | 'live') {
@@ -105,7 +108,7 @@ describe('monthly test-data reset', () => {
     const account = (await findAccount(h.env.db, 'reset-queued'))!;
     const issuedAt = Date.now() - 60_000;
     await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
-    const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefixes[0]! });
     const rid = `req_before_reset_${Date.now()}`;
     await queue.add(
       'decision',
@@ -157,7 +160,7 @@ describe('monthly test-data reset', () => {
   });
 
   it('schedules the reset for 00:00 UTC on the 1st and usage flushes in the worker', async () => {
-    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.maintenanceQueuePrefix });
     const scheduler = await eventually(() => queue.getJobScheduler(JOBS.testDataReset.scheduler.id));
     expect(scheduler).toMatchObject({ pattern: '0 0 1 * *', tz: 'UTC' });
     expect(scheduler!.next).toBe(startOfNextMonth(Date.now()));

@@ -120,7 +120,7 @@ describe('the worker', () => {
     h.startWorker(undefined, { USAGE_FLUSH_INTERVAL: '200ms' });
     for (let i = 0; i < 3; i++) await h.http().get('/v1/profile/x').set(bearer(key.key));
     await eventually(async () => (await trafficSeries(h.env.db, key.scope, '1h', now)).points.at(-1)!.requests === 3);
-    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+    const queue = new Queue(MAINTENANCE_QUEUE, { connection: h.env.redis, prefix: h.env.keys.maintenanceQueuePrefix });
     expect(await queue.getJobScheduler(JOBS.trafficFlush.scheduler.id)).toMatchObject({ every: 200 });
     expect(await queue.getJobScheduler(JOBS.trafficRetention.scheduler.id)).toMatchObject({ pattern: '23 * * * *', tz: 'UTC' });
     expect(await queue.getJobScheduler(JOBS.trafficPatterns.scheduler.id)).toMatchObject({ pattern: '*/5 * * * *', tz: 'UTC' });

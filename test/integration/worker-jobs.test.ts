@@ -5,6 +5,7 @@ import { capture, runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { createLogger } from '../../shared/logger/logger';
 import { findAccount } from '../../shared/keys/account.repository';
+import { readRequestIdClaims } from '../../shared/keys/request-id';
 import { userHash } from '../../shared/keys/user-hash';
 import { TEST_SECRET } from '../support/test-env';
 import { issueEarlierRequestId } from '../support/request-ids';
@@ -18,14 +19,17 @@ const storedDecision = (requestId: string) =>
 
 let h: Harness;
 let key: string;
-let queue: Queue;
+/** Every events-queue partition, then the legacy queue. */
+let queues: Queue[];
+/** The partition a requestId's user's events go to. */
+const queueOf = (requestId: string) => queues[h.env.keys.queuePartition(readRequestIdClaims(requestId)!.userHash)]!;
 let worker: RunningWorker;
 /** What the worker logs at warn level and above. */
 const workerLog = capture();
 beforeAll(async () => {
   h = await startHarness();
   key = await h.key('jobs', 'test');
-  queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+  queues = h.env.keys.eventQueuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix }));
   // Retries 100 times faster than by default: a job that should be parked is seen parked soon.
   worker = h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream), {
     JOB_RETRY_DELAY: '10ms',
@@ -45,8 +49,33 @@ const logLines = (message: string) =>
     .filter((line) => line.includes(message))
     .map((line) => JSON.parse(line));
 afterAll(async () => {
-  await queue.close();
+  await Promise.all(queues.map((queue) => queue.close()));
   await h.close();
+});
+
+/** The tenant of the 'jobs' account, and an id as an API before version 4 issued it (no sealed decision). */
+async function earlierRequestId(userId: string, decisionBatch: string) {
+  const account = (await findAccount(h.env.db, 'jobs'))!;
+  const tenant = { accountId: account.id, environment: 'test' as const };
+  const requestId = issueEarlierRequestId(
+    { ...tenant, issuedAt: Date.now(), userHash: userHash(TEST_SECRET, tenant, userId), decisionBatch },
+    TEST_SECRET,
+  );
+  return { tenant, requestId };
+}
+
+/** A decision job's payload for an earlier id. */
+const decisionOf = (tenant: { accountId: string; environment: 'test' }, requestId: string, userId: string) => ({
+  ...tenant,
+  requestId,
+  userId,
+  generation: `g-${userId}`,
+  context: { complexity: 'high' as const },
+  choice: { framing: 'purpose' as const, style: 'warm' as const, complexity: 'chunked' as const, encouragement: 'moderate' as const },
+  probabilities: { framing: 0.5, style: 0.5, complexity: 0.5, encouragement: 0.5 },
+  explored: [],
+  confidence: 0.2,
+  issuedAt: readRequestIdClaims(requestId)!.issuedAt,
 });
 
 describe('worker job handling', () => {
@@ -60,6 +89,7 @@ describe('worker job handling', () => {
   });
 
   it('puts a job with an invalid payload in the failed set without retries, where the operator CLI lists it', async () => {
+    const queue = queues[3]!;
     await queue.add('outcome', { requestId: 42 }, { jobId: 'broken-outcome', attempts: 5 });
     await eventually(async () => (await queue.getJob('broken-outcome'))?.isFailed());
     const job = await queue.getJob('broken-outcome'); // read again: the state is settled now
@@ -77,6 +107,7 @@ describe('worker job handling', () => {
     const rid = (await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'batch-good', task: 't', complexity: 'low' })).body
       .requestId;
     const stored = await storedDecision(rid);
+    const queue = queueOf(rid);
     // A NUL byte cannot be stored in Postgres text: this decision fails inside the batch.
     const poison = {
       accountId: stored.account_id,
@@ -113,7 +144,7 @@ describe('worker job handling', () => {
     // As if the process had died before sending its decision batch: no decision anywhere.
     await storedDecision(rid);
     await h.env.db.deleteFrom('decisions').where('request_id', '=', rid).execute();
-    await queue.clean(0, 1000, 'completed');
+    await queueOf(rid).clean(0, 1000, 'completed');
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true, completed: true })).status).toBe(202);
     await eventually(async () => (await h.http().get('/v1/profile/unlogged').set(bearer(key))).body.interactionCount === 1);
     const outcome = await h.env.db.selectFrom('outcomes').select(['user_id', 'reward']).where('request_id', '=', rid).executeTakeFirst();
@@ -124,30 +155,12 @@ describe('worker job handling', () => {
   });
 
   it('applies an outcome of an id issued before decisions were sealed in ids, from its decision job still queued', async () => {
-    const account = (await findAccount(h.env.db, 'jobs'))!;
-    const tenant = { accountId: account.id, environment: 'test' as const };
-    const issuedAt = Date.now();
     const batchId = '0123456789abcdef';
-    const rid = issueEarlierRequestId(
-      { ...tenant, issuedAt, userHash: userHash(TEST_SECRET, tenant, 'early-outcome'), decisionBatch: batchId },
-      TEST_SECRET,
-    );
-    const decision = {
-      ...tenant,
-      requestId: rid,
-      userId: 'early-outcome',
-      generation: 'g-early',
-      context: { complexity: 'high' as const },
-      choice: { framing: 'purpose' as const, style: 'warm' as const, complexity: 'chunked' as const, encouragement: 'moderate' as const },
-      probabilities: { framing: 0.5, style: 0.5, complexity: 0.5, encouragement: 0.5 },
-      explored: [],
-      confidence: 0.2,
-      issuedAt,
-    };
+    const { tenant, requestId: rid } = await earlierRequestId('early-outcome', batchId);
     // Its batch still waiting (delayed) when the outcome arrives.
-    await queue.add(
+    await queueOf(rid).add(
       'decisions',
-      { batchId, decisions: [decision] },
+      { batchId, decisions: [decisionOf(tenant, rid, 'early-outcome')] },
       { ...JOBS.decisions.options, jobId: JOBS.decisions.jobId({ batchId }), delay: 60_000 },
     );
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
@@ -156,14 +169,42 @@ describe('worker job handling', () => {
     expect(row?.user_id).toBe('early-outcome');
   });
 
-  it('parks an outcome of an earlier id whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
-    const account = (await findAccount(h.env.db, 'jobs'))!;
-    const tenant = { accountId: account.id, environment: 'test' as const };
-    // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
-    const rid = issueEarlierRequestId(
-      { ...tenant, issuedAt: Date.now(), userHash: userHash(TEST_SECRET, tenant, 'decision-lost'), decisionBatch: 'fedcba9876543210' },
-      TEST_SECRET,
+  it('applies what an older API left in the unpartitioned events queue: decisions, and outcomes there or in a partition whose decision waits there', async () => {
+    const legacy = queues[queues.length - 1]!;
+    expect(legacy.opts.prefix).toBe(`${h.env.prefix}:q`);
+    const batchId = 'abcdefabcdefabcd';
+    const a = await earlierRequestId('upgraded-a', batchId);
+    const b = await earlierRequestId('upgraded-b', batchId);
+    // Their decisions as an older API left them: queued (delayed, so the outcomes come first) in
+    // the unpartitioned queue, not in Postgres.
+    await legacy.add(
+      'decisions',
+      { batchId, decisions: [decisionOf(a.tenant, a.requestId, 'upgraded-a'), decisionOf(b.tenant, b.requestId, 'upgraded-b')] },
+      { ...JOBS.decisions.options, jobId: JOBS.decisions.jobId({ batchId }), delay: 60_000 },
     );
+    // One outcome posted now (its user's partition), one left in the old queue by the older API.
+    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: a.requestId, started: true })).status).toBe(202);
+    const outcomeBatch = 'feedfacefeedface';
+    await legacy.add(
+      'outcomes',
+      {
+        batchId: outcomeBatch,
+        outcomes: [{ ...b.tenant, requestId: b.requestId, signals: { started: true }, receivedAt: Date.now() }],
+      },
+      { ...JOBS.outcomes.options, jobId: JOBS.outcomes.jobId({ batchId: outcomeBatch }) },
+    );
+    for (const userId of ['upgraded-a', 'upgraded-b']) {
+      await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
+    }
+    const stored = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', 'in', [a.requestId, b.requestId]).execute();
+    expect(stored.map((row) => row.user_id).sort()).toEqual(['upgraded-a', 'upgraded-b']);
+    expect(await (await legacy.getJob(JOBS.outcomes.jobId({ batchId: outcomeBatch })))!.getState()).toBe('completed');
+  });
+
+  it('parks an outcome of an earlier id whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
+    // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
+    const { requestId: rid } = await earlierRequestId('decision-lost', 'fedcba9876543210');
+    const queue = queueOf(rid);
     const parkedBefore = (await parkedEvents()) ?? 0;
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     const job = await eventually(async () =>
@@ -224,7 +265,7 @@ describe('worker job handling', () => {
     expect((await h.http().delete('/v1/profile/erased-later').set(bearer(key))).status).toBe(204);
     expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
     const job = await eventually(async () =>
-      (await queue.getJobs(['completed'])).find(
+      (await queueOf(rid).getJobs(['completed'])).find(
         (j) => j.name === 'outcomes' && JOBS.outcomes.schema.parse(j.data).outcomes.some((o) => o.requestId === rid),
       ),
     );

@@ -19,7 +19,7 @@ beforeAll(async () => {
   worker = h.startWorker();
   port = await freePort();
   server = await startOpsServer(port, { ...worker, metricsToken: token });
-  queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefix });
+  queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefixes[0]! });
 });
 afterAll(async () => {
   server.close();
@@ -73,6 +73,13 @@ describe('worker ops listener', () => {
     expect(sampleValue(text, 'cos_queue_jobs', { queue: 'events', state: 'waiting' })).toBe(0);
     expect(sampleValue(text, 'cos_queue_jobs', { queue: 'maintenance', state: 'failed' })).toBe(0);
     await queue.remove('metrics-delayed');
+  });
+
+  it('reports the partitions it consumes: all of them while it is the only worker', async () => {
+    await worker.joined;
+    const text = await scrape();
+    expect(sampleValue(text, 'cos_worker_partitions_owned', {})).toBe(h.env.keys.queuePrefixes.length);
+    expect(sampleValue(text, 'cos_worker_group_members', {})).toBe(1);
   });
 
   it('counts a job that fails without retries (invalid payload) as a final failure', async () => {

@@ -30,28 +30,38 @@ export async function outcomeLedger(db: Db, accepted: string[]) {
   };
 }
 
-/** The events queue of a test's prefix, to read job states. */
+/** One events queue of a test's prefix, to read job states. */
 export function eventsQueue(redis: RedisClient, queuePrefix: string): Queue {
   const queue = new Queue(EVENTS_QUEUE, { connection: redis, prefix: queuePrefix });
   queue.on('error', () => undefined);
   return queue;
 }
 
-/** Every partition of the events queue of a test's keys (one on a single node), read as one. */
+/**
+ * Every events queue of a test's keys, read as one: the partitions, and on one node the
+ * unpartitioned queue of older releases.
+ */
 export function eventsQueues(redis: RedisClient, keys: RedisKeys) {
-  const partitions = keys.queuePrefixes.map((prefix) => eventsQueue(redis, prefix));
+  const queues = keys.eventQueuePrefixes.map((prefix) => eventsQueue(redis, prefix));
   return {
-    partitions,
-    getJobs: async (types: JobType[]): Promise<Job[]> => (await Promise.all(partitions.map((queue) => queue.getJobs(types)))).flat(),
+    queues,
+    getJobs: async (types: JobType[]): Promise<Job[]> => (await Promise.all(queues.map((queue) => queue.getJobs(types)))).flat(),
+    /** The job with this id, in whichever queue holds it. */
+    getJob: async (jobId: string): Promise<Job | undefined> =>
+      (await Promise.all(queues.map((queue) => queue.getJob(jobId)))).find((job) => job !== undefined),
+    /** Jobs in these states, over every queue. */
+    count: async (...types: JobType[]): Promise<number> =>
+      (await Promise.all(queues.map((queue) => queue.getJobCountByTypes(...types)))).reduce((sum, n) => sum + n, 0),
     close: async () => {
-      await Promise.all(partitions.map((queue) => queue.close()));
+      await Promise.all(queues.map((queue) => queue.close()));
     },
   };
 }
+export type EventsQueues = ReturnType<typeof eventsQueues>;
 
-/** True once no event job waits, runs or waits for a retry (in any of the partitions given). */
-export async function eventsIdle(queue: Queue | { partitions: Queue[] }): Promise<boolean> {
-  const partitions = queue instanceof Queue ? [queue] : queue.partitions;
-  const counts = await Promise.all(partitions.map((partition) => partition.getJobCounts('wait', 'active', 'delayed', 'prioritized')));
+/** True once no event job waits, runs or waits for a retry (in any of the queues given). */
+export async function eventsIdle(queue: Queue | { queues: Queue[] }): Promise<boolean> {
+  const queues = queue instanceof Queue ? [queue] : queue.queues;
+  const counts = await Promise.all(queues.map((partition) => partition.getJobCounts('wait', 'active', 'delayed', 'prioritized')));
   return counts.every((partition) => Object.values(partition).every((n) => n === 0));
 }

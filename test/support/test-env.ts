@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Cluster, Redis } from 'ioredis';
-import { redisKeys } from '../../shared/cache/keys';
-import { CLUSTER_QUEUE_PARTITIONS } from '../../shared/config/config';
+import { DEFAULT_QUEUE_PARTITIONS, redisKeys } from '../../shared/cache/keys';
 import { keyLayout, type RedisClient } from '../../shared/redis/redis';
 import { createDb, type Db } from '../../shared/db/database';
 import { withDatabase } from './global-setup';
@@ -56,7 +55,7 @@ export async function createTestEnv(options: { clusterNodes?: string } = {}): Pr
           COS_REDIS_PREFIX: prefix,
           COS_SECRET: TEST_SECRET,
           REDIS_CLUSTER_NODES: nodes,
-          QUEUE_PARTITIONS: CLUSTER_QUEUE_PARTITIONS,
+          QUEUE_PARTITIONS: DEFAULT_QUEUE_PARTITIONS,
         }),
       )
     : redisKeys(prefix);

@@ -80,6 +80,10 @@ it("the dashboard's sign-in throttle transaction: an email's and a client's fail
   expect(slots(keys.signInFailures('email', 'a1'), keys.signInFailures('client', 'b2')).size).toBe(1);
 });
 
+it("the worker group's heartbeat script and its MULTIs: the live workers and the partitions each reported", () => {
+  expect(slots(keys.workerHeartbeats, keys.workerPartitions).size).toBe(1);
+});
+
 it('spreads users and API keys over many slots, each queue partition in a slot of its own', () => {
   const users = Array.from({ length: 500 }, (_, i) => keys.profile({ accountId: 'a', environment: 'live' }, `user-${i}`));
   expect(slots(...users).size).toBeGreaterThan(400);
@@ -117,7 +121,8 @@ it('keeps every key name of a single-node deployment', () => {
     single.usageDays(),
     single.usageSnapshot('s'),
     single.usageSnapshots(),
-    single.queuePrefix,
+    single.maintenanceQueuePrefix,
+    single.legacyQueuePrefix,
   ]).toEqual([
     'cos:v1:profile:acct:live:dQ',
     'cos:v1:pending:acct:live:ab',
@@ -129,6 +134,7 @@ it('keeps every key name of a single-node deployment', () => {
     'cos:v1:usage-days',
     'cos:v1:usage-flush:s',
     'cos:v1:usage-flushes',
+    'cos:q',
     'cos:q',
   ]);
 });

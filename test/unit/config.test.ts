@@ -34,7 +34,7 @@ describe.each([
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'OUTCOME_WINDOW']) expect(error.message).toContain(name);
   });
 
-  it('takes a Redis Cluster instead of REDIS_URL, with 8 queue partitions unless told otherwise', () => {
+  it('takes a Redis Cluster instead of REDIS_URL, with 8 queue partitions on a cluster and on one node unless told otherwise', () => {
     const { REDIS_URL: _url, ...withoutUrl } = BASE;
     const config = load({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001' });
     expect(config.REDIS_CLUSTER_NODES).toEqual([
@@ -43,7 +43,8 @@ describe.each([
     ]);
     expect(config.QUEUE_PARTITIONS).toBe(8);
     expect(load({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1:7000', QUEUE_PARTITIONS: '32' }).QUEUE_PARTITIONS).toBe(32);
-    expect(load({ ...BASE }).QUEUE_PARTITIONS).toBe(1);
+    expect(load({ ...BASE }).QUEUE_PARTITIONS).toBe(8);
+    expect(load({ ...BASE, QUEUE_PARTITIONS: '1' }).QUEUE_PARTITIONS).toBe(1);
     expect(configError(() => load({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1' })).message).toContain('REDIS_CLUSTER_NODES');
     expect(configError(() => load({ ...BASE, QUEUE_PARTITIONS: '0' })).message).toContain('QUEUE_PARTITIONS');
   });
@@ -131,7 +132,7 @@ describe('loadApiConfig', () => {
 
 describe('loadWorkerConfig', () => {
   it('coerces WORKER_CONCURRENCY and rejects zero', () => {
-    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(1024);
+    expect(loadWorkerConfig({ ...BASE }).WORKER_CONCURRENCY).toBe(4096);
     expect(loadWorkerConfig({ ...BASE }).WORKER_BATCH_SIZE).toBe(5000);
     expect(loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '8' }).WORKER_CONCURRENCY).toBe(8);
     expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_CONCURRENCY: '0' })).message).toContain('WORKER_CONCURRENCY');
@@ -146,6 +147,17 @@ describe('loadWorkerConfig', () => {
     expect(configError(() => loadWorkerConfig({ ...BASE, JOB_RETRY_DELAY: '2m', JOB_RETRY_MAX_DELAY: '1m' })).message).toContain(
       'JOB_RETRY_MAX_DELAY',
     );
+  });
+
+  it('reads the worker heartbeat: every 1 s, taken for dead after 5 s, the timeout at least two intervals', () => {
+    expect(loadWorkerConfig({ ...BASE })).toMatchObject({ WORKER_HEARTBEAT_INTERVAL: 1000, WORKER_HEARTBEAT_TIMEOUT: 5000 });
+    expect(loadWorkerConfig({ ...BASE, WORKER_HEARTBEAT_INTERVAL: '200ms', WORKER_HEARTBEAT_TIMEOUT: '1s' })).toMatchObject({
+      WORKER_HEARTBEAT_INTERVAL: 200,
+      WORKER_HEARTBEAT_TIMEOUT: 1000,
+    });
+    expect(
+      configError(() => loadWorkerConfig({ ...BASE, WORKER_HEARTBEAT_INTERVAL: '2s', WORKER_HEARTBEAT_TIMEOUT: '3s' })).message,
+    ).toContain('WORKER_HEARTBEAT_TIMEOUT');
   });
 
   it('reads METRICS_PORT as a port, 9464 by default and 0 for no listener', () => {

@@ -87,7 +87,11 @@ describe('request ids', () => {
     expect(plain.readUInt8(0)).toBe(2); // medium
     expect(plain.subarray(23).toString('utf8')).toBe(decision.userId); // no task type: length 0xFFFF, then the user
     expect(plain.readUInt16BE(21)).toBe(0xffff);
-    const mac = createHmac('sha256', SECRET).update('rid:').update(raw.subarray(0, raw.length - 16)).digest().subarray(0, 16);
+    const mac = createHmac('sha256', SECRET)
+      .update('rid:')
+      .update(raw.subarray(0, raw.length - 16))
+      .digest()
+      .subarray(0, 16);
     expect(raw.subarray(raw.length - 16)).toEqual(mac);
   });
 

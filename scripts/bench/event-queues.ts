@@ -1,0 +1,83 @@
+import { Queue } from 'bullmq';
+import type { RedisKeys } from '../../shared/cache/keys';
+import { loadCliConfig } from '../../shared/config/config';
+import { EVENTS_QUEUE, outcomeBatchJobSchema } from '../../shared/jobs/catalog';
+import { assignPartitions } from '../../shared/jobs/partition-assignment';
+import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
+import { keysFor, type RedisClient } from '../../shared/redis/redis';
+
+/** The keys the bench's api and workers use with `env` (QUEUE_PARTITIONS among them). */
+export const keysOf = (env: NodeJS.ProcessEnv): RedisKeys => keysFor(loadCliConfig(env));
+
+export interface QueueCounts {
+  /** Jobs waiting or being worked on. */
+  pending: number;
+  delayed: number;
+  failed: number;
+}
+
+/**
+ * Every events queue of a bench's deployment — its partitions and the legacy queue — read,
+ * paused and resumed as one, and the workers' group, to know when they have shared the
+ * partitions out (docs/adr/0015-worker-partition-ownership.md).
+ */
+export class EventQueues {
+  readonly queues: Queue[];
+  private readonly group: WorkerGroup;
+
+  constructor(
+    redis: RedisClient,
+    private readonly keys: RedisKeys,
+  ) {
+    this.queues = keys.eventQueuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
+    for (const queue of this.queues) queue.on('error', () => undefined);
+    this.group = new WorkerGroup(redis, keys);
+  }
+
+  async counts(): Promise<QueueCounts> {
+    const all = await Promise.all(this.queues.map((queue) => queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'failed')));
+    const sum = (state: string) => all.reduce((n, c) => n + (c[state] ?? 0), 0);
+    return { pending: sum('wait') + sum('prioritized') + sum('active'), delayed: sum('delayed'), failed: sum('failed') };
+  }
+
+  /** The requestIds of the outcomes waiting in the queues' `outcomes` jobs (the backlog, counted in outcomes). */
+  async queuedOutcomeIds(): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (const queue of this.queues) {
+      for (const job of await queue.getJobs(['waiting', 'prioritized', 'delayed'])) {
+        const batch = job.name === 'outcomes' ? outcomeBatchJobSchema.safeParse(job.data) : undefined;
+        for (const outcome of batch?.success ? batch.data.outcomes : []) ids.add(outcome.requestId);
+      }
+    }
+    return ids;
+  }
+
+  async pause(): Promise<void> {
+    await Promise.all(this.queues.map((queue) => queue.pause()));
+  }
+
+  async resume(): Promise<void> {
+    await Promise.all(this.queues.map((queue) => queue.resume()));
+  }
+
+  /**
+   * Whether `workers` workers are in the group, each consuming exactly the partitions the
+   * assignment gives it (as it reported at its last heartbeat), and every queue has exactly one
+   * BullMQ worker connected: nobody is still starting up or handing a partition over.
+   */
+  async settled(workers: number): Promise<boolean> {
+    const { members, partitions } = await this.group.read();
+    if (members.length !== workers) return false;
+    const assigned = assignPartitions(
+      members.map((member) => member.id),
+      this.keys.queuePrefixes.length,
+    );
+    for (const [id, wanted] of assigned) if ((partitions.get(id) ?? []).join(',') !== wanted.join(',')) return false;
+    const connected = await Promise.all(this.queues.map((queue) => queue.getWorkersCount()));
+    return connected.every((count) => count === 1);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.queues.map((queue) => queue.close()));
+  }
+}

@@ -1,0 +1,92 @@
+import type { Result } from 'ioredis';
+import type { RedisKeys } from '../cache/keys';
+import type { RedisClient } from '../redis/redis';
+
+/**
+ * The live workers of a deployment, in Redis (docs/adr/0015-worker-partition-ownership.md): each
+ * worker beats every WORKER_HEARTBEAT_INTERVAL and learns who else is alive; a worker not heard
+ * from for WORKER_HEARTBEAT_TIMEOUT is pruned by the next beat of any other.
+ *
+ * Last-seen times are the Redis server's clock, read inside the script, so workers on hosts whose
+ * clocks disagree never prune each other early. Both keys are refreshed with every beat and
+ * expire when no worker beats for twice the timeout.
+ */
+const HEARTBEAT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local timeout = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - timeout)
+for i = 1, #dead do
+  redis.call('ZREM', KEYS[1], dead[i])
+  redis.call('HDEL', KEYS[2], dead[i])
+end
+redis.call('PEXPIRE', KEYS[1], 2 * timeout)
+redis.call('PEXPIRE', KEYS[2], 2 * timeout)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cosWorkerHeartbeat(
+      heartbeats: string,
+      partitions: string,
+      workerId: string,
+      owned: string,
+      timeoutMs: number,
+    ): Result<string[], Context>;
+  }
+}
+
+export interface WorkerGroupState {
+  /** Worker ids, each with the Redis time (ms) of its last heartbeat. */
+  members: Array<{ id: string; lastSeen: number }>;
+  /** The partitions each member reported consuming at its last heartbeat. */
+  partitions: Map<string, number[]>;
+}
+
+const formatPartitions = (partitions: readonly number[]) => partitions.join(',');
+const parsePartitions = (text: string) => (text === '' ? [] : text.split(',').map(Number));
+
+export class WorkerGroup {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Pick<RedisKeys, 'workerHeartbeats' | 'workerPartitions'>,
+  ) {
+    if (typeof (redis as Partial<RedisClient>).cosWorkerHeartbeat !== 'function') {
+      redis.defineCommand('cosWorkerHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT });
+    }
+  }
+
+  /**
+   * Records that `workerId` is alive and consumes `owned`, prunes the workers not seen within
+   * `timeoutMs`, and returns the live workers' ids (this one included).
+   */
+  async heartbeat(workerId: string, owned: readonly number[], timeoutMs: number): Promise<string[]> {
+    const { workerHeartbeats, workerPartitions } = this.keys;
+    return this.redis.cosWorkerHeartbeat(workerHeartbeats, workerPartitions, workerId, formatPartitions(owned), timeoutMs);
+  }
+
+  /** Removes a stopping worker, so that the others take its partitions at their next heartbeat. */
+  async leave(workerId: string): Promise<void> {
+    const results = await this.redis.multi().zrem(this.keys.workerHeartbeats, workerId).hdel(this.keys.workerPartitions, workerId).exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) throw failed[0];
+  }
+
+  /** The group as Redis holds it (dead members not yet pruned included), for operators and benchmarks. */
+  async read(): Promise<WorkerGroupState> {
+    const results = await this.redis
+      .multi()
+      .zrange(this.keys.workerHeartbeats, 0, -1, 'WITHSCORES')
+      .hgetall(this.keys.workerPartitions)
+      .exec();
+    const failed = results?.find(([error]) => error);
+    if (!results || failed) throw failed?.[0] ?? new Error('the worker group read was discarded');
+    const flat = results[0]![1] as string[];
+    const reported = results[1]![1] as Record<string, string>;
+    const members = [];
+    for (let i = 0; i < flat.length; i += 2) members.push({ id: flat[i]!, lastSeen: Number(flat[i + 1]) });
+    return { members, partitions: new Map(Object.entries(reported).map(([id, text]) => [id, parsePartitions(text)])) };
+  }
+}
