@@ -6,6 +6,7 @@ import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import { findProfile, insertNewProfiles, insertProfilesIfMissing, updateProfiles } from '../../shared/profile/profile.repository';
 import { seededRandom } from '../../shared/domain/random';
 import { mergeDelta, PriorMemo } from '../../worker/handlers/population-prior';
+import { findDecisions, insertDecisions } from '../../worker/handlers/events.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 /** The worker's one-statement-per-table writes, its prior memo, and two workers sharing one backlog. */
@@ -70,6 +71,37 @@ describe('batch writes', () => {
     expect(await findProfile(h.env.db, tenant, 'np-new')).toEqual(
       newProfile('np-new', 'gen-new', JSON.parse(JSON.stringify(initial)), now),
     );
+  });
+
+  it('stores decisions as their jobs carry them, at the millisecond of their requestId, once however often they come', async () => {
+    const issuedAt = Date.parse('2026-11-25T10:00:00.123Z');
+    const decision = {
+      ...tenant,
+      requestId: 'req_stored-as-carried',
+      userId: 'sd-user',
+      generation: 'g',
+      context: { complexity: 'low' as const, taskType: 'mail', metadata: { source: 'test' } },
+      choice: { framing: 'purpose' as const, style: 'warm' as const, complexity: 'chunked' as const, encouragement: 'minimal' as const },
+      probabilities: { framing: 0.5, style: 0.25, complexity: 1, encouragement: Math.fround(0.1) },
+      explored: ['style'],
+      confidence: 0.42,
+      issuedAt,
+    };
+    await insertDecisions(h.env.db, tenant, [decision]);
+    await insertDecisions(h.env.db, tenant, [decision]);
+    const rows = await h.env.db.selectFrom('decisions').selectAll().where('request_id', '=', decision.requestId).execute();
+    expect(rows).toHaveLength(1);
+    expect(new Date(rows[0]!.issued_at).getTime()).toBe(issuedAt);
+    expect(rows[0]).toMatchObject({
+      user_id: 'sd-user',
+      chosen: decision.choice,
+      probabilities: decision.probabilities,
+      context: decision.context,
+      explored: ['style'],
+      confidence: 0.42,
+    });
+    const found = await findDecisions(h.env.db, tenant, [decision.requestId]);
+    expect(found.get(decision.requestId)?.issuedAt).toBe(issuedAt);
   });
 
   it("merges a worker's delta into the prior as stored, not the older copy its memo holds", async () => {

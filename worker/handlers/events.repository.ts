@@ -36,23 +36,19 @@ export async function findVoids(db: DbOrTx, tenant: Tenant, userHashes: string[]
   return voids;
 }
 
+/**
+ * Stores decisions as their jobs carry them: the job payloads go to Postgres as one JSON
+ * parameter as they are (fields the table has no column for are ignored), with no row objects
+ * made on the way.
+ */
 export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: DecisionJob[]): Promise<void> {
   if (decisions.length === 0) return;
-  const rows = decisions.map((d) => ({
-    request_id: d.requestId,
-    user_id: d.userId,
-    chosen: d.choice,
-    probabilities: d.probabilities,
-    context: d.context,
-    explored: d.explored,
-    confidence: d.confidence,
-    issued_at: new Date(d.issuedAt).toISOString(),
-  }));
   await sql`
     insert into decisions (request_id, account_id, environment, user_id, chosen, probabilities, context, explored, confidence, issued_at)
-    select r.request_id, ${tenant.accountId}, ${tenant.environment}, r.user_id, r.chosen, r.probabilities, r.context, r.explored, r.confidence, r.issued_at
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(request_id text, user_id text, chosen jsonb, probabilities jsonb,
-      context jsonb, explored jsonb, confidence float8, issued_at timestamptz)
+    select r."requestId", ${tenant.accountId}, ${tenant.environment}, r."userId", r.choice, r.probabilities, r.context, r.explored,
+      r.confidence, to_timestamp(r."issuedAt" / 1000.0)
+    from jsonb_to_recordset(${JSON.stringify(decisions)}::jsonb) as r("requestId" text, "userId" text, choice jsonb, probabilities jsonb,
+      context jsonb, explored jsonb, confidence float8, "issuedAt" bigint)
     on conflict (account_id, environment, request_id, issued_at) do nothing`.execute(db);
 }
 
