@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import os from 'node:os';
 import { configOrExit, loadWorkerConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
@@ -9,6 +10,7 @@ function main(): void {
   loadDotCosEnv();
   const config = configOrExit(() => loadWorkerConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-worker');
+  yieldTheCpu(config.WORKER_NICE, logger);
   const running = startWorker(config, logger);
   logger.info(
     {
@@ -70,6 +72,19 @@ function main(): void {
         }, fatal);
       },
     );
+  }
+}
+
+/**
+ * Lowers this process's CPU priority to `nice` (never raises it): on a host it shares with an
+ * API, the API's answers come first and the worker's batches fill the cores' idle time
+ * (docs/adr/0016-hot-path.md).
+ */
+function yieldTheCpu(nice: number, logger: ReturnType<typeof createLogger>): void {
+  try {
+    if (os.getPriority() < nice) os.setPriority(nice);
+  } catch (error) {
+    logger.warn({ err: error, nice }, 'could not lower the worker CPU priority; running at the current one');
   }
 }
 

@@ -108,6 +108,12 @@ const workerSchema = z
      * (its held jobs come back through BullMQ's stalled-job check).
      */
     WORKER_HEARTBEAT_TIMEOUT: durationMs.default(5000),
+    /**
+     * The worker process's CPU niceness (0–19). Its work can wait a few milliseconds, an API
+     * answer on the same host cannot: above 0, the API is scheduled first whenever both want a
+     * core. No effect on a host of its own.
+     */
+    WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
     /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
     ADMIN_TOKEN: adminToken,

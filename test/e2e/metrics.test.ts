@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { freePort } from '../../scripts/local-services';
 import { DEFAULT_METRICS_PORT } from '../../shared/config/config';
@@ -54,6 +55,15 @@ describe('api /metrics with API_PROCESSES=2', () => {
       expect(contexts(text)).toBe(before + 10);
       expect(sampleValue(text, 'cos_dependency_up', { dependency: 'redis' })).toBe(1);
     }
+  });
+});
+
+describe('worker process', () => {
+  it('runs at a lower CPU priority than the API (WORKER_NICE, 10 by default)', () => {
+    // /proc/<pid>/stat: the 19th field is the nice value; the command name may hold spaces, so count after ')'.
+    const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop()!.trim().split(' ')[16]);
+    expect(niceOf(worker.child.pid!)).toBe(Math.max(10, niceOf(process.pid)));
+    expect(niceOf(api.child.pid!)).toBe(niceOf(process.pid));
   });
 });
 

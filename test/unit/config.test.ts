@@ -160,6 +160,13 @@ describe('loadWorkerConfig', () => {
     ).toContain('WORKER_HEARTBEAT_TIMEOUT');
   });
 
+  it('reads WORKER_NICE: 10 by default, 0 to 19', () => {
+    expect(loadWorkerConfig({ ...BASE }).WORKER_NICE).toBe(10);
+    expect(loadWorkerConfig({ ...BASE, WORKER_NICE: '0' }).WORKER_NICE).toBe(0);
+    expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_NICE: '20' })).message).toContain('WORKER_NICE');
+    expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_NICE: '-5' })).message).toContain('WORKER_NICE');
+  });
+
   it('reads METRICS_PORT as a port, 9464 by default and 0 for no listener', () => {
     expect(loadWorkerConfig({ ...BASE }).METRICS_PORT).toBe(9464);
     expect(loadWorkerConfig({ ...BASE, METRICS_PORT: '' }).METRICS_PORT).toBe(9464);
