@@ -28,7 +28,7 @@ export const FLUSH_DELAY_MS = 2;
  * its own in its requestId), and each transaction costs the same few statements however many
  * decisions it carries, so a longer wait makes moderate traffic as cheap as a backlog.
  */
-export const DECISION_FLUSH_DELAY_MS = 100;
+export const DECISION_FLUSH_DELAY_MS = 200;
 /** A job whose data Postgres refuses fails for good: retrying cannot help. */
 function unrecoverableIfBadData(error: unknown): unknown {
   const code = errorCode(error);

@@ -14,7 +14,7 @@ export interface DecisionLogOptions {
   retryMs: number;
 }
 
-export const DECISION_LOG_DEFAULTS: DecisionLogOptions = { flushMs: 50, maxBatch: 512, maxHeld: 50_000, retryMs: 1000 };
+export const DECISION_LOG_DEFAULTS: DecisionLogOptions = { flushMs: 100, maxBatch: 1024, maxHeld: 50_000, retryMs: 1000 };
 
 /**
  * The log of context decisions, written behind the answers (docs/adr/0010-group-commit.md): a
