@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { cpuSnapshot, settleMachine } from './bench/cpu';
 import { drive } from './bench/drive';
 import {
+  decisionLogSent,
   log,
   mustBeRunning,
   startBenchBackend,
@@ -93,13 +94,15 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     roles.worker = workers.map((w) => w.child.pid!);
   };
   const counts = () => queues.counts();
-  const drained = (what: string) =>
-    waitUntil(what, 300_000, 100, async () => {
+  const drained = async (what: string) => {
+    await decisionLogSent();
+    await waitUntil(what, 300_000, 100, async () => {
       mustBeRunning(...workers);
       const c = await counts();
       if (c.failed > 0) throw new Error(`${c.failed} jobs failed: ${workers.map((w) => w.output()).join('\n')}`);
       return c.pending + c.delayed === 0 ? true : undefined;
     });
+  };
 
   startWorkers(1);
   log(`warming ${users.length} users with a context call each…`);

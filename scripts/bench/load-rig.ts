@@ -7,7 +7,18 @@ import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } 
 import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';
 import { childPids } from './memory';
-import { BENCH_SECRET, log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
+import {
+  BENCH_SECRET,
+  decisionLogSent,
+  log,
+  mustBeRunning,
+  startBenchBackend,
+  startProc,
+  startServer,
+  stopProc,
+  waitUntil,
+  type Proc,
+} from './processes';
 
 /**
  * bench:load's setup and warm-up: throwaway Postgres and Redis, a test key and a live key,
@@ -181,6 +192,7 @@ export class LoadRig {
 
   /** Waits until the workers have applied every queued job; a failed job ends the run. */
   readonly drained = async (what: string): Promise<void> => {
+    await decisionLogSent();
     await waitUntil(what, 300_000, 100, async () => {
       mustBeRunning(...this.workers);
       const c = await this.queues.counts();

@@ -1,3 +1,4 @@
+import { DECISION_LOG_DEFAULTS } from '../../shared/jobs/decision-log';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -50,6 +51,15 @@ export function mustBeRunning(...list: Proc[]): void {
   for (const proc of list) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} exited: ${proc.output()}`);
   }
+}
+
+/**
+ * Waits until the API's decision log has sent what it held when called: decisions are logged
+ * behind the answers, at most one window later (shared/jobs/decision-log.ts), so an empty queue
+ * right after a run does not yet mean its decisions were applied.
+ */
+export async function decisionLogSent(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, DECISION_LOG_DEFAULTS.flushMs + 50));
 }
 
 /** Polls `check` until it returns a value; its errors end the wait (bounded in time). */
