@@ -96,6 +96,8 @@ export function printReport(r: LoadResult): void {
 
   out('\nworker, on an outcome backlog made through the API:');
   workerLine(r.worker.headline);
+  out('  on two more backlogs made alike (the comparison):');
+  workerLine(r.worker.baseline);
   workerLine(r.worker.comparison);
 
   out('\nRSS at the end of the load phases:');
@@ -126,6 +128,7 @@ export function printReport(r: LoadResult): void {
     costLine(`${name}: subject`, ab.subject.cpuCost);
   }
   costLine(`worker (${r.worker.headline.workers})`, { cpuMsPerItem: r.worker.headline.cpuMsPerOutcome });
+  costLine(`worker (${r.worker.baseline.workers}), made alike`, { cpuMsPerItem: r.worker.baseline.cpuMsPerOutcome });
   costLine(`worker (${r.worker.comparison.workers})`, { cpuMsPerItem: r.worker.comparison.cpuMsPerOutcome });
   const other = phases.flatMap(([, ab]) => [...ab.bare.otherPercent, ...ab.subject.otherPercent]);
   out(`other work on the machine during the rounds: up to ${Math.max(0, ...other)}% of a core (more than 25% marks a phase noisy)`);
