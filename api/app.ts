@@ -27,7 +27,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const observeMetrics = requestObserver(deps.metrics);
-  const observeTraffic = trafficObserver(deps.traffic);
+  const observeTraffic = trafficObserver(deps.traffic, deps.trustProxy !== undefined);
   app.use(
     requestLog(deps.logger, (res, ms) => {
       observeMetrics(res, ms);

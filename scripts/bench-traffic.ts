@@ -46,8 +46,10 @@ function fakeResponses(trustProxy: string[] | false): Response[] {
 }
 
 async function measure(label: string, trustProxy: string[] | false, redis: Redis | null): Promise<void> {
-  const recorder = new TrafficRecorder(redis ?? ({} as Redis), redisKeys('bench'), countryResolver(), createLogger('silent', 'bench'));
-  const observe = trafficObserver(recorder);
+  // Counting alone never sends: a client that never connects stands in for Redis.
+  const client = redis ?? new Redis({ lazyConnect: true });
+  const recorder = new TrafficRecorder(client, redisKeys('bench'), countryResolver(), createLogger('silent', 'bench'));
+  const observe = trafficObserver(recorder, trustProxy !== false);
   const responses = fakeResponses(trustProxy);
   for (let i = 0; i < 50_000; i++) observe(responses[i % responses.length]!, 1 + (i % 50)); // warm-up
   if (redis) await recorder.flush();

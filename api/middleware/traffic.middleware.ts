@@ -11,8 +11,12 @@ export function notePresentedKey(res: Response, keyId: string): void {
   res.locals.presentedKeyId = keyId;
 }
 
-/** Records each finished request of a known key in the dashboard's traffic counters. */
-export function trafficObserver(recorder: TrafficRecorder): RequestObserver {
+/**
+ * Records each finished request of a known key in the dashboard's traffic counters. Without
+ * trusted proxies the client is the socket's peer: read directly, not through `req.ip`, which
+ * parses the forwarding headers on every call.
+ */
+export function trafficObserver(recorder: TrafficRecorder, trustsProxies: boolean): RequestObserver {
   return (res, ms) => {
     const keyId = res.locals.presentedKeyId as string | undefined;
     if (!keyId) return;
@@ -21,7 +25,7 @@ export function trafficObserver(recorder: TrafficRecorder): RequestObserver {
       endpoint: (res.locals.route as string | undefined) ?? UNMATCHED_ROUTE,
       status: res.statusCode,
       ms,
-      address: res.req.ip,
+      address: trustsProxies ? res.req.ip : res.req.socket.remoteAddress,
     });
   };
 }

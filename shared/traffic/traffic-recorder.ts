@@ -2,8 +2,8 @@ import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/redis';
 import type { RedisKeys } from '../cache/keys';
 import type { Logger } from '../logger/logger';
-import { latencyBucket } from './latency-histogram';
-import { trafficField, trafficStatus, UNKNOWN_COUNTRY, utcMinute } from './traffic-fields';
+import { LATENCY_BUCKETS, latencyBucket } from './latency-histogram';
+import { trafficField, trafficStatus, UNKNOWN_COUNTRY, utcMinute, type TrafficStatus } from './traffic-fields';
 
 /** What the recorder needs to place a request's client. */
 export interface CountryLookup {
@@ -41,6 +41,19 @@ declare module 'ioredis' {
 }
 
 /**
+ * One key's counts of one minute, kept as structure rather than field names: a request costs
+ * a few lookups and increments, and field names are spelled once per flush.
+ */
+interface KeyCounts {
+  /** Requests by endpoint, then recorded status. */
+  requests: Map<string, Map<TrafficStatus, number>>;
+  /** Requests by latency bucket (latency-histogram.ts). */
+  latency: Int32Array;
+  /** Requests by client country. */
+  countries: Map<string, number>;
+}
+
+/**
  * Counts each request of a known key in memory, per UTC minute, and adds the counts to Redis
  * every second in one pipeline, a script call per minute (docs/adr/0012-traffic-recording.md): a request costs a few Map
  * increments and a memoised country lookup, never a Redis call of its own. Each API process
@@ -48,7 +61,7 @@ declare module 'ioredis' {
  * counters in Redis.
  */
 export class TrafficRecorder {
-  private pending = new Map<string, Map<string, number>>();
+  private pending = new Map<string, Map<string, KeyCounts>>();
   private minuteOf = { start: -1, label: '' };
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -72,13 +85,18 @@ export class TrafficRecorder {
 
   record(request: RecordedRequest): void {
     const minute = this.minute(this.clock());
-    let counts = this.pending.get(minute);
-    if (!counts) this.pending.set(minute, (counts = new Map()));
-    const country = this.countries.countryOf(request.address) ?? UNKNOWN_COUNTRY;
-    const { keyId } = request;
-    add(counts, trafficField(keyId, 'req', `${request.endpoint}:${trafficStatus(request.status)}`));
-    add(counts, trafficField(keyId, 'lat', String(latencyBucket(request.ms))));
-    add(counts, trafficField(keyId, 'geo', country));
+    let keys = this.pending.get(minute);
+    if (!keys) this.pending.set(minute, (keys = new Map()));
+    let counts = keys.get(request.keyId);
+    if (!counts) {
+      counts = { requests: new Map(), latency: new Int32Array(LATENCY_BUCKETS), countries: new Map() };
+      keys.set(request.keyId, counts);
+    }
+    let byStatus = counts.requests.get(request.endpoint);
+    if (!byStatus) counts.requests.set(request.endpoint, (byStatus = new Map()));
+    add(byStatus, trafficStatus(request.status));
+    counts.latency[latencyBucket(request.ms)]!++;
+    add(counts.countries, this.countries.countryOf(request.address) ?? UNKNOWN_COUNTRY);
   }
 
   /** Sends the counts gathered so far in one pipeline; one flush at a time. */
@@ -98,9 +116,17 @@ export class TrafficRecorder {
     const batch = this.pending;
     this.pending = new Map();
     const pipeline = this.redis.pipeline();
-    for (const [minute, counts] of batch) {
+    for (const [minute, keys] of batch) {
       const args: (string | number)[] = [minute];
-      for (const [field, count] of counts) args.push(field, count);
+      for (const [keyId, counts] of keys) {
+        for (const [endpoint, byStatus] of counts.requests) {
+          for (const [status, count] of byStatus) args.push(trafficField(keyId, 'req', `${endpoint}:${status}`), count);
+        }
+        counts.latency.forEach((count, bucket) => {
+          if (count > 0) args.push(trafficField(keyId, 'lat', String(bucket)), count);
+        });
+        for (const [country, count] of counts.countries) args.push(trafficField(keyId, 'geo', country), count);
+      }
       pipeline.cosAddTraffic(this.keys.traffic(minute), this.keys.trafficMinutes, ...args);
     }
     try {
@@ -121,6 +147,6 @@ export class TrafficRecorder {
   }
 }
 
-function add(counts: Map<string, number>, field: string): void {
-  counts.set(field, (counts.get(field) ?? 0) + 1);
+function add<K>(counts: Map<K, number>, key: K): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
 }
