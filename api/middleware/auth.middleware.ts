@@ -22,7 +22,7 @@ export function authContext(res: Response): AuthContext {
 }
 
 /** A presented key that is well formed and of a served environment, with its keyed hash. */
-interface PresentedKey {
+export interface PresentedKey {
   environment: Environment;
   keyHash: Buffer;
   hex: string;
@@ -38,10 +38,14 @@ export function authenticate(deps: {
    * returns the rate-limit headers its response carries (none for test keys).
    */
   meterRefusal: (credential: KeyCredential, endpoint: string) => Promise<Record<string, string>>;
+  /** Where what each header says is remembered (tests pass their own to look into it). */
+  presented?: BoundedMap<string, PresentedKey>;
 }) {
   // Every request of a client sends the same Authorization header: what it says (the key's
-  // environment and HMAC, by which credentials are cached) is remembered per header value.
-  const presented = new BoundedMap<string, PresentedKey>(KNOWN_KEY_HASHES);
+  // environment and HMAC, by which credentials are cached) is remembered per header value — only
+  // for a header in the canonical `Bearer <key>` form, so a client cannot fill the memory with
+  // padded variants of one key (keys are at most 140 characters).
+  const presented = deps.presented ?? new BoundedMap<string, PresentedKey>(KNOWN_KEY_HASHES);
   const read = (header: string | undefined): PresentedKey | AppError => {
     const known = header === undefined ? undefined : presented.get(header);
     if (known) return known;
@@ -52,7 +56,7 @@ export function authenticate(deps: {
     if (!deps.environments.includes(parsed.environment)) return unauthorized(`This deployment does not serve ${parsed.environment} keys`);
     const keyHash = hashApiKey(bearer.key, deps.secret);
     const key = { environment: parsed.environment, keyHash, hex: keyHash.toString('hex') };
-    presented.set(header!, key);
+    if (header === `Bearer ${bearer.key}`) presented.set(header, key);
     return key;
   };
 

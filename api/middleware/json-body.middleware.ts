@@ -33,6 +33,8 @@ function hasBody(req: Request): boolean {
  * plumbing (docs/adr/0016-hot-path.md).
  */
 function readJson(req: Request, next: NextFunction): void {
+  // The client may have gone while auth or the limiter waited: 'close' has fired already.
+  if (req.destroyed || req.readableAborted) return next(new AppError('INVALID_JSON', 'Request body was incomplete'));
   const chunks: Buffer[] = [];
   let size = 0;
   let settled = false;

@@ -8,13 +8,21 @@ export interface DecisionLogOptions {
   flushMs: number;
   /** A partition's batch is sent as soon as it holds this many. */
   maxBatch: number;
-  /** Decisions held (waiting or failed to send) beyond which new ones are not logged. */
-  maxHeld: number;
+  /**
+   * Bytes of decisions held (waiting, or failed to send) beyond which new ones are not logged:
+   * a decision is about 1 KB, more with its request's metadata (up to 8 KiB).
+   */
+  maxHeldBytes: number;
   /** Wait before a batch that failed to reach Redis is sent again. */
   retryMs: number;
 }
 
-export const DECISION_LOG_DEFAULTS: DecisionLogOptions = { flushMs: 100, maxBatch: 1024, maxHeld: 50_000, retryMs: 1000 };
+export const DECISION_LOG_DEFAULTS: DecisionLogOptions = { flushMs: 100, maxBatch: 256, maxHeldBytes: 64 * 1024 * 1024, retryMs: 1000 };
+
+/** A decision's size in memory and in its job, without its metadata. */
+const DECISION_BYTES = 1024;
+/** The longest a failing send stays silent in the log: one line per streak, then one every so often. */
+const WARN_EVERY_MS = 30_000;
 
 /**
  * The log of context decisions, written behind the answers (docs/adr/0010-group-commit.md): a
@@ -22,7 +30,8 @@ export const DECISION_LOG_DEFAULTS: DecisionLogOptions = { flushMs: 100, maxBatc
  * partition are sent as one `decisions` job when the first has waited `flushMs` or the batch is
  * full. Nobody waits for a logged decision — its requestId carries what its outcome learns from
  * — so a batch that cannot reach Redis is kept and sent again (under the same job id, so a send
- * that did land is not doubled), up to `maxHeld` decisions; past that, or when the process dies
+ * that did land is not queued twice while BullMQ keeps the first; the worker stores a decision
+ * once however often it comes), up to `maxHeldBytes`; past that, or when the process dies
  * first, those decisions' log rows are lost, never an outcome.
  */
 export class DecisionLog {
@@ -32,8 +41,12 @@ export class DecisionLog {
   private readonly retries = new Map<DecisionBatchJob, { partition: number; timer: NodeJS.Timeout }>();
   private timer: NodeJS.Timeout | null = null;
   private closing = false;
-  /** Decisions recorded and not yet in Redis. */
+  private lastWarnAt = -Infinity;
+  /** Estimated bytes of each decision held, to release them as their batch lands. */
+  private readonly sizes = new WeakMap<DecisionJob, number>();
+  /** Decisions recorded and not yet in Redis, and their estimated bytes. */
   held = 0;
+  heldBytes = 0;
   /** Decisions not logged: the bound was reached, or a send still failed at close. */
   dropped = 0;
   /** Batches sent to Redis. */
@@ -52,16 +65,20 @@ export class DecisionLog {
 
   /** Records one decision of user `userHash`; never waits and never throws. */
   record(userHash: string, decision: DecisionJob): void {
-    if (this.held >= this.options.maxHeld) {
+    const { metadata } = decision.context;
+    const bytes = DECISION_BYTES + (metadata ? Buffer.byteLength(JSON.stringify(metadata)) : 0);
+    if (this.heldBytes + bytes > this.options.maxHeldBytes) {
       if (this.dropped++ % 1000 === 0)
-        this.logger.error({ held: this.held, dropped: this.dropped }, 'decision log full: decisions not logged');
+        this.logger.error({ held: this.held, heldBytes: this.heldBytes, dropped: this.dropped }, 'decision log full: decisions not logged');
       return;
     }
+    if (metadata) this.sizes.set(decision, bytes);
     const partition = this.queues.partitionOf(userHash);
     let batch = this.open.get(partition);
     if (!batch) this.open.set(partition, (batch = []));
     batch.push(decision);
     this.held++;
+    this.heldBytes += bytes;
     if (batch.length >= this.options.maxBatch) this.send(partition);
     else if (!this.timer && !this.closing) {
       this.timer = setTimeout(() => this.flush(), this.options.flushMs);
@@ -83,12 +100,12 @@ export class DecisionLog {
   private deliver(partition: number, job: DecisionBatchJob): void {
     const sent = this.queues.add('decisions', job, partition).then(
       () => {
-        this.held -= job.decisions.length;
+        this.release(job);
         this.batchesSent++;
       },
       (error: unknown) => {
         if (this.closing) {
-          this.held -= job.decisions.length;
+          this.release(job);
           this.dropped += job.decisions.length;
           this.logger.error(
             { err: error, decisions: job.decisions.length },
@@ -96,7 +113,14 @@ export class DecisionLog {
           );
           return;
         }
-        this.logger.warn({ err: error, decisions: job.decisions.length }, 'decision batch not sent; retrying');
+        const now = Date.now();
+        if (now - this.lastWarnAt >= WARN_EVERY_MS) {
+          this.lastWarnAt = now;
+          this.logger.warn(
+            { err: error, held: this.held, retrying: this.retries.size + 1 },
+            'decision batches not sent; retrying every second',
+          );
+        }
         const timer = setTimeout(() => {
           this.retries.delete(job);
           this.deliver(partition, job);
@@ -107,6 +131,12 @@ export class DecisionLog {
     );
     const tracked = sent.finally(() => this.sending.delete(tracked));
     this.sending.add(tracked);
+  }
+
+  /** Forgets a batch's decisions once Redis has them (or they are given up). */
+  private release(job: DecisionBatchJob): void {
+    this.held -= job.decisions.length;
+    for (const decision of job.decisions) this.heldBytes -= this.sizes.get(decision) ?? DECISION_BYTES;
   }
 
   /** Sends every open batch now and waits until each send has landed or failed (a failed one is retried later). */

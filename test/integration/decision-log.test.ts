@@ -102,13 +102,49 @@ it('keeps a batch Redis refused and sends it once Redis is back, exactly once', 
   await log.close();
 });
 
-it('stops logging new decisions past its bound, and counts them', async () => {
-  const log = new DecisionLog(queues, silent, { ...DECISION_LOG_DEFAULTS, flushMs: 60_000, maxHeld: 3 });
-  for (let i = 0; i < 5; i++) log.record('00000000000000cc', decision(`bound-${i}`));
+it('stops logging new decisions past its bound in bytes, metadata counted, and counts them', async () => {
+  const log = new DecisionLog(queues, silent, { ...DECISION_LOG_DEFAULTS, flushMs: 60_000, maxHeldBytes: 5_000 });
+  for (let i = 0; i < 3; i++) log.record('00000000000000cc', decision(`bound-${i}`));
   expect(log.held).toBe(3);
+  // A decision with 2 KB of metadata no longer fits; a plain one still does.
+  const heavy = decision('bound-heavy');
+  heavy.context.metadata = { note: 'x'.repeat(2_000) };
+  log.record('00000000000000cc', heavy);
+  log.record('00000000000000cc', decision('bound-4'));
+  log.record('00000000000000cc', decision('bound-5'));
+  expect(log.held).toBe(4);
   expect(log.dropped).toBe(2);
   await log.close();
-  expect((await queued()).byRequestId.size).toBe(3);
+  expect((await queued()).byRequestId.size).toBe(4);
+  expect(log.heldBytes).toBe(0);
+});
+
+it('does not queue a batch twice when a send landed but its answer was lost: the retry reuses the job id', async () => {
+  const log = new DecisionLog(queues, silent, { ...DECISION_LOG_DEFAULTS, flushMs: 5, retryMs: 50 });
+  // The first add lands in Redis, then the client is told it failed (as when the connection drops after the write).
+  const add = queues.add.bind(queues);
+  let failedOnce = false;
+  const patched = Object.assign(queues, {
+    add: async (...args: Parameters<EventQueues['add']>) => {
+      await add(...args);
+      if (!failedOnce) {
+        failedOnce = true;
+        throw new Error('Connection is closed.');
+      }
+    },
+  });
+  try {
+    const recorded = decision('lost-answer');
+    log.record('00000000000000ee', recorded);
+    await eventually(async () => log.held === 0, 20_000);
+    expect(failedOnce).toBe(true);
+    const { jobs, byRequestId } = await queued();
+    expect(jobs).toBe(1);
+    expect(byRequestId.get(recorded.requestId)).toBe(1);
+  } finally {
+    Object.assign(patched, { add });
+    await log.close();
+  }
 });
 
 it('sends what it holds when closed', async () => {
