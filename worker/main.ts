@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { configOrExit, loadWorkerConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
@@ -78,11 +79,18 @@ function main(): void {
 /**
  * Lowers this process's CPU priority to `nice` (never raises it): on a host it shares with an
  * API, the API's answers come first and the worker's batches fill the cores' idle time
- * (docs/adr/0016-hot-path.md).
+ * (docs/adr/0016-hot-path.md). On Linux niceness is per thread: every thread of the process
+ * (V8's garbage collection and compiler threads too) is lowered.
  */
 function yieldTheCpu(nice: number, logger: ReturnType<typeof createLogger>): void {
+  let threads: number[] = [0];
   try {
-    if (os.getPriority() < nice) os.setPriority(nice);
+    threads = readdirSync('/proc/self/task').map(Number);
+  } catch {
+    // Not Linux: the priority is the process's.
+  }
+  try {
+    for (const thread of threads) if (os.getPriority(thread) < nice) os.setPriority(thread, nice);
   } catch (error) {
     logger.warn({ err: error, nice }, 'could not lower the worker CPU priority; running at the current one');
   }

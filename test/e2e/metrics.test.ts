@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { freePort } from '../../scripts/local-services';
 import { DEFAULT_METRICS_PORT } from '../../shared/config/config';
@@ -59,10 +59,14 @@ describe('api /metrics with API_PROCESSES=2', () => {
 });
 
 describe('worker process', () => {
-  it('runs at a lower CPU priority than the API (WORKER_NICE, 10 by default)', () => {
-    // /proc/<pid>/stat: the 19th field is the nice value; the command name may hold spaces, so count after ')'.
-    const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop()!.trim().split(' ')[16]);
-    expect(niceOf(worker.child.pid!)).toBe(Math.max(10, niceOf(process.pid)));
+  it('runs every thread at a lower CPU priority than the API (WORKER_NICE, 10 by default)', () => {
+    // /proc/<pid>/task/<tid>/stat: the 19th field is the nice value; the command name may hold spaces, so count after ')'.
+    const niceOf = (pid: number, tid = pid) =>
+      Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(')').pop()!.trim().split(' ')[16]);
+    const threads = (pid: number) => readdirSync(`/proc/${pid}/task`).map(Number);
+    const expected = Math.max(10, niceOf(process.pid));
+    expect(threads(worker.child.pid!).length).toBeGreaterThan(1);
+    for (const tid of threads(worker.child.pid!)) expect(niceOf(worker.child.pid!, tid)).toBe(expected);
     expect(niceOf(api.child.pid!)).toBe(niceOf(process.pid));
   });
 });
