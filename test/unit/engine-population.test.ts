@@ -1,5 +1,5 @@
 import { popV2 } from './engine-population-v2';
-import { DIMENSION_NAMES, FRAMINGS, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
+import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
 import {
@@ -55,6 +55,8 @@ function observation(
     favN: zeros4(),
     otherS: zeros4(),
     otherN: zeros4(),
+    contrastExcess: zeros4(),
+    contrastScale: zeros4(),
     typedWeight: 0,
     neutralLogBayes: 0,
     ...extra,
@@ -417,14 +419,65 @@ describe('parsePopulation', () => {
       (shown, random) => (random() < (shown.framing === 'purpose' ? 0.8 : 0.3) ? 1 : 0),
     );
     const converted = parsePopulation(JSON.parse(JSON.stringify(popV2(prior))));
-    expect(converted).toEqual(prior);
-    const [before, after] = [compilePopulation(prior), compilePopulation(converted)];
+    // pop-v2 kept no within-user contrast: those sums start again at zero.
+    const withoutContrast = { ...prior, contrastExcess: [0, 0, 0, 0], contrastScale: [0, 0, 0, 0] };
+    expect(converted).toEqual(withoutContrast);
+    const [before, after] = [compilePopulation(withoutContrast), compilePopulation(converted)];
     expect(after.mean).toEqual(before.mean);
     after.dimensions.forEach((model, d) => expect(model).toEqual(before.dimensions[d]));
+  });
+
+  it('reads a pop-v3 prior stored before the within-user contrast was kept, with those sums at zero', () => {
+    const prior = uniformlyLogged(LOW, 'purpose', seededRandom(4), 10);
+    const stored: Partial<PopulationPrior> = { ...prior };
+    delete stored.contrastExcess;
+    delete stored.contrastScale;
+    expect(parsePopulation(JSON.parse(JSON.stringify(stored)))).toEqual({
+      ...prior,
+      contrastExcess: [0, 0, 0, 0],
+      contrastScale: [0, 0, 0, 0],
+    });
   });
 
   it('round-trips a prior through JSON', () => {
     const prior = uniformlyLogged(LOW, 'purpose', seededRandom(4), 10);
     expect(parsePopulation(JSON.parse(JSON.stringify(prior)))).toEqual(prior);
+  });
+});
+
+describe('the step of a dimension whose favourites are personal', () => {
+  const USERS = 80;
+  const INTERACTIONS = 24;
+  /**
+   * A tenant whose users each have their own favourite style (no population favourite) worth
+   * `effect` of success probability; the framing `purpose` adds 0.3 for everyone.
+   */
+  const tenant = (effect: number) => {
+    const random = seededRandom(11);
+    const favourites = Array.from({ length: USERS }, () => STYLES[Math.floor(random() * STYLES.length)]!);
+    let served = 0;
+    return trainedTenant(
+      random,
+      USERS,
+      INTERACTIONS,
+      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+      (shown, r) => {
+        const user = Math.floor(served++ / INTERACTIONS);
+        const p = 0.2 + (shown.framing === 'purpose' ? 0.3 : 0) + (shown.style === favourites[user] ? effect : 0);
+        return r() < p ? 1 : 0;
+      },
+    );
+  };
+  const styleStep = (prior: PopulationPrior) => compilePopulation(prior).dimensions[DIMENSION_NAMES.indexOf('style')]!.step;
+
+  it('is found from each user’s own contrasts between the values they were shown', () => {
+    // Every user's posterior starts flat on the style, so the levels' EM alone sees next to no step.
+    // (Without it, this tenant's style step reads about 0.18.)
+    expect(styleStep(tenant(0.4))).toBeGreaterThan(0.3);
+  });
+
+  it('is not raised where the dimension makes no difference', () => {
+    // The levels' EM keeps it near the default step of a minor dimension here.
+    expect(styleStep(tenant(0))).toBeLessThan(DEFAULT_STEP.style + 0.03);
   });
 });

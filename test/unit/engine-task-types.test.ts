@@ -167,6 +167,8 @@ describe('the tenant’s task-type-neutral share', () => {
         favN: none,
         otherS: none,
         otherN: none,
+        contrastExcess: none,
+        contrastScale: none,
         typedWeight,
         neutralLogBayes,
       });

@@ -247,7 +247,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       reward,
       credited: expected.credited,
       error: reward - expected.predicted,
-      ...emContribution(now, prior),
+      ...emContribution(after, now, prior),
     });
   },
 

@@ -1,15 +1,88 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
 import { complexityOffset } from './complexity-shares';
 import { contextEvidence, creditShares, type Inference } from './inference';
-import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, choiceIndex, contextComplexity, contextIndex, valueCount } from './layout';
+import {
+  COMPLEXITY_COUNT,
+  CONTEXT_CELL_COUNT,
+  DIMENSION_OFFSET,
+  UNKNOWN_COMPLEXITY,
+  VALUE_COUNT,
+  choiceIndex,
+  contextComplexity,
+  contextIndex,
+  valueCount,
+} from './layout';
+import { ENTRY_COMPLEXITY, ENTRY_TASK_SLOT, entryValue, type EngineState } from './state';
 import type { CompiledPopulation } from './population-model';
 
 /**
  * What one outcome means to the model (docs/adr/0009-favourite-model.md): before it arrives,
  * the reward the user's beliefs predict and each dimension's credited share of the reward that
  * came (expectOutcome: the change detector's error and the population's inverse-propensity
- * sums); after it, the user's part in the population's EM estimates (emContribution).
+ * sums); after it, the user's part in the population's EM estimates and within-user contrast
+ * (emContribution).
  */
+
+const counts = new Float64Array(CONTEXT_CELL_COUNT);
+const sums = new Float64Array(CONTEXT_CELL_COUNT);
+const squares = new Float64Array(CONTEXT_CELL_COUNT);
+
+/**
+ * Dimension d's within-user contrast over the user's history (one-way analysis of variance of
+ * the credited rewards r by value shown, per context x): with N outcomes in x, n_v of them
+ * showing v with mean r̄_v, and k values shown,
+ *
+ *     B = Σ_v n_v (r̄_v − r̄)²,   W = Σ_v Σ_i (r_i − r̄_v)²,   E[B − (k − 1) · W / (N − k)] = Δ² · Σ_v P(f = v) · n_v (N − n_v) / N
+ *
+ * for a favourite f that adds Δ and noise of any variance. Adds the left side (excess) and
+ * Σ_v P(f = v) · n_v (N − n_v) / N (scale) to `part`; the population's step estimate is their ratio.
+ */
+function withinUserContrast(
+  state: EngineState,
+  now: Inference,
+  d: number,
+  part: { contrastExcess: Float64Array; contrastScale: Float64Array },
+): void {
+  const dim = DIMENSION_NAMES[d]!;
+  const offset = DIMENSION_OFFSET[dim];
+  const k = valueCount(dim);
+  counts.fill(0);
+  sums.fill(0);
+  squares.fill(0);
+  for (let e = 0; e < state.history.length; e++) {
+    const entry = state.history[e]!;
+    const c = entry[ENTRY_COMPLEXITY];
+    if (c === UNKNOWN_COMPLEXITY) continue;
+    const cell = contextIndex(c, entry[ENTRY_TASK_SLOT]) * VALUE_COUNT + offset + entry[entryValue(d)]!;
+    const r = now.credited[e * D + d]!;
+    counts[cell]! += 1;
+    sums[cell]! += r;
+    squares[cell]! += r * r;
+  }
+  for (let x = 0; x < now.contexts; x++) {
+    let total = 0;
+    let sum = 0;
+    let between = 0;
+    let within = 0;
+    let shown = 0;
+    for (let v = 0; v < k; v++) {
+      const cell = x * VALUE_COUNT + offset + v;
+      const n = counts[cell]!;
+      if (n === 0) continue;
+      total += n;
+      sum += sums[cell]!;
+      between += (sums[cell]! * sums[cell]!) / n;
+      within += squares[cell]! - (sums[cell]! * sums[cell]!) / n;
+      shown++;
+    }
+    if (shown < 2 || total <= shown) continue;
+    part.contrastExcess[d]! += between - (sum * sum) / total - ((shown - 1) * within) / (total - shown);
+    for (let v = 0; v < k; v++) {
+      const cell = x * VALUE_COUNT + offset + v;
+      part.contrastScale[d]! += (now.favourite[cell]! * counts[cell]! * (total - counts[cell]!)) / total;
+    }
+  }
+}
 
 /** A user's part in the population's EM estimates grows with their evidence n as n / (n + USER_WEIGHT_HALF). */
 const USER_WEIGHT_HALF = 2;
@@ -64,7 +137,7 @@ export function expectOutcome({
  * and, for the tenant's task-type-neutral share, the weight of the user's typed evidence (as a
  * user's weight) and their log Bayes factor for neutral.
  */
-export function emContribution(now: Inference, prior: CompiledPopulation) {
+export function emContribution(state: EngineState, now: Inference, prior: CompiledPopulation) {
   const part = {
     userWeight: new Float64Array(D),
     follower: new Float64Array(D),
@@ -72,6 +145,8 @@ export function emContribution(now: Inference, prior: CompiledPopulation) {
     favN: new Float64Array(D),
     otherS: new Float64Array(D),
     otherN: new Float64Array(D),
+    contrastExcess: new Float64Array(D),
+    contrastScale: new Float64Array(D),
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     let evidence = 0;
@@ -93,6 +168,9 @@ export function emContribution(now: Inference, prior: CompiledPopulation) {
     part.favN[d]! *= scale;
     part.otherS[d]! *= scale;
     part.otherN[d]! *= scale;
+    withinUserContrast(state, now, d, part);
+    part.contrastExcess[d]! *= scale;
+    part.contrastScale[d]! *= scale;
     part.userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);
     part.follower[d] = now.follower[d]!;
   });

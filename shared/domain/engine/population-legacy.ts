@@ -60,6 +60,9 @@ export function fromPopV2(raw: unknown) {
     favouriteLevelWeight: v2.favN,
     otherLevelSum: v2.otherS,
     otherLevelWeight: v2.otherN,
+    // pop-v2 kept no within-user contrast: it starts again from the outcomes to come.
+    contrastExcess: zeros(v2.rs.length),
+    contrastScale: zeros(v2.rs.length),
     neutralLogLikelihood: v2.neutral,
     creditedSum: v2.rs,
     creditedSquares: v2.rs2,

@@ -19,7 +19,8 @@ import type { PopulationPrior } from './population';
  *   weighted by how much evidence the user has, and one outcome's worth of the split of their
  *   evidence between favourite and other levels.
  *   Each dimension's step is at least the lower confidence bound of its best value's lead in
- *   the inverse-propensity means (leadLowerBound), which needs no credit assignment.
+ *   the inverse-propensity means (leadLowerBound), which needs no credit assignment, and at
+ *   least the within-user contrast's estimate (contrastStep), which needs no population favourite.
  * - Per-complexity reward levels (harder tasks start less often) and the spread of prediction
  *   errors (for the change detector) are plain moving averages.
  * - The share of users whose task types do not change their favourites (task-types.ts) is the
@@ -59,6 +60,8 @@ const MIN_NOISE = 0.02;
 const MIN_POP_BEST = 1e-4;
 /** Standard errors below the population best's lead taken as the floor of a dimension's step. */
 const LEAD_SDS = 2;
+/** A within-user contrast is used once a unit step would add this much to its sums. */
+const MIN_CONTRAST_SCALE = 50;
 /** An offset per complexity is used once the complexity has this many outcomes. */
 const MIN_COMPLEXITY_EVENTS = 5;
 /** The prediction errors' spread is used once it rests on this many outcomes. */
@@ -142,6 +145,19 @@ function leadLowerBound(
   return Math.max(0, lead - LEAD_SDS * Math.sqrt(variance / bestSize + variance / restSize));
 }
 
+/**
+ * The step by the method of moments on within-user contrasts (expectation.ts's
+ * withinUserContrast): Δ² ≈ Σ excess / Σ scale over the tenant's outcomes. Unlike the levels'
+ * EM it does not need the users' posteriors to be sharp already, so it finds a step that every
+ * user has but no population favourite shows (docs/adr/0009-favourite-model.md, decision 3).
+ */
+function contrastStep(prior: PopulationPrior, d: number): number {
+  const scale = prior.contrastScale[d]!;
+  if (scale < MIN_CONTRAST_SCALE) return 0;
+  const squared = prior.contrastExcess[d]! / scale;
+  return squared > 0 ? Math.sqrt(squared) : 0;
+}
+
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
@@ -209,7 +225,8 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       (prior.favouriteLevelSum[d]! + LEVEL_PRIOR * (mean + defaultStep * (1 - 1 / count))) / (prior.favouriteLevelWeight[d]! + LEVEL_PRIOR);
     const emOther = (prior.otherLevelSum[d]! + LEVEL_PRIOR * (mean - defaultStep / count)) / (prior.otherLevelWeight[d]! + LEVEL_PRIOR);
     const stepFloor = floorWeight > 0 ? floorSum / floorWeight : 0;
-    const step = Math.max(MIN_STEP, favourite - emOther, stepFloor);
+    const contrast = contrastStep(prior, d);
+    const step = Math.max(MIN_STEP, favourite - emOther, stepFloor, contrast);
     // Share of the outcomes at a favourite. A step widened by the floor keeps the levels' mean.
     const share = (prior.favouriteLevelWeight[d]! + 1) / (prior.favouriteLevelWeight[d]! + prior.otherLevelWeight[d]! + 2);
     const other = emOther - share * (step - (favourite - emOther));

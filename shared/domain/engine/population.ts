@@ -16,6 +16,8 @@ import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant,
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
+/** Sums added after the format was first stored: a prior without them reads them as zeros. */
+const addedPerDimension = perDimension.default(() => zeros(DIMENSION_NAMES.length));
 
 const populationPriorSchema = z.object({
   format: z.literal('pop-v3'),
@@ -38,6 +40,13 @@ const populationPriorSchema = z.object({
   favouriteLevelWeight: perDimension,
   otherLevelSum: perDimension,
   otherLevelWeight: perDimension,
+  /**
+   * Per dimension, the within-user contrast (expectation.ts's withinUserContrast): Σ of users'
+   * between-value sums of squares of credited rewards in excess of their noise, and Σ of what
+   * a unit step adds to them.
+   */
+  contrastExcess: addedPerDimension,
+  contrastScale: addedPerDimension,
   /**
    * Log-likelihood of the task-type-neutral share at each point of NEUTRAL_GRID: Σ t · log(share ·
    * B + 1 − share) over outcomes of users with typed evidence (t: its weight, B: the user's Bayes
@@ -76,6 +85,8 @@ export function emptyPopulation(): PopulationPrior {
     favouriteLevelWeight: d(),
     otherLevelSum: d(),
     otherLevelWeight: d(),
+    contrastExcess: d(),
+    contrastScale: d(),
     neutralLogLikelihood: zeros(NEUTRAL_GRID.length),
     creditedSum: d(),
     creditedSquares: d(),
@@ -119,6 +130,9 @@ export interface PopulationObservation {
   favN: ArrayLike<number>;
   otherS: ArrayLike<number>;
   otherN: ArrayLike<number>;
+  /** The user's within-user contrast: between-value sum of squares in excess of noise, and a unit step's part of it. */
+  contrastExcess: ArrayLike<number>;
+  contrastScale: ArrayLike<number>;
   /** The weight of the user's typed evidence and the log Bayes factor for their task types being neutral. */
   typedWeight: number;
   neutralLogBayes: number;
@@ -160,6 +174,8 @@ export function observePopulation(delta: PopulationPrior, o: PopulationObservati
     delta.favouriteLevelWeight[d]! += o.favN[d]!;
     delta.otherLevelSum[d]! += o.otherS[d]!;
     delta.otherLevelWeight[d]! += o.otherN[d]!;
+    delta.contrastExcess[d]! += o.contrastExcess[d]!;
+    delta.contrastScale[d]! += o.contrastScale[d]!;
   }
   if (o.typedWeight > 0) {
     addNeutralEvidence(delta.neutralLogLikelihood, o.typedWeight, o.neutralLogBayes);
@@ -190,6 +206,8 @@ export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior):
     favouriteLevelWeight: mix(prior.favouriteLevelWeight, delta.favouriteLevelWeight),
     otherLevelSum: mix(prior.otherLevelSum, delta.otherLevelSum),
     otherLevelWeight: mix(prior.otherLevelWeight, delta.otherLevelWeight),
+    contrastExcess: mix(prior.contrastExcess, delta.contrastExcess),
+    contrastScale: mix(prior.contrastScale, delta.contrastScale),
     neutralLogLikelihood: mix(prior.neutralLogLikelihood, delta.neutralLogLikelihood),
     creditedSum: mix(prior.creditedSum, delta.creditedSum),
     creditedSquares: mix(prior.creditedSquares, delta.creditedSquares),
