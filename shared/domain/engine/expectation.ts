@@ -46,9 +46,12 @@ function withinUserContrast(
   const dim = DIMENSION_NAMES[d]!;
   const offset = DIMENSION_OFFSET[dim];
   const k = valueCount(dim);
-  counts.fill(0);
-  sums.fill(0);
-  squares.fill(0);
+  for (let x = 0; x < now.contexts; x++) {
+    const start = x * VALUE_COUNT + offset;
+    counts.fill(0, start, start + k);
+    sums.fill(0, start, start + k);
+    squares.fill(0, start, start + k);
+  }
   for (let e = 0; e < state.history.length; e++) {
     const entry = state.history[e]!;
     const c = entry[ENTRY_COMPLEXITY];
