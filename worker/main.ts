@@ -29,6 +29,13 @@ function main(): void {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'worker draining in-flight jobs');
+    setTimeout(() => {
+      logger.error(
+        { drainTimeoutMs: config.WORKER_DRAIN_TIMEOUT },
+        'worker did not drain in time; exiting, its jobs will be applied by a worker later',
+      );
+      process.exit(1);
+    }, config.WORKER_DRAIN_TIMEOUT).unref();
     opsServer?.close();
     void running.close().then(
       () => {

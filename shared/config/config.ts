@@ -114,6 +114,12 @@ const workerSchema = z
      * core. No effect on a host of its own.
      */
     WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+    /**
+     * On SIGTERM the worker applies the batches it holds, then exits; if that takes longer than
+     * this (Redis or Postgres unreachable, say), it exits 1 anyway: what it held is taken over by
+     * the other workers, or by itself once restarted, and applied once.
+     */
+    WORKER_DRAIN_TIMEOUT: durationMs.default(20_000),
     /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
     ADMIN_TOKEN: adminToken,

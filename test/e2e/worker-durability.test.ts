@@ -4,6 +4,7 @@ import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
 import { eventsIdle, eventsQueues, type EventsQueues } from '../support/ledger';
+import { startCountingProxy } from '../support/counting-proxy';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
@@ -170,5 +171,39 @@ describe('worker processes', () => {
     for (const user of users) await eventually(async () => (await c.profile(user)).body.interactionCount === 200, 60_000, 200);
     await eventually(() => eventsIdle(queue));
     for (const user of users) expect(await counts(user)).toEqual({ outcomes: 200, versions: 200, decisions: 200 });
+  }, 120_000);
+
+  it('exits 1 once WORKER_DRAIN_TIMEOUT has passed when it cannot drain; what it held is applied later, once', async () => {
+    const c = client(api.url, key);
+    await Promise.all(workers.map((w) => stop(w, 'SIGTERM')));
+    const users = ['stuck-a', 'stuck-b'];
+    const ids = (await Promise.all(users.map((u) => issue(u, 100)))).flat();
+    const posted = await Promise.all(ids.map((requestId) => c.outcome({ requestId, started: true })));
+    expect(posted.every((r) => r.status === 202)).toBe(true);
+    // The worker reaches Redis through a proxy that can cut it off, as a network partition does.
+    const redis = await startCountingProxy(env.redisUrl);
+    try {
+      const stuck = startWorker({ REDIS_URL: redis.url, WORKER_CONCURRENCY: '2', WORKER_DRAIN_TIMEOUT: '2s' });
+      await eventually(
+        async () => {
+          const applied = await sql<{ n: number }>`select count(*)::int as n from outcomes where user_id like 'stuck-%'`.execute(env.db);
+          return applied.rows[0]!.n > 0;
+        },
+        30_000,
+        5,
+      );
+      await redis.interrupt();
+      const told = Date.now();
+      stuck.child.kill('SIGTERM');
+      expect(await stuck.exited).toBe(1);
+      expect(Date.now() - told).toBeLessThan(10_000);
+      expect(stuck.output()).toContain('worker did not drain in time');
+    } finally {
+      await redis.close();
+    }
+    startWorker();
+    for (const user of users) await eventually(async () => (await c.profile(user)).body.interactionCount === 100, 60_000, 200);
+    await eventually(() => eventsIdle(queue));
+    for (const user of users) expect(await counts(user)).toEqual({ outcomes: 100, versions: 100, decisions: 100 });
   }, 120_000);
 });

@@ -160,6 +160,12 @@ describe('loadWorkerConfig', () => {
     ).toContain('WORKER_HEARTBEAT_TIMEOUT');
   });
 
+  it('reads WORKER_DRAIN_TIMEOUT as a duration: 20 s by default', () => {
+    expect(loadWorkerConfig({ ...BASE }).WORKER_DRAIN_TIMEOUT).toBe(20_000);
+    expect(loadWorkerConfig({ ...BASE, WORKER_DRAIN_TIMEOUT: '2s' }).WORKER_DRAIN_TIMEOUT).toBe(2000);
+    expect(configError(() => loadWorkerConfig({ ...BASE, WORKER_DRAIN_TIMEOUT: 'soon' })).message).toContain('WORKER_DRAIN_TIMEOUT');
+  });
+
   it('reads WORKER_NICE: 10 by default, 0 to 19', () => {
     expect(loadWorkerConfig({ ...BASE }).WORKER_NICE).toBe(10);
     expect(loadWorkerConfig({ ...BASE, WORKER_NICE: '0' }).WORKER_NICE).toBe(0);
