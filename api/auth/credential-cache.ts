@@ -14,20 +14,24 @@ export const STALE_GRACE_MS = 10 * 60_000;
  * (docs/adr/0004-credential-cache.md). A revocation, deletion or restriction made with the CLI
  * is announced on Redis and applied to the cached credentials at once (`apply`), whether or
  * not this instance reaches Postgres. Each instance also polls a watermark (latest change to
- * any key or account) every `refreshMs` and drops all cached credentials when it moves: any
- * change, announced or not, takes effect within refreshMs plus one poll (≤ 2 s with the 1 s
- * default) while Postgres is reachable.
+ * any key or account) every `refreshMs` and, when it moves, asks Postgres again for every key
+ * before trusting its entry: any change, announced or not, takes effect within refreshMs plus
+ * one poll (≤ 2 s with the 1 s default) while Postgres is reachable. Such an entry stays the
+ * fallback should Postgres be unreachable when asked, as an aged one does: a key created or
+ * changed anywhere just before an outage must not turn every other key away.
  */
 export class CredentialCache {
-  private readonly entries = new Map<string, { credential: KeyCredential | null; at: number }>();
+  private readonly entries = new Map<string, { credential: KeyCredential | null; at: number; generation: number }>();
   private readonly inflight = new Map<string, Promise<KeyCredential | null>>();
   /** Epoch ms each key was last used, until written (a number: no Date per request). */
   private readonly lastUsed = new Map<string, number>();
   private watermark: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticks = 0;
-  /** Bumped whenever the cache is cleared; a lookup that raced a clear is not cached. */
+  /** Bumped whenever the cache is cleared or invalidated; a lookup that raced either is not cached. */
   private epoch = 0;
+  /** Bumped when the watermark moves: entries of an earlier generation are asked for again. */
+  private generation = 0;
 
   constructor(
     private readonly db: Db,
@@ -63,7 +67,8 @@ export class CredentialCache {
    */
   peek(hashHex: string, now = this.clock()): KeyCredential | null | undefined {
     const cached = this.entries.get(hashHex);
-    if (cached && now - cached.at < (cached.credential ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS)) return cached.credential;
+    if (!cached || cached.generation !== this.generation) return undefined;
+    if (now - cached.at < (cached.credential ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS)) return cached.credential;
     return undefined;
   }
 
@@ -87,7 +92,7 @@ export class CredentialCache {
     }
     if (epoch !== this.epoch) return credential; // answered, but possibly from before a change
     if (this.entries.size >= MAX_ENTRIES) this.clear();
-    this.entries.set(hashHex, { credential, at: this.clock() });
+    this.entries.set(hashHex, { credential, at: this.clock(), generation: this.generation });
     return credential;
   }
 
@@ -115,6 +120,12 @@ export class CredentialCache {
     this.epoch++;
   }
 
+  /** Every entry is asked for again before it is trusted, and kept meanwhile as the fallback while Postgres is unreachable. */
+  private invalidate(): void {
+    this.generation++;
+    this.epoch++;
+  }
+
   markUsed(keyId: string, at: number): void {
     this.lastUsed.set(keyId, at);
   }
@@ -124,7 +135,7 @@ export class CredentialCache {
     try {
       const mark = await credentialsWatermark(this.db);
       // Entries cached before the first observation have no baseline to compare with.
-      if (mark !== this.watermark) this.clear();
+      if (mark !== this.watermark) this.invalidate();
       this.watermark = mark;
     } catch (error) {
       this.logger.warn({ err: error }, 'could not check key changes; cached credentials kept');

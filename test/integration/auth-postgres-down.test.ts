@@ -60,6 +60,17 @@ describe('Postgres unreachable at authentication', () => {
     await proxy.resume();
     expect((await authenticated(seen!.key)).status).toBe(400);
   });
+
+  it('keeps honouring a cached key when a key created elsewhere moved the watermark just before the outage', async () => {
+    const [seen] = await keys('pg-down-moved', 1);
+    expect((await authenticated(seen!.key)).status).toBe(400);
+    await h.keys.create({ account: 'pg-down-moved-other', environment: 'test' });
+    await h.deps.credentials.poll(); // sees the watermark move: every key is to be asked for again
+    await proxy.interrupt();
+    expect((await authenticated(seen!.key)).status).toBe(400);
+    await proxy.resume();
+    expect((await authenticated(seen!.key)).status).toBe(400);
+  });
 });
 
 describe('key changes made with the CLI while this API cannot reach Postgres', () => {
