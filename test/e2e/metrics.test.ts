@@ -21,7 +21,9 @@ beforeAll(async () => {
   api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2' });
   const port = await freePort();
   metricsUrl = `http://127.0.0.1:${port}`;
-  worker = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: String(port), USAGE_FLUSH_INTERVAL: '1s' }));
+  const workerEnv: NodeJS.ProcessEnv = env.processEnv({ METRICS_PORT: String(port), USAGE_FLUSH_INTERVAL: '1s' });
+  delete workerEnv.WORKER_NICE; // this worker runs with the default niceness, which a test below checks
+  worker = spawnBuilt('worker/main.js', workerEnv);
   await eventually(async () => (await fetch(`${metricsUrl}/readyz`)).ok);
 });
 afterAll(async () => {
