@@ -1,18 +1,17 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
 import { complexityOffset } from './complexity-shares';
-import { contextEvidence, creditShares, type Inference } from './inference';
+import { contextEvidence, creditShares, entryContextCell, type Inference } from './inference';
 import {
   COMPLEXITY_COUNT,
   CONTEXT_CELL_COUNT,
   DIMENSION_OFFSET,
-  UNKNOWN_COMPLEXITY,
   VALUE_COUNT,
   choiceIndex,
   contextComplexity,
   contextIndex,
   valueCount,
 } from './layout';
-import { ENTRY_COMPLEXITY, ENTRY_TASK_SLOT, entryValue, type EngineState } from './state';
+import type { EngineState } from './state';
 import type { CompiledPopulation } from './population-model';
 
 /**
@@ -53,10 +52,8 @@ function withinUserContrast(
     squares.fill(0, start, start + k);
   }
   for (let e = 0; e < state.history.length; e++) {
-    const entry = state.history[e]!;
-    const c = entry[ENTRY_COMPLEXITY];
-    if (c === UNKNOWN_COMPLEXITY) continue;
-    const cell = contextIndex(c, entry[ENTRY_TASK_SLOT]) * VALUE_COUNT + offset + entry[entryValue(d)]!;
+    const cell = entryContextCell(state.history[e]!, d);
+    if (cell >= CONTEXT_CELL_COUNT) continue; // without a complexity: in no context of its own
     const r = now.credited[e * D + d]!;
     counts[cell]! += 1;
     sums[cell]! += r;

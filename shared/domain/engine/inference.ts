@@ -110,7 +110,7 @@ export function creditShares({
 }
 
 /** The context cell of dimension d's value in an entry (an unknown-complexity context's for an entry without complexity). */
-const entryContextCell = (entry: Entry, d: number): number =>
+export const entryContextCell = (entry: Entry, d: number): number =>
   contextIndex(entry[ENTRY_COMPLEXITY], entry[ENTRY_TASK_SLOT]) * VALUE_COUNT + OFFSETS[d]! + entry[entryValue(d)]!;
 
 const cache = new WeakMap<EngineState, { prior: CompiledPopulation; result: Inference }>();
