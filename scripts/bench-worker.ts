@@ -4,18 +4,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { cpuSnapshot, settleMachine } from './bench/cpu';
 import { drive } from './bench/drive';
-import {
-  decisionLogSent,
-  log,
-  mustBeRunning,
-  startBenchBackend,
-  startProc,
-  startServer,
-  stopProc,
-  waitUntil,
-  withCleanup,
-  type Proc,
-} from './bench/processes';
+import { log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, withCleanup, type Proc } from './bench/processes';
 import { EventQueues, keysOf } from './bench/event-queues';
 import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
@@ -93,16 +82,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     workers = Array.from({ length: n }, () => startProc('worker', [...args, workerMain], env));
     roles.worker = workers.map((w) => w.child.pid!);
   };
-  const counts = () => queues.counts();
-  const drained = async (what: string) => {
-    await decisionLogSent();
-    await waitUntil(what, 300_000, 100, async () => {
-      mustBeRunning(...workers);
-      const c = await counts();
-      if (c.failed > 0) throw new Error(`${c.failed} jobs failed: ${workers.map((w) => w.output()).join('\n')}`);
-      return c.pending + c.delayed === 0 ? true : undefined;
-    });
-  };
+  const drained = (what: string) => queues.drained(what, workers);
 
   startWorkers(1);
   log(`warming ${users.length} users with a context call each…`);

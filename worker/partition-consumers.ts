@@ -1,6 +1,6 @@
 import { assignPartitions } from '../shared/jobs/partition-assignment';
 import { compareStrings } from '../shared/util/compare';
-import type { WorkerGroup } from '../shared/jobs/worker-group.repository';
+import { formatPartitions, type WorkerGroup } from '../shared/jobs/worker-group.repository';
 import type { Logger } from '../shared/logger/logger';
 import type { WorkerMetrics } from '../shared/metrics/metrics';
 
@@ -147,7 +147,7 @@ export class PartitionConsumers {
       return consumer.close();
     });
     await Promise.all([...closing, ...starting.map((consumer) => consumer.ready())]);
-    const changed = formatList(this.owned) !== formatList(wanted);
+    const changed = formatPartitions(this.owned) !== formatPartitions(wanted);
     this.owned = wanted;
     this.o.metrics.partitionsAssigned(wanted.length, this.members);
     if (changed) {
@@ -159,8 +159,6 @@ export class PartitionConsumers {
     this.settleFirst();
   }
 }
-
-const formatList = (list: readonly number[]) => list.join(',');
 
 /** `total` jobs over `parts` queues, as evenly as whole numbers allow, at least one each. */
 export function shareOut(total: number, parts: number): number[] {

@@ -6,6 +6,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${BODY_LIMIT_BYTES} bytes`, { limit: BODY_LIMIT_BYTES });
 const notUtf8 = () => new AppError('INVALID_JSON', 'Request body is not valid UTF-8');
+const incomplete = () => new AppError('INVALID_JSON', 'Request body was incomplete');
 
 /** body-parser, for what the direct reader below leaves to it: compressed bodies and other charsets. */
 const parseJson = express.json({
@@ -34,7 +35,7 @@ function hasBody(req: Request): boolean {
  */
 function readJson(req: Request, next: NextFunction): void {
   // The client may have gone while auth or the limiter waited: 'close' has fired already.
-  if (req.destroyed || req.readableAborted) return next(new AppError('INVALID_JSON', 'Request body was incomplete'));
+  if (req.destroyed || req.readableAborted) return next(incomplete());
   const chunks: Buffer[] = [];
   let size = 0;
   let settled = false;
@@ -68,7 +69,7 @@ function readJson(req: Request, next: NextFunction): void {
     else chunks.push(chunk);
   };
   const onEnd = (): void => settle();
-  const onAborted = (): void => settle(new AppError('INVALID_JSON', 'Request body was incomplete'));
+  const onAborted = (): void => settle(incomplete());
   const onClose = (): void => {
     if (!req.complete) onAborted();
   };

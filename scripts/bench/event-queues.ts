@@ -3,8 +3,9 @@ import type { RedisKeys } from '../../shared/cache/keys';
 import { loadCliConfig } from '../../shared/config/config';
 import { EVENTS_QUEUE, outcomeBatchJobSchema } from '../../shared/jobs/catalog';
 import { assignPartitions } from '../../shared/jobs/partition-assignment';
-import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
+import { WorkerGroup, formatPartitions } from '../../shared/jobs/worker-group.repository';
 import { keysFor, type RedisClient } from '../../shared/redis/redis';
+import { decisionLogSent, mustBeRunning, waitUntil, type Proc } from './processes';
 
 /** The keys the bench's api and workers use with `env` (QUEUE_PARTITIONS among them). */
 export const keysOf = (env: NodeJS.ProcessEnv): RedisKeys => keysFor(loadCliConfig(env));
@@ -40,6 +41,17 @@ export class EventQueues {
     return { pending: sum('wait') + sum('prioritized') + sum('active'), delayed: sum('delayed'), failed: sum('failed') };
   }
 
+  /** Waits until `workers` have applied every queued job, the decisions the API still holds included; a failed job ends the run. */
+  async drained(what: string, workers: readonly Proc[]): Promise<void> {
+    await decisionLogSent();
+    await waitUntil(what, 300_000, 100, async () => {
+      mustBeRunning(...workers);
+      const c = await this.counts();
+      if (c.failed > 0) throw new Error(`${c.failed} jobs failed in the worker: ${workers.map((w) => w.output()).join('\n')}`);
+      return c.pending + c.delayed === 0 ? true : undefined;
+    });
+  }
+
   /** The requestIds of the outcomes waiting in the queues' `outcomes` jobs (the backlog, counted in outcomes). */
   async queuedOutcomeIds(): Promise<Set<string>> {
     const ids = new Set<string>();
@@ -72,7 +84,7 @@ export class EventQueues {
       members.map((member) => member.id),
       this.keys.queuePrefixes.length,
     );
-    for (const [id, wanted] of assigned) if ((partitions.get(id) ?? []).join(',') !== wanted.join(',')) return false;
+    for (const [id, wanted] of assigned) if (formatPartitions(partitions.get(id) ?? []) !== formatPartitions(wanted)) return false;
     const connected = await Promise.all(this.queues.map((queue) => queue.getWorkersCount()));
     return connected.every((count) => count === 1);
   }

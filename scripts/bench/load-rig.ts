@@ -7,18 +7,7 @@ import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } 
 import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';
 import { childPids } from './memory';
-import {
-  BENCH_SECRET,
-  decisionLogSent,
-  log,
-  mustBeRunning,
-  startBenchBackend,
-  startProc,
-  startServer,
-  stopProc,
-  waitUntil,
-  type Proc,
-} from './processes';
+import { BENCH_SECRET, log, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
 
 /**
  * bench:load's setup and warm-up: throwaway Postgres and Redis, a test key and a live key,
@@ -191,15 +180,7 @@ export class LoadRig {
   }
 
   /** Waits until the workers have applied every queued job; a failed job ends the run. */
-  readonly drained = async (what: string): Promise<void> => {
-    await decisionLogSent();
-    await waitUntil(what, 300_000, 100, async () => {
-      mustBeRunning(...this.workers);
-      const c = await this.queues.counts();
-      if (c.failed > 0) throw new Error(`${c.failed} jobs failed in the worker: ${this.workers.map((w) => w.output()).join('\n')}`);
-      return c.pending + c.delayed === 0 ? true : undefined;
-    });
-  };
+  readonly drained = (what: string): Promise<void> => this.queues.drained(what, this.workers);
 
   snapshot(): CpuSnapshot {
     return cpuSnapshot(this.roles, this.dir, this.redisPort);

@@ -59,7 +59,7 @@ export function mustBeRunning(...list: Proc[]): void {
  * right after a run does not yet mean its decisions were applied.
  */
 export async function decisionLogSent(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, DECISION_LOG_DEFAULTS.flushMs + 50));
+  await sleep(DECISION_LOG_DEFAULTS.flushMs + 50);
 }
 
 /** Polls `check` until it returns a value; its errors end the wait (bounded in time). */

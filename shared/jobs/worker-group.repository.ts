@@ -1,6 +1,6 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
-import type { RedisClient } from '../redis/redis';
+import { execPipeline, type RedisClient } from '../redis/redis';
 
 /**
  * The live workers of a deployment, in Redis (docs/adr/0015-worker-partition-ownership.md): each
@@ -45,7 +45,8 @@ export interface WorkerGroupState {
   partitions: Map<string, number[]>;
 }
 
-const formatPartitions = (partitions: readonly number[]) => partitions.join(',');
+/** How a worker's partitions are written in the group and in logs: `0,3,5`. */
+export const formatPartitions = (partitions: readonly number[]) => partitions.join(',');
 const parsePartitions = (text: string) => (text === '' ? [] : text.split(',').map(Number));
 
 export class WorkerGroup {
@@ -69,22 +70,14 @@ export class WorkerGroup {
 
   /** Removes a stopping worker, so that the others take its partitions at their next heartbeat. */
   async leave(workerId: string): Promise<void> {
-    const results = await this.redis.multi().zrem(this.keys.workerHeartbeats, workerId).hdel(this.keys.workerPartitions, workerId).exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    await execPipeline(this.redis.multi().zrem(this.keys.workerHeartbeats, workerId).hdel(this.keys.workerPartitions, workerId));
   }
 
   /** The group as Redis holds it (dead members not yet pruned included), for operators and benchmarks. */
   async read(): Promise<WorkerGroupState> {
-    const results = await this.redis
-      .multi()
-      .zrange(this.keys.workerHeartbeats, 0, -1, 'WITHSCORES')
-      .hgetall(this.keys.workerPartitions)
-      .exec();
-    const failed = results?.find(([error]) => error);
-    if (!results || failed) throw failed?.[0] ?? new Error('the worker group read was discarded');
-    const flat = results[0]![1] as string[];
-    const reported = results[1]![1] as Record<string, string>;
+    const [flat, reported] = (await execPipeline(
+      this.redis.multi().zrange(this.keys.workerHeartbeats, 0, -1, 'WITHSCORES').hgetall(this.keys.workerPartitions),
+    )) as [string[], Record<string, string>];
     const members = [];
     for (let i = 0; i < flat.length; i += 2) members.push({ id: flat[i]!, lastSeen: Number(flat[i + 1]) });
     return { members, partitions: new Map(Object.entries(reported).map(([id, text]) => [id, parsePartitions(text)])) };
