@@ -21,6 +21,7 @@ import { CredentialCache } from './auth/credential-cache';
 import { authenticate } from './middleware/auth.middleware';
 import { meterRefusal, rateLimit } from './middleware/rate-limit.middleware';
 import { Limiter } from '../shared/limits/limiter';
+import { LimitedProfileRead } from '../shared/limits/limited-read';
 import { ContextService } from './services/context.service';
 import { OutcomeService } from './services/outcome.service';
 import { PopulationLoader } from './services/population-loader';
@@ -94,7 +95,7 @@ export function buildApiDependencies(
         environments: config.SERVE_ENVIRONMENTS,
         meterRefusal: meterRefusal(limiter, logger),
       }),
-      limit: rateLimit(limiter, logger, metrics),
+      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter), logger, metrics }),
     },
     context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),

@@ -2,8 +2,10 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
-import { statusClass, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
+import { statusClass, type LimitDecision, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/keys/key.repository';
+import type { LimitedProfileRead } from '../../shared/limits/limited-read';
+import type { FreshProfile, FreshRead } from '../../shared/profile/profile-cache.repository';
 import type { Logger } from '../../shared/logger/logger';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { authContext } from './auth.middleware';
@@ -40,53 +42,117 @@ const limiterUnavailable = () =>
   new AppError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly', undefined, { 'Retry-After': '1' });
 
 /**
- * For live keys: per-second limit and monthly quota per key, plus usage metering, in one
- * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
+ * How a live request's limit is settled: on its own, or together with the request's first
+ * profile read (LimitedProfileRead). Either way the limiter's headers are set, a refusal
+ * becomes the 429 (or 503 when the limiter is unavailable), and an admitted request that ends
+ * with another status moves its count (reclassify).
  */
-export function rateLimit(limiter: Limiter, logger: Logger, metrics: Pick<ApiMetrics, 'rateLimitRejected'>) {
-  const limitLive = async (credential: KeyCredential, endpoint: string, res: Response, next: NextFunction): Promise<void> => {
-    const limits = limitsFor(credential.plan, credential.rateLimitRps);
-    let decision;
+export class Admission {
+  private settled = false;
+
+  constructor(
+    private readonly deps: AdmissionDeps,
+    private readonly credential: KeyCredential,
+    private readonly endpoint: string,
+    private readonly res: Response,
+  ) {}
+
+  /** Not settled yet: a route that deferred its limit settles it before answering, also with an error. */
+  get pending(): boolean {
+    return !this.settled;
+  }
+
+  private input() {
+    return { keyId: this.credential.id, endpoint: this.endpoint, ...limitsFor(this.credential.plan, this.credential.rateLimitRps) };
+  }
+
+  /** Checks the limit on its own; throws the refusal. */
+  async alone(): Promise<void> {
+    this.settled = true;
+    this.apply(await this.ask(() => this.deps.limiter.check(this.input())));
+  }
+
+  /** Checks the limit and, when admitted, reads the profile, in one Redis call; throws the refusal. */
+  async withRead(read: FreshRead): Promise<FreshProfile> {
+    this.settled = true;
+    const { decision, fresh } = await this.ask(() => this.deps.limitedRead.run(this.input(), read));
+    this.apply(decision);
+    return fresh!;
+  }
+
+  private async ask<T>(call: () => Promise<T>): Promise<T> {
     try {
-      decision = await limiter.check({ keyId: credential.id, endpoint, ...limits });
+      return await call();
     } catch (error) {
-      if (!isDependencyUnavailable(error)) return next(error);
-      logger.warn({ err: error }, 'rate limiter unavailable');
-      return next(limiterUnavailable());
+      if (!isDependencyUnavailable(error)) throw error;
+      this.deps.logger.warn({ err: error }, 'rate limiter unavailable');
+      throw limiterUnavailable();
     }
+  }
+
+  private apply(decision: LimitDecision): void {
+    const { res } = this;
     const remaining = decision.allowed ? decision.remaining : 0;
     res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
     if (!decision.allowed) {
-      metrics.rateLimitRejected(decision.scope);
+      this.deps.metrics.rateLimitRejected(decision.scope);
       const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
       const message =
         decision.scope === 'second'
           ? `Rate limit of ${decision.limit} requests per second exceeded for this key`
           : `Monthly quota of ${decision.limit} requests exceeded for this key; it renews on the 1st (UTC)`;
-      return next(
-        new AppError(
-          'RATE_LIMIT_EXCEEDED',
-          message,
-          { limit: decision.limit, window, retryAfter: decision.retryAfter, scope: decision.scope },
-          { 'Retry-After': String(decision.retryAfter) },
-        ),
+      throw new AppError(
+        'RATE_LIMIT_EXCEEDED',
+        message,
+        { limit: decision.limit, window, retryAfter: decision.retryAfter, scope: decision.scope },
+        { 'Retry-After': String(decision.retryAfter) },
       );
     }
     const { meteredAt } = decision;
+    const { limiter, logger } = this.deps;
+    const { id } = this.credential;
+    const { endpoint } = this;
     res.on('finish', () => {
       const cls = statusClass(res.statusCode);
       if (cls === '2xx') return;
-      limiter
-        .reclassify(credential.id, endpoint, cls, meteredAt)
-        .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+      limiter.reclassify(id, endpoint, cls, meteredAt).catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
     });
-    next();
-  };
+  }
+}
+
+export interface AdmissionDeps {
+  limiter: Limiter;
+  limitedRead: LimitedProfileRead;
+  logger: Logger;
+  metrics: Pick<ApiMetrics, 'rateLimitRejected'>;
+}
+
+/** The live request's admission a route deferred (`rateLimit(…)(endpoint, 'with-read')`), if any. */
+export function deferredAdmission(res: Response): Admission | undefined {
+  return res.locals.admission as Admission | undefined;
+}
+
+/** When a route's limit is checked: in its own step, or with the handler's first profile read. */
+export type LimitMode = 'now' | 'with-read';
+
+/**
+ * For live keys: per-second limit and monthly quota per key, plus usage metering, in one
+ * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
+ * A route that reads a profile first may defer the check (`'with-read'`): its handler then
+ * settles it with that read in the same round trip (Admission.withRead), and the route's
+ * pipeline settles it alone before any error, so that 429 still comes before the body's errors.
+ */
+export function rateLimit(deps: AdmissionDeps) {
   // Test keys pass straight through: no promise, no Redis call.
-  return (endpoint: string) =>
+  return (endpoint: string, mode: LimitMode = 'now') =>
     (_req: Request, res: Response, next: NextFunction): void | Promise<void> => {
       const { credential } = authContext(res);
       if (credential.environment !== 'live') return next();
-      return limitLive(credential, endpoint, res, next);
+      const admission = new Admission(deps, credential, endpoint, res);
+      if (mode === 'with-read') {
+        res.locals.admission = admission;
+        return next();
+      }
+      return admission.alone().then(() => next(), next);
     };
 }

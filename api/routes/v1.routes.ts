@@ -2,6 +2,7 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { Scope } from '../../shared/keys/api-key';
 import { AppError } from '../../shared/errors/app-error';
 import { authContext } from '../middleware/auth.middleware';
+import { deferredAdmission, type LimitMode } from '../middleware/rate-limit.middleware';
 import { jsonBody } from '../middleware/json-body.middleware';
 import { pipeline } from '../middleware/pipeline';
 import { sendJson } from '../http/send-json';
@@ -40,19 +41,20 @@ function pathUserId(req: Request): string {
 export interface RouteGuards {
   /** Authentication and scope check (401/403). */
   auth: (scope: Scope, endpoint: string) => RequestHandler;
-  /** Rate limit, quota and metering (429). */
-  limit: (endpoint: string) => RequestHandler;
+  /** Rate limit, quota and metering (429); `'with-read'` defers it to the handler's first profile read. */
+  limit: (endpoint: string, mode?: LimitMode) => RequestHandler;
 }
 
 /** The /v1 routes: what the router serves and what the OpenAPI document lists. */
 export const V1_ROUTES = [
-  { method: 'post', path: '/v1/context', name: 'context', scope: 'context' },
-  { method: 'post', path: '/v1/outcome', name: 'outcome', scope: 'outcome' },
-  { method: 'get', path: '/v1/profile/:userId', name: 'profile.get', scope: 'profile' },
-  { method: 'put', path: '/v1/profile/:userId', name: 'profile.update', scope: 'profile' },
-  { method: 'delete', path: '/v1/profile/:userId', name: 'profile.delete', scope: 'profile' },
-  { method: 'get', path: '/v1/profile/:userId/versions', name: 'profile.versions', scope: 'profile' },
-] as const satisfies ReadonlyArray<{ method: Method; path: string; name: string; scope: Scope }>;
+  // The context handler settles the limit together with its first profile read.
+  { method: 'post', path: '/v1/context', name: 'context', scope: 'context', limit: 'with-read' },
+  { method: 'post', path: '/v1/outcome', name: 'outcome', scope: 'outcome', limit: 'now' },
+  { method: 'get', path: '/v1/profile/:userId', name: 'profile.get', scope: 'profile', limit: 'now' },
+  { method: 'put', path: '/v1/profile/:userId', name: 'profile.update', scope: 'profile', limit: 'now' },
+  { method: 'delete', path: '/v1/profile/:userId', name: 'profile.delete', scope: 'profile', limit: 'now' },
+  { method: 'get', path: '/v1/profile/:userId/versions', name: 'profile.versions', scope: 'profile', limit: 'now' },
+] as const satisfies ReadonlyArray<{ method: Method; path: string; name: string; scope: Scope; limit: LimitMode }>;
 export type V1Route = (typeof V1_ROUTES)[number];
 export type RouteName = V1Route['name'];
 
@@ -67,7 +69,7 @@ export function mountV1Routes(app: Express, services: V1Services, guards: RouteG
   const handlers: Record<RouteName, Handler> = {
     context: async (req, res) => {
       const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
-      sendJson(res, 200, await services.context.decide(authContext(res).tenant, body));
+      sendJson(res, 200, await services.context.decide(authContext(res).tenant, body, deferredAdmission(res)));
     },
     outcome: async (req, res) => {
       const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
@@ -103,7 +105,7 @@ export function mountV1Routes(app: Express, services: V1Services, guards: RouteG
         pipeline([
           routeName(route.name),
           guards.auth(route.scope, route.name),
-          guards.limit(route.name),
+          guards.limit(route.name, route.limit),
           jsonBody,
           (req: Request, res: Response) => route.handler(req, res),
         ]),

@@ -9,7 +9,7 @@ import type { ContextResponse } from '../schemas/response.schemas';
 import type { KnownUsers } from './known-users';
 import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
-import type { ProfileLoader } from './profile-loader';
+import type { LimitWithRead, ProfileLoader } from './profile-loader';
 
 /**
  * POST /v1/context: decide from the cached profile and answer; the decision is logged behind
@@ -29,10 +29,11 @@ export class ContextService {
     this.states = new ParsedStates(learner);
   }
 
-  async decide(tenant: Tenant, request: ContextRequest): Promise<ContextResponse> {
+  /** `limit`: a live key's limit check, made with the profile's first read (it throws the refusal). */
+  async decide(tenant: Tenant, request: ContextRequest, limit?: LimitWithRead): Promise<ContextResponse> {
     const user = this.users.of(tenant, request.userId);
     const hash = user.hash;
-    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(user), this.populations.get(tenant)]);
+    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(user, limit), this.populations.get(tenant)]);
     const state = this.states.get(user, profile);
     const context: DecisionContext = {};
     if (request.complexity !== undefined) context.complexity = request.complexity;

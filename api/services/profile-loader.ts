@@ -3,12 +3,17 @@ import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
-import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
+import type { FreshProfile, FreshRead, ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import { findProfile } from '../../shared/profile/profile.repository';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import type { KnownUser, KnownUsers } from './known-users';
 import type { PopulationLoader } from './population-loader';
+
+/** A live request's limit check, made together with its first profile read (one Redis call). */
+export interface LimitWithRead {
+  withRead(read: FreshRead): Promise<FreshProfile>;
+}
 
 /** How long a profile read waits for a worker to apply the user's pending outcomes. */
 export const OUTCOME_WAIT_MS = 250;
@@ -46,12 +51,16 @@ export class ProfileLoader {
     return this.findKnown(this.users.of(tenant, userId));
   }
 
-  /** `find` for a user the caller has looked up already. */
-  async findKnown(user: KnownUser): Promise<StoredProfile | null> {
+  /**
+   * `find` for a user the caller has looked up already; `limit`, when given, sends the first
+   * read (a live context call's goes with its limit check, and throws its refusal).
+   */
+  async findKnown(user: KnownUser, limit?: LimitWithRead): Promise<StoredProfile | null> {
     const { tenant, userId } = user;
     const known = user.profile;
-    const read = () => this.cache.readFresh(user, Date.now() - PENDING_OUTCOME_HORIZON_MS, known);
-    let current = await read();
+    const since = () => Date.now() - PENDING_OUTCOME_HORIZON_MS;
+    const read = () => this.cache.readFresh(user, since(), known);
+    let current = limit ? await limit.withRead(this.cache.prepareFresh(user, since(), known)) : await read();
     if (current.pending > 0) {
       const deadline = Date.now() + OUTCOME_WAIT_MS;
       const key = this.settled.keyOf(tenant, user.hash);
@@ -79,8 +88,8 @@ export class ProfileLoader {
   }
 
   /** The user's profile, created lazily in cold_start (persisted by the worker). */
-  async findOrCreate(user: KnownUser): Promise<StoredProfile> {
-    const found = await this.findKnown(user);
+  async findOrCreate(user: KnownUser, limit?: LimitWithRead): Promise<StoredProfile> {
+    const found = await this.findKnown(user, limit);
     if (found) return found;
     return this.cache.putIfAbsent(user.tenant, await this.seed(user.tenant, user.userId, randomUUID(), new Date()));
   }

@@ -72,6 +72,8 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
   );
   const legacyQueuePrefix = !cluster && partitioned ? unpartitioned : undefined;
   return {
+    /** On a cluster, a user's keys and an API key's limiter keys live in different slots: no script touches both. */
+    cluster,
     /** Hash {v: version, g: generation, d: cached profile JSON}. */
     profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}${userTag(tenant, userId)}`,
     /** SCAN pattern of the cached profiles of an account ('*' for all) in an environment. */

@@ -4,6 +4,7 @@ import type { RedisKeys } from '../cache/keys';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from './calendar';
 import { remaining, resetAt, retryAfter, WINDOW_MICROS, type WindowState } from './sliding-window';
 import type { RedisClient } from '../redis/redis';
+import { scriptSlots, type ScriptSlots } from '../redis/script-slots';
 
 /**
  * A key's log expires this long after its last admission (real time): by then every entry is
@@ -11,13 +12,17 @@ import type { RedisClient } from '../redis/redis';
  */
 const LOG_TTL_MS = 5000;
 
-/** Reads the script's clock: the injected time (ARGV[1], epoch µs) or RedisClient server time. */
-const NOW = `
-local now = tonumber(ARGV[1])
+/** Reads the script's clock: the injected time (first argument, epoch µs) or Redis server time. */
+const now = (at: ScriptSlots) => `
+local now = tonumber(${at.arg(1)})
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end`;
+
+/** Keys and arguments of the limiter's script: LIMIT_KEYS keys, then LIMIT_ARGS arguments. */
+export const LIMIT_KEYS = 4;
+export const LIMIT_ARGS = 8;
 
 /**
  * One atomic Redis script per live request (docs/adr/0005-rate-limiter.md): checks the key's
@@ -25,37 +30,41 @@ end`;
  * times of the last second, at most `limit` entries), and meters the request — as 2xx
  * optimistically, or as 429 when refused. A request that ends with another status moves its
  * count afterwards (`reclassify`). Returns {admitted, monthRefusal, counted, now, oldest}.
+ * Written as a fragment (script-slots.ts) so that a request's first read can ride in the same
+ * script (limited-read.ts).
  */
-const LIMIT_AND_METER = `${NOW}
-local limit = tonumber(ARGV[2])
-local quota = tonumber(ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[7])
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+export const limitAndMeterLua = (at: ScriptSlots) => `${now(at)}
+local limit = tonumber(${at.arg(2)})
+local quota = tonumber(${at.arg(3)})
+redis.call('SADD', ${at.key(4)}, ${at.arg(7)})
+local used = tonumber(redis.call('GET', ${at.key(2)}) or '0')
 if quota > 0 and used >= quota then
-  redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
+  redis.call('HINCRBY', ${at.key(3)}, ${at.arg(5)}, 1)
   return {0, 1, used, now, now}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${WINDOW_MICROS})
-local n = redis.call('ZCARD', KEYS[1])
+redis.call('ZREMRANGEBYSCORE', ${at.key(1)}, '-inf', now - ${WINDOW_MICROS})
+local n = redis.call('ZCARD', ${at.key(1)})
 if n >= limit then
-  redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
-  return {0, 0, n, now, tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or now)}
+  redis.call('HINCRBY', ${at.key(3)}, ${at.arg(5)}, 1)
+  return {0, 0, n, now, tonumber(redis.call('ZRANGE', ${at.key(1)}, 0, 0, 'WITHSCORES')[2] or now)}
 end
-redis.call('ZADD', KEYS[1], now, ARGV[8])
-redis.call('PEXPIRE', KEYS[1], ${LOG_TTL_MS})
-redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[6])
-redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+redis.call('ZADD', ${at.key(1)}, now, ${at.arg(8)})
+redis.call('PEXPIRE', ${at.key(1)}, ${LOG_TTL_MS})
+redis.call('INCR', ${at.key(2)})
+redis.call('EXPIRE', ${at.key(2)}, ${at.arg(6)})
+redis.call('HINCRBY', ${at.key(3)}, ${at.arg(4)}, 1)
 local oldest = now
-if n > 0 then oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) end
+if n > 0 then oldest = tonumber(redis.call('ZRANGE', ${at.key(1)}, 0, 0, 'WITHSCORES')[2]) end
 return {1, 0, n + 1, now, oldest}`;
+
+const LIMIT_AND_METER = limitAndMeterLua(scriptSlots());
 
 /**
  * Meters a request refused before the limiter (403: restricted account or missing scope) and
  * reads the key's sliding log and monthly count, without counting the request in either.
  * Returns {counted, used, now, oldest}.
  */
-const METER_REFUSED = `${NOW}
+const METER_REFUSED = `${now(scriptSlots())}
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 redis.call('SADD', KEYS[4], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${WINDOW_MICROS})
@@ -67,20 +76,7 @@ return {n, used, now, oldest}`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosLimitAndMeter(
-      logKey: string,
-      monthKey: string,
-      usageKey: string,
-      usageDaysKey: string,
-      nowMicros: string,
-      limit: number,
-      quota: number,
-      successField: string,
-      refusedField: string,
-      monthTtl: number,
-      day: string,
-      member: string,
-    ): Result<[number, number, number, number, number], Context>;
+    cosLimitAndMeter(...keysThenArgs: [...LimitCall['keys'], ...LimitCall['args']]): Result<LimitReply, Context>;
     cosMeterRefused(
       logKey: string,
       monthKey: string,
@@ -120,6 +116,16 @@ export type LimitDecision =
   | { allowed: false; scope: 'second'; limit: number; resetAt: number; retryAfter: number }
   | { allowed: false; scope: 'month'; limit: number; resetAt: number; retryAfter: number; windowSeconds: number };
 
+/** The limiter script's reply: {admitted, monthRefusal, counted, now µs, oldest µs}. */
+export type LimitReply = [number, number, number, number, number];
+
+/** One limiter script call, prepared: its keys, its arguments, and the reading of its reply. */
+export interface LimitCall {
+  keys: [string, string, string, string];
+  args: [string, number, number, string, string, number, string, string];
+  decide: (reply: LimitReply) => LimitDecision;
+}
+
 export class Limiter {
   /** Log entries need unique members: this process's prefix and a sequence number. */
   private readonly memberPrefix = randomBytes(6).toString('base64url');
@@ -151,15 +157,26 @@ export class Limiter {
   }
 
   async check(input: LimitInput): Promise<LimitDecision> {
+    const call = this.prepare(input);
+    return call.decide(await this.redis.cosLimitAndMeter(...call.keys, ...call.args));
+  }
+
+  /**
+   * The script's keys and arguments for `input` (LIMIT_KEYS and LIMIT_ARGS of them), and how
+   * its reply reads as a decision: `check` sends them alone, limited-read.ts with a read.
+   */
+  prepare(input: LimitInput): LimitCall {
     const { now, scriptNow } = this.time();
     const day = utcDay(now);
     const nextMonth = startOfNextMonth(now);
     const shard = this.keys.usageShard(input.keyId);
-    const [admitted, monthRefusal, counted, nowMicros, oldestMicros] = await this.redis.cosLimitAndMeter(
+    const keys: LimitCall['keys'] = [
       this.keys.rateLog(input.keyId),
       this.keys.monthlyCount(input.keyId, utcMonth(now)),
       this.keys.usage(day, shard),
       this.keys.usageDays(shard),
+    ];
+    const args: LimitCall['args'] = [
       scriptNow,
       input.perSecond,
       input.perMonth ?? 0,
@@ -168,22 +185,25 @@ export class Limiter {
       Math.ceil((nextMonth - now) / 1000) + 40 * 86_400,
       day,
       `${this.memberPrefix}:${(this.sequence++).toString(36)}`,
-    );
-    const window: WindowState = { limit: input.perSecond, counted, oldestMicros, nowMicros };
-    if (admitted === 1) {
-      return { allowed: true, limit: input.perSecond, remaining: remaining(window), resetAt: resetAt(window), meteredAt: now };
-    }
-    if (monthRefusal === 1) {
-      return {
-        allowed: false,
-        scope: 'month',
-        limit: input.perMonth!,
-        resetAt: nextMonth / 1000,
-        retryAfter: Math.max(1, Math.ceil((nextMonth - now) / 1000)),
-        windowSeconds: secondsInMonth(now),
-      };
-    }
-    return { allowed: false, scope: 'second', limit: input.perSecond, resetAt: resetAt(window), retryAfter: retryAfter(window) };
+    ];
+    const decide = ([admitted, monthRefusal, counted, nowMicros, oldestMicros]: LimitReply): LimitDecision => {
+      const window: WindowState = { limit: input.perSecond, counted, oldestMicros, nowMicros };
+      if (admitted === 1) {
+        return { allowed: true, limit: input.perSecond, remaining: remaining(window), resetAt: resetAt(window), meteredAt: now };
+      }
+      if (monthRefusal === 1) {
+        return {
+          allowed: false,
+          scope: 'month',
+          limit: input.perMonth!,
+          resetAt: nextMonth / 1000,
+          retryAfter: Math.max(1, Math.ceil((nextMonth - now) / 1000)),
+          windowSeconds: secondsInMonth(now),
+        };
+      }
+      return { allowed: false, scope: 'second', limit: input.perSecond, resetAt: resetAt(window), retryAfter: retryAfter(window) };
+    };
+    return { keys, args, decide };
   }
 
   /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */

@@ -2,6 +2,7 @@ import type { Result } from 'ioredis';
 import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
 import { execEach, type RedisClient } from '../redis/redis';
+import { scriptSlots, type ScriptSlots } from '../redis/script-slots';
 import { storedProfileSchema, type StoredProfile } from './profile';
 
 /**
@@ -25,18 +26,36 @@ redis.call('EXPIRE', KEYS[1], ARGV[4])
 return ARGV[3]`;
 
 /**
- * A profile read with its user's pending outcomes, in one call. KEYS: profile hash, the user's
- * pending marks. ARGV: marks counted from (ms), the version, generation and update time the
+ * A profile read with its user's pending outcomes, in one call (a fragment, script-slots.ts).
+ * KEYS: profile hash, the user's pending marks. ARGV: marks counted from (ms), the version, generation and update time the
  * caller holds. Returns {pending} when nothing is cached, {pending, version} when the caller's
  * copy is current, and the cached JSON as a third element otherwise. The update time tells
  * apart the two seeds of a new user (version 0), made by the API and by the worker.
  */
-const READ_FRESH = `
-local pending = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
-local cur = redis.call('HMGET', KEYS[1], 'v', 'g', 'u')
+export const readFreshLua = (at: ScriptSlots) => `
+local pending = redis.call('ZCOUNT', ${at.key(2)}, ${at.arg(1)}, '+inf')
+local cur = redis.call('HMGET', ${at.key(1)}, 'v', 'g', 'u')
 if not cur[1] then return {pending} end
-if cur[1] == ARGV[2] and cur[2] == ARGV[3] and cur[3] == ARGV[4] then return {pending, cur[1]} end
-return {pending, cur[1], redis.call('HGET', KEYS[1], 'd')}`;
+if cur[1] == ${at.arg(2)} and cur[2] == ${at.arg(3)} and cur[3] == ${at.arg(4)} then return {pending, cur[1]} end
+return {pending, cur[1], redis.call('HGET', ${at.key(1)}, 'd')}`;
+
+const READ_FRESH = readFreshLua(scriptSlots());
+
+/** A profile read's reply: {pending}, {pending, version} or {pending, version, JSON}. */
+export type FreshReply = [number, string?, string?];
+
+/** A cached profile and the user's outcomes not applied yet. */
+export interface FreshProfile {
+  profile: StoredProfile | null;
+  pending: number;
+}
+
+/** One profile read, prepared: its keys, its arguments, and the reading of its reply. */
+export interface FreshRead {
+  keys: [profileKey: string, pendingKey: string];
+  args: [since: number, knownVersion: string, knownGeneration: string, knownUpdatedAt: string];
+  read: (reply: FreshReply) => FreshProfile;
+}
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -57,14 +76,7 @@ declare module 'ioredis' {
       ttl: number,
       updatedAt: string,
     ): Result<string, Context>;
-    cosReadProfileFresh(
-      profileKey: string,
-      pendingKey: string,
-      since: number,
-      knownVersion: string,
-      knownGeneration: string,
-      knownUpdatedAt: string,
-    ): Result<[number, string?, string?], Context>;
+    cosReadProfileFresh(...keysThenArgs: [...FreshRead['keys'], ...FreshRead['args']]): Result<FreshReply, Context>;
   }
 }
 
@@ -100,21 +112,21 @@ export class ProfileCache {
    * (`known`) gets it back when it is current: the cached JSON travels, and is decoded, only
    * when the cached version, generation or update time differs.
    */
-  async readFresh(
-    at: { profileKey: string; pendingKey: string },
-    since: number,
-    known: StoredProfile | null,
-  ): Promise<{ profile: StoredProfile | null; pending: number }> {
-    const [pending, version, data] = await this.redis.cosReadProfileFresh(
-      at.profileKey,
-      at.pendingKey,
-      since,
-      known ? String(known.version) : '',
-      known?.generation ?? '',
-      known?.updatedAt ?? '',
-    );
-    if (version === undefined) return { profile: null, pending };
-    return { profile: data === undefined ? known : decode(data), pending };
+  async readFresh(at: { profileKey: string; pendingKey: string }, since: number, known: StoredProfile | null): Promise<FreshProfile> {
+    const call = this.prepareFresh(at, since, known);
+    return call.read(await this.redis.cosReadProfileFresh(...call.keys, ...call.args));
+  }
+
+  /** `readFresh`'s keys and arguments, and the reading of its reply (sent alone or with the limiter, limited-read.ts). */
+  prepareFresh(at: { profileKey: string; pendingKey: string }, since: number, known: StoredProfile | null): FreshRead {
+    return {
+      keys: [at.profileKey, at.pendingKey],
+      args: [since, known ? String(known.version) : '', known?.generation ?? '', known?.updatedAt ?? ''],
+      read: ([pending, version, data]) => {
+        if (version === undefined) return { profile: null, pending };
+        return { profile: data === undefined ? known : decode(data), pending };
+      },
+    };
   }
 
   /** Arguments of cosWriteProfileIfNewer for one profile. */

@@ -106,3 +106,22 @@ it('records an outcome with two Redis round trips and no Postgres query', async 
   expect(pgProxy.writes()).toBe(0);
   expect(redisProxy.writes()).toBeLessThanOrEqual(2 * ids.length);
 });
+
+it("checks a live key's limit in the same Redis call as the profile read: one round trip per cached context", async () => {
+  const live = (await new KeyService(env.db, TEST_SECRET).create({ account: 'hot', environment: 'live', rateLimitRps: 1000 })).key;
+  const liveContext = () => request(app).post('/v1/context').set(bearer(live)).send({ userId: 'live-user', task: 'Reply', complexity: 'low' });
+  // Warm: the user's profile, the key's credential, and the scripts on this Redis server.
+  for (let i = 0; i < 2; i++) expect((await liveContext()).status).toBe(200);
+  await deps.decisions.sendNow();
+  redisProxy.reset();
+  const sentBefore = deps.decisions.batchesSent;
+  const n = 10;
+  for (let i = 0; i < n; i++) {
+    const res = await liveContext();
+    expect(res.status).toBe(200);
+    expect(res.headers['x-ratelimit-limit']).toBeDefined();
+  }
+  await deps.decisions.sendNow();
+  // One by one, so no two calls can share a write: each is one call, plus the decision batches.
+  expect(redisProxy.writes()).toBeLessThanOrEqual(n + (deps.decisions.batchesSent - sentBefore));
+});

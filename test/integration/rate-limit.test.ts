@@ -103,6 +103,29 @@ describe('per-second rate limit (live keys)', () => {
     expect(res.status).toBe(429);
   });
 
+  it('limits context calls, whose check rides with the profile read, exactly as any other endpoint', async () => {
+    const { key } = await liveKey('rl-context', 'starter', 3);
+    now = SECOND + 100;
+    const call = (userId: string) => h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' });
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await call(`rl-context-${i}`));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(answers.map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['2', '1', '0', '0']);
+    expect(answers[3]!.body.error.details).toEqual({ limit: 3, window: '1s', retryAfter: 1, scope: 'second' });
+    // The refused call read no profile: its user was never created.
+    expect((await h.http().get('/v1/profile/rl-context-3').set(bearer(key))).status).toBe(429);
+    now = SECOND + 1100;
+    expect((await h.http().get('/v1/profile/rl-context-3').set(bearer(key))).status).toBe(404);
+    // A body that fails validation is limited first too: 429 over the limit, 400 with the headers under it.
+    now = SECOND + 1200;
+    const invalid = () => h.http().post('/v1/context').set(bearer(key)).send({ task: 't' });
+    const first = await invalid();
+    expect(first.status).toBe(400);
+    expect(first.headers['x-ratelimit-remaining']).toBe('1');
+    expect((await invalid()).status).toBe(400);
+    expect((await invalid()).status).toBe(429);
+  });
+
   it('sends X-RateLimit headers on live 403s without counting them against the limit', async () => {
     const { key } = await liveKey('rl-refused', 'starter', 2);
     const contextOnly = await h.keys.create({ account: 'rl-refused', environment: 'live', scopes: ['context'], rateLimitRps: 2 });

@@ -36,7 +36,7 @@ describe('Redis unreachable', () => {
     expect(res.headers['retry-after']).toBeDefined();
   });
 
-  it('fails closed for a live key: 503 from the rate limiter, before the body is read', async () => {
+  it('fails closed for a live key: 503 from the rate limiter, before any error of the body', async () => {
     const live = (await h.keys.create({ account: 'no-redis-live', environment: 'live' })).key;
     const badBody = (k: string) => h.http().post('/v1/context').set(bearer(k)).set('Content-Type', 'application/json').send('{bad');
     const res = await badBody(live);
@@ -48,6 +48,10 @@ describe('Redis unreachable', () => {
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
     // A test key skips the limiter, so the same request reaches the body check.
     expect((await badBody(key)).status).toBe(400);
+    // A valid context call checks the limit with its profile read: the same answer.
+    const valid = await h.http().post('/v1/context').set(bearer(live)).send({ userId: 'u', task: 't', complexity: 'low' });
+    expect(valid.status).toBe(503);
+    expect(valid.body.error.message).toBe('The rate limiter is unavailable; retry shortly');
   });
 
   it('still answers a live 403 when metering it fails: no rate-limit headers, a warning logged', async () => {

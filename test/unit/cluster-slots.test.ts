@@ -43,6 +43,11 @@ it("the limiter scripts and the reclassify MULTI: an API key's log, monthly coun
   );
 });
 
+it("the limiter's keys and a user's keys share no script on a cluster (a live context call sends the two scripts side by side)", () => {
+  expect(keys.cluster).toBe(true);
+  expect(redisKeys('cos', SINGLE_NODE).cluster).toBe(false);
+});
+
 it("the usage flush script and its MULTI: a shard's usage hash, snapshot, snapshot set and days", () => {
   for (let shard = 0; shard < keys.usageShards; shard++) {
     const snapshot = `2026-11-25:${shard}`;
