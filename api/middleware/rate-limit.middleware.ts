@@ -92,6 +92,12 @@ export class Admission {
 
   private apply(decision: LimitDecision): void {
     const { res } = this;
+    if (res.headersSent) {
+      // Another part of the request failed and was answered while the check was under way
+      // (the profile read goes out beside the tenant's prior): meter it as what it was answered.
+      if (decision.allowed) this.meterAs(res.statusCode, decision.meteredAt);
+      return;
+    }
     const remaining = decision.allowed ? decision.remaining : 0;
     res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
     if (!decision.allowed) {
@@ -109,14 +115,17 @@ export class Admission {
       );
     }
     const { meteredAt } = decision;
+    res.on('finish', () => this.meterAs(res.statusCode, meteredAt));
+  }
+
+  /** An admitted request is metered as 2xx at once; one that ended otherwise moves its count. */
+  private meterAs(status: number, meteredAt: number): void {
+    const cls = statusClass(status);
+    if (cls === '2xx') return;
     const { limiter, logger } = this.deps;
-    const { id } = this.credential;
-    const { endpoint } = this;
-    res.on('finish', () => {
-      const cls = statusClass(res.statusCode);
-      if (cls === '2xx') return;
-      limiter.reclassify(id, endpoint, cls, meteredAt).catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
-    });
+    limiter
+      .reclassify(this.credential.id, this.endpoint, cls, meteredAt)
+      .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
   }
 }
 
