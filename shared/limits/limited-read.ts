@@ -4,7 +4,16 @@ import type { FreshProfile, FreshRead, FreshReply } from '../profile/profile-cac
 import { readFreshLua } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
 import { scriptSlots } from '../redis/script-slots';
-import { LIMIT_ARGS, LIMIT_KEYS, limitAndMeterLua, type LimitCall, type LimitDecision, type LimitInput, type LimitReply, type Limiter } from './limiter';
+import {
+  LIMIT_ARGS,
+  LIMIT_KEYS,
+  limitAndMeterLua,
+  type LimitCall,
+  type LimitDecision,
+  type LimitInput,
+  type LimitReply,
+  type Limiter,
+} from './limiter';
 
 /**
  * The limiter's script, then — when it admits the request — the profile read, in one script:

@@ -109,7 +109,8 @@ it('records an outcome with two Redis round trips and no Postgres query', async 
 
 it("checks a live key's limit in the same Redis call as the profile read: one round trip per cached context", async () => {
   const live = (await new KeyService(env.db, TEST_SECRET).create({ account: 'hot', environment: 'live', rateLimitRps: 1000 })).key;
-  const liveContext = () => request(app).post('/v1/context').set(bearer(live)).send({ userId: 'live-user', task: 'Reply', complexity: 'low' });
+  const liveContext = () =>
+    request(app).post('/v1/context').set(bearer(live)).send({ userId: 'live-user', task: 'Reply', complexity: 'low' });
   // Warm: the user's profile, the key's credential, and the scripts on this Redis server.
   for (let i = 0; i < 2; i++) expect((await liveContext()).status).toBe(200);
   await deps.decisions.sendNow();
