@@ -41,6 +41,21 @@ export function meterRefusal(limiter: Limiter, logger: Logger) {
 const limiterUnavailable = () =>
   new AppError('SERVICE_UNAVAILABLE', 'The rate limiter is unavailable; retry shortly', undefined, { 'Retry-After': '1' });
 
+/** The 429 of a refused request. */
+function refusal(decision: Extract<LimitDecision, { allowed: false }>): AppError {
+  const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
+  const message =
+    decision.scope === 'second'
+      ? `Rate limit of ${decision.limit} requests per second exceeded for this key`
+      : `Monthly quota of ${decision.limit} requests exceeded for this key; it renews on the 1st (UTC)`;
+  return new AppError(
+    'RATE_LIMIT_EXCEEDED',
+    message,
+    { limit: decision.limit, window, retryAfter: decision.retryAfter, scope: decision.scope },
+    { 'Retry-After': String(decision.retryAfter) },
+  );
+}
+
 /**
  * How a live request's limit is settled: on its own, or together with the request's first
  * profile read (LimitedProfileRead). Either way the limiter's headers are set, a refusal
@@ -77,6 +92,7 @@ export class Admission {
     this.settled = true;
     const { decision, fresh } = await this.ask(() => this.deps.limitedRead.run(this.input(), read));
     this.apply(decision);
+    // apply threw unless the limiter admitted the request, and then the read was made.
     return fresh!;
   }
 
@@ -95,24 +111,15 @@ export class Admission {
     if (res.headersSent) {
       // Another part of the request failed and was answered while the check was under way
       // (the profile read goes out beside the tenant's prior): meter it as what it was answered.
-      if (decision.allowed) this.meterAs(res.statusCode, decision.meteredAt);
+      if (!decision.allowed) throw refusal(decision);
+      this.meterAs(res.statusCode, decision.meteredAt);
       return;
     }
     const remaining = decision.allowed ? decision.remaining : 0;
     res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
     if (!decision.allowed) {
       this.deps.metrics.rateLimitRejected(decision.scope);
-      const window = decision.scope === 'second' ? '1s' : `${decision.windowSeconds}s`;
-      const message =
-        decision.scope === 'second'
-          ? `Rate limit of ${decision.limit} requests per second exceeded for this key`
-          : `Monthly quota of ${decision.limit} requests exceeded for this key; it renews on the 1st (UTC)`;
-      throw new AppError(
-        'RATE_LIMIT_EXCEEDED',
-        message,
-        { limit: decision.limit, window, retryAfter: decision.retryAfter, scope: decision.scope },
-        { 'Retry-After': String(decision.retryAfter) },
-      );
+      throw refusal(decision);
     }
     const { meteredAt } = decision;
     res.on('finish', () => this.meterAs(res.statusCode, meteredAt));

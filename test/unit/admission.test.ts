@@ -66,3 +66,10 @@ it('meters a call that was answered otherwise while its check was under way as w
   await new Promise((resolve) => setImmediate(resolve));
   expect(reclassified).toEqual(['5xx']);
 });
+
+it('still refuses a call answered otherwise while its check was out, without headers', async () => {
+  const { admission, res, reclassified } = setup(refused, 503);
+  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+  expect(res.headers).toEqual({});
+  expect(reclassified).toEqual([]);
+});
