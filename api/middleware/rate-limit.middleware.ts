@@ -84,16 +84,22 @@ export class Admission {
   /** Checks the limit on its own; throws the refusal. */
   async alone(): Promise<void> {
     this.settled = true;
-    this.apply(await this.ask(() => this.deps.limiter.check(this.input())));
+    const decision = await this.ask(() => this.deps.limiter.check(this.input()));
+    if (!decision.allowed) return this.refuse(decision);
+    this.admit(decision);
   }
 
-  /** Checks the limit and, when admitted, reads the profile, in one Redis call; throws the refusal. */
+  /**
+   * Checks the limit and, when admitted, reads the profile, in one Redis call; throws the
+   * refusal, or — once the request is metered and has its headers — the read's failure.
+   */
   async withRead(read: FreshRead): Promise<FreshProfile> {
     this.settled = true;
-    const { decision, fresh } = await this.ask(() => this.deps.limitedRead.run(this.input(), read));
-    this.apply(decision);
-    // apply threw unless the limiter admitted the request, and then the read was made.
-    return fresh!;
+    const limited = await this.ask(() => this.deps.limitedRead.run(this.input(), read));
+    if (limited.kind === 'refused') return this.refuse(limited.decision);
+    this.admit(limited.decision);
+    if (limited.kind === 'read-failed') throw limited.error;
+    return limited.fresh;
   }
 
   private async ask<T>(call: () => Promise<T>): Promise<T> {
@@ -106,23 +112,20 @@ export class Admission {
     }
   }
 
-  private apply(decision: LimitDecision): void {
-    const { res } = this;
-    if (res.headersSent) {
-      // Another part of the request failed and was answered while the check was under way
-      // (the profile read goes out beside the tenant's prior): meter it as what it was answered.
-      if (!decision.allowed) throw refusal(decision);
-      this.meterAs(res.statusCode, decision.meteredAt);
-      return;
-    }
-    const remaining = decision.allowed ? decision.remaining : 0;
-    res.set(rateLimitHeaders({ limit: decision.limit, remaining, resetAt: decision.resetAt }));
-    if (!decision.allowed) {
-      this.deps.metrics.rateLimitRejected(decision.scope);
-      throw refusal(decision);
-    }
+  private headers(limit: number, remaining: number, resetAt: number): void {
+    this.res.set(rateLimitHeaders({ limit, remaining, resetAt }));
+  }
+
+  private refuse(decision: Extract<LimitDecision, { allowed: false }>): never {
+    this.headers(decision.limit, 0, decision.resetAt);
+    this.deps.metrics.rateLimitRejected(decision.scope);
+    throw refusal(decision);
+  }
+
+  private admit(decision: Extract<LimitDecision, { allowed: true }>): void {
+    this.headers(decision.limit, decision.remaining, decision.resetAt);
     const { meteredAt } = decision;
-    res.on('finish', () => this.meterAs(res.statusCode, meteredAt));
+    this.res.on('finish', () => this.meterAs(this.res.statusCode, meteredAt));
   }
 
   /** An admitted request is metered as 2xx at once; one that ended otherwise moves its count. */

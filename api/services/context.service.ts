@@ -33,7 +33,12 @@ export class ContextService {
   async decide(tenant: Tenant, request: ContextRequest, limit?: LimitWithRead): Promise<ContextResponse> {
     const user = this.users.of(tenant, request.userId);
     const hash = user.hash;
-    const [profile, prior] = await Promise.all([this.profiles.findOrCreate(user, limit), this.populations.get(tenant)]);
+    const loading = this.populations.get(tenant);
+    // The profile read settles a live key's limit: its answer (a 429, say) comes before any
+    // failure of the prior's, which is awaited after it (and not left unhandled meanwhile).
+    loading.catch(() => undefined);
+    const profile = await this.profiles.findOrCreate(user, limit);
+    const prior = await loading;
     const state = this.states.get(user, profile);
     const context: DecisionContext = {};
     if (request.complexity !== undefined) context.complexity = request.complexity;

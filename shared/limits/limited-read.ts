@@ -17,7 +17,8 @@ import {
 
 /**
  * The limiter's script, then — when it admits the request — the profile read, in one script:
- * replies {verdict} or {verdict, read}.
+ * replies {verdict}, {verdict, read}, or {verdict, error message} when the read failed (a script
+ * does not roll back: the limiter's counts stand, and the caller must still meter the request).
  */
 const LIMIT_THEN_READ = `
 local function limit()
@@ -28,20 +29,34 @@ ${readFreshLua(scriptSlots(LIMIT_KEYS, LIMIT_ARGS))}
 end
 local verdict = limit()
 if verdict[1] ~= 1 then return {verdict} end
-return {verdict, read()}`;
+local ok, fresh = pcall(read)
+if not ok then return {verdict, type(fresh) == 'table' and fresh.err or tostring(fresh)} end
+return {verdict, fresh}`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosLimitThenReadProfile(
       ...keysThenArgs: [...LimitCall['keys'], ...FreshRead['keys'], ...LimitCall['args'], ...FreshRead['args']]
-    ): Result<[LimitReply, FreshReply?], Context>;
+    ): Result<[LimitReply, (FreshReply | string)?], Context>;
   }
 }
 
-export interface LimitedRead {
-  decision: LimitDecision;
-  /** The profile read; null when the request was refused (the read was not made). */
-  fresh: FreshProfile | null;
+type Admitted = Extract<LimitDecision, { allowed: true }>;
+type Refused = Extract<LimitDecision, { allowed: false }>;
+
+/** The limiter's verdict and, for an admitted request, what its profile read gave. */
+export type LimitedRead =
+  | { kind: 'refused'; decision: Refused }
+  | { kind: 'read'; decision: Admitted; fresh: FreshProfile }
+  | { kind: 'read-failed'; decision: Admitted; error: unknown };
+
+function settle(decision: LimitDecision, read: () => FreshProfile): LimitedRead {
+  if (!decision.allowed) return { kind: 'refused', decision };
+  try {
+    return { kind: 'read', decision, fresh: read() };
+  } catch (error) {
+    return { kind: 'read-failed', decision, error };
+  }
 }
 
 /**
@@ -66,14 +81,20 @@ export class LimitedProfileRead {
   async run(input: LimitInput, read: FreshRead): Promise<LimitedRead> {
     const limit = this.limiter.prepare(input);
     if (this.keys.cluster) {
-      const [verdict, fresh] = await Promise.all([
+      const [verdict, fresh] = await Promise.allSettled([
         this.redis.cosLimitAndMeter(...limit.keys, ...limit.args),
         this.redis.cosReadProfileFresh(...read.keys, ...read.args),
       ]);
-      const decision = limit.decide(verdict);
-      return { decision, fresh: decision.allowed ? read.read(fresh) : null };
+      if (verdict.status === 'rejected') throw verdict.reason;
+      return settle(limit.decide(verdict.value), () => {
+        if (fresh.status === 'rejected') throw fresh.reason;
+        return read.read(fresh.value);
+      });
     }
     const [verdict, fresh] = await this.redis.cosLimitThenReadProfile(...limit.keys, ...read.keys, ...limit.args, ...read.args);
-    return { decision: limit.decide(verdict), fresh: fresh ? read.read(fresh) : null };
+    return settle(limit.decide(verdict), () => {
+      if (fresh === undefined || typeof fresh === 'string') throw new Error(`the profile read failed: ${fresh ?? 'no reply'}`);
+      return read.read(fresh);
+    });
   }
 }

@@ -112,7 +112,7 @@ describe('per-second rate limit (live keys)', () => {
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429]);
     expect(answers.map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['2', '1', '0', '0']);
     expect(answers[3]!.body.error.details).toEqual({ limit: 3, window: '1s', retryAfter: 1, scope: 'second' });
-    // The refused call read no profile: its user was never created.
+    // The refused call went no further: its user was never created.
     expect((await h.http().get('/v1/profile/rl-context-3').set(bearer(key))).status).toBe(429);
     now = SECOND + 1100;
     expect((await h.http().get('/v1/profile/rl-context-3').set(bearer(key))).status).toBe(404);
@@ -124,6 +124,21 @@ describe('per-second rate limit (live keys)', () => {
     expect(first.headers['x-ratelimit-remaining']).toBe('1');
     expect((await invalid()).status).toBe(400);
     expect((await invalid()).status).toBe(429);
+  });
+
+  it('meters a context call whose profile read fails after the limiter admitted it as what it was answered', async () => {
+    const { key, id } = await liveKey('rl-read-fails', 'starter', 100);
+    const account = (await findAccount(h.env.db, 'rl-read-fails'))!;
+    now = Date.UTC(2026, 6, 1, 12);
+    // A value of the wrong type where the user's cached profile belongs: the read fails in Redis.
+    await h.env.redis.set(h.env.keys.profile({ accountId: account.id, environment: 'live' }, 'broken'), 'not a hash');
+    const res = await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'broken', task: 't', complexity: 'low' });
+    expect(res.status).toBe(500);
+    expect(res.headers['x-ratelimit-limit']).toBe('100');
+    await eventually(async () => {
+      expect(await h.env.usage('2026-07-01', id)).toEqual({ [`${id}|context|2xx`]: '0', [`${id}|context|5xx`]: '1' });
+      return true;
+    }, 5000);
   });
 
   it('sends X-RateLimit headers on live 403s without counting them against the limit', async () => {

@@ -8,7 +8,7 @@ import { createLogger } from '../../shared/logger/logger';
 
 /**
  * A live context call's limit settled with its profile read (Admission.withRead): the headers,
- * the refusal, and the metering of a request answered otherwise — with the limiter and its
+ * the refusal, and the metering of a request whose read failed — with the limiter and its
  * combined read standing in as plain objects (the Redis side is tested in integration).
  */
 const credential = { id: 'key_1', plan: 'starter', rateLimitRps: null, environment: 'live' } as unknown as KeyCredential;
@@ -16,7 +16,7 @@ const admitted: LimitDecision = { allowed: true, limit: 10, remaining: 9, resetA
 const refused: LimitDecision = { allowed: false, scope: 'second', limit: 10, resetAt: 1_800_000_001, retryAfter: 1 };
 const read = { keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) } as FreshRead;
 
-function setup(decision: LimitDecision, answeredFirst?: number) {
+function setup(decision: LimitDecision, readError?: Error) {
   const reclassified: string[] = [];
   const rejected: string[] = [];
   const res = Object.assign(new EventEmitter(), { headers: {} as Record<string, string>, headersSent: false, statusCode: 200 });
@@ -27,8 +27,9 @@ function setup(decision: LimitDecision, answeredFirst?: number) {
     limiter: { reclassify: async (_id: string, _endpoint: string, cls: string) => void reclassified.push(cls) },
     limitedRead: {
       run: async () => {
-        if (answeredFirst !== undefined) Object.assign(res, { headersSent: true, statusCode: answeredFirst });
-        return { decision, fresh: decision.allowed ? { profile: null, pending: 0 } : null };
+        if (!decision.allowed) return { kind: 'refused', decision };
+        if (readError) return { kind: 'read-failed', decision, error: readError };
+        return { kind: 'read', decision, fresh: { profile: null, pending: 0 } };
       },
     },
     logger: createLogger('silent', 'test'),
@@ -59,17 +60,12 @@ it('throws the 429 of a refused call, with its headers', async () => {
   expect(rejected).toEqual(['second']);
 });
 
-it('meters a call that was answered otherwise while its check was under way as what it was answered', async () => {
-  const { admission, res, reclassified } = setup(admitted, 503);
-  await admission.withRead(read);
-  expect(res.headers).toEqual({});
+it('meters an admitted call whose profile read failed, then throws the failure', async () => {
+  const { admission, res, reclassified } = setup(admitted, new Error('WRONGTYPE'));
+  await expect(admission.withRead(read)).rejects.toThrow('WRONGTYPE');
+  expect(res.headers['X-RateLimit-Remaining']).toBe('9');
+  res.statusCode = 500;
+  res.emit('finish');
   await new Promise((resolve) => setImmediate(resolve));
   expect(reclassified).toEqual(['5xx']);
-});
-
-it('still refuses a call answered otherwise while its check was out, without headers', async () => {
-  const { admission, res, reclassified } = setup(refused, 503);
-  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
-  expect(res.headers).toEqual({});
-  expect(reclassified).toEqual([]);
 });
