@@ -21,15 +21,15 @@ import {
  * does not roll back: the limiter's counts stand, and the caller must still meter the request).
  */
 const LIMIT_THEN_READ = `
-local function limit()
+local function limit_and_meter()
 ${limitAndMeterLua(scriptSlots())}
 end
-local function read()
+local function read_profile()
 ${readFreshLua(scriptSlots(LIMIT_KEYS, LIMIT_ARGS))}
 end
-local verdict = limit()
+local verdict = limit_and_meter()
 if verdict[1] ~= 1 then return {verdict} end
-local ok, fresh = pcall(read)
+local ok, fresh = pcall(read_profile)
 if not ok then return {verdict, type(fresh) == 'table' and fresh.err or tostring(fresh)} end
 return {verdict, fresh}`;
 
