@@ -95,7 +95,7 @@ export function buildApiDependencies(
         environments: config.SERVE_ENVIRONMENTS,
         meterRefusal: meterRefusal(limiter, logger),
       }),
-      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter), logger, metrics }),
+      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter, cache), logger, metrics }),
     },
     context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),

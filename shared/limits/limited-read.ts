@@ -1,6 +1,6 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
-import type { FreshProfile, FreshRead, FreshReply } from '../profile/profile-cache.repository';
+import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
 import { readFreshLua } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
 import { scriptSlots } from '../redis/script-slots';
@@ -71,26 +71,24 @@ export class LimitedProfileRead {
     private readonly redis: RedisClient,
     private readonly keys: Pick<RedisKeys, 'cluster'>,
     private readonly limiter: Limiter,
+    private readonly cache: Pick<ProfileCache, 'sendFresh'>,
   ) {
     if (typeof (redis as Partial<RedisClient>).cosLimitThenReadProfile !== 'function') {
       redis.defineCommand('cosLimitThenReadProfile', { numberOfKeys: LIMIT_KEYS + 2, lua: LIMIT_THEN_READ });
     }
   }
 
-  /** `read` must come from ProfileCache.prepareFresh (which defines its script on this client). */
+  /** `read` comes from ProfileCache.prepareFresh (whose cache, on this client, also sends it alone). */
   async run(input: LimitInput, read: FreshRead): Promise<LimitedRead> {
-    const limit = this.limiter.prepare(input);
     if (this.keys.cluster) {
-      const [verdict, fresh] = await Promise.allSettled([
-        this.redis.cosLimitAndMeter(...limit.keys, ...limit.args),
-        this.redis.cosReadProfileFresh(...read.keys, ...read.args),
-      ]);
+      const [verdict, fresh] = await Promise.allSettled([this.limiter.check(input), this.cache.sendFresh(read)]);
       if (verdict.status === 'rejected') throw verdict.reason;
-      return settle(limit.decide(verdict.value), () => {
+      return settle(verdict.value, () => {
         if (fresh.status === 'rejected') throw fresh.reason;
-        return read.read(fresh.value);
+        return fresh.value;
       });
     }
+    const limit = this.limiter.prepare(input);
     const [verdict, fresh] = await this.redis.cosLimitThenReadProfile(...limit.keys, ...read.keys, ...limit.args, ...read.args);
     return settle(limit.decide(verdict), () => {
       if (fresh === undefined || typeof fresh === 'string') throw new Error(`the profile read failed: ${fresh ?? 'no reply'}`);

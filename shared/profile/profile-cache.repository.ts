@@ -113,8 +113,12 @@ export class ProfileCache {
    * when the cached version, generation or update time differs.
    */
   async readFresh(at: { profileKey: string; pendingKey: string }, since: number, known: StoredProfile | null): Promise<FreshProfile> {
-    const call = this.prepareFresh(at, since, known);
-    return call.read(await this.redis.cosReadProfileFresh(...call.keys, ...call.args));
+    return this.sendFresh(this.prepareFresh(at, since, known));
+  }
+
+  /** Sends a prepared read on its own. */
+  async sendFresh(read: FreshRead): Promise<FreshProfile> {
+    return read.read(await this.redis.cosReadProfileFresh(...read.keys, ...read.args));
   }
 
   /** `readFresh`'s keys and arguments, and the reading of its reply (sent alone or with the limiter, limited-read.ts). */
