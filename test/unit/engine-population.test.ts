@@ -452,8 +452,8 @@ describe('the step of a dimension whose favourites are personal', () => {
    * A tenant whose users each have their own favourite style (no population favourite) worth
    * `effect` of success probability; the framing `purpose` adds 0.3 for everyone.
    */
-  const tenant = (effect: number) => {
-    const random = seededRandom(11);
+  const tenant = (effect: number, seed = 11) => {
+    const random = seededRandom(seed);
     const favourites = Array.from({ length: USERS }, () => STYLES[Math.floor(random() * STYLES.length)]!);
     let served = 0;
     return trainedTenant(
@@ -477,7 +477,10 @@ describe('the step of a dimension whose favourites are personal', () => {
   });
 
   it('is not raised where the dimension makes no difference', () => {
-    // The levels' EM keeps it near the default step of a minor dimension here.
-    expect(styleStep(tenant(0))).toBeLessThan(DEFAULT_STEP.style + 0.03);
+    // The levels' EM keeps it near the default step of a minor dimension here. One tenant's step
+    // moves by ±0.06 with the seed (adaptive choices make a value that did badly early look worse), so six are averaged.
+    const seeds = [1, 2, 3, 4, 5, 6];
+    const mean = seeds.reduce((sum, seed) => sum + styleStep(tenant(0, seed)), 0) / seeds.length;
+    expect(mean).toBeLessThan(DEFAULT_STEP.style + 0.03); // 0.09
   });
 });

@@ -8,10 +8,10 @@ import {
   type Pins,
   type TaskComplexity,
 } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
+import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
 import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/inference';
-import { CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
+import { CELL_COUNT, DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, HISTORY_LENGTH, MAX_TASK_TYPES, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
@@ -169,6 +169,31 @@ describe('engine.decide', () => {
     }
     expect(counts.size).toBeGreaterThan(1);
     for (const [framing, count] of counts) expect(Math.abs(count / draws - logged.get(framing)!)).toBeLessThan(0.04);
+  });
+
+  it('chooses more sharply as the user’s evidence grows: κ = 4 up to 20 outcomes, 6 from 40, linear between', () => {
+    expect([0, 20, 30, 40, 64].map(sharpness)).toEqual([4, 4, 5, 6, 6]);
+    // The logged probability of the framing chosen is P^κ / Σ P^κ over the user's beliefs at 'high'.
+    const logged = (s: EngineState, kappa: number) => {
+      const beliefs = inferUser(s, compilePopulation(EMPTY)).beliefs;
+      const first = cellIndex(complexityIndex('high'), DIMENSION_OFFSET.framing);
+      const w = FRAMINGS.map((_, v) => beliefs[first + v]! ** kappa);
+      const d = engine.decide(s, high, OTHERS_PINNED, seededRandom(1), EMPTY);
+      return { actual: d.probabilities.framing, expected: w[FRAMINGS.indexOf(d.choice.framing)]! / w.reduce((a, b) => a + b, 0) };
+    };
+    const early = logged(state, 4);
+    expect(early.actual).toBeCloseTo(early.expected, 5);
+    // 40 outcomes that leave two framings close: the sharper choice shows.
+    const close = withOutcomes(
+      engine.initialState(EMPTY),
+      Array.from({ length: 40 }, (_, i): [DecisionContext, Choice, number] => {
+        const framing = FRAMINGS[i % FRAMINGS.length]!;
+        return [high, choice(framing), framing === 'purpose' ? 0.62 : framing === 'curiosity' ? 0.55 : 0.3];
+      }),
+    );
+    const late = logged(close, 6);
+    expect(late.actual).toBeCloseTo(late.expected, 5);
+    expect(late.actual).toBeGreaterThan(logged(close, 4).expected + 0.01); // 0.997 against 0.980 at κ = 4
   });
 
   it('reports as confidence the product over dimensions of the chosen value’s probability of being the favourite', () => {
@@ -565,8 +590,8 @@ describe('learning', () => {
     // 60 users; tasks alternate at random between two task types. In `differ`, each type has its
     // own best framing (started 80% vs 25% of the time); in `agree`, both types share one. The
     // same users are also served without their task types, as a learner that ignores them would.
-    const shareOver31to40 = (differ: boolean, withTaskTypes: boolean) => {
-      const random = seededRandom(differ ? 17 : 18);
+    const shareOver31to40 = (differ: boolean, withTaskTypes: boolean, seed = differ ? 17 : 18) => {
+      const random = seededRandom(seed);
       let hits = 0;
       for (let user = 0; user < 60; user++) {
         const first = Math.floor(random() * FRAMINGS.length);
@@ -589,9 +614,12 @@ describe('learning', () => {
     const differ = shareOver31to40(true, true); // 0.75
     expect(differ).toBeGreaterThanOrEqual(0.72);
     expect(differ).toBeGreaterThan(shareOver31to40(true, false) + 0.3); // 0.37 without task types
-    const agree = shareOver31to40(false, true); // 0.80
+    // Over 4 × 60 users: one run's share moves by ±0.03 with the seed.
+    const overSeeds = (withTaskTypes: boolean) =>
+      [18, 19, 20, 21].reduce((sum, seed) => sum + shareOver31to40(false, withTaskTypes, seed), 0) / 4;
+    const agree = overSeeds(true); // 0.80
     expect(agree).toBeGreaterThanOrEqual(0.77);
-    expect(agree).toBeGreaterThan(shareOver31to40(false, false) - 0.03); // 0.80 without task types
+    expect(agree).toBeGreaterThan(overSeeds(false) - 0.03); // 0.80 without task types
   });
 
   it('starts a new user from the population prior: what this app’s users liked at that complexity', () => {

@@ -41,7 +41,7 @@ import { computeSummary } from './summary';
  * probability that each value is the user's favourite at the request's complexity (and task
  * type), under a model whose prior is the tenant's population (population-model.ts, favourite.ts)
  * and whose evidence is the user's rewards, each credited to the four dimensions by mean-field
- * inference (inference.ts). A value is chosen with probability ∝ P(favourite)^SHARPNESS; that
+ * inference (inference.ts). A value is chosen with probability ∝ P(favourite)^κ; that
  * probability is logged for offline evaluation; `confidence` is the product over the unpinned
  * dimensions of P(chosen value is the favourite) — the posterior probability that the
  * combination is the user's best in this context. Evidence decays per outcome, and a change
@@ -49,11 +49,26 @@ import { computeSummary } from './summary';
  */
 
 /**
- * Values are chosen with probability ∝ P(favourite)^SHARPNESS: posterior sampling (1) explores
- * too much when one value is likely and the rest share the remainder; 4 was best on the
- * benchmark's tuning seeds.
+ * Values are chosen with probability ∝ P(favourite)^κ: posterior sampling (κ = 1) explores too
+ * much when one value is likely and the rest share the remainder; κ = SHARPNESS was best on the
+ * benchmark's tuning seeds for a user's first outcomes. κ then rises with the user's current
+ * evidence n (the outcomes in the history, which a detected change shortens):
+ *
+ *   κ(n) = SHARPNESS + (LATE_SHARPNESS − SHARPNESS) · clamp((n − SHARPEN_FROM) / (SHARPEN_TO − SHARPEN_FROM), 0, 1)
+ *
+ * so that exploration falls as the user's evidence grows, and returns with a change of
+ * preferences (docs/adr/0009-favourite-model.md, decision 4).
  */
 const SHARPNESS = 4;
+const LATE_SHARPNESS = 6;
+const SHARPEN_FROM = 20;
+const SHARPEN_TO = 40;
+
+/** κ(n) above, for a user with `outcomes` outcomes in their history. */
+export function sharpness(outcomes: number): number {
+  const ramp = Math.min(1, Math.max(0, (outcomes - SHARPEN_FROM) / (SHARPEN_TO - SHARPEN_FROM)));
+  return SHARPNESS + (LATE_SHARPNESS - SHARPNESS) * ramp;
+}
 /**
  * Change detection: a one-sided CUSUM of the standardised shortfall of each reward below its
  * prediction, S ← max(0, S − z − CHANGE_SLACK). When S passes CHANGE_THRESHOLD the user's
@@ -143,6 +158,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const c = complexityIndex(context.complexity);
     const slot = taskSlotOf(state, context.taskType);
     const here = contextIndex(c, slot);
+    const kappa = sharpness(state.history.length);
     const choice = {} as Record<Dimension, string>;
     const probabilities = {} as SelectionProbabilities;
     const explored: Dimension[] = [];
@@ -160,7 +176,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       const first = here * VALUE_COUNT + DIMENSION_OFFSET[dim];
       let total = 0;
       for (let v = 0; v < k; v++) {
-        weights[v] = Math.pow(favourite[first + v]!, SHARPNESS);
+        weights[v] = Math.pow(favourite[first + v]!, kappa);
         total += weights[v]!;
       }
       let u = random() * total;
