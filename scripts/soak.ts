@@ -9,6 +9,7 @@ import { outcomeLedger } from './soak/ledger';
 import { rssMb, treePssMb } from './soak/memory';
 import { minuteRow, otherServerErrors, printReport, type MinuteRow, type SoakResult } from './soak/report';
 import { SoakTraffic } from './soak/traffic';
+import { apiNodeArgs } from '../api/node-flags';
 
 /**
  * `npm run soak`: the built api and two workers on a throwaway Postgres and Redis (appendonly,
@@ -61,7 +62,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const queues = new EventQueues(redis, keysOf(env));
   onCleanup(() => queues.close());
 
-  const api = await startServer('api', [path.join(__dirname, '../api/main.js')], env, '/healthz');
+  const api = await startServer('api', apiNodeArgs(path.join(__dirname, '../api/main.js')), env, '/healthz');
   const startWorker = (slot: number) => startProc(`worker-${slot + 1}`, [path.join(__dirname, '../worker/main.js')], env);
   const workers: Proc[] = [startWorker(0), startWorker(1)];
 

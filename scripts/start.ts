@@ -7,6 +7,7 @@ import { projectRoot } from '../shared/config/dev-env';
 import { createDb, POOL_SIZE } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
 import { hashApiKey } from '../shared/keys/api-key';
+import { apiNodeArgs } from '../api/node-flags';
 import { findCredentialByHash } from '../shared/keys/key.repository';
 import { KeyService } from '../shared/keys/key.service';
 import { demoLogin } from './demo-login';
@@ -136,7 +137,8 @@ async function main(): Promise<void> {
     const { key, login } = await demoCredentials(databaseUrl, secret);
     if (stopping) return;
     for (const role of ['api', 'worker', 'dashboard']) {
-      const child = spawn(process.execPath, [path.join(root, 'dist', role, 'main.js')], { env, stdio: 'inherit' });
+      const main = path.join(root, 'dist', role, 'main.js');
+      const child = spawn(process.execPath, role === 'api' ? apiNodeArgs(main) : [main], { env, stdio: 'inherit' });
       child.on('exit', (code, signal) => {
         if (!stopping) {
           log(`${role} exited (${signal ?? code}); stopping`);

@@ -7,6 +7,7 @@ import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } 
 import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';
 import { childPids } from './memory';
+import { apiNodeArgs } from '../../api/node-flags';
 import { BENCH_SECRET, log, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
 
 /**
@@ -152,7 +153,7 @@ export class LoadRig {
     if (this.api) await stopProc(this.api.proc);
     this.api = await startServer(
       'api',
-      [...this.profArgs, path.join(__dirname, '../../api/main.js')],
+      [...this.profArgs, ...apiNodeArgs(path.join(__dirname, '../../api/main.js'))],
       { ...this.env, API_PROCESSES: String(processes) },
       '/readyz',
     );
