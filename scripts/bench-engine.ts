@@ -45,9 +45,9 @@ function userState(prior: PopulationPrior, random: Random): EngineState {
   let state = engine.initialState(prior);
   for (let i = 0; i < USER_OUTCOMES; i++) {
     const context = { complexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
-    const choice = engine.decide(state, context, {}, random, prior).choice;
+    const choice = engine.decide(state, { context, pins: {}, random }, prior).choice;
     const reward = likesPurpose(choice, random);
-    state = engine.update(state, context, choice, reward, reward > 0.5, prior);
+    state = engine.update(state, { context, choice, reward, started: reward > 0.5 }, prior);
   }
   return state;
 }
@@ -84,15 +84,21 @@ function main() {
   const tenant = { accountId: '1', environment: 'live' as const };
   const user = new KnownUsers(redisKeys('bench'), 'bench-secret').of(tenant, 'user');
   // Warm up the JIT before measuring.
-  medianMicros(2_000, (i) => engine.decide(fresh(), contexts[i % contexts.length]!, {}, random, prior));
+  medianMicros(2_000, (i) => engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior));
   const result = {
     calls,
-    decideMedianMicros: medianMicros(calls, (i) => engine.decide(fresh(), contexts[i % contexts.length]!, {}, random, prior)),
+    decideMedianMicros: medianMicros(calls, (i) =>
+      engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior),
+    ),
     decidePinnedFramingMedianMicros: medianMicros(calls, (i) =>
-      engine.decide(fresh(), contexts[i % contexts.length]!, { framing: 'purpose' }, random, prior),
+      engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: { framing: 'purpose' }, random }, prior),
     ),
     updateMedianMicros: medianMicros(Math.min(calls, 5_000), (i) =>
-      engine.update(fresh(), contexts[i % contexts.length]!, randomChoice(random), random(), true, prior),
+      engine.update(
+        fresh(),
+        { context: contexts[i % contexts.length]!, choice: randomChoice(random), reward: random(), started: true },
+        prior,
+      ),
     ),
     baselineMedianMicros: medianMicros(calls, () => {
       randomChoice(random);
@@ -100,11 +106,11 @@ function main() {
     }),
     requestParsedAnewMedianMicros: medianMicros(calls, (i) => {
       const read = JSON.parse(cachedProfile) as typeof profile;
-      engine.decide(engine.parseState(read.state), contexts[i % contexts.length]!, {}, random, prior);
+      engine.decide(engine.parseState(read.state), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
     }),
     requestParsedStatesMedianMicros: medianMicros(calls, (i) => {
       const read = JSON.parse(cachedProfile) as typeof profile;
-      engine.decide(parsed.get(user, read), contexts[i % contexts.length]!, {}, random, prior);
+      engine.decide(parsed.get(user, read), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
     }),
     historyEntries: state.history.length,
     stateBytes: Buffer.byteLength(serialized),

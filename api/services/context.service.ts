@@ -43,7 +43,7 @@ export class ContextService {
     const context: DecisionContext = {};
     if (request.complexity !== undefined) context.complexity = request.complexity;
     if (request.taskType !== undefined) context.taskType = request.taskType;
-    const decision = this.learner.decide(state, context, profile.pins, seededRandom(randomInt(2 ** 32)), prior);
+    const decision = this.learner.decide(state, { context, pins: profile.pins, random: seededRandom(randomInt(2 ** 32)) }, prior);
     const summary = this.learner.summarize(state);
     const issuedAt = Date.now();
     // Rounded as the requestId carries them, so the log and the outcome learn from the same values.

@@ -142,7 +142,7 @@ export function bayesReferencePolicy(sim: Simulation, model: RewardModel = measu
         confidence: null,
       };
     },
-    update(userId, context, choice, reward) {
+    update(userId, { context, choice, reward }) {
       const row = stateOf(userId)[TASK_COMPLEXITY.indexOf(preferencesAt(sim, context.complexity, context.taskType))]!;
       const served = (DIMENSIONS.framing.values as readonly string[]).indexOf(choice.framing);
       const variance = model.sd * model.sd;

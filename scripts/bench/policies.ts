@@ -24,11 +24,19 @@ export interface PolicyChoice {
   explored?: boolean;
 }
 
+/** What an interaction's outcome tells a policy: where, what was shown, how it went. */
+export interface BenchFeedback {
+  context: BenchContext;
+  choice: Choice;
+  reward: number;
+  started: boolean;
+}
+
 /** The one small interface every benchmarked policy implements. */
 export interface Policy {
   readonly name: string;
   choose(userId: number, context: BenchContext): PolicyChoice;
-  update(userId: number, context: BenchContext, choice: Choice, reward: number, started: boolean): void;
+  update(userId: number, feedback: BenchFeedback): void;
 }
 
 export const valuesOf = (dim: Dimension): readonly string[] => DIMENSIONS[dim].values;
@@ -100,7 +108,7 @@ export function epsilonGreedyPolicy(random: Random, epsilon = 0.2): Policy {
       }
       return { choice: choice as Choice, probability, confidence: null };
     },
-    update(userId, context, choice, reward) {
+    update(userId, { context, choice, reward }) {
       const s = statsOf(userId, context.complexity);
       for (const dim of DIMENSION_NAMES) {
         const i = indexOf(dim, choice[dim]);
@@ -141,7 +149,7 @@ export function pooledThompsonPolicy(random: Random): Policy {
       }
       return { choice: choice as Choice, probability, confidence: probability };
     },
-    update(_userId, context, choice, reward) {
+    update(_userId, { context, choice, reward }) {
       for (const dim of DIMENSION_NAMES) {
         const cell = paramsOf(context.complexity, dim)[indexOf(dim, choice[dim])]!;
         cell.alpha += reward;
@@ -193,7 +201,7 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
   return {
     name: 'engine',
     choose(userId, context) {
-      const decision = learner.decide(stateOf(userId), requestContext(context), {}, random, prior);
+      const decision = learner.decide(stateOf(userId), { context: requestContext(context), pins: {}, random }, prior);
       const p = decision.probabilities;
       logged.set(userId, p);
       return {
@@ -203,10 +211,11 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
         explored: decision.explored.length > 0,
       };
     },
-    update(userId, context, choice, reward, started) {
+    update(userId, { context, choice, reward, started }) {
       const state = stateOf(userId);
-      const after = learner.update(state, requestContext(context), choice, reward, started, prior);
-      learner.observe(delta, prior, state, after, requestContext(context), choice, logged.get(userId)!, reward);
+      const feedback = { context: requestContext(context), choice, probabilities: logged.get(userId)!, reward, started };
+      const after = learner.update(state, feedback, prior);
+      learner.observe(delta, prior, { before: state, after, feedback });
       if (++unmerged >= mergeEvery) {
         prior = learner.mergePrior(prior, delta);
         delta = learner.emptyPrior();

@@ -108,7 +108,7 @@ export function runPolicy(sim: Simulation, policy: Policy): InteractionRecord[][
       const context = { complexity, taskType, interaction };
       const decided = policy.choose(user.index, context);
       const { signals, reward } = simulateOutcome(sim, { user, complexity, interaction, choice: decided.choice, preferences });
-      policy.update(user.index, context, decided.choice, reward, signals.started);
+      policy.update(user.index, { context, choice: decided.choice, reward, started: signals.started });
       records[user.index]!.push(
         interactionRecord({
           user,

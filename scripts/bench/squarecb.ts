@@ -148,7 +148,7 @@ export function squareCBPolicy(random: Random, params: SquareCBParams): Policy {
       }
       return { choice: choice as Choice, probability, confidence: null };
     },
-    update(userId, context, choice, reward) {
+    update(userId, { context, choice, reward }) {
       for (const dim of DIMENSION_NAMES) {
         blocks[dim][valuesOf(dim).indexOf(choice[dim])]!.update(userId, context.complexity, 1 - reward);
       }

@@ -21,11 +21,12 @@ export function trainedTenant(
     let state = engine.initialState(prior);
     for (let i = 0; i < interactions; i++) {
       const context = contextAt(i);
-      const decision = engine.decide(state, context, {}, random, prior);
+      const decision = engine.decide(state, { context, pins: {}, random }, prior);
       const r = reward(decision.choice, random);
-      const after = engine.update(state, context, decision.choice, r, r > 0.5, prior);
+      const feedback = { context, choice: decision.choice, probabilities: decision.probabilities, reward: r, started: r > 0.5 };
+      const after = engine.update(state, feedback, prior);
       const delta = engine.emptyPrior();
-      engine.observe(delta, prior, state, after, context, decision.choice, decision.probabilities, r);
+      engine.observe(delta, prior, { before: state, after, feedback });
       prior = engine.mergePrior(prior, delta);
       state = after;
     }

@@ -39,6 +39,34 @@ export interface ProfileSummary {
   interactionCount: number;
 }
 
+/** What a decision is asked to answer: the request's context, the profile's pins and a random source. */
+export interface DecisionRequest {
+  context: DecisionContext;
+  pins: Pins;
+  random: Random;
+}
+
+/** What an outcome tells the learner about one decision: where, what was shown, how it went. */
+export interface Feedback {
+  context: DecisionContext;
+  choice: Choice;
+  reward: number;
+  /** Whether the user started the task. */
+  started: boolean;
+}
+
+/** Feedback with the probabilities its choice was selected with (as logged with the decision). */
+export interface LoggedFeedback extends Feedback {
+  probabilities: SelectionProbabilities;
+}
+
+/** One user's step of learning, as the population sees it: the state before and after `feedback`. */
+export interface UserStep<State> {
+  before: State;
+  after: State;
+  feedback: LoggedFeedback;
+}
+
 /**
  * The learning engine behind a small interface so it can be replaced and benchmarked.
  * Implementations are pure: no I/O, deterministic given the `random` source; states and
@@ -58,20 +86,11 @@ export interface Learner<State = unknown, Prior = unknown> {
   parseState(raw: unknown, onUnreadable?: (issue: string) => void): State;
   emptyPrior(): Prior;
   parsePrior(raw: unknown): Prior;
-  decide(state: State, context: DecisionContext, pins: Pins, random: Random, prior: Prior): LearnerDecision;
+  decide(state: State, request: DecisionRequest, prior: Prior): LearnerDecision;
   /** The state after one outcome; `prior` is used for the stored summary. */
-  update(state: State, context: DecisionContext, choice: Choice, reward: number, started: boolean, prior: Prior): State;
+  update(state: State, feedback: Feedback, prior: Prior): State;
   /** Adds one outcome to a population delta: the user's state before it and after `update`. */
-  observe(
-    delta: Prior,
-    prior: Prior,
-    before: State,
-    after: State,
-    context: DecisionContext,
-    choice: Choice,
-    probabilities: SelectionProbabilities,
-    reward: number,
-  ): void;
+  observe(delta: Prior, prior: Prior, step: UserStep<State>): void;
   mergePrior(prior: Prior, delta: Prior): Prior;
   summarize(state: State): ProfileSummary;
   /** What the population prior recommends at a complexity, or across complexities without one (the "population best" policy). */

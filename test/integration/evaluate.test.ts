@@ -74,8 +74,9 @@ function learnedPrior(favourite: Choice) {
         [worse, 0],
       ] as const) {
         const before = engine.initialState(prior);
-        const after = engine.update(before, { complexity: 'high' }, choice, reward, reward > 0.5, prior);
-        engine.observe(delta, prior, before, after, { complexity: 'high' }, choice, PINNED, reward);
+        const feedback = { context: { complexity: 'high' as const }, choice, probabilities: PINNED, reward, started: reward > 0.5 };
+        const after = engine.update(before, feedback, prior);
+        engine.observe(delta, prior, { before, after, feedback });
       }
     }
     prior = engine.mergePrior(prior, delta);

@@ -43,11 +43,18 @@ function trainedPrior(): PopulationPrior {
   let prior = engine.emptyPrior();
   const state = engine.initialState(prior);
   for (let i = 0; i < 20; i++) {
-    const decision = engine.decide(state, { complexity: 'low' }, {}, random, prior);
+    const decision = engine.decide(state, { context: { complexity: 'low' }, pins: {}, random }, prior);
     const delta = engine.emptyPrior();
     const reward = random();
-    const after = engine.update(state, { complexity: 'low' }, decision.choice, reward, reward > 0.5, prior);
-    engine.observe(delta, prior, state, after, { complexity: 'low' }, decision.choice, decision.probabilities, reward);
+    const feedback = {
+      context: { complexity: 'low' as const },
+      choice: decision.choice,
+      probabilities: decision.probabilities,
+      reward,
+      started: reward > 0.5,
+    };
+    const after = engine.update(state, feedback, prior);
+    engine.observe(delta, prior, { before: state, after, feedback });
     prior = engine.mergePrior(prior, delta);
   }
   return prior;

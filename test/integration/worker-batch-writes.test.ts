@@ -26,8 +26,8 @@ function learned(outcomes: number, seed: number): unknown {
   const random = seededRandom(seed);
   let state = engine.initialState(prior);
   for (let i = 0; i < outcomes; i++) {
-    const { choice } = engine.decide(state, { complexity: 'low' }, {}, random, prior);
-    state = engine.update(state, { complexity: 'low' }, choice, random(), true, prior);
+    const { choice } = engine.decide(state, { context: { complexity: 'low' }, pins: {}, random }, prior);
+    state = engine.update(state, { context: { complexity: 'low' }, choice, reward: random(), started: true }, prior);
   }
   return JSON.parse(JSON.stringify(state));
 }

@@ -42,8 +42,10 @@ function confounded(prior: PopulationPrior): EngineState {
     complexity: 'chunked',
     encouragement: 'moderate',
   });
-  for (let i = 0; i < 10; i++) state = engine.update(state, MEDIUM, c('micro_steps', 'direct'), 0.1, false, prior);
-  for (let i = 0; i < 10; i++) state = engine.update(state, MEDIUM, c('curiosity', 'warm'), 0.9, true, prior);
+  for (let i = 0; i < 10; i++)
+    state = engine.update(state, { context: MEDIUM, choice: c('micro_steps', 'direct'), reward: 0.1, started: false }, prior);
+  for (let i = 0; i < 10; i++)
+    state = engine.update(state, { context: MEDIUM, choice: c('curiosity', 'warm'), reward: 0.9, started: true }, prior);
   return state;
 }
 
@@ -64,7 +66,7 @@ describe('inferUser', () => {
       raw.s[cell]! += weight * entry[6];
     });
     const naive = new Float64Array(CONTEXT_CELL_COUNT);
-    favouritePosterior(compiled.dimensions[1]!, raw.n, raw.s, 3, naive);
+    favouritePosterior(compiled.dimensions[1]!, { n: raw.n, s: raw.s, contexts: 3 }, naive);
     expect(naive[styleCell('warm')]! - naive[styleCell('direct')]!).toBeGreaterThan(0.6);
     expect(credited).toBeLessThan(0.3);
   });
@@ -83,7 +85,11 @@ describe('inferUser', () => {
     const inference = inferUser(fresh, compiled);
     const expected = new Float64Array(CONTEXT_CELL_COUNT);
     DIMENSION_NAMES.forEach((_, d) =>
-      favouritePosterior(compiled.dimensions[d]!, new Float64Array(CONTEXT_CELL_COUNT), new Float64Array(CONTEXT_CELL_COUNT), 3, expected),
+      favouritePosterior(
+        compiled.dimensions[d]!,
+        { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts: 3 },
+        expected,
+      ),
     );
     expect(Array.from(inference.favourite)).toEqual(Array.from(expected));
   });

@@ -30,10 +30,11 @@ function frozenUser(prior: PopulationPrior, steps: number, seed: number): { stat
   const states = [deepFreeze(engine.initialState(prior))];
   for (let i = 0; i < steps; i++) {
     const before = states[states.length - 1]!;
-    const decision = engine.decide(before, at(i), {}, random, prior);
+    const decision = engine.decide(before, { context: at(i), pins: {}, random }, prior);
     const reward = likesPurpose(decision.choice, random);
-    const after = deepFreeze(engine.update(before, at(i), decision.choice, reward, reward > 0, prior));
-    engine.observe(delta, prior, before, after, at(i), decision.choice, decision.probabilities, reward);
+    const feedback = { context: at(i), choice: decision.choice, probabilities: decision.probabilities, reward, started: reward > 0 };
+    const after = deepFreeze(engine.update(before, feedback, prior));
+    engine.observe(delta, prior, { before, after, feedback });
     states.push(after);
   }
   return { states, delta };
@@ -54,11 +55,11 @@ describe('engine invariants', () => {
     const a = frozenUser(prior, 70, 7).states.at(-1)!;
     const b = frozenUser(prior, 30, 8).states.at(-1)!;
     const context: DecisionContext = { complexity: 'medium', taskType: 'email' };
-    const alone = engine.decide(a, context, {}, seededRandom(1), prior);
-    engine.decide(b, { complexity: 'low' }, {}, seededRandom(2), prior);
-    const afterOther = engine.decide(a, context, {}, seededRandom(1), prior);
+    const alone = engine.decide(a, { context, pins: {}, random: seededRandom(1) }, prior);
+    engine.decide(b, { context: { complexity: 'low' }, pins: {}, random: seededRandom(2) }, prior);
+    const afterOther = engine.decide(a, { context, pins: {}, random: seededRandom(1) }, prior);
     // A copy of the state is a new object: its inference is recomputed, not read from the cache.
-    const recomputed = engine.decide(structuredClone(a), context, {}, seededRandom(1), prior);
+    const recomputed = engine.decide(structuredClone(a), { context, pins: {}, random: seededRandom(1) }, prior);
     for (const decision of [afterOther, recomputed]) {
       expect(decision.choice).toEqual(alone.choice);
       expect(decision.probabilities).toEqual(alone.probabilities);
@@ -75,15 +76,16 @@ describe('exploration', () => {
     const random = seededRandom(11);
     let state = engine.initialState(prior);
     const exploredShare = (s: EngineState) =>
-      Array.from({ length: 200 }, (_, seed) => engine.decide(s, medium, {}, seededRandom(seed), prior)).filter((d) => d.explored.length > 0)
-        .length / 200;
+      Array.from({ length: 200 }, (_, seed) => engine.decide(s, { context: medium, pins: {}, random: seededRandom(seed) }, prior)).filter(
+        (d) => d.explored.length > 0,
+      ).length / 200;
     const early = exploredShare(state);
     for (let i = 0; i < 60; i++) {
-      const decision = engine.decide(state, medium, {}, random, prior);
+      const decision = engine.decide(state, { context: medium, pins: {}, random }, prior);
       // Each dimension's favourite adds 0.2 to the reward: the outcomes are clear.
       const matches = (Object.keys(favourite) as Array<keyof Choice>).filter((dim) => decision.choice[dim] === favourite[dim]).length;
       const reward = 0.2 + 0.2 * matches;
-      state = engine.update(state, medium, decision.choice, reward, matches >= 2, prior);
+      state = engine.update(state, { context: medium, choice: decision.choice, reward, started: matches >= 2 }, prior);
     }
     expect(early).toBe(0); // a new user of a new tenant: every value ties, nothing is exploration
     expect(engine.summarize(state).best).toEqual(favourite);

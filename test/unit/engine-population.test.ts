@@ -323,7 +323,7 @@ describe('compilePopulation', () => {
     for (let c = 0; c < COMPLEXITY_COUNT; c++) popBest[cellIndex(c, framing.offset)] = 1;
     const out = new Float64Array(CONTEXT_CELL_COUNT);
     const none = new Float64Array(CONTEXT_CELL_COUNT);
-    favouritePosterior({ ...framing, popBest }, none, none, COMPLEXITY_COUNT, out);
+    favouritePosterior({ ...framing, popBest }, { n: none, s: none, contexts: COMPLEXITY_COUNT }, out);
     for (let c = 0; c < COMPLEXITY_COUNT; c++) expect(out[c * VALUE_COUNT + framing.offset]).toBeCloseTo(0.96, 6);
   });
 
@@ -362,10 +362,10 @@ describe('compilePopulation', () => {
       let hits = 0;
       for (let i = 0; i < 30; i++) {
         const context = { complexity: TASK_COMPLEXITY[i % 3]! };
-        const { choice } = engine.decide(state, context, {}, random, prior);
+        const { choice } = engine.decide(state, { context, pins: {}, random }, prior);
         const reward = choice.framing === 'curiosity' ? 0.8 : 0.2 * random();
         if (i >= 20 && choice.framing === 'curiosity') hits++;
-        state = engine.update(state, context, choice, reward, reward > 0.5, prior);
+        state = engine.update(state, { context, choice, reward, started: reward > 0.5 }, prior);
       }
       expect(hits).toBeGreaterThanOrEqual(8);
     }

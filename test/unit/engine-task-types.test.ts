@@ -83,9 +83,11 @@ describe('userPosterior (task types neutral or not)', () => {
     const s = n.map((count) => count * random());
     const favourite = new Float64Array(CONTEXT_CELL_COUNT);
     const follower = new Float64Array(D);
-    expect(userPosterior(prior, n, s, COMPLEXITY_COUNT, favourite, follower)).toBe(0);
+    expect(userPosterior(prior, { n, s, contexts: COMPLEXITY_COUNT }, { favourite, follower })).toBe(0);
     const expected = new Float64Array(CONTEXT_CELL_COUNT);
-    prior.dimensions.forEach((model, d) => expect(follower[d]).toBe(favouritePosterior(model, n, s, COMPLEXITY_COUNT, expected)));
+    prior.dimensions.forEach((model, d) =>
+      expect(follower[d]).toBe(favouritePosterior(model, { n, s, contexts: COMPLEXITY_COUNT }, expected)),
+    );
     expect(favourite).toEqual(expected);
   });
 
@@ -110,7 +112,7 @@ describe('userPosterior (task types neutral or not)', () => {
       const typed = bruteForce(framing, n, s, CONTEXTS);
       const favourite = new Float64Array(CONTEXT_CELL_COUNT);
       const follower = new Float64Array(D);
-      const logBayes = userPosterior(prior, n, s, CONTEXTS, favourite, follower);
+      const logBayes = userPosterior(prior, { n, s, contexts: CONTEXTS }, { favourite, follower });
       expect(logBayes).toBeCloseTo(neutral.logEvidence - typed.logEvidence, 9);
       const share = logistic(prior.typeNeutralLogit);
       const p = 1 / (1 + ((1 - share) / share) * Math.exp(-logBayes));
@@ -138,9 +140,9 @@ describe('userPosterior (task types neutral or not)', () => {
     const favourite = new Float64Array(CONTEXT_CELL_COUNT);
     const follower = new Float64Array(D);
     const agree = evidence(2);
-    expect(userPosterior(prior, agree.n, agree.s, CONTEXTS, favourite, follower)).toBeGreaterThan(0);
+    expect(userPosterior(prior, { n: agree.n, s: agree.s, contexts: CONTEXTS }, { favourite, follower })).toBeGreaterThan(0);
     const differ = evidence(4);
-    expect(userPosterior(prior, differ.n, differ.s, CONTEXTS, favourite, follower)).toBeLessThan(-5);
+    expect(userPosterior(prior, { n: differ.n, s: differ.s, contexts: CONTEXTS }, { favourite, follower })).toBeLessThan(-5);
     expect(favourite[(1 + COMPLEXITY_COUNT) * VALUE_COUNT + FRAMING + 4]).toBeGreaterThan(0.9);
     expect(favourite[1 * VALUE_COUNT + FRAMING + 2]).toBeGreaterThan(0.9);
   });

@@ -24,7 +24,7 @@ const framingCell = (context: number, framing: Choice['framing']) =>
   context * VALUE_COUNT + DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing);
 
 function withOutcomes(state: EngineState, items: Array<[DecisionContext, Choice, number]>, prior = EMPTY): EngineState {
-  return items.reduce((s, [context, c, reward]) => engine.update(s, context, c, reward, reward > 0.5, prior), state);
+  return items.reduce((s, [context, c, reward]) => engine.update(s, { context, choice: c, reward, started: reward > 0.5 }, prior), state);
 }
 
 /** A user driven by the engine without ever sending a complexity. */
@@ -33,9 +33,13 @@ function run(steps: number, reward: (c: Choice) => number, seed: number) {
   let state = engine.initialState(EMPTY);
   const framings: string[] = [];
   for (let i = 0; i < steps; i++) {
-    const decision = engine.decide(state, UNKNOWN, {}, random, EMPTY);
+    const decision = engine.decide(state, { context: UNKNOWN, pins: {}, random }, EMPTY);
     framings.push(decision.choice.framing);
-    state = engine.update(state, UNKNOWN, decision.choice, reward(decision.choice), reward(decision.choice) > 0.5, EMPTY);
+    state = engine.update(
+      state,
+      { context: UNKNOWN, choice: decision.choice, reward: reward(decision.choice), started: reward(decision.choice) > 0.5 },
+      EMPTY,
+    );
   }
   return { state, framings };
 }
@@ -72,7 +76,7 @@ describe('engine.decide without complexity', () => {
       expect(inference.beliefs[framingCell(contextIndex(UNKNOWN_COMPLEXITY, 0), framing)]).toBeCloseTo(mixed, 12);
     }
     // Its confidence for a lone framing is that mixed probability.
-    const decision = engine.decide(state, UNKNOWN, OTHERS_PINNED, seededRandom(1), EMPTY);
+    const decision = engine.decide(state, { context: UNKNOWN, pins: OTHERS_PINNED, random: seededRandom(1) }, EMPTY);
     const p = inference.beliefs[framingCell(contextIndex(UNKNOWN_COMPLEXITY, 0), decision.choice.framing)]!;
     expect(decision.confidence).toBeCloseTo(p, 12);
   });
@@ -84,13 +88,15 @@ describe('engine.decide without complexity', () => {
         i % 2 ? [{ complexity: 'low' }, choice('challenge'), 0.9] : [{ complexity: 'low' }, choice(FRAMINGS[i % 5]!), 0.1],
       ),
     );
-    const picks = Array.from({ length: 200 }, (_, seed) => engine.decide(state, UNKNOWN, OTHERS_PINNED, seededRandom(seed), EMPTY));
+    const picks = Array.from({ length: 200 }, (_, seed) =>
+      engine.decide(state, { context: UNKNOWN, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
+    );
     expect(picks.filter((d) => d.choice.framing === 'challenge').length).toBeGreaterThanOrEqual(150);
   });
 
   it('returns valid values, probabilities and confidence for a new user and a task type', () => {
     for (const context of [UNKNOWN, { taskType: 'email' }]) {
-      const d = engine.decide(engine.initialState(EMPTY), context, {}, seededRandom(3), EMPTY);
+      const d = engine.decide(engine.initialState(EMPTY), { context, pins: {}, random: seededRandom(3) }, EMPTY);
       for (const dim of DIMENSION_NAMES) expect(d.probabilities[dim]).toBeGreaterThan(0);
       expect(d.confidence).toBeGreaterThanOrEqual(0);
       expect(d.confidence).toBeLessThanOrEqual(1);
@@ -103,10 +109,14 @@ describe('engine.decide without complexity', () => {
       [{ complexity: 'low' }, choice('purpose'), 0.8],
     ]);
     const allPinned: Pins = { framing: 'purpose', ...OTHERS_PINNED };
-    expect(engine.decide(state, UNKNOWN, allPinned, seededRandom(1), EMPTY).rationale).toContain(
+    expect(engine.decide(state, { context: UNKNOWN, pins: allPinned, random: seededRandom(1) }, EMPTY).rationale).toContain(
       "No complexity was given, so all of this user's outcomes count: tasks framed as purpose were started in 2 of this user's 2 recent cases",
     );
-    const cold = engine.decide(engine.initialState(EMPTY), UNKNOWN, OTHERS_PINNED, seededRandom(1), EMPTY).rationale;
+    const cold = engine.decide(
+      engine.initialState(EMPTY),
+      { context: UNKNOWN, pins: OTHERS_PINNED, random: seededRandom(1) },
+      EMPTY,
+    ).rationale;
     expect(cold).toContain('No outcomes from this user or this app');
     expect(cold).not.toContain('undefined');
   });
@@ -138,7 +148,8 @@ describe('engine.update without complexity', () => {
 
   it('folds outcomes leaving the history into the older sums by the shares', () => {
     let state = engine.initialState(EMPTY);
-    for (let i = 0; i <= HISTORY_LENGTH; i++) state = engine.update(state, UNKNOWN, choice('purpose'), 0.7, true, EMPTY);
+    for (let i = 0; i <= HISTORY_LENGTH; i++)
+      state = engine.update(state, { context: UNKNOWN, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
     const weight = DECAY ** HISTORY_LENGTH;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       const cell = cellIndex(c, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
@@ -153,7 +164,7 @@ describe('engine.update without complexity', () => {
     expect(engine.summarize(state).best.framing).toBe('curiosity');
     // What it learned also serves the known complexities.
     const picks = Array.from({ length: 100 }, (_, seed) =>
-      engine.decide(state, { complexity: 'high' }, OTHERS_PINNED, seededRandom(seed), EMPTY),
+      engine.decide(state, { context: { complexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
     );
     expect(picks.filter((d) => d.choice.framing === 'curiosity').length).toBeGreaterThanOrEqual(75);
   });
@@ -162,10 +173,11 @@ describe('engine.update without complexity', () => {
 describe('the population and outcomes without complexity', () => {
   it('spreads one outcome over the complexities by the user’s shares', () => {
     const before = withOutcomes(engine.initialState(EMPTY), [[{ complexity: 'low' }, choice('purpose'), 0.8]]);
-    const decision = engine.decide(before, UNKNOWN, {}, seededRandom(2), EMPTY);
-    const after = engine.update(before, UNKNOWN, decision.choice, 0.8, true, EMPTY);
+    const decision = engine.decide(before, { context: UNKNOWN, pins: {}, random: seededRandom(2) }, EMPTY);
+    const feedback = { context: UNKNOWN, choice: decision.choice, probabilities: decision.probabilities, reward: 0.8, started: true };
+    const after = engine.update(before, feedback, EMPTY);
     const delta = engine.emptyPrior();
-    engine.observe(delta, EMPTY, before, after, UNKNOWN, decision.choice, decision.probabilities, 0.8);
+    engine.observe(delta, EMPTY, { before, after, feedback });
     const shares = complexityShares(before);
     expect(delta.outcomeCount).toBe(1);
     TASK_COMPLEXITY.forEach((_, c) => {

@@ -32,7 +32,7 @@ const olderWeight = (state: EngineState) => state.older.n.reduce((s, x) => s + x
 
 /** Applies outcomes of fixed choices through engine.update. */
 function withOutcomes(state: EngineState, items: Array<[DecisionContext, Choice, number]>, prior = EMPTY): EngineState {
-  return items.reduce((s, [context, c, reward]) => engine.update(s, context, c, reward, reward > 0.5, prior), state);
+  return items.reduce((s, [context, c, reward]) => engine.update(s, { context, choice: c, reward, started: reward > 0.5 }, prior), state);
 }
 
 /** A simulated user driven by the engine: decide, reward, update. Returns the state and the framings chosen. */
@@ -47,10 +47,10 @@ function run(
   let state = engine.initialState(prior);
   const framings: string[] = [];
   for (let i = 0; i < steps; i++) {
-    const decision = engine.decide(state, context(i), {}, random, prior);
+    const decision = engine.decide(state, { context: context(i), pins: {}, random }, prior);
     framings.push(decision.choice.framing);
     const r = reward(decision.choice, i);
-    state = engine.update(state, context(i), decision.choice, r, r > 0.5, prior);
+    state = engine.update(state, { context: context(i), choice: decision.choice, reward: r, started: r > 0.5 }, prior);
   }
   return { state, framings };
 }
@@ -92,13 +92,15 @@ describe('engine.decide', () => {
   it('is deterministic given the seed; different seeds can choose differently', () => {
     for (const context of [high, { complexity: 'low' as const, taskType: 'email' }]) {
       for (const pins of [{}, { style: 'warm' as const }]) {
-        const a = engine.decide(state, context, pins, seededRandom(42), EMPTY);
-        const b = engine.decide(structuredClone(state), context, pins, seededRandom(42), EMPTY);
+        const a = engine.decide(state, { context, pins, random: seededRandom(42) }, EMPTY);
+        const b = engine.decide(structuredClone(state), { context, pins, random: seededRandom(42) }, EMPTY);
         expect(b).toEqual(a);
       }
     }
     const choices = new Set(
-      Array.from({ length: 40 }, (_, seed) => JSON.stringify(engine.decide(state, high, {}, seededRandom(seed), EMPTY).choice)),
+      Array.from({ length: 40 }, (_, seed) =>
+        JSON.stringify(engine.decide(state, { context: high, pins: {}, random: seededRandom(seed) }, EMPTY).choice),
+      ),
     );
     expect(choices.size).toBeGreaterThan(1);
   });
@@ -106,7 +108,7 @@ describe('engine.decide', () => {
   it('returns values of each dimension’s set, probabilities in (0, 1] and confidence in [0, 1]', () => {
     for (const s of [engine.initialState(EMPTY), state]) {
       for (let seed = 0; seed < 30; seed++) {
-        const d = engine.decide(s, { complexity: TASK_COMPLEXITY[seed % 3]! }, {}, seededRandom(seed), EMPTY);
+        const d = engine.decide(s, { context: { complexity: TASK_COMPLEXITY[seed % 3]! }, pins: {}, random: seededRandom(seed) }, EMPTY);
         for (const dim of DIMENSION_NAMES) {
           expect(DIMENSIONS[dim].values).toContain(d.choice[dim]);
           expect(d.probabilities[dim]).toBeGreaterThan(0);
@@ -122,7 +124,7 @@ describe('engine.decide', () => {
   it('returns pinned values with probability 1, never explored, and says they are pinned', () => {
     const pins: Pins = { framing: 'challenge', encouragement: 'minimal' };
     for (let seed = 0; seed < 40; seed++) {
-      const d = engine.decide(state, high, pins, seededRandom(seed), EMPTY);
+      const d = engine.decide(state, { context: high, pins, random: seededRandom(seed) }, EMPTY);
       expect(d.choice.framing).toBe('challenge');
       expect(d.choice.encouragement).toBe('minimal');
       expect(d.probabilities.framing).toBe(1);
@@ -131,7 +133,7 @@ describe('engine.decide', () => {
       expect(d.explored).not.toContain('encouragement');
       expect(d.rationale).toContain('Framing (challenge), encouragement (minimal) are pinned by the app');
     }
-    const all = engine.decide(state, high, { ...OTHERS_PINNED, framing: 'purpose' }, seededRandom(1), EMPTY);
+    const all = engine.decide(state, { context: high, pins: { ...OTHERS_PINNED, framing: 'purpose' }, random: seededRandom(1) }, EMPTY);
     expect(all.confidence).toBe(1);
     expect(all.explored).toEqual([]);
     expect(all.rationale).toMatch(/^Every dimension is pinned by the app/);
@@ -145,7 +147,7 @@ describe('engine.decide', () => {
       explored[dim] = new Set();
     }
     for (let seed = 0; seed < 300; seed++) {
-      const d = engine.decide(state, high, {}, seededRandom(seed), EMPTY);
+      const d = engine.decide(state, { context: high, pins: {}, random: seededRandom(seed) }, EMPTY);
       for (const dim of DIMENSION_NAMES) (d.explored.includes(dim) ? explored : best)[dim].add(d.choice[dim]);
     }
     for (const dim of DIMENSION_NAMES) {
@@ -162,7 +164,7 @@ describe('engine.decide', () => {
     const logged = new Map<string, number>();
     const draws = 1200;
     for (let seed = 0; seed < draws; seed++) {
-      const d = engine.decide(state, high, OTHERS_PINNED, seededRandom(seed * 7919 + 1), EMPTY);
+      const d = engine.decide(state, { context: high, pins: OTHERS_PINNED, random: seededRandom(seed * 7919 + 1) }, EMPTY);
       counts.set(d.choice.framing, (counts.get(d.choice.framing) ?? 0) + 1);
       if (logged.has(d.choice.framing)) expect(d.probabilities.framing).toBe(logged.get(d.choice.framing));
       logged.set(d.choice.framing, d.probabilities.framing);
@@ -178,7 +180,7 @@ describe('engine.decide', () => {
       const beliefs = inferUser(s, compilePopulation(EMPTY)).beliefs;
       const first = cellIndex(complexityIndex('high'), DIMENSION_OFFSET.framing);
       const w = FRAMINGS.map((_, v) => beliefs[first + v]! ** kappa);
-      const d = engine.decide(s, high, OTHERS_PINNED, seededRandom(1), EMPTY);
+      const d = engine.decide(s, { context: high, pins: OTHERS_PINNED, random: seededRandom(1) }, EMPTY);
       return { actual: d.probabilities.framing, expected: w[FRAMINGS.indexOf(d.choice.framing)]! / w.reduce((a, b) => a + b, 0) };
     };
     const early = logged(state, 4);
@@ -198,12 +200,12 @@ describe('engine.decide', () => {
 
   it('reports as confidence the product over dimensions of the chosen value’s probability of being the favourite', () => {
     for (const seed of [3, 4, 5]) {
-      const d = engine.decide(state, high, {}, seededRandom(seed), EMPTY);
+      const d = engine.decide(state, { context: high, pins: {}, random: seededRandom(seed) }, EMPTY);
       // With the other dimensions pinned, the confidence is that of one dimension alone (pins do not change beliefs).
       const perDimension = DIMENSION_NAMES.map((dim) => {
         const pins = Object.fromEntries(DIMENSION_NAMES.filter((other) => other !== dim).map((other) => [other, d.choice[other]])) as Pins;
         for (let s = 0; s < 500; s++) {
-          const single = engine.decide(state, high, pins, seededRandom(s), EMPTY);
+          const single = engine.decide(state, { context: high, pins, random: seededRandom(s) }, EMPTY);
           if (single.choice[dim] === d.choice[dim]) return single.confidence;
         }
         throw new Error(`no seed chose ${d.choice[dim]}`);
@@ -218,7 +220,7 @@ describe('engine.decide', () => {
 
   it('at cold start with no population gives every framing the same chance, and confidence 1/5 for a lone framing', () => {
     const fresh = engine.initialState(EMPTY);
-    const d = engine.decide(fresh, high, OTHERS_PINNED, seededRandom(9), EMPTY);
+    const d = engine.decide(fresh, { context: high, pins: OTHERS_PINNED, random: seededRandom(9) }, EMPTY);
     expect(d.probabilities.framing).toBeCloseTo(1 / FRAMINGS.length, 6);
     expect(d.confidence).toBeCloseTo(1 / FRAMINGS.length, 6);
     expect(d.explored).toEqual([]);
@@ -228,7 +230,7 @@ describe('engine.decide', () => {
   it('does not call a tie exploring: a new tenant’s new user has every value equally likely, so nothing is off the best', () => {
     const fresh = engine.initialState(EMPTY);
     for (let seed = 0; seed < 50; seed++) {
-      const d = engine.decide(fresh, high, {}, seededRandom(seed), EMPTY);
+      const d = engine.decide(fresh, { context: high, pins: {}, random: seededRandom(seed) }, EMPTY);
       expect(d.explored).toEqual([]);
       expect(d.rationale).not.toMatch(/explor/i);
     }
@@ -245,7 +247,7 @@ describe('engine.decide', () => {
     );
     const fresh = engine.initialState(prior);
     const decisions = Array.from({ length: 20 }, (_, seed) =>
-      engine.decide(fresh, { complexity: 'medium' }, OTHERS_PINNED, seededRandom(seed), prior),
+      engine.decide(fresh, { context: { complexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, prior),
     );
     const shownBefore = compilePopulation(prior).support;
     const untried = decisions.find((d) => shownBefore[cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(d.choice.framing))] === 0)!;
@@ -261,7 +263,11 @@ describe('engine.update', () => {
   it('appends the outcome to the history and counts it, without changing the input state', () => {
     const before = withOutcomes(engine.initialState(EMPTY), [[medium, choice('purpose'), 0.7]]);
     const copy = structuredClone(before);
-    const after = engine.update(before, { complexity: 'low' }, choice('challenge', { style: 'direct' }), 0.41234567, true, EMPTY);
+    const after = engine.update(
+      before,
+      { context: { complexity: 'low' }, choice: choice('challenge', { style: 'direct' }), reward: 0.41234567, started: true },
+      EMPTY,
+    );
     expect(before).toEqual(copy);
     expect(after.outcomes).toBe(2);
     expect(after.history).toHaveLength(2);
@@ -272,17 +278,18 @@ describe('engine.update', () => {
 
   it(`keeps the latest ${HISTORY_LENGTH} outcomes one by one and folds older ones into decayed sums`, () => {
     let state = engine.initialState(EMPTY);
-    for (let i = 0; i < HISTORY_LENGTH; i++) state = engine.update(state, medium, choice('purpose'), 0.7, true, EMPTY);
+    for (let i = 0; i < HISTORY_LENGTH; i++)
+      state = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
     expect(state.history).toHaveLength(HISTORY_LENGTH);
     expect(olderWeight(state)).toBe(0);
-    state = engine.update(state, medium, choice('purpose'), 0.7, true, EMPTY);
+    state = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
     expect(state.history).toHaveLength(HISTORY_LENGTH);
     const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
     expect(state.older.n[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
     expect(state.older.r[cell]).toBeCloseTo(0.7 * DECAY ** HISTORY_LENGTH, 4);
     expect(state.older.st[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
     expect(olderWeight(state)).toBeCloseTo(DIMENSION_NAMES.length * DECAY ** HISTORY_LENGTH, 3);
-    const next = engine.update(state, medium, choice('purpose'), 0.7, true, EMPTY);
+    const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
     expect(next.older.n[cell]).toBeCloseTo(DECAY ** (HISTORY_LENGTH + 1) + DECAY ** HISTORY_LENGTH, 4);
   });
 
@@ -299,7 +306,7 @@ describe('engine.update', () => {
     ]);
     expect(state.taskTypes).toEqual(['a', 'b', 'c']);
     expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 2, 3, 3]);
-    state = engine.update(state, typed('d'), choice('micro_steps'), 0.6, true, EMPTY);
+    state = engine.update(state, { context: typed('d'), choice: choice('micro_steps'), reward: 0.6, started: true }, EMPTY);
     expect(state.taskTypes).toHaveLength(MAX_TASK_TYPES);
     expect(state.taskTypes).toEqual(['a', 'd', 'c']); // b had the least evidence
     expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
@@ -308,10 +315,12 @@ describe('engine.update', () => {
   it('refuses a choice with a value outside its set instead of recording another value', () => {
     const state = engine.initialState(EMPTY);
     const bogus = { ...choice('purpose'), style: 'shouty' } as unknown as Choice;
-    expect(() => engine.update(state, medium, bogus, 0.5, true, EMPTY)).toThrow('engine: shouty is not a style value');
-    expect(() => engine.decide(state, medium, { framing: 'bogus' } as unknown as Pins, seededRandom(1), EMPTY)).toThrow(
-      'engine: bogus is not a framing value',
+    expect(() => engine.update(state, { context: medium, choice: bogus, reward: 0.5, started: true }, EMPTY)).toThrow(
+      'engine: shouty is not a style value',
     );
+    expect(() =>
+      engine.decide(state, { context: medium, pins: { framing: 'bogus' } as unknown as Pins, random: seededRandom(1) }, EMPTY),
+    ).toThrow('engine: bogus is not a framing value');
   });
 
   it('takes an empty task type for none: the state stays valid and keeps what it learned', () => {
@@ -337,7 +346,11 @@ describe('engine.update', () => {
         encouragement: pick(DIMENSIONS.encouragement.values),
       };
       const taskType = `${i % 10}`.padEnd(100, 'x'); // the longest task type names allowed
-      state = engine.update(state, { complexity: TASK_COMPLEXITY[i % 3]!, taskType }, c, random(), random() < 0.5, EMPTY);
+      state = engine.update(
+        state,
+        { context: { complexity: TASK_COMPLEXITY[i % 3]!, taskType }, choice: c, reward: random(), started: random() < 0.5 },
+        EMPTY,
+      );
     }
     expect(state.outcomes).toBe(500);
     expect(state.taskTypes).toHaveLength(MAX_TASK_TYPES);
@@ -357,7 +370,7 @@ describe('change detection', () => {
   it('never fires while rewards keep to what the user had', () => {
     let state = steady(0.8);
     for (let i = 0; i < 40; i++) {
-      const next = engine.update(state, medium, choice('purpose'), 0.8, true, EMPTY);
+      const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
       expect(next.history.length).toBe(Math.min(HISTORY_LENGTH, state.history.length + 1));
       state = next;
     }
@@ -369,7 +382,7 @@ describe('change detection', () => {
     let state = steady(0.9, 30);
     let fired = 0;
     for (let i = 0; i < 12 && fired === 0; i++) {
-      const next = engine.update(state, medium, choice('purpose'), 0, false, EMPTY);
+      const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0, started: false }, EMPTY);
       if (next.history.length === state.history.length + 1) {
         expect(next.shortfall).toBeGreaterThan(state.shortfall);
         expect(next.excursion).toBe(state.excursion + 1);
@@ -472,7 +485,7 @@ describe('engine.parseState', () => {
     expect(read).not.toBe(stored);
     expect(engine.parseState(stored)).toBe(read);
     expect(engine.parseState(read)).toBe(read);
-    const next = engine.update(read, { complexity: 'high' }, choice('purpose'), 0.8, true, EMPTY);
+    const next = engine.update(read, { context: { complexity: 'high' }, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
     expect(engine.parseState(next)).toBe(next);
     expect(engine.parseState(engine.initialState(EMPTY))).toEqual(engine.initialState(EMPTY));
     // An unreadable state is reported at every read, not remembered.
@@ -565,7 +578,7 @@ describe('learning', () => {
       3,
     );
     const picks = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(state, { complexity: 'high' }, OTHERS_PINNED, seededRandom(seed), EMPTY),
+      engine.decide(state, { context: { complexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
     );
     expect(picks.filter((d) => d.choice.framing === 'challenge').length).toBeGreaterThanOrEqual(150);
     expect(picks[0]!.rationale).toContain('at other complexities');
@@ -582,7 +595,7 @@ describe('learning', () => {
     expect(framings.slice(30, 40).filter((f) => f === 'purpose').length).toBeGreaterThanOrEqual(8); // it had learned purpose
     expect(framings.slice(-10).filter((f) => f === 'challenge').length).toBeGreaterThanOrEqual(8);
     expect(engine.summarize(state).best.framing).toBe('challenge');
-    const d = engine.decide(state, medium, OTHERS_PINNED, seededRandom(0), EMPTY);
+    const d = engine.decide(state, { context: medium, pins: OTHERS_PINNED, random: seededRandom(0) }, EMPTY);
     expect(d.rationale).toContain('challenge');
   });
 
@@ -601,12 +614,12 @@ describe('learning', () => {
         for (let i = 0; i < 40; i++) {
           const taskType = random() < 0.5 ? 'writing' : 'coding';
           const context: DecisionContext = withTaskTypes ? { complexity: 'medium', taskType } : { complexity: 'medium' };
-          const decision = engine.decide(state, context, OTHERS_PINNED, random, EMPTY);
+          const decision = engine.decide(state, { context, pins: OTHERS_PINNED, random }, EMPTY);
           const right = decision.choice.framing === best[taskType];
           if (i >= 30 && right) hits++;
           const started = random() < (right ? 0.8 : 0.25);
           const reward = started ? 0.7 + 0.3 * random() : 0.05 * random();
-          state = engine.update(state, context, decision.choice, reward, started, EMPTY);
+          state = engine.update(state, { context, choice: decision.choice, reward, started }, EMPTY);
         }
       }
       return hits / 600;
@@ -628,7 +641,7 @@ describe('learning', () => {
     expect(engine.summarize(fresh)).toMatchObject({ phase: 'cold_start', interactionCount: 0 });
     expect(engine.summarize(fresh).best.framing).toBe('purpose');
     const decisions = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(fresh, { complexity: 'medium' }, {}, seededRandom(seed), prior),
+      engine.decide(fresh, { context: { complexity: 'medium' }, pins: {}, random: seededRandom(seed) }, prior),
     );
     expect(decisions.filter((d) => d.choice.framing === 'purpose').length).toBeGreaterThanOrEqual(180);
     const purpose = decisions.find((d) => d.choice.framing === 'purpose')!;
@@ -636,7 +649,7 @@ describe('learning', () => {
     expect(purpose.rationale).toContain('purpose');
     // Without the prior, the same user has no reason to prefer purpose.
     const uninformed = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(engine.initialState(EMPTY), { complexity: 'medium' }, {}, seededRandom(seed), EMPTY),
+      engine.decide(engine.initialState(EMPTY), { context: { complexity: 'medium' }, pins: {}, random: seededRandom(seed) }, EMPTY),
     );
     expect(uninformed.filter((d) => d.choice.framing === 'purpose').length).toBeLessThan(80);
   });
@@ -664,10 +677,11 @@ describe('a new user’s first outcome', () => {
   );
   const medium: DecisionContext = { complexity: 'medium' };
   const purposeShare = (state: EngineState) =>
-    Array.from({ length: 400 }, (_, seed) => engine.decide(state, medium, {}, seededRandom(seed), prior)).filter(
+    Array.from({ length: 400 }, (_, seed) => engine.decide(state, { context: medium, pins: {}, random: seededRandom(seed) }, prior)).filter(
       (d) => d.choice.framing === 'purpose',
     ).length / 400;
-  const failure = (state: EngineState) => engine.update(state, medium, choice('purpose'), 0, false, prior);
+  const failure = (state: EngineState) =>
+    engine.update(state, { context: medium, choice: choice('purpose'), reward: 0, started: false }, prior);
 
   it(`counts FIRST_OUTCOME_WEIGHT (${FIRST_OUTCOME_WEIGHT}) while it is the only one, and in full once a second arrives`, () => {
     const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
@@ -714,14 +728,16 @@ describe('calibration', () => {
         const reward = framing.mid[c]! + (a === favourite[c] ? 0.5 : -0.5) * framing.step + noise * standardNormal(world);
         state = engine.update(
           state,
-          { complexity: TASK_COMPLEXITY[c]! },
-          choice(FRAMINGS[a]!),
-          Math.min(1, Math.max(0, reward)),
-          reward > 0.5,
+          {
+            context: { complexity: TASK_COMPLEXITY[c]! },
+            choice: choice(FRAMINGS[a]!),
+            reward: Math.min(1, Math.max(0, reward)),
+            started: reward > 0.5,
+          },
           EMPTY,
         );
       }
-      const d = engine.decide(state, { complexity: 'medium' }, OTHERS_PINNED, seededRandom(u), EMPTY);
+      const d = engine.decide(state, { context: { complexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(u) }, EMPTY);
       records.push([score(d), FRAMINGS.indexOf(d.choice.framing) === favourite[1] ? 1 : 0]);
     }
     return records;

@@ -30,8 +30,10 @@ function applyUserOutcomes(
   let count = profile.interactionCount;
   let shown = shownProfile(profile.pins, learner.summarize(state), count);
   for (const { job, decision, reward } of outcomes) {
-    const next = learner.update(state, decision.context, decision.choice, reward, job.signals.started, prior);
-    learner.observe(delta, prior, state, next, decision.context, decision.choice, decision.probabilities, reward);
+    const { context, choice, probabilities } = decision;
+    const feedback = { context, choice, probabilities, reward, started: job.signals.started };
+    const next = learner.update(state, feedback, prior);
+    learner.observe(delta, prior, { before: state, after: next, feedback });
     state = next;
     count += 1;
     const after = shownProfile(profile.pins, learner.summarize(state), count);

@@ -1,6 +1,5 @@
-import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type Pins } from '../arms';
+import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension } from '../arms';
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
-import type { Random } from '../random';
 import { buildRationale, type ValueEvidence } from '../rationale';
 import { mixedMeans, spreadOf } from './complexity-shares';
 import { entrySlot, inferUser } from './inference';
@@ -151,7 +150,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   emptyPrior: emptyPopulation,
   parsePrior: parsePopulation,
 
-  decide(state, context, pins: Pins, random: Random, population): LearnerDecision {
+  decide(state, { context, pins, random }, population): LearnerDecision {
     const prior = compilePopulation(population);
     // Beliefs in every context, an unknown complexity's included.
     const favourite = inferUser(state, prior).beliefs;
@@ -204,7 +203,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     };
   },
 
-  update(state, context, choice, reward, started, population) {
+  update(state, { context, choice, reward, started }, population) {
     const prior = compilePopulation(population);
     const inference = inferUser(state, prior);
     const c = complexityIndex(context.complexity);
@@ -245,7 +244,8 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     return valid(result);
   },
 
-  observe(delta, population, before, after, context, choice, probabilities, reward) {
+  observe(delta, population, { before, after, feedback }) {
+    const { context, choice, probabilities, reward } = feedback;
     const prior = compilePopulation(population);
     const c = complexityIndex(context.complexity);
     const inference = inferUser(before, prior);

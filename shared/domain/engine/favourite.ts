@@ -46,19 +46,24 @@ const followAt = new Float64Array(CONTEXT_COUNT);
 const coreWeight = new Float64Array(MAX_VALUE_COUNT);
 const corePart = new Float64Array(MAX_VALUE_COUNT * CONTEXT_COUNT);
 
+/** A user's evidence per context cell (x · VALUE_COUNT + slot): decayed weights n and credited sums s in contexts 0…contexts − 1. */
+export interface ContextEvidence {
+  n: ArrayLike<number>;
+  s: ArrayLike<number>;
+  contexts: number;
+}
+
 /**
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
- * contexts 0…contexts − 1 (cell x · VALUE_COUNT + slot) and returns P(follower | evidence).
- * When `evidence` is given, evidence.log is set to log P(evidence) up to a term that is the
- * same for every way of grouping the same outcomes into contexts (task-types.ts compares two).
+ * the evidence's contexts and returns P(follower | evidence). When `logEvidence` is given, its
+ * `log` is set to log P(evidence) up to a term that is the same for every way of grouping the
+ * same outcomes into contexts (task-types.ts compares two).
  */
 export function favouritePosterior(
   model: DimensionModel,
-  n: ArrayLike<number>,
-  s: ArrayLike<number>,
-  contexts: number,
+  { n, s, contexts }: ContextEvidence,
   out: Float64Array,
-  evidence?: { log: number },
+  logEvidence?: { log: number },
 ): number {
   const k = model.count;
   let shift = 0;
@@ -103,7 +108,7 @@ export function favouritePosterior(
     individual += w;
   }
   const total = follower + individual;
-  if (evidence) evidence.log = shift + Math.log(total);
+  if (logEvidence) logEvidence.log = shift + Math.log(total);
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT + model.offset;
     const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;

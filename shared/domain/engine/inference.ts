@@ -134,11 +134,12 @@ function unpackHistory(state: EngineState): number {
 }
 
 /**
- * Credited rewards and evidence of the unpacked history under the beliefs `favourite`; writes
- * into `into`. Older outcomes count as untyped; an outcome without complexity is split between
- * the complexities of its task-type slot by the user's shares.
+ * Credited rewards and evidence of the state's history, unpacked (unpackHistory), under the
+ * beliefs `favourite`; writes into `into`. Older outcomes count as untyped; an outcome without
+ * complexity is split between the complexities of its task-type slot by the user's shares.
  */
-function creditHistory(state: EngineState, length: number, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
+function creditHistory(state: EngineState, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
+  const length = state.history.length;
   into.n.fill(0);
   into.s.fill(0);
   into.n.set(state.older.n);
@@ -175,7 +176,8 @@ function beliefsFromPrior(prior: CompiledPopulation, contexts: number): { favour
   if (!beliefs) {
     const none = new Float64Array(CONTEXT_CELL_COUNT);
     beliefs = { favourite: new Float64Array(CONTEXT_CELL_COUNT), follower: new Float64Array(D) };
-    for (let d = 0; d < D; d++) beliefs.follower[d] = favouritePosterior(prior.dimensions[d]!, none, none, contexts, beliefs.favourite);
+    for (let d = 0; d < D; d++)
+      beliefs.follower[d] = favouritePosterior(prior.dimensions[d]!, { n: none, s: none, contexts }, beliefs.favourite);
     byContexts.set(contexts, beliefs);
   }
   return beliefs;
@@ -206,8 +208,9 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
   const sweeps = length > 0 ? SWEEPS : 1;
   for (let sweep = 0; sweep < sweeps; sweep++) {
     sweepBeliefs.set(result.beliefs);
-    creditHistory(state, length, prior, sweepBeliefs, result);
-    result.neutralLogBayes = userPosterior(prior, result.n, result.s, contexts, result.favourite, result.follower);
+    creditHistory(state, prior, sweepBeliefs, result);
+    // The inference holds the evidence (n, s, contexts) and receives the beliefs (favourite, follower).
+    result.neutralLogBayes = userPosterior(prior, result, result);
     fillUnknownContexts(result.beliefs, result.shares, contexts);
   }
   cache.set(state, { prior, result });

@@ -1,5 +1,5 @@
 import { DIMENSION_NAMES } from '../arms';
-import { favouritePosterior } from './favourite';
+import { favouritePosterior, type ContextEvidence } from './favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
 import { logistic } from './neutral-share';
 import type { CompiledPopulation } from './population-model';
@@ -24,10 +24,12 @@ const pooledN = new Float64Array(CELL_COUNT);
 const pooledS = new Float64Array(CELL_COUNT);
 const neutralFavourite = new Float64Array(CELL_COUNT);
 const neutralFollower = new Float64Array(DIMENSION_NAMES.length);
-const evidence = { log: 0 };
+/** The neutral model's evidence: every context's pooled at its complexity. */
+const pooled: ContextEvidence = { n: pooledN, s: pooledS, contexts: COMPLEXITY_COUNT };
+const logEvidence = { log: 0 };
 
 /** Sums the evidence of every context at each complexity into the complexity's cells of pooledN and pooledS. */
-function pool(n: ArrayLike<number>, s: ArrayLike<number>, contexts: number): void {
+function pool({ n, s, contexts }: ContextEvidence): void {
   pooledN.fill(0);
   pooledS.fill(0);
   for (let x = 0; x < contexts; x++) {
@@ -41,31 +43,28 @@ function pool(n: ArrayLike<number>, s: ArrayLike<number>, contexts: number): voi
 }
 
 /**
- * Writes P(favourite) per context cell into `favourite` and P(follower) per dimension into
- * `follower`, for evidence n and s over `contexts` contexts, and returns log(P(evidence |
- * neutral) / P(evidence | typed)) — 0 when the user has no typed contexts (both models are then
- * the same).
+ * Writes P(favourite) per context cell into `into.favourite` and P(follower) per dimension into
+ * `into.follower`, for the user's evidence, and returns log(P(evidence | neutral) / P(evidence |
+ * typed)) — 0 when the user has no typed contexts (both models are then the same).
  */
 export function userPosterior(
   prior: CompiledPopulation,
-  n: ArrayLike<number>,
-  s: ArrayLike<number>,
-  contexts: number,
-  favourite: Float64Array,
-  follower: Float64Array,
+  evidence: ContextEvidence,
+  { favourite, follower }: { favourite: Float64Array; follower: Float64Array },
 ): number {
   const dimensions = prior.dimensions;
+  const { contexts } = evidence;
   if (contexts <= COMPLEXITY_COUNT) {
-    dimensions.forEach((model, d) => (follower[d] = favouritePosterior(model, n, s, contexts, favourite)));
+    dimensions.forEach((model, d) => (follower[d] = favouritePosterior(model, evidence, favourite)));
     return 0;
   }
-  pool(n, s, contexts);
+  pool(evidence);
   let logBayes = 0;
   dimensions.forEach((model, d) => {
-    neutralFollower[d] = favouritePosterior(model, pooledN, pooledS, COMPLEXITY_COUNT, neutralFavourite, evidence);
-    logBayes += evidence.log;
-    follower[d] = favouritePosterior(model, n, s, contexts, favourite, evidence);
-    logBayes -= evidence.log;
+    neutralFollower[d] = favouritePosterior(model, pooled, neutralFavourite, logEvidence);
+    logBayes += logEvidence.log;
+    follower[d] = favouritePosterior(model, evidence, favourite, logEvidence);
+    logBayes -= logEvidence.log;
   });
   const neutral = logistic(prior.typeNeutralLogit + logBayes);
   for (let x = 0; x < contexts; x++) {
