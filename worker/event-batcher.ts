@@ -39,6 +39,23 @@ function unrecoverableIfBadData(error: unknown): unknown {
 
 const MAX_PARALLEL_FLUSHES = 4;
 
+/** What an EventBatcher reads, writes and applies with. */
+export interface EventBatcherDeps {
+  db: Db;
+  cache: ProfileCache;
+  populations: PopulationCache;
+  pendingOutcomes: PendingOutcomes;
+  /** The events-queue partition of a user (docs/adr/0014-redis-cluster-partitions.md). */
+  queueOf: (userHash: string) => Pick<Queue, 'getJob'>;
+  learner: Learner;
+  logger: Logger;
+  /** Most jobs applied in one transaction. */
+  maxBatch: number;
+  /** The deployment secret: user hashes and the decisions sealed in requestIds. */
+  secret: string;
+  metrics: Pick<WorkerMetrics, 'batchCommitted'>;
+}
+
 /**
  * Collects jobs handed over by the BullMQ processor and applies them in batches: one Postgres
  * transaction per batch, grouped per tenant and user. Each job's promise settles with its own
@@ -55,20 +72,29 @@ export class EventBatcher {
   private readonly knownProfiles = new KnownProfiles();
   private readonly hashes: UserHashes;
 
-  constructor(
-    private readonly db: Db,
-    private readonly cache: ProfileCache,
-    private readonly populations: PopulationCache,
-    private readonly pendingOutcomes: PendingOutcomes,
-    /** The events-queue partition of a user (docs/adr/0014-redis-cluster-partitions.md). */
-    private readonly queueOf: (userHash: string) => Pick<Queue, 'getJob'>,
-    private readonly learner: Learner,
-    private readonly logger: Logger,
-    private readonly maxBatch: number,
-    private readonly secret: string,
-    private readonly metrics: Pick<WorkerMetrics, 'batchCommitted'>,
-  ) {
-    this.hashes = new UserHashes(secret, 65_536);
+  private readonly db: Db;
+  private readonly cache: ProfileCache;
+  private readonly populations: PopulationCache;
+  private readonly pendingOutcomes: PendingOutcomes;
+  private readonly queueOf: EventBatcherDeps['queueOf'];
+  private readonly learner: Learner;
+  private readonly logger: Logger;
+  private readonly maxBatch: number;
+  private readonly secret: string;
+  private readonly metrics: EventBatcherDeps['metrics'];
+
+  constructor(deps: EventBatcherDeps) {
+    this.db = deps.db;
+    this.cache = deps.cache;
+    this.populations = deps.populations;
+    this.pendingOutcomes = deps.pendingOutcomes;
+    this.queueOf = deps.queueOf;
+    this.learner = deps.learner;
+    this.logger = deps.logger;
+    this.maxBatch = deps.maxBatch;
+    this.secret = deps.secret;
+    this.metrics = deps.metrics;
+    this.hashes = new UserHashes(deps.secret, 65_536);
   }
 
   submit(item: BatchEvent): Promise<string> {
@@ -174,15 +200,22 @@ export class EventBatcher {
           const outcomes = items.flatMap((i) => (i.kind === 'outcome' ? [i.data] : []));
           out.push({
             tenant,
-            result: await applyTenantEvents(tx, tenant, decisions, outcomes, {
-              learner: this.learner,
-              now,
-              carriedDecision: (t, requestId) => this.carriedDecision(t, requestId),
-              findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
-              hashUser: (t, userId) => this.hashes.of(t, userId),
-              priors: this.priors,
-              knownProfiles: this.knownProfiles,
-            }),
+            result: await applyTenantEvents(
+              {
+                tx,
+                tenant,
+                deps: {
+                  learner: this.learner,
+                  now,
+                  carriedDecision: (t, requestId) => this.carriedDecision(t, requestId),
+                  findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
+                  hashUser: (t, userId) => this.hashes.of(t, userId),
+                  priors: this.priors,
+                  knownProfiles: this.knownProfiles,
+                },
+              },
+              { decisions, outcomes },
+            ),
           });
         }
         return out;

@@ -79,24 +79,24 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   for (const queue of queues) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
   const readiness = readinessCheck(redis, db);
   const metrics = new WorkerMetrics(queues, readiness);
-  const batcher = new EventBatcher(
+  const batcher = new EventBatcher({
     db,
-    new ProfileCache(redis, keys),
-    new PopulationCache(redis, keys),
-    new PendingOutcomes(redis, keys),
+    cache: new ProfileCache(redis, keys),
+    populations: new PopulationCache(redis, keys),
+    pendingOutcomes: new PendingOutcomes(redis, keys),
     // A decision queued by an older API waits in the legacy queue: looked for there when its
     // user's partition does not have it (only outcomes whose decision is not in Postgres get here).
-    (userHash) => {
+    queueOf: (userHash) => {
       const partition = events[keys.queuePartition(userHash)]!;
       if (!legacy) return partition;
       return { getJob: async (jobId: string) => (await partition.getJob(jobId)) ?? legacy.getJob(jobId) };
     },
-    engine as Learner,
+    learner: engine as Learner,
     logger,
-    config.WORKER_BATCH_SIZE,
-    config.COS_SECRET,
+    maxBatch: config.WORKER_BATCH_SIZE,
+    secret: config.COS_SECRET,
     metrics,
-  );
+  });
 
   const registry = buildRegistry({
     decisions: (data) => batcher.submitAll(data.decisions.map((decision) => ({ kind: 'decision', data: decision }))),

@@ -11,7 +11,18 @@ type Applied = { at: number; kinds: string[] };
 
 function batcher(applied: Applied[]): EventBatcher {
   const none = undefined as never;
-  const b = new EventBatcher(none, none, none, none, none, none, none, 4000, 'secret', none);
+  const b = new EventBatcher({
+    db: none,
+    cache: none,
+    populations: none,
+    pendingOutcomes: none,
+    queueOf: none,
+    learner: none,
+    logger: none,
+    maxBatch: 4000,
+    secret: 'secret',
+    metrics: none,
+  });
   const recorder = async (batch: BatchItem[]) => {
     applied.push({ at: Date.now(), kinds: batch.map((item) => item.kind) });
     batch.forEach((item) => item.resolve('stored'));

@@ -1,9 +1,7 @@
-import type { DbOrTx } from '../../shared/db/database';
-import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { applyOutcomes } from './apply-outcomes';
 import { dropVoided } from './drop-voided';
-import type { ApplyDeps, TenantBatchResult } from './event-batch';
+import type { TenantBatch, TenantBatchResult } from './event-batch';
 import { readPrior } from './population-prior';
 import { resolveDecisions } from './resolve-decisions';
 import { seedAndLockProfiles } from './seed-profiles';
@@ -15,11 +13,8 @@ import { seedAndLockProfiles } from './seed-profiles';
  * the decisions; apply the outcomes exactly once.
  */
 export async function applyTenantEvents(
-  tx: DbOrTx,
-  tenant: Tenant,
-  decisions: DecisionJob[],
-  outcomes: OutcomeJob[],
-  deps: ApplyDeps,
+  target: Omit<TenantBatch, 'result'>,
+  { decisions, outcomes }: { decisions: DecisionJob[]; outcomes: OutcomeJob[] },
 ): Promise<TenantBatchResult> {
   const result: TenantBatchResult = {
     droppedDecisions: new Set(),
@@ -31,14 +26,16 @@ export async function applyTenantEvents(
     replacedStates: [],
     seededProfiles: [],
   };
-  const resolved = await resolveDecisions(tx, tenant, decisions, outcomes, deps);
-  const live = await dropVoided(tx, tenant, resolved, deps.hashUser, result);
+  const batch: TenantBatch = { ...target, result };
+  const { tx, tenant, deps } = batch;
+  const resolved = await resolveDecisions(batch, decisions, outcomes);
+  const live = await dropVoided(batch, resolved);
   // New profiles start from the population prior as it is now (read unlocked: it is locked,
   // merged and written only at the end, so batches queue on it briefly). Read only when a
   // profile is created or an outcome applied: a batch of returning users' decisions needs none.
   let prior: Promise<unknown> | undefined;
   const priorOf = () => (prior ??= readPrior(tx, tenant, deps.learner, deps.priors));
-  const profiles = await seedAndLockProfiles(tx, tenant, live, priorOf, deps, result.seededProfiles);
-  if (live.outcomes.length > 0) await applyOutcomes(tx, tenant, live, profiles, await priorOf(), deps, result);
+  const profiles = await seedAndLockProfiles(batch, live, priorOf);
+  if (live.outcomes.length > 0) await applyOutcomes(batch, { live, profiles, prior: await priorOf() });
   return result;
 }

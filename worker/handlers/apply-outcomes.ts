@@ -1,31 +1,35 @@
-import type { DbOrTx } from '../../shared/db/database';
-import type { Tenant } from '../../shared/domain/environment';
+import type { Learner } from '../../shared/domain/learner';
 import { computeReward } from '../../shared/domain/reward';
 import { changedFields, shownProfile, type StoredProfile } from '../../shared/profile/profile';
 import { insertVersions, updateProfiles, type VersionRow } from '../../shared/profile/profile.repository';
-import type { ApplyDeps, TenantBatchResult } from './event-batch';
+import type { TenantBatch } from './event-batch';
 import { insertOutcomes } from './events.repository';
 import type { LiveEvents } from './drop-voided';
 import { mergeDelta } from './population-prior';
 
 type LiveOutcome = LiveEvents['outcomes'][number] & { reward: number };
 
+/** What a batch's users' outcomes are applied with, and where their population delta and version rows go. */
+interface Application {
+  learner: Learner;
+  now: Date;
+  prior: unknown;
+  delta: unknown;
+  versions: VersionRow[];
+}
+
 /**
  * Applies one user's newly inserted outcomes in arrival order: the learner update, one version
  * (and version row) per outcome, the population delta. The state is read once and the profile
- * written once for all of them.
+ * written once for all of them; `onUnreadable` hears of a stored state that could not be read.
  */
 function applyUserOutcomes(
   profile: StoredProfile,
   outcomes: LiveOutcome[],
-  prior: unknown,
-  delta: unknown,
-  deps: Pick<ApplyDeps, 'learner' | 'now'>,
+  { learner, now, prior, delta, versions }: Application,
   onUnreadable: (issue: string) => void,
-  versions: VersionRow[],
 ): StoredProfile {
-  const { learner } = deps;
-  const updatedAt = deps.now.toISOString();
+  const updatedAt = now.toISOString();
   let state = learner.parseState(profile.state, onUnreadable);
   let count = profile.interactionCount;
   let shown = shownProfile(profile.pins, learner.summarize(state), count);
@@ -65,13 +69,8 @@ function applyUserOutcomes(
  * batch's delta merged into the tenant's population prior.
  */
 export async function applyOutcomes(
-  tx: DbOrTx,
-  tenant: Tenant,
-  live: LiveEvents,
-  profiles: Map<string, StoredProfile>,
-  prior: unknown,
-  deps: ApplyDeps,
-  result: TenantBatchResult,
+  { tx, tenant, deps, result }: TenantBatch,
+  { live, profiles, prior }: { live: LiveEvents; profiles: Map<string, StoredProfile>; prior: unknown },
 ): Promise<void> {
   const rewarded = live.outcomes.map(({ job, decision }) => ({ job, decision, reward: computeReward(job.signals) }));
   const inserted = await insertOutcomes(
@@ -91,12 +90,12 @@ export async function applyOutcomes(
     else byUser.set(userId, [o]);
     result.appliedOutcomes.add(o.job.requestId);
   }
-  const delta = deps.learner.emptyPrior();
-  const versions: VersionRow[] = [];
+  const application: Application = { learner: deps.learner, now: deps.now, prior, delta: deps.learner.emptyPrior(), versions: [] };
+  const { delta, versions } = application;
   const updated: StoredProfile[] = [];
   for (const [userId, outcomes] of byUser) {
     const report = (issue: string) => result.replacedStates.push({ userHash: live.hashOf.get(userId)!, issue });
-    const next = applyUserOutcomes(profiles.get(userId)!, outcomes, prior, delta, deps, report, versions);
+    const next = applyUserOutcomes(profiles.get(userId)!, outcomes, application, report);
     profiles.set(userId, next);
     updated.push(next);
   }

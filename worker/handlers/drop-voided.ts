@@ -1,10 +1,8 @@
-import type { DbOrTx } from '../../shared/db/database';
 import { lockEventUsers } from '../../shared/db/locks';
-import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
 import { compareStrings } from '../../shared/util/compare';
-import type { ApplyDeps, StoredDecision, TenantBatchResult } from './event-batch';
+import type { StoredDecision, TenantBatch } from './event-batch';
 import { findVoids } from './events.repository';
 import type { ResolvedEvents } from './resolve-decisions';
 
@@ -32,13 +30,8 @@ const toStored = (d: DecisionJob): StoredDecision => ({
  * and outcomes an erasure or reset issued after has made void. Records dropped decisions and
  * outcomes, and outcomes whose decision is nowhere yet (retried), in `result`.
  */
-export async function dropVoided(
-  tx: DbOrTx,
-  tenant: Tenant,
-  resolved: ResolvedEvents,
-  hashUser: ApplyDeps['hashUser'],
-  result: TenantBatchResult,
-): Promise<LiveEvents> {
+export async function dropVoided({ tx, tenant, deps, result }: TenantBatch, resolved: ResolvedEvents): Promise<LiveEvents> {
+  const { hashUser } = deps;
   const { decisions, stored } = resolved;
   const userIds = [...new Set([...decisions.map((d) => d.userId), ...[...stored.values()].map((d) => d.userId)])].sort(compareStrings);
   await lockEventUsers(tx, tenant, userIds);

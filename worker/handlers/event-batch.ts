@@ -1,3 +1,4 @@
+import type { DbOrTx } from '../../shared/db/database';
 import type { Choice } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionContext, Learner, SelectionProbabilities } from '../../shared/domain/learner';
@@ -37,6 +38,17 @@ export interface ApplyDeps {
   priors: PriorMemo;
   /** Profile rows this process has seen committed. */
   knownProfiles: KnownProfiles;
+}
+
+/**
+ * One tenant's share of a batch as its phases see it: the transaction it is applied in, whose
+ * events they are, what applies them, and what it came to so far.
+ */
+export interface TenantBatch {
+  tx: DbOrTx;
+  tenant: Tenant;
+  deps: ApplyDeps;
+  result: TenantBatchResult;
 }
 
 export interface TenantBatchResult {

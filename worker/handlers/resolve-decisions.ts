@@ -1,7 +1,5 @@
-import type { DbOrTx } from '../../shared/db/database';
-import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import type { ApplyDeps, StoredDecision } from './event-batch';
+import type { StoredDecision, TenantBatch } from './event-batch';
 import { findDecisions } from './events.repository';
 
 /** A tenant's events with each outcome's decision found where it is. */
@@ -23,11 +21,9 @@ export interface ResolvedEvents {
  * outcomes never wait on decision jobs (docs/adr/0010-group-commit.md).
  */
 export async function resolveDecisions(
-  tx: DbOrTx,
-  tenant: Tenant,
+  { tx, tenant, deps }: TenantBatch,
   decisions: DecisionJob[],
   outcomes: OutcomeJob[],
-  deps: Pick<ApplyDeps, 'findQueuedDecision' | 'carriedDecision'>,
 ): Promise<ResolvedEvents> {
   const unique = [...new Map(outcomes.map((o) => [o.requestId, o] as const)).values()];
   const sealed = new Map<string, StoredDecision>();

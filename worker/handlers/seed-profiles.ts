@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { DbOrTx } from '../../shared/db/database';
-import type { Tenant } from '../../shared/domain/environment';
 import type { StoredProfile } from '../../shared/profile/profile';
 import { insertNewProfiles, lockProfiles } from '../../shared/profile/profile.repository';
 import { compareStrings } from '../../shared/util/compare';
-import type { ApplyDeps } from './event-batch';
+import type { TenantBatch } from './event-batch';
 import { insertDecisions } from './events.repository';
 import type { LiveEvents } from './drop-voided';
 
@@ -14,17 +12,15 @@ import type { LiveEvents } from './drop-voided';
  * (without reading or locking theirs, and not at all for those this process has seen stored:
  * most are returning users), then stores the batch's decisions. Rows are locked in user order
  * (the existing ones, then those created now), always after the same users' advisory locks, so
- * workers never wait on each other in a cycle. `seeded` receives the decision users whose row
- * exists once this transaction commits.
+ * workers never wait on each other in a cycle. The result's `seededProfiles` receives the
+ * decision users whose row exists once this transaction commits.
  */
 export async function seedAndLockProfiles(
-  tx: DbOrTx,
-  tenant: Tenant,
+  { tx, tenant, deps, result }: TenantBatch,
   live: LiveEvents,
   priorOf: () => Promise<unknown>,
-  deps: Pick<ApplyDeps, 'learner' | 'now' | 'knownProfiles'>,
-  seeded: Array<{ userId: string; generation: string }>,
 ): Promise<Map<string, StoredProfile>> {
+  const seeded = result.seededProfiles;
   // A decision's generation is the one the API gave its user's cached profile (docs/adr/0003-cache-versioning.md).
   const generations = new Map<string, string>();
   for (const d of live.decisions) if (!generations.has(d.userId)) generations.set(d.userId, d.generation);
