@@ -184,8 +184,8 @@ export interface EnginePolicy<State, Prior> extends Policy {
 
 /**
  * The service's engine, through its Learner interface, as the service runs it: one learner
- * state per simulated user and one population prior for the tenant. decide(state, {complexity, taskType},
- * no pins, random, prior); after each outcome the worker's two steps — observe() into a delta
+ * state per simulated user and one population prior for the tenant. decide(state, { context: {complexity,
+ * taskType}, no pins, random }, prior); after each outcome the worker's two steps — observe() into a delta
  * with the decision's logged selection probabilities, mergePrior() — then update(). Whatever
  * `learner` is passed in is measured, so an improved engine is measured by the same benchmark.
  * With `mergeEvery` > 1 the deltas of that many outcomes are merged at once, as the worker
