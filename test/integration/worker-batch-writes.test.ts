@@ -5,7 +5,7 @@ import { findPopulation, mergeIntoPopulation } from '../../shared/population/pop
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import { findProfile, insertNewProfiles, insertProfilesIfMissing, updateProfiles } from '../../shared/profile/profile.repository';
 import { seededRandom } from '../../shared/domain/random';
-import { mergeDelta, PriorMemo } from '../../worker/handlers/population-prior';
+import { mergeDelta, PriorMemo, readPrior } from '../../worker/handlers/population-prior';
 import { findDecisions, insertDecisions } from '../../worker/handlers/events.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
@@ -121,6 +121,22 @@ describe('batch writes', () => {
     expect((await findPopulation(h.env.db, priorTenant))?.prior).toEqual(
       JSON.parse(JSON.stringify(engine.mergePrior(engine.emptyPrior(), delta(1)))),
     );
+  });
+
+  it("keeps at most its bound of tenants' priors, and reads an evicted tenant's again", async () => {
+    const memo = new PriorMemo(2);
+    const tenants: Tenant[] = ['memo-a', 'memo-b', 'memo-c'].map((accountId) => ({ accountId, environment: 'test' }));
+    const delta = () => ({ ...engine.emptyPrior(), outcomeCount: 1 });
+    for (const tenant of tenants) await h.env.db.transaction().execute((tx) => mergeDelta(tx, tenant, engine, memo, delta()));
+    expect(tenants.filter((tenant) => memo.get(tenant) !== undefined)).toHaveLength(2);
+    // Every tenant's next merge starts from its stored prior, remembered or not.
+    for (const tenant of tenants) await h.env.db.transaction().execute((tx) => mergeDelta(tx, tenant, engine, memo, delta()));
+    const twice = engine.mergePrior(engine.mergePrior(engine.emptyPrior(), delta()), delta());
+    for (const tenant of tenants) {
+      const stored = await findPopulation(h.env.db, tenant);
+      expect(stored?.prior).toEqual(JSON.parse(JSON.stringify(twice)));
+      expect(await h.env.db.transaction().execute((tx) => readPrior(tx, tenant, engine, memo))).toEqual(stored?.prior);
+    }
   });
 });
 

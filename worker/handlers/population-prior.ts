@@ -1,3 +1,4 @@
+import { BoundedMap } from '../../shared/cache/bounded-map';
 import { tenantKey } from '../../shared/cache/keys';
 import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
@@ -9,13 +10,20 @@ import {
   type StoredPopulation,
 } from '../../shared/population/population.repository';
 
+/** Tenants whose parsed prior a worker keeps, least recently used dropped (read again from Postgres when next needed). */
+export const MAX_MEMO_PRIORS = 10_000;
+
 /**
  * The population prior of each tenant this worker process last read or wrote, parsed. Prior
  * versions come from a sequence, so a version names one prior: a batch reads and parses the
  * prior's JSON only when another process has stored a newer one since.
  */
 export class PriorMemo {
-  private readonly byTenant = new Map<string, { version: number; prior: unknown }>();
+  private readonly byTenant: BoundedMap<string, { version: number; prior: unknown }>;
+
+  constructor(capacity = MAX_MEMO_PRIORS) {
+    this.byTenant = new BoundedMap(capacity);
+  }
 
   get(tenant: Tenant): { version: number; prior: unknown } | undefined {
     return this.byTenant.get(tenantKey(tenant));
