@@ -61,6 +61,29 @@ export type RouteName = V1Route['name'];
 const OUTCOME_ACCEPTED: OutcomeAccepted = { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' };
 
 /**
+ * The routes without path parameters, answered by an exact lookup of method and path ahead of
+ * the router: a POST to /v1/context or /v1/outcome skips the router's pattern matching and the
+ * route's own dispatch, which allocate more per request than the call's own work
+ * (docs/adr/0016-hot-path.md). Anything else — another spelling of the path (a trailing slash,
+ * capitals), another method, a parameterised path — goes on to the routes below, which answer
+ * it as before.
+ */
+function staticRoutes(routes: ReadonlyArray<{ method: Method; path: string; run: RequestHandler }>): RequestHandler {
+  const byMethod = new Map<string, Map<string, RequestHandler>>();
+  for (const { method, path, run } of routes) {
+    const key = method.toUpperCase();
+    byMethod.set(key, (byMethod.get(key) ?? new Map<string, RequestHandler>()).set(path, run));
+  }
+  return (req, res, next) => {
+    const url = req.url;
+    const query = url.indexOf('?');
+    const handler = byMethod.get(req.method)?.get(query < 0 ? url : url.slice(0, query));
+    if (handler === undefined) return next();
+    return handler(req, res, next);
+  };
+}
+
+/**
  * Mounts the /v1 routes on the app itself, each as one handler running its steps in order
  * (a nested router and one layer per step cost the hot path more than its own work,
  * docs/adr/0016-hot-path.md).
@@ -94,23 +117,23 @@ export function mountV1Routes(app: Express, services: V1Services, guards: RouteG
       sendJson(res, 200, await services.profiles.versions(authContext(res).tenant, userId, query.limit, query.before));
     },
   };
-  const routes = V1_ROUTES.map((route) => ({ ...route, handler: handlers[route.name] }));
+  const routes = V1_ROUTES.map((route) => {
+    const handler = handlers[route.name];
+    const run = pipeline([
+      routeName(route.name),
+      guards.auth(route.scope, route.name),
+      guards.limit(route.name, route.limit),
+      jsonBody,
+      (req: Request, res: Response) => handler(req, res),
+    ]);
+    return { ...route, run };
+  });
 
+  app.use(staticRoutes(routes.filter((route) => !route.path.includes(':'))));
   const byPath = new Map<string, typeof routes>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   for (const [path, pathRoutes] of byPath) {
-    for (const route of pathRoutes) {
-      app[route.method](
-        path,
-        pipeline([
-          routeName(route.name),
-          guards.auth(route.scope, route.name),
-          guards.limit(route.name, route.limit),
-          jsonBody,
-          (req: Request, res: Response) => route.handler(req, res),
-        ]),
-      );
-    }
+    for (const route of pathRoutes) app[route.method](path, route.run);
     const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
     app.all(path, (req: Request, res: Response, next: NextFunction) => {
       res.setHeader('Allow', allow.join(', '));

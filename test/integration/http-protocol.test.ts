@@ -36,6 +36,30 @@ describe('HTTP protocol and error envelope', () => {
     expect(patch.headers.allow).toContain('PUT');
   });
 
+  it('answers the other spellings of a static path, with a query string too, as the path itself', async () => {
+    // POST /v1/context and /v1/outcome are looked up by exact path ahead of the router; every
+    // other spelling the router accepts must still reach the same route.
+    const body = { userId: 'spelling', task: 'T', complexity: 'low' };
+    const canonical = await h.http().post('/v1/context').set(bearer(key)).send(body);
+    expectMatchesOpenApi(canonical);
+    for (const path of ['/v1/context?source=app', '/v1/context/', '/V1/Context']) {
+      const res = await h.http().post(path).set(bearer(key)).send(body);
+      expect({ path, status: res.status, fields: Object.keys(res.body) }).toEqual({
+        path,
+        status: 200,
+        fields: Object.keys(canonical.body),
+      });
+    }
+    const unauthorized = await h.http().post('/v1/context/').send(body);
+    expect(unauthorized.status).toBe(401);
+    const options = await h.http().options('/v1/outcome');
+    expect(options.status).toBe(204);
+    expect(options.headers.allow).toBe('POST');
+    const invalid = await h.http().post('/v1/outcome?x=1').set(bearer(key)).send({ requestId: 'nope', started: true });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toEqual(errorShape('INVALID_REQUEST_ID', 400));
+  });
+
   it('answers a body over 64 KiB with 413 PAYLOAD_TOO_LARGE', async () => {
     const res = await h
       .http()
