@@ -65,7 +65,7 @@ const OUTCOME_ACCEPTED: OutcomeAccepted = { success: true, message: 'Outcome acc
  * the router: a POST to /v1/context or /v1/outcome skips the router's pattern matching and the
  * route's own dispatch, which allocate more per request than the call's own work
  * (docs/adr/0016-hot-path.md). Anything else — another spelling of the path (a trailing slash,
- * capitals), another method, a parameterised path — goes on to the routes below, which answer
+ * capitals), another method, a parameterised path — goes on to the mounted routes, which answer
  * it as before.
  */
 function staticRoutes(routes: ReadonlyArray<{ method: Method; path: string; run: RequestHandler }>): RequestHandler {
@@ -83,12 +83,17 @@ function staticRoutes(routes: ReadonlyArray<{ method: Method; path: string; run:
   };
 }
 
+/** The /v1 routes: `byExactPath` answers the static paths ahead of the router, `mount` adds every route to the app. */
+export interface V1Routes {
+  byExactPath: RequestHandler;
+  mount: (app: Express) => void;
+}
+
 /**
- * Mounts the /v1 routes on the app itself, each as one handler running its steps in order
- * (a nested router and one layer per step cost the hot path more than its own work,
- * docs/adr/0016-hot-path.md).
+ * The /v1 routes, each as one handler running its steps in order (a nested router and one
+ * layer per step cost the hot path more than its own work, docs/adr/0016-hot-path.md).
  */
-export function mountV1Routes(app: Express, services: V1Services, guards: RouteGuards): void {
+export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
   const handlers: Record<RouteName, Handler> = {
     context: async (req, res) => {
       const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
@@ -129,16 +134,18 @@ export function mountV1Routes(app: Express, services: V1Services, guards: RouteG
     return { ...route, run };
   });
 
-  app.use(staticRoutes(routes.filter((route) => !route.path.includes(':'))));
-  const byPath = new Map<string, typeof routes>();
-  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
-  for (const [path, pathRoutes] of byPath) {
-    for (const route of pathRoutes) app[route.method](path, route.run);
-    const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
-    app.all(path, (req: Request, res: Response, next: NextFunction) => {
-      res.setHeader('Allow', allow.join(', '));
-      if (req.method === 'OPTIONS') return void res.status(204).end();
-      next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allow.join(', ')}`));
-    });
-  }
+  const mount = (app: Express): void => {
+    const byPath = new Map<string, typeof routes>();
+    for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+    for (const [path, pathRoutes] of byPath) {
+      for (const route of pathRoutes) app[route.method](path, route.run);
+      const allow = pathRoutes.map((r) => r.method.toUpperCase()).concat(pathRoutes.some((r) => r.method === 'get') ? ['HEAD'] : []);
+      app.all(path, (req: Request, res: Response, next: NextFunction) => {
+        res.setHeader('Allow', allow.join(', '));
+        if (req.method === 'OPTIONS') return void res.status(204).end();
+        next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allow.join(', ')}`));
+      });
+    }
+  };
+  return { byExactPath: staticRoutes(routes.filter((route) => !route.path.includes(':'))), mount };
 }
