@@ -9,7 +9,7 @@ import type { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
 import { v1Routes, type RouteGuards, type V1Services } from './routes/v1.routes';
-import { inOrder } from './middleware/pipeline';
+import { pipeline } from './middleware/pipeline';
 
 export interface AppDeps extends V1Services, OpsDeps {
   logger: Logger;
@@ -35,7 +35,7 @@ export function createApp(deps: AppDeps): Express {
   });
   const v1 = v1Routes(deps, deps.guards);
   // Every request is logged; the static /v1 paths are answered in the same layer (one router step fewer).
-  app.use(inOrder(logged, v1.byExactPath));
+  app.use(pipeline([logged, v1.byExactPath]));
   v1.mount(app);
   // After /v1, so API calls never test these paths.
   app.use(opsRouter(deps));

@@ -1,16 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { deferredAdmission } from './rate-limit.middleware';
 
-/** Two middlewares as one: `second` runs when `first` calls `next()`; an error goes to Express. */
-export function inOrder(first: RequestHandler, second: RequestHandler): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    void first(req, res, (error?: unknown) => {
-      if (error !== undefined && error !== null) return next(error);
-      void second(req, res, next);
-    });
-  };
-}
-
 /**
  * The steps of one route run as a single Express handler: each step's `next()` calls the
  * following step directly, `next(error)` (or a rejected promise) hands the error to Express.
