@@ -72,28 +72,7 @@ export class EventBatcher {
   private readonly knownProfiles = new KnownProfiles();
   private readonly hashes: UserHashes;
 
-  private readonly db: Db;
-  private readonly cache: ProfileCache;
-  private readonly populations: PopulationCache;
-  private readonly pendingOutcomes: PendingOutcomes;
-  private readonly queueOf: EventBatcherDeps['queueOf'];
-  private readonly learner: Learner;
-  private readonly logger: Logger;
-  private readonly maxBatch: number;
-  private readonly secret: string;
-  private readonly metrics: EventBatcherDeps['metrics'];
-
-  constructor(deps: EventBatcherDeps) {
-    this.db = deps.db;
-    this.cache = deps.cache;
-    this.populations = deps.populations;
-    this.pendingOutcomes = deps.pendingOutcomes;
-    this.queueOf = deps.queueOf;
-    this.learner = deps.learner;
-    this.logger = deps.logger;
-    this.maxBatch = deps.maxBatch;
-    this.secret = deps.secret;
-    this.metrics = deps.metrics;
+  constructor(private readonly deps: EventBatcherDeps) {
     this.hashes = new UserHashes(deps.secret, 65_536);
   }
 
@@ -131,7 +110,7 @@ export class EventBatcher {
 
   private schedule(): void {
     if (this.flushing >= MAX_PARALLEL_FLUSHES) return; // a finishing flush reschedules
-    if (this.pending.length >= this.maxBatch) {
+    if (this.pending.length >= this.deps.maxBatch) {
       this.clearTimer();
       void this.flush();
       return;
@@ -154,7 +133,7 @@ export class EventBatcher {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.pending.splice(0, this.maxBatch);
+    const batch = this.pending.splice(0, this.deps.maxBatch);
     if (batch.length === 0) return;
     this.pendingOutcomeCount -= batch.reduce((n, item) => n + (item.kind === 'outcome' ? 1 : 0), 0);
     this.flushing++;
@@ -176,7 +155,7 @@ export class EventBatcher {
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(unrecoverableIfBadData(error));
       if (isDependencyUnavailable(error)) return batch.forEach((item) => item.reject(error));
-      this.logger.warn({ err: error, size: batch.length }, 'batch failed; applying its jobs one by one');
+      this.deps.logger.warn({ err: error, size: batch.length }, 'batch failed; applying its jobs one by one');
       for (const item of batch) await this.apply([item]).catch((e: unknown) => item.reject(unrecoverableIfBadData(e)));
     }
   }
@@ -192,7 +171,7 @@ export class EventBatcher {
     // Queued decision batches read by this apply, each once (many outcomes share one).
     const batches = new Map<string, Promise<DecisionJob[]>>();
     const results = await retryTransaction(() =>
-      this.db.transaction().execute(async (tx) => {
+      this.deps.db.transaction().execute(async (tx) => {
         const now = new Date();
         const out = [];
         for (const [, { tenant, items }] of [...byTenant.entries()].sort(([a], [b]) => compareStrings(a, b))) {
@@ -205,7 +184,7 @@ export class EventBatcher {
                 tx,
                 tenant,
                 deps: {
-                  learner: this.learner,
+                  learner: this.deps.learner,
                   now,
                   carriedDecision: (t, requestId) => this.carriedDecision(t, requestId),
                   findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
@@ -223,12 +202,12 @@ export class EventBatcher {
     );
     for (const { tenant, result } of results) this.knownProfiles.add(tenant, result.seededProfiles);
     // Counted at commit: should the cache refresh below fail, the retried jobs find them applied.
-    this.metrics.batchCommitted(batch, new Set(results.flatMap(({ result }) => [...result.appliedOutcomes])), Date.now());
+    this.deps.metrics.batchCommitted(batch, new Set(results.flatMap(({ result }) => [...result.appliedOutcomes])), Date.now());
     // Postgres has committed: report replaced states once (a retried or rolled-back run did not replace them),
     // refresh the cache (never to an older version), then settle jobs.
     for (const { tenant, result } of results) {
       for (const { userHash: hash, issue } of result.replacedStates) {
-        this.logger.warn(
+        this.deps.logger.warn(
           { accountId: tenant.accountId, environment: tenant.environment, userHash: hash, issue },
           "a profile's learner state was unreadable: its learning starts again from the population prior",
         );
@@ -237,8 +216,10 @@ export class EventBatcher {
     // If the refresh fails the jobs fail too; their retry finds the outcomes applied and
     // refreshes the cache from the committed rows.
     await Promise.all([
-      this.cache.writeManyIfNewer(results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile })))),
-      this.populations.writeManyIfNewer(
+      this.deps.cache.writeManyIfNewer(
+        results.flatMap(({ tenant, result }) => result.updatedProfiles.map((profile) => ({ tenant, profile }))),
+      ),
+      this.deps.populations.writeManyIfNewer(
         results.flatMap(({ tenant, result }) => (result.population ? [{ tenant, population: result.population }] : [])),
       ),
     ]);
@@ -250,9 +231,9 @@ export class EventBatcher {
     const applied = all((r) => r.appliedOutcomes);
     // The cache shows every settled outcome now: profile reads need not wait for them any more.
     // A failure here costs readers a short wait, not the outcome.
-    await this.pendingOutcomes
+    await this.deps.pendingOutcomes
       .clear(batch.flatMap((item) => (item.kind === 'outcome' && !missingOutcomes.has(item.data.requestId) ? [item.data.requestId] : [])))
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'clearing pending-outcome marks failed'));
+      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'clearing pending-outcome marks failed'));
     for (const item of batch) {
       const id = item.data.requestId;
       if (item.kind === 'decision') item.resolve(droppedDecisions.has(id) ? 'dropped: user erased' : 'stored');
@@ -266,7 +247,7 @@ export class EventBatcher {
   private carriedDecision(tenant: Tenant, requestId: string): StoredDecision | null {
     const claims = readRequestIdClaims(requestId);
     if (!claims || claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) return null;
-    const decision = openRequestId(requestId, this.secret);
+    const decision = openRequestId(requestId, this.deps.secret);
     return decision ? { ...decision, issuedAt: claims.issuedAt } : null;
   }
 
@@ -277,7 +258,7 @@ export class EventBatcher {
   private async findQueuedDecision(requestId: string, batches: Map<string, Promise<DecisionJob[]>>): Promise<DecisionJob | null> {
     const claims = readRequestIdClaims(requestId);
     if (!claims) return null;
-    const queue = this.queueOf(claims.userHash);
+    const queue = this.deps.queueOf(claims.userHash);
     const batchId = claims.decisionBatch;
     if (batchId) {
       let batch = batches.get(batchId);
