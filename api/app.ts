@@ -1,4 +1,5 @@
-import express, { type Express } from 'express';
+import type { RequestListener } from 'node:http';
+import express from 'express';
 import type { Logger } from '../shared/logger/logger';
 import { AppError } from '../shared/errors/app-error';
 import { errorHandler } from './middleware/error.middleware';
@@ -9,7 +10,7 @@ import type { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
 import { v1Routes, type RouteGuards, type V1Services } from './routes/v1.routes';
-import { pipeline } from './middleware/pipeline';
+import { frontDoor } from './http/front-door';
 
 export interface AppDeps extends V1Services, OpsDeps {
   logger: Logger;
@@ -19,8 +20,11 @@ export interface AppDeps extends V1Services, OpsDeps {
   trustProxy: string[] | undefined;
 }
 
-/** Builds the Express app without listening (tests drive it with supertest). */
-export function createApp(deps: AppDeps): Express {
+/**
+ * Builds what the HTTP server runs, without listening (tests drive it with supertest): the static
+ * /v1 paths answered directly, everything else by the Express app.
+ */
+export function createApp(deps: AppDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -34,8 +38,7 @@ export function createApp(deps: AppDeps): Express {
     observeTraffic(res, ms);
   });
   const v1 = v1Routes(deps, deps.guards);
-  // Every request is logged; the static /v1 paths are answered in the same layer (one router step fewer).
-  app.use(pipeline([logged, v1.byExactPath]));
+  app.use(logged);
   v1.mount(app);
   // After /v1, so API calls never test these paths.
   app.use(opsRouter(deps));
@@ -43,6 +46,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/v1/openapi.json', routeName('openapi'), (_req, res) => void res.type('json').send(reference.json));
   app.get('/docs', routeName('docs'), (_req, res) => void res.type('html').send(reference.html));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
-  app.use(errorHandler(deps.logger));
-  return app;
+  const onError = errorHandler(deps.logger);
+  app.use(onError);
+  return frontDoor(app, v1.exactPaths(logged), onError);
 }

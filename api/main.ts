@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { createServer } from 'node:http';
 import { configOrExit, loadApiConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
@@ -12,7 +13,7 @@ function main(): void {
   const logger = createLogger(config.LOG_LEVEL, 'cos-api');
   if (config.API_PROCESSES > 1 && cluster.isPrimary) return runPrimary(config.API_PROCESSES, logger);
   const deps = buildApiDependencies(config, logger);
-  const server = createApp(deps).listen(config.PORT, () => {
+  const server = createServer(createApp(deps)).listen(config.PORT, () => {
     logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
   });
   server.keepAliveTimeout = 65_000;

@@ -6,6 +6,7 @@ import { deferredAdmission, type LimitMode } from '../middleware/rate-limit.midd
 import { jsonBody } from '../middleware/json-body.middleware';
 import { pipeline } from '../middleware/pipeline';
 import { sendJson } from '../http/send-json';
+import type { ExactRoutes } from '../http/front-door';
 import { routeName } from '../middleware/metrics.middleware';
 import {
   contextRequestSchema,
@@ -61,31 +62,28 @@ export type RouteName = V1Route['name'];
 const OUTCOME_ACCEPTED: OutcomeAccepted = { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' };
 
 /**
- * The routes without path parameters, answered by an exact lookup of method and path ahead of
- * the router: a POST to /v1/context or /v1/outcome skips the router's pattern matching and the
- * route's own dispatch, which allocate more per request than the call's own work
+ * The routes without path parameters, found by an exact lookup of method and path: a POST to
+ * /v1/context or /v1/outcome skips Express's dispatch, the router's pattern matching and the
+ * route's own dispatch, which cost more per request than the call's own work
  * (docs/adr/0016-hot-path.md). Anything else — another spelling of the path (a trailing slash,
- * capitals), another method, a parameterised path — goes on to the mounted routes, which answer
- * it as before.
+ * capitals), another method, a parameterised path — is not found here and goes to the app's
+ * router, which answers it as before. Each handler runs `before` first (the request log).
  */
-function staticRoutes(routes: ReadonlyArray<{ method: Method; path: string; run: RequestHandler }>): RequestHandler {
+function staticRoutes(routes: ReadonlyArray<{ method: Method; path: string; run: RequestHandler }>, before: RequestHandler): ExactRoutes {
   const byMethod = new Map<string, Map<string, RequestHandler>>();
   for (const { method, path, run } of routes) {
     const key = method.toUpperCase();
-    byMethod.set(key, (byMethod.get(key) ?? new Map<string, RequestHandler>()).set(path, run));
+    byMethod.set(key, (byMethod.get(key) ?? new Map<string, RequestHandler>()).set(path, pipeline([before, run])));
   }
-  return (req, res, next) => {
-    const url = req.url;
+  return (method, url = '') => {
     const query = url.indexOf('?');
-    const handler = byMethod.get(req.method)?.get(query < 0 ? url : url.slice(0, query));
-    if (handler === undefined) return next();
-    return handler(req, res, next);
+    return method === undefined ? undefined : byMethod.get(method)?.get(query < 0 ? url : url.slice(0, query));
   };
 }
 
-/** The /v1 routes: `byExactPath` answers the static paths ahead of the router, `mount` adds every route to the app. */
+/** The /v1 routes: `exactPaths` finds the static paths' handlers (each after `before`), `mount` adds every route to the app. */
 export interface V1Routes {
-  byExactPath: RequestHandler;
+  exactPaths: (before: RequestHandler) => ExactRoutes;
   mount: (app: Express) => void;
 }
 
@@ -147,5 +145,6 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
       });
     }
   };
-  return { byExactPath: staticRoutes(routes.filter((route) => !route.path.includes(':'))), mount };
+  const staticPaths = routes.filter((route) => !route.path.includes(':'));
+  return { exactPaths: (before) => staticRoutes(staticPaths, before), mount };
 }

@@ -1,5 +1,4 @@
-import type { Express } from 'express';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp, type AppDeps } from '../../api/app';
@@ -14,11 +13,11 @@ import { createTestEnv, TEST_SECRET, type TestEnv } from './test-env';
 
 export interface Harness {
   env: TestEnv;
-  app: Express;
+  app: RequestListener;
   /** The API's dependencies behind `app`. */
   deps: ReturnType<typeof buildApiDependencies>;
   /** Another app on the same dependencies, some of them replaced. */
-  appWith(overrides: Partial<AppDeps>): Express;
+  appWith(overrides: Partial<AppDeps>): RequestListener;
   http: () => ReturnType<typeof request>;
   keys: KeyService;
   /** Creates a key (and its account if missing) and returns the plain key. */
@@ -69,7 +68,7 @@ export async function startHarness(
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
     listen: async () => {
-      const server = app.listen(0, '127.0.0.1');
+      const server = createServer(app).listen(0, '127.0.0.1');
       servers.push(server);
       await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
