@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import { createServer } from 'node:http';
 import express from 'express';
 import type { Logger } from '../shared/logger/logger';
 import { AppError } from '../shared/errors/app-error';
@@ -10,7 +10,7 @@ import type { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
 import { v1Routes, type RouteGuards, type V1Services } from './routes/v1.routes';
-import { frontDoor } from './http/front-door';
+import { frontDoor, ownMessages, type ApiApp } from './http/front-door';
 
 export interface AppDeps extends V1Services, OpsDeps {
   logger: Logger;
@@ -21,10 +21,10 @@ export interface AppDeps extends V1Services, OpsDeps {
 }
 
 /**
- * Builds what the HTTP server runs, without listening (tests drive it with supertest): the static
- * /v1 paths answered directly, everything else by the Express app.
+ * Builds the API's HTTP side without listening (tests drive its listener with supertest): the
+ * static /v1 paths answered directly, everything else by the Express app.
  */
-export function createApp(deps: AppDeps): RequestListener {
+export function createApp(deps: AppDeps): ApiApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -48,5 +48,7 @@ export function createApp(deps: AppDeps): RequestListener {
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
   const onError = errorHandler(deps.logger);
   app.use(onError);
-  return frontDoor(app, v1.exactPaths(logged), onError);
+  const messages = ownMessages(app);
+  const listener = frontDoor(app, v1.exactPaths(logged), onError);
+  return { listener, createServer: () => createServer(messages, listener) };
 }

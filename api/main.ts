@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import { createServer } from 'node:http';
 import { configOrExit, loadApiConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
@@ -13,9 +12,11 @@ function main(): void {
   const logger = createLogger(config.LOG_LEVEL, 'cos-api');
   if (config.API_PROCESSES > 1 && cluster.isPrimary) return runPrimary(config.API_PROCESSES, logger);
   const deps = buildApiDependencies(config, logger);
-  const server = createServer(createApp(deps)).listen(config.PORT, () => {
-    logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
-  });
+  const server = createApp(deps)
+    .createServer()
+    .listen(config.PORT, () => {
+      logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
+    });
   server.keepAliveTimeout = 65_000;
 
   let stopping = false;

@@ -1,9 +1,15 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
 
 /** The handler of a static path, found by method and exact path (query string ignored); undefined for anything else. */
 export type ExactRoutes = (method: string | undefined, url: string | undefined) => RequestHandler | undefined;
+
+/** The API's HTTP side: `listener` answers each request; `createServer` makes a server that runs it. */
+export interface ApiApp {
+  listener: RequestListener;
+  createServer(): Server;
+}
 
 /**
  * What the HTTP server runs: a request for a static path is answered by its handler directly,
@@ -17,6 +23,7 @@ export function frontDoor(app: Express, exact: ExactRoutes, onError: ErrorReques
   return (req: IncomingMessage, res: ServerResponse): void => {
     const route = exact(req.method, req.url);
     if (route === undefined) return void app(req, res);
+    // A no-op for a server made by `createServer` below: its messages already have these prototypes.
     const request = Object.setPrototypeOf(req, app.request) as Request;
     const response = Object.setPrototypeOf(res, app.response) as Response;
     request.res = response;
@@ -26,4 +33,23 @@ export function frontDoor(app: Express, exact: ExactRoutes, onError: ErrorReques
     const fallThrough = () => new AppError('NOT_FOUND', `No route for ${request.method} ${request.path}`);
     route(request, response, (error?: unknown) => onError(error ?? fallThrough(), request, response, () => undefined));
   };
+}
+
+/**
+ * The server options that make each request and response with the app's prototypes from the
+ * start. Express gives each request and response its own prototype as it dispatches them
+ * (`Object.setPrototypeOf`); under load that kept every request's objects alive through two
+ * scavenges into V8's old generation — long scavenge pauses and frequent mark-compacts, the
+ * API's latency tail (docs/adr/0016-hot-path.md). Here the app's prototypes become the
+ * prototypes of the server's own message classes, so that step finds them in place and changes
+ * nothing. Call once per app.
+ */
+export function ownMessages(app: Express): ServerOptions {
+  class ApiRequest extends IncomingMessage {}
+  class ApiResponse<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {}
+  Object.setPrototypeOf(ApiRequest.prototype, app.request);
+  Object.setPrototypeOf(ApiResponse.prototype, app.response);
+  Object.defineProperty(app, 'request', { value: ApiRequest.prototype, configurable: true, enumerable: true, writable: true });
+  Object.defineProperty(app, 'response', { value: ApiResponse.prototype, configurable: true, enumerable: true, writable: true });
+  return { IncomingMessage: ApiRequest, ServerResponse: ApiResponse };
 }

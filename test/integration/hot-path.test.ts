@@ -18,7 +18,7 @@ let env: TestEnv;
 let redisProxy: CountingProxy;
 let pgProxy: CountingProxy;
 let deps: ReturnType<typeof buildApiDependencies>;
-let app: ReturnType<typeof createApp>;
+let app: ReturnType<typeof createApp>['listener'];
 let key: string;
 
 beforeAll(async () => {
@@ -36,7 +36,7 @@ beforeAll(async () => {
   // The credential watermark poll is background work; park it so it cannot blur the count.
   const config = loadApiConfig(env.processEnv({ REDIS_URL: redisProxy.url, DATABASE_URL: pgProxy.url, KEY_REFRESH_INTERVAL: '1h' }));
   deps = buildApiDependencies(config, createLogger('silent', 'test'));
-  app = createApp(deps);
+  app = createApp(deps).listener;
   await deps.started; // the first key-change poll reads Postgres once, in the background
   // The dashboard's traffic counts go to Redis once a second, not per request: stop that timer
   // too, so that a slow run cannot count a send against the requests.

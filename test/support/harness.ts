@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp, type AppDeps } from '../../api/app';
@@ -52,7 +52,8 @@ export async function startHarness(
   const { clock } = options;
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
   const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger, clock);
-  const app = createApp(deps);
+  const api = createApp(deps);
+  const app = api.listener;
   // A cluster client takes a moment to learn the slot map; until then the API answers 503, as a
   // process does before its readiness probe passes.
   if (env.clusterNodes) await eventually(async () => (await deps.readiness()).ready);
@@ -63,12 +64,12 @@ export async function startHarness(
     env,
     app,
     deps,
-    appWith: (overrides) => createApp({ ...deps, ...overrides }),
+    appWith: (overrides) => createApp({ ...deps, ...overrides }).listener,
     http: () => request(app),
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
     listen: async () => {
-      const server = createServer(app).listen(0, '127.0.0.1');
+      const server = api.createServer().listen(0, '127.0.0.1');
       servers.push(server);
       await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
