@@ -17,8 +17,8 @@ const UNAVAILABLE_MESSAGES = [
   // Redis refusing writes: out of memory under noeviction, or a replica after a failover.
   /^OOM command not allowed/,
   /^READONLY /,
-  // A Redis Cluster while a master is replaced or its slots move (docs/SCALING.md#redis). An
-  // auto-pipelined batch sent just before the client learns the new slot map gets MOVED back.
+  // A Redis Cluster while a master is replaced or its slots move (docs/SCALING.md#redis). A
+  // command sent just before the client learns the new slot map gets MOVED back.
   /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|MOVED|ASK) /,
   /Too many Cluster redirections/i,
   /None of startup nodes is available/i,
