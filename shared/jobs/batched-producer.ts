@@ -15,16 +15,21 @@ export const MAX_BATCH_ITEMS = 256;
 /**
  * Group commit of accepted outcomes (docs/adr/0010-group-commit.md): every outcome added in one
  * event-loop turn for one queue partition joins one open batch, enqueued as a single job with
- * one Redis call. Each caller's promise settles when that job is durably in Redis, so a 202 is
- * still answered only after its own outcome was enqueued. A user's outcomes always go to the
- * user's partition (docs/adr/0014-redis-cluster-partitions.md).
+ * one Redis call. While a partition's job is on its way to Redis, its next batch waits for it
+ * and keeps growing, so under load a job carries what arrived during a round trip rather than
+ * during one turn; with nothing in flight a batch goes at the end of its turn. Each caller's
+ * promise settles when its batch's job is durably in Redis, so a 202 is still answered only
+ * after its own outcome was enqueued. A user's outcomes always go to the user's partition
+ * (docs/adr/0014-redis-cluster-partitions.md).
  */
 export class BatchedProducer {
   private readonly open = new Map<number, OpenBatch>();
+  /** Jobs on their way to Redis, by partition. */
+  private readonly sending = new Map<number, number>();
   private scheduled = false;
 
   constructor(
-    private readonly queues: EventQueues,
+    private readonly queues: Pick<EventQueues, 'add' | 'partitionOf'>,
     private readonly maxBatch = MAX_BATCH_ITEMS,
     private readonly wait: ReplicaWait = { replicas: 0, timeoutMs: 0 },
   ) {}
@@ -52,22 +57,39 @@ export class BatchedProducer {
     return batch;
   }
 
+  /** The end of a turn: sends each open batch whose partition has no job in flight (the others go when theirs lands). */
   private flush(): void {
     this.scheduled = false;
-    for (const batch of [...this.open.values()]) this.flushBatch(batch);
+    for (const batch of [...this.open.values()]) if (!this.sending.has(batch.partition)) this.flushBatch(batch);
   }
 
   private flushBatch(batch: OpenBatch): void {
-    if (this.open.get(batch.partition) !== batch) return;
-    this.open.delete(batch.partition);
-    this.queues.add('outcomes', { batchId: batch.batchId, outcomes: batch.items }, batch.partition, this.wait).then(
-      () => batch.waiters.forEach((waiter) => waiter.resolve()),
-      (error: unknown) => batch.waiters.forEach((waiter) => waiter.reject(error)),
+    const { partition } = batch;
+    if (this.open.get(partition) !== batch) return;
+    this.open.delete(partition);
+    this.sending.set(partition, (this.sending.get(partition) ?? 0) + 1);
+    const landed = () => {
+      const left = this.sending.get(partition)! - 1;
+      if (left > 0) return void this.sending.set(partition, left);
+      this.sending.delete(partition);
+      const next = this.open.get(partition);
+      if (next) this.flushBatch(next);
+    };
+    this.queues.add('outcomes', { batchId: batch.batchId, outcomes: batch.items }, partition, this.wait).then(
+      () => {
+        landed();
+        batch.waiters.forEach((waiter) => waiter.resolve());
+      },
+      (error: unknown) => {
+        landed();
+        batch.waiters.forEach((waiter) => waiter.reject(error));
+      },
     );
   }
 
-  /** Sends what is open (its callers are answered as usual). */
+  /** Sends what is open, in flight or not (its callers are answered as usual). */
   close(): void {
-    this.flush();
+    this.scheduled = false;
+    for (const batch of [...this.open.values()]) this.flushBatch(batch);
   }
 }

@@ -1,0 +1,109 @@
+import { BatchedProducer } from '../../shared/jobs/batched-producer';
+import type { OutcomeJob } from '../../shared/jobs/catalog';
+import type { EventQueues } from '../../shared/jobs/event-queues';
+
+/** A queue whose adds land when the test says so; users `p0-…` and `p1-…` are on partitions 0 and 1. */
+class HeldQueues implements Pick<EventQueues, 'add' | 'partitionOf'> {
+  readonly sent: Array<{ partition: number; requestIds: string[]; land: () => void; fail: (error: Error) => void }> = [];
+
+  partitionOf(userHash: string): number {
+    return Number(userHash[1]);
+  }
+
+  add: EventQueues['add'] = (_name, data, partition) =>
+    new Promise<void>((resolve, reject) => {
+      const requestIds = 'outcomes' in data ? data.outcomes.map((o) => o.requestId) : [];
+      this.sent.push({ partition, requestIds, land: resolve, fail: reject });
+    });
+}
+
+const outcome = (requestId: string): OutcomeJob => ({
+  accountId: 'a',
+  environment: 'test',
+  requestId,
+  signals: { started: true },
+  receivedAt: 0,
+});
+const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Records which callers' promises have settled, and how. */
+function track(promise: Promise<void>, settled: string[], name: string): void {
+  promise.then(
+    () => settled.push(name),
+    () => settled.push(`${name}!`),
+  );
+}
+
+it('sends the outcomes of one turn and partition as one job, once the turn ends', async () => {
+  const queues = new HeldQueues();
+  const producer = new BatchedProducer(queues);
+  const settled: string[] = [];
+  track(producer.add('p0-u1', outcome('r1')), settled, 'r1');
+  track(producer.add('p0-u2', outcome('r2')), settled, 'r2');
+  track(producer.add('p1-u3', outcome('r3')), settled, 'r3');
+  expect(queues.sent).toEqual([]);
+  await endOfTurn();
+  expect(queues.sent.map(({ partition, requestIds }) => [partition, requestIds])).toEqual([
+    [0, ['r1', 'r2']],
+    [1, ['r3']],
+  ]);
+  queues.sent[1]!.land();
+  await endOfTurn();
+  expect(settled).toEqual(['r3']); // each caller waits for its own job only
+  queues.sent[0]!.land();
+  await endOfTurn();
+  expect(settled).toEqual(['r3', 'r1', 'r2']);
+});
+
+it('while a partition has a job in flight, gathers the next turns into one job sent when it lands', async () => {
+  const queues = new HeldQueues();
+  const producer = new BatchedProducer(queues);
+  const settled: string[] = [];
+  track(producer.add('p0-u1', outcome('r1')), settled, 'r1');
+  await endOfTurn();
+  track(producer.add('p0-u2', outcome('r2')), settled, 'r2');
+  await endOfTurn();
+  track(producer.add('p0-u3', outcome('r3')), settled, 'r3');
+  track(producer.add('p1-u4', outcome('r4')), settled, 'r4'); // another partition is not held back
+  await endOfTurn();
+  expect(queues.sent.map(({ partition, requestIds }) => [partition, requestIds])).toEqual([
+    [0, ['r1']],
+    [1, ['r4']],
+  ]);
+  queues.sent[0]!.land();
+  await endOfTurn();
+  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
+  expect(settled).toEqual(['r1']);
+  queues.sent[2]!.land();
+  await endOfTurn();
+  expect(settled).toEqual(['r1', 'r2', 'r3']);
+});
+
+it('rejects the callers of a failed job and still sends the batch that waited for it', async () => {
+  const queues = new HeldQueues();
+  const producer = new BatchedProducer(queues);
+  const settled: string[] = [];
+  track(producer.add('p0-u1', outcome('r1')), settled, 'r1');
+  await endOfTurn();
+  track(producer.add('p0-u2', outcome('r2')), settled, 'r2');
+  await endOfTurn();
+  queues.sent[0]!.fail(new Error('Connection is closed.'));
+  await endOfTurn();
+  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r2']]);
+  queues.sent[1]!.land();
+  await endOfTurn();
+  expect(settled).toEqual(['r1!', 'r2']);
+});
+
+it('sends a full batch at once, job in flight or not, and everything open on close', async () => {
+  const queues = new HeldQueues();
+  const producer = new BatchedProducer(queues, 2);
+  void producer.add('p0-u1', outcome('r1'));
+  await endOfTurn();
+  void producer.add('p0-u2', outcome('r2'));
+  void producer.add('p0-u3', outcome('r3')); // full: goes though r1's job is in flight
+  void producer.add('p0-u4', outcome('r4'));
+  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r2', 'r3']]);
+  producer.close();
+  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
+});
