@@ -26,22 +26,26 @@ const outcome = (requestId: string): OutcomeJob => ({
 });
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Records which callers' promises have settled, and how. */
-function track(promise: Promise<void>, settled: string[], name: string): void {
-  promise.then(
-    () => settled.push(name),
-    () => settled.push(`${name}!`),
-  );
+/** A producer on held queues; `add` records when each caller's promise settles (`r1`, or `r1!` for a rejection). */
+function producerOnHeldQueues(maxBatch?: number) {
+  const queues = new HeldQueues();
+  const producer = new BatchedProducer(queues, maxBatch);
+  const settled: string[] = [];
+  const add = (userHash: string, requestId: string) =>
+    void producer.add(userHash, outcome(requestId)).then(
+      () => settled.push(requestId),
+      () => settled.push(`${requestId}!`),
+    );
+  const sent = () => queues.sent.map(({ requestIds }) => requestIds);
+  return { queues, producer, settled, add, sent };
 }
 
 it('sends the outcomes of one turn and partition as one job, once the turn ends', async () => {
-  const queues = new HeldQueues();
-  const producer = new BatchedProducer(queues);
-  const settled: string[] = [];
-  track(producer.add('p0-u1', outcome('r1')), settled, 'r1');
-  track(producer.add('p0-u2', outcome('r2')), settled, 'r2');
-  track(producer.add('p1-u3', outcome('r3')), settled, 'r3');
-  expect(queues.sent).toEqual([]);
+  const { queues, settled, add, sent } = producerOnHeldQueues();
+  add('p0-u1', 'r1');
+  add('p0-u2', 'r2');
+  add('p1-u3', 'r3');
+  expect(sent()).toEqual([]);
   await endOfTurn();
   expect(queues.sent.map(({ partition, requestIds }) => [partition, requestIds])).toEqual([
     [0, ['r1', 'r2']],
@@ -56,15 +60,13 @@ it('sends the outcomes of one turn and partition as one job, once the turn ends'
 });
 
 it('while a partition has a job in flight, gathers the next turns into one job sent when it lands', async () => {
-  const queues = new HeldQueues();
-  const producer = new BatchedProducer(queues);
-  const settled: string[] = [];
-  track(producer.add('p0-u1', outcome('r1')), settled, 'r1');
+  const { queues, settled, add, sent } = producerOnHeldQueues();
+  add('p0-u1', 'r1');
   await endOfTurn();
-  track(producer.add('p0-u2', outcome('r2')), settled, 'r2');
+  add('p0-u2', 'r2');
   await endOfTurn();
-  track(producer.add('p0-u3', outcome('r3')), settled, 'r3');
-  track(producer.add('p1-u4', outcome('r4')), settled, 'r4'); // another partition is not held back
+  add('p0-u3', 'r3');
+  add('p1-u4', 'r4'); // another partition is not held back
   await endOfTurn();
   expect(queues.sent.map(({ partition, requestIds }) => [partition, requestIds])).toEqual([
     [0, ['r1']],
@@ -72,7 +74,7 @@ it('while a partition has a job in flight, gathers the next turns into one job s
   ]);
   queues.sent[0]!.land();
   await endOfTurn();
-  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
+  expect(sent()).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
   expect(settled).toEqual(['r1']);
   queues.sent[2]!.land();
   await endOfTurn();
@@ -80,30 +82,27 @@ it('while a partition has a job in flight, gathers the next turns into one job s
 });
 
 it('rejects the callers of a failed job and still sends the batch that waited for it', async () => {
-  const queues = new HeldQueues();
-  const producer = new BatchedProducer(queues);
-  const settled: string[] = [];
-  track(producer.add('p0-u1', outcome('r1')), settled, 'r1');
+  const { queues, settled, add, sent } = producerOnHeldQueues();
+  add('p0-u1', 'r1');
   await endOfTurn();
-  track(producer.add('p0-u2', outcome('r2')), settled, 'r2');
+  add('p0-u2', 'r2');
   await endOfTurn();
   queues.sent[0]!.fail(new Error('Connection is closed.'));
   await endOfTurn();
-  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r2']]);
+  expect(sent()).toEqual([['r1'], ['r2']]);
   queues.sent[1]!.land();
   await endOfTurn();
   expect(settled).toEqual(['r1!', 'r2']);
 });
 
 it('sends a full batch at once, job in flight or not, and everything open on close', async () => {
-  const queues = new HeldQueues();
-  const producer = new BatchedProducer(queues, 2);
-  void producer.add('p0-u1', outcome('r1'));
+  const { producer, add, sent } = producerOnHeldQueues(2);
+  add('p0-u1', 'r1');
   await endOfTurn();
-  void producer.add('p0-u2', outcome('r2'));
-  void producer.add('p0-u3', outcome('r3')); // full: goes though r1's job is in flight
-  void producer.add('p0-u4', outcome('r4'));
-  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r2', 'r3']]);
+  add('p0-u2', 'r2');
+  add('p0-u3', 'r3'); // full: goes though r1's job is in flight
+  add('p0-u4', 'r4');
+  expect(sent()).toEqual([['r1'], ['r2', 'r3']]);
   producer.close();
-  expect(queues.sent.map(({ requestIds }) => requestIds)).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
+  expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
 });
