@@ -23,7 +23,7 @@ export function frontDoor(app: Express, exact: ExactRoutes, onError: ErrorReques
   return (req: IncomingMessage, res: ServerResponse): void => {
     const route = exact(req.method, req.url);
     if (route === undefined) return void app(req, res);
-    // A no-op for a server made by `createServer` below: its messages already have these prototypes.
+    // A no-op on a server made with `ownMessages`'s options: its messages already have these prototypes.
     const request = Object.setPrototypeOf(req, app.request) as Request;
     const response = Object.setPrototypeOf(res, app.response) as Response;
     request.res = response;
