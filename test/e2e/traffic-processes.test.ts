@@ -38,6 +38,8 @@ it('counts every request served by either process', async () => {
     .executeTakeFirstOrThrow();
   const statuses = new Set<number>();
   for (let i = 0; i < 40; i++) statuses.add(await getOnNewConnection(api.url, issued.key));
+  // Any other answer fails with what the processes logged, so a miss explains itself.
+  if (statuses.size !== 1 || !statuses.has(404)) throw new Error(`statuses ${[...statuses].join(', ')}; api output:\n${api.output()}`);
   expect([...statuses]).toEqual([404]);
   const scope = { accountId, environment: 'test' as const, keyId: issued.id };
   await eventually(async () => {
