@@ -30,8 +30,9 @@ export function frontDoor(app: Express, exact: ExactRoutes, onError: ErrorReques
     response.req = request;
     response.locals = Object.create(null) as Response['locals'];
     // The route answers every request it is given; falling through is a bug, answered as the router would.
-    const fallThrough = () => new AppError('NOT_FOUND', `No route for ${request.method} ${request.path}`);
-    route(request, response, (error?: unknown) => onError(error ?? fallThrough(), request, response, () => undefined));
+    route(request, response, (error?: unknown) =>
+      onError(error ?? new AppError('NOT_FOUND', `No route for ${request.method} ${request.path}`), request, response, () => undefined),
+    );
   };
 }
 

@@ -57,10 +57,13 @@ export class BatchedProducer {
     return batch;
   }
 
-  /** The end of a turn: sends each open batch whose partition has no job in flight (the others go when theirs lands). */
-  private flush(): void {
+  /**
+   * The end of a turn: sends each open batch whose partition has no job in flight (the others go
+   * when theirs lands); `evenInFlight` sends them all.
+   */
+  private flush(evenInFlight = false): void {
     this.scheduled = false;
-    for (const batch of [...this.open.values()]) if (!this.sending.has(batch.partition)) this.flushBatch(batch);
+    for (const batch of [...this.open.values()]) if (evenInFlight || !this.sending.has(batch.partition)) this.flushBatch(batch);
   }
 
   private flushBatch(batch: OpenBatch): void {
@@ -75,21 +78,17 @@ export class BatchedProducer {
       const next = this.open.get(partition);
       if (next) this.flushBatch(next);
     };
-    this.queues.add('outcomes', { batchId: batch.batchId, outcomes: batch.items }, partition, this.wait).then(
-      () => {
-        landed();
-        batch.waiters.forEach((waiter) => waiter.resolve());
-      },
-      (error: unknown) => {
-        landed();
-        batch.waiters.forEach((waiter) => waiter.reject(error));
-      },
-    );
+    void this.queues
+      .add('outcomes', { batchId: batch.batchId, outcomes: batch.items }, partition, this.wait)
+      .then(
+        () => batch.waiters.forEach((waiter) => waiter.resolve()),
+        (error: unknown) => batch.waiters.forEach((waiter) => waiter.reject(error)),
+      )
+      .finally(landed);
   }
 
   /** Sends what is open, in flight or not (its callers are answered as usual). */
   close(): void {
-    this.scheduled = false;
-    for (const batch of [...this.open.values()]) this.flushBatch(batch);
+    this.flush(true);
   }
 }
