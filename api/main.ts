@@ -1,17 +1,29 @@
 import cluster from 'node:cluster';
 import { configOrExit, loadApiConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
+import { untilReady } from '../shared/health/readiness';
 import { createLogger } from '../shared/logger/logger';
 import { createApp } from './app';
 import { runPrimary } from './cluster';
 import { buildApiDependencies } from './dependencies';
 
-function main(): void {
+/**
+ * How long a process of `API_PROCESSES` waits for its Redis and Postgres connections before it
+ * listens anyway (and answers 503 until they come, as a lone process does).
+ */
+const CHILD_READY_TIMEOUT_MS = 10_000;
+
+async function main(): Promise<void> {
   loadDotCosEnv();
   const config = configOrExit(() => loadApiConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-api');
   if (config.API_PROCESSES > 1 && cluster.isPrimary) return runPrimary(config.API_PROCESSES, logger);
   const deps = buildApiDependencies(config, logger);
+  // node:cluster's primary hands a child new connections as soon as it listens: a child that
+  // listened before its connections were ready answered those requests 503
+  // (docs/adr/0016-hot-path.md).
+  if (cluster.isWorker && !(await untilReady(deps.readiness, { timeoutMs: CHILD_READY_TIMEOUT_MS, intervalMs: 50 })))
+    logger.warn({ waitedMs: CHILD_READY_TIMEOUT_MS }, 'api process listening before redis and postgres are ready');
   const server = createApp(deps)
     .createServer()
     .listen(config.PORT, () => {
@@ -34,4 +46,4 @@ function main(): void {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main();
+void main();

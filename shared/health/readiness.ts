@@ -51,3 +51,20 @@ export function readinessCheck(redis: RedisClient | RedisClient[], db: Db): () =
     return { ready: redisStatus === 'ok' && postgres === 'ok', checks: { redis: redisStatus, postgres } };
   };
 }
+
+/**
+ * Resolves `true` once `check` reports ready, polling every `intervalMs`; `false` when it has
+ * not within `timeoutMs`.
+ */
+export async function untilReady(
+  check: () => Promise<Readiness>,
+  { timeoutMs, intervalMs }: { timeoutMs: number; intervalMs: number },
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await check()).ready) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
+  }
+}

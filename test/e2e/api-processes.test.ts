@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
-import { client, spawnApi, stop, type Spawned } from '../support/processes';
+import { client, spawnApi, statusOnNewConnection, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
 /** API_PROCESSES=N: N API processes share the port; a dead one is replaced; SIGTERM stops them all. */
@@ -26,7 +26,7 @@ const alive = (pid: number): boolean => {
 
 beforeAll(async () => {
   env = await createTestEnv();
-  api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2' });
+  api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2', LOG_LEVEL: 'info' });
 });
 afterAll(async () => {
   await stop(api, 'SIGKILL');
@@ -52,6 +52,39 @@ it('runs two API processes on one port, replaces one that dies, and stops them a
   await eventually(async () => (await http.context('cluster-after')).status === 200);
   expect(api.output()).toContain('api process died; starting another');
 
+  // A replacement takes connections only once its Redis and Postgres connections are ready: new
+  // connections arriving throughout its start are all answered.
+  const listening = () => api.output().split('api listening').length - 1;
+  // Two processes at the start and the replacement above: the victim has a listening peer.
+  await eventually(async () => listening() === 3);
+  const statuses: number[] = [];
+  const victim = replaced[0]!;
+  process.kill(victim, 'SIGKILL');
+  await eventually(async () => !childrenOf(primary).includes(victim));
+  let streaming = true;
+  const stream = async (n: number) => {
+    for (let i = 0; streaming; i++)
+      statuses.push(
+        await statusOnNewConnection(
+          `${api.url}/v1/context`,
+          { Authorization: `Bearer ${key}` },
+          { userId: `start-${n}-${i}`, task: 'A task', complexity: 'low' },
+        ),
+      );
+  };
+  const streams = [0, 1, 2, 3].map(stream);
+  await eventually(async () => listening() === 4);
+  const restarted = childrenOf(primary);
+  expect(restarted).toHaveLength(2);
+  // Long enough for the replacement to be handed a share of the connections.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  streaming = false;
+  await Promise.all(streams);
+  const others = statuses.filter((status) => status !== 200);
+  if (others.length > 0)
+    throw new Error(`${others.length} of ${statuses.length} answers not 200 (${others.join(', ')}); api output:\n${api.output()}`);
+  expect(statuses.length).toBeGreaterThan(40);
+
   expect(await stop(api, 'SIGTERM')).toBe(0);
-  for (const pid of replaced) expect(alive(pid)).toBe(false);
+  for (const pid of restarted) expect(alive(pid)).toBe(false);
 });

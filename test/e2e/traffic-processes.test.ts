@@ -1,9 +1,8 @@
-import http from 'node:http';
 import { KeyService } from '../../shared/keys/key.service';
 import { flushTraffic } from '../../shared/traffic/traffic-flush';
 import { trafficSeries } from '../../shared/traffic/traffic-queries';
 import { eventually } from '../support/harness';
-import { spawnApi, stop, type Spawned } from '../support/processes';
+import { spawnApi, statusOnNewConnection, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
 /** With API_PROCESSES=2 each process records the traffic it serves; together they count every request. */
@@ -19,16 +18,6 @@ afterAll(async () => {
   await env.close();
 });
 
-/** One request on a connection of its own, so the cluster hands connections to both processes in turn. */
-const getOnNewConnection = (url: string, key: string) =>
-  new Promise<number>((resolve, reject) => {
-    const request = http.get(`${url}/v1/profile/nobody`, { agent: false, headers: { Authorization: `Bearer ${key}` } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    request.on('error', reject);
-  });
-
 it('counts every request served by either process', async () => {
   const issued = await new KeyService(env.db, TEST_SECRET).create({ account: 'traffic-cluster', environment: 'test' });
   const { account_id: accountId } = await env.db
@@ -37,7 +26,8 @@ it('counts every request served by either process', async () => {
     .where('id', '=', issued.id)
     .executeTakeFirstOrThrow();
   const statuses = new Set<number>();
-  for (let i = 0; i < 40; i++) statuses.add(await getOnNewConnection(api.url, issued.key));
+  for (let i = 0; i < 40; i++)
+    statuses.add(await statusOnNewConnection(`${api.url}/v1/profile/nobody`, { Authorization: `Bearer ${issued.key}` }));
   // Any other answer fails with what the processes logged, so a miss explains itself.
   if (statuses.size !== 1 || !statuses.has(404)) throw new Error(`statuses ${[...statuses].join(', ')}; api output:\n${api.output()}`);
   expect([...statuses]).toEqual([404]);

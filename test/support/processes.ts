@@ -22,37 +22,60 @@ export function spawnBuilt(entry: 'api/main.js' | 'worker/main.js' | 'dashboard/
   return { child, output: () => output, exited };
 }
 
-/** GET /readyz on a connection of its own: node:cluster hands each new connection to the next process. */
-const readyOnNewConnection = (url: string) =>
-  new Promise<boolean>((resolve) => {
+/**
+ * The status of one request on a connection of its own (node:cluster hands each new connection
+ * to the next process); 0 when the connection fails. With a body, the request is a JSON POST.
+ */
+export const statusOnNewConnection = (url: string, headers: http.OutgoingHttpHeaders = {}, body?: unknown) =>
+  new Promise<number>((resolve) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     http
-      .get(`${url}/readyz`, { agent: false }, (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      })
-      .on('error', () => resolve(false));
+      .request(
+        url,
+        {
+          method: payload === undefined ? 'GET' : 'POST',
+          agent: false,
+          headers: payload === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      )
+      .on('error', () => resolve(0))
+      .end(payload);
   });
 
 /**
- * Starts the built API and waits until it is ready — with API_PROCESSES=N, until N × 3 readiness
- * checks in a row on new connections pass, so that every process is (one that is still
- * connecting answers 503, as it should, but a test must not meet it).
+ * Starts the built API on a free port and waits until it is ready — with API_PROCESSES=N, until
+ * N × 3 readiness checks in a row on new connections pass, so that every process is (one that is
+ * still connecting answers 503, as it should, but a test must not meet it). A port found free
+ * can be taken by another test's process before the API binds it: then it starts again on
+ * another.
  */
 export async function spawnApi(env: NodeJS.ProcessEnv): Promise<Spawned & { url: string }> {
-  const port = await freePort();
-  const api = spawnBuilt('api/main.js', { ...env, PORT: String(port) });
-  const url = `http://127.0.0.1:${port}`;
-  const needed = Math.max(1, Number(env.API_PROCESSES ?? 1)) * 3;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const api = spawnBuilt('api/main.js', { ...env, PORT: String(port) });
+    const url = `http://127.0.0.1:${port}`;
+    if (await untilApiReady(api, url, Math.max(1, Number(env.API_PROCESSES ?? 1)) * 3)) return { ...api, url };
+    api.child.kill('SIGKILL');
+    await api.exited;
+    if (attempt >= 3 || !api.output().includes('EADDRINUSE')) throw new Error(`api did not start: ${api.output()}`);
+  }
+}
+
+/** Whether `needed` readiness checks in a row pass within 20 s, while the process lives. */
+async function untilApiReady(api: Spawned, url: string, needed: number): Promise<boolean> {
   const deadline = Date.now() + 20_000;
   let inARow = 0;
   while (Date.now() < deadline) {
-    inARow = (await readyOnNewConnection(url)) ? inARow + 1 : 0;
-    if (inARow >= needed) return { ...api, url };
-    if (api.child.exitCode !== null) break;
+    inARow = (await statusOnNewConnection(`${url}/readyz`)) === 200 ? inARow + 1 : 0;
+    if (inARow >= needed) return true;
+    if (api.child.exitCode !== null) return false;
     if (inARow === 0) await new Promise((r) => setTimeout(r, 100));
   }
-  api.child.kill('SIGKILL');
-  throw new Error(`api did not start: ${api.output()}`);
+  return false;
 }
 
 export async function stop(spawned: Spawned, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | string> {
