@@ -53,7 +53,7 @@ export function buildApiDependencies(
   const keys = keysFor(config);
   const learner = engine as Learner;
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
-  // (auto-pipelining makes one per event-loop turn): the hot path's commands use their own.
+  // (BullMQ's job adds are pipelines): the hot path's commands use their own connection.
   const queueRedis = createRedis(target, 'producer');
   // Ready once both connections are: a cluster client answers nothing before it has the slot map.
   const readiness = readinessCheck([redis, queueRedis], db);

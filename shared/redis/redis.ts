@@ -37,11 +37,11 @@ export function keysFor(config: RedisConfig): RedisKeys {
 
 /**
  * Producers (API, CLI) fail fast while Redis is down so the API can answer 503; consumers
- * (workers) wait for Redis to come back (BullMQ's production guide). Producers pipeline
- * automatically: the commands concurrent requests issue in one event-loop turn leave in one
- * socket write instead of one write each (on a cluster, one per master). Sending each command
- * on its own was cheaper for the API but let a just-started process answer 503 ("Stream isn't
- * writeable") in 2 of 6 test-suite runs (docs/adr/0016-hot-path.md). A `once` client is for
+ * (workers) wait for Redis to come back (BullMQ's production guide). Producers send each
+ * command as it is issued, without ioredis's auto-pipelining: that builds a pipeline object per
+ * event-loop turn, which cost the API more CPU than the socket writes it saves and kept each
+ * turn's commands alive into V8's old generation, lengthening its GC pauses (measured in
+ * docs/BENCHMARKS.md, "Static paths"). A `once` client is for
  * one short errand (the CLI's announcements): it connects when `connect()` is called, once, and
  * fails within 2 s if Redis cannot be reached.
  */
@@ -55,7 +55,6 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
           connectTimeout: 2000,
           commandTimeout: 5000,
           lazyConnect: false,
-          enableAutoPipelining: true,
           retryStrategy: retry,
         }
       : role === 'consumer'
