@@ -12,12 +12,17 @@ interface OpenBatch {
 /** Most items one job carries; a full batch is enqueued at once and the next one opened. */
 export const MAX_BATCH_ITEMS = 256;
 
+/** The least time between two jobs of one partition, unless a batch is full. */
+export const MIN_JOB_SPACING_MS = 4;
+
 /**
  * Group commit of accepted outcomes (docs/adr/0010-group-commit.md): every outcome added in one
  * event-loop turn for one queue partition joins one open batch, enqueued as a single job with
  * one Redis call. While a partition's job is on its way to Redis, its next batch waits for it
  * and keeps growing, so under load a job carries what arrived during a round trip rather than
- * during one turn; with nothing in flight a batch goes at the end of its turn. Each caller's
+ * during one turn; a partition also sends at most one job per `MIN_JOB_SPACING_MS`, since a job
+ * costs Redis and the worker the same whatever it carries. A partition that sent nothing in that
+ * time sends at the end of the turn, so a lone outcome waits no longer. Each caller's
  * promise settles when its batch's job is durably in Redis, so a 202 is still answered only
  * after its own outcome was enqueued. A user's outcomes always go to the user's partition
  * (docs/adr/0014-redis-cluster-partitions.md).
@@ -26,6 +31,10 @@ export class BatchedProducer {
   private readonly open = new Map<number, OpenBatch>();
   /** Jobs on their way to Redis, by partition. */
   private readonly sending = new Map<number, number>();
+  /** When each partition last sent a job (`Date.now()`). */
+  private readonly lastSent = new Map<number, number>();
+  /** Partitions whose open batch waits for its spacing to end. */
+  private readonly spacing = new Map<number, NodeJS.Timeout>();
   private scheduled = false;
 
   constructor(
@@ -58,25 +67,46 @@ export class BatchedProducer {
   }
 
   /**
-   * The end of a turn: sends each open batch whose partition has no job in flight (the others go
-   * when theirs lands); `evenInFlight` sends them all.
+   * The end of a turn: sends each open batch whose partition may send (the others go when their
+   * job lands or their spacing ends); `evenHeld` sends them all.
    */
-  private flush(evenInFlight = false): void {
+  private flush(evenHeld = false): void {
     this.scheduled = false;
-    for (const batch of [...this.open.values()]) if (evenInFlight || !this.sending.has(batch.partition)) this.flushBatch(batch);
+    for (const batch of [...this.open.values()]) if (evenHeld) this.flushBatch(batch);
+    else this.sendWhenFree(batch);
+  }
+
+  /** Sends `batch` now if its partition has no job in flight and its spacing is over, else arranges for later. */
+  private sendWhenFree(batch: OpenBatch): void {
+    const { partition } = batch;
+    if (this.sending.has(partition) || this.spacing.has(partition)) return;
+    const wait = (this.lastSent.get(partition) ?? -Infinity) + MIN_JOB_SPACING_MS - Date.now();
+    if (wait <= 0) return this.flushBatch(batch);
+    this.spacing.set(
+      partition,
+      setTimeout(() => {
+        this.spacing.delete(partition);
+        const next = this.open.get(partition);
+        if (next) this.sendWhenFree(next);
+      }, wait),
+    );
   }
 
   private flushBatch(batch: OpenBatch): void {
     const { partition } = batch;
     if (this.open.get(partition) !== batch) return;
     this.open.delete(partition);
+    this.lastSent.set(partition, Date.now());
+    const timer = this.spacing.get(partition);
+    if (timer) clearTimeout(timer);
+    this.spacing.delete(partition);
     this.sending.set(partition, (this.sending.get(partition) ?? 0) + 1);
     const landed = () => {
       const left = this.sending.get(partition)! - 1;
       if (left > 0) return void this.sending.set(partition, left);
       this.sending.delete(partition);
       const next = this.open.get(partition);
-      if (next) this.flushBatch(next);
+      if (next) this.sendWhenFree(next);
     };
     void this.queues
       .add('outcomes', { batchId: batch.batchId, outcomes: batch.items }, partition, this.wait)
@@ -87,7 +117,7 @@ export class BatchedProducer {
       .finally(landed);
   }
 
-  /** Sends what is open, in flight or not (its callers are answered as usual). */
+  /** Sends what is open, held back or not (its callers are answered as usual). */
   close(): void {
     this.flush(true);
   }

@@ -160,7 +160,9 @@ it('learns per task type through the HTTP API: a user whose writing and coding t
   const likes: Record<string, string> = { writing: 'curiosity', coding: 'micro_steps' };
   const right: boolean[] = [];
   const served: Served[] = [];
-  for (let round = 1; round <= 30; round++) {
+  // 50 rounds: the API's copy of the tenant prior may lag the worker's by a few outcomes, which
+  // slows a one-user tenant's learning (docs/BENCHMARKS.md, "A one-user tenant and the API's prior lag").
+  for (let round = 1; round <= 50; round++) {
     const taskType = round % 2 === 0 ? 'writing' : 'coding';
     const rec = await h
       .http()
@@ -186,7 +188,7 @@ it('learns per task type through the HTTP API: a user whose writing and coding t
   expectAtLeast(right.slice(-10).filter(Boolean).length, 8, served);
   for (const [taskType, framing] of Object.entries(likes)) {
     const probes = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 5; i++) {
       const rec = await h
         .http()
         .post('/v1/context')
@@ -194,9 +196,9 @@ it('learns per task type through the HTTP API: a user whose writing and coding t
         .send({ userId: 'two-kinds', task: 'One more', taskType, complexity: 'medium' });
       probes.push(rec.body);
     }
-    // Thompson sampling may still explore once in a while: two of three.
+    // Thompson sampling may still explore once in a while: three of five.
     const hits = probes.filter((p) => p.suggestedFraming === framing);
-    expectAtLeast(hits.length, 2, [...served, ...probes]);
+    expectAtLeast(hits.length, 3, [...served, ...probes]);
     expect(hits[0].rationale).toContain(`For "${taskType}" tasks`);
   }
 }, 120_000);

@@ -1,4 +1,4 @@
-import { BatchedProducer } from '../../shared/jobs/batched-producer';
+import { BatchedProducer, MIN_JOB_SPACING_MS } from '../../shared/jobs/batched-producer';
 import type { OutcomeJob } from '../../shared/jobs/catalog';
 import type { EventQueues } from '../../shared/jobs/event-queues';
 
@@ -25,6 +25,11 @@ const outcome = (requestId: string): OutcomeJob => ({
   receivedAt: 0,
 });
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+// The clock and timers are Jest's, so a partition's spacing passes only when a test says so;
+// turns (setImmediate) and promises run as usual.
+beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+afterEach(() => jest.useRealTimers());
 
 /** A producer on held queues; `add` records when each caller's promise settles (`r1`, or `r1!` for a rejection). */
 function producerOnHeldQueues(maxBatch?: number) {
@@ -74,6 +79,7 @@ it('while a partition has a job in flight, gathers the next turns into one job s
   ]);
   queues.sent[0]!.land();
   await endOfTurn();
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
   expect(sent()).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
   expect(settled).toEqual(['r1']);
   queues.sent[2]!.land();
@@ -89,6 +95,7 @@ it('rejects the callers of a failed job and still sends the batch that waited fo
   await endOfTurn();
   queues.sent[0]!.fail(new Error('Connection is closed.'));
   await endOfTurn();
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
   expect(sent()).toEqual([['r1'], ['r2']]);
   queues.sent[1]!.land();
   await endOfTurn();
@@ -104,5 +111,55 @@ it('sends a full batch at once, job in flight or not, and everything open on clo
   add('p0-u4', 'r4');
   expect(sent()).toEqual([['r1'], ['r2', 'r3']]);
   producer.close();
+  expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
+});
+
+it('sends at most one job per partition in each spacing, gathering what arrives meanwhile', async () => {
+  const { queues, settled, add, sent } = producerOnHeldQueues();
+  add('p0-u1', 'r1');
+  await endOfTurn();
+  queues.sent[0]!.land();
+  await endOfTurn();
+  add('p0-u2', 'r2'); // landed, but its partition sent less than the spacing ago
+  await endOfTurn();
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS - 1);
+  add('p0-u3', 'r3');
+  add('p1-u4', 'r4'); // another partition's spacing is its own
+  await endOfTurn();
+  expect(sent()).toEqual([['r1'], ['r4']]);
+  jest.advanceTimersByTime(1);
+  expect(sent()).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
+  queues.sent[2]!.land();
+  await endOfTurn();
+  expect(settled).toEqual(['r1', 'r2', 'r3']);
+});
+
+it('sends at the end of the turn when the partition sent nothing for the spacing', async () => {
+  const { queues, add, sent } = producerOnHeldQueues();
+  add('p0-u1', 'r1');
+  await endOfTurn();
+  queues.sent[0]!.land();
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
+  add('p0-u2', 'r2');
+  await endOfTurn();
+  expect(sent()).toEqual([['r1'], ['r2']]);
+});
+
+it('sends a full batch during the spacing, and one held by it on close', async () => {
+  const { producer, queues, add, sent } = producerOnHeldQueues(2);
+  add('p0-u1', 'r1');
+  await endOfTurn();
+  queues.sent[0]!.land();
+  await endOfTurn();
+  add('p0-u2', 'r2');
+  add('p0-u3', 'r3'); // full: goes at once
+  add('p0-u4', 'r4');
+  await endOfTurn();
+  expect(sent()).toEqual([['r1'], ['r2', 'r3']]);
+  queues.sent[1]!.land();
+  await endOfTurn();
+  producer.close(); // r4 waits for the spacing; close sends it anyway
+  expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
   expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
 });
