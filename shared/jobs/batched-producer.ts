@@ -72,8 +72,9 @@ export class BatchedProducer {
    */
   private flush(evenHeld = false): void {
     this.scheduled = false;
-    for (const batch of [...this.open.values()]) if (evenHeld) this.flushBatch(batch);
-    else this.sendWhenFree(batch);
+    for (const batch of [...this.open.values()])
+      if (evenHeld) this.flushBatch(batch);
+      else this.sendWhenFree(batch);
   }
 
   /** Sends `batch` now if its partition has no job in flight and its spacing is over, else arranges for later. */
