@@ -13,7 +13,7 @@ interface OpenBatch {
 export const MAX_BATCH_ITEMS = 256;
 
 /** The least time between two jobs of one partition, unless a batch is full. */
-export const MIN_JOB_SPACING_MS = 4;
+export const MIN_JOB_SPACING_MS = 8;
 
 /**
  * Group commit of accepted outcomes (docs/adr/0010-group-commit.md): every outcome added in one
