@@ -12,7 +12,10 @@ interface OpenBatch {
 /** Most items one job carries; a full batch is enqueued at once and the next one opened. */
 export const MAX_BATCH_ITEMS = 256;
 
-/** The least time between two jobs of one partition, unless a batch is full. */
+/**
+ * The least time from a partition's job that carried more than one outcome to its next job,
+ * unless that batch is full.
+ */
 export const MIN_JOB_SPACING_MS = 8;
 
 /**
@@ -20,19 +23,20 @@ export const MIN_JOB_SPACING_MS = 8;
  * event-loop turn for one queue partition joins one open batch, enqueued as a single job with
  * one Redis call. While a partition's job is on its way to Redis, its next batch waits for it
  * and keeps growing, so under load a job carries what arrived during a round trip rather than
- * during one turn; a partition also sends at most one job per `MIN_JOB_SPACING_MS`, since a job
- * costs Redis and the worker the same whatever it carries. A partition that sent nothing in that
- * time sends at the end of the turn, so a lone outcome waits no longer. Each caller's
- * promise settles when its batch's job is durably in Redis, so a 202 is still answered only
- * after its own outcome was enqueued. A user's outcomes always go to the user's partition
+ * during one turn; while outcomes arrive together, a partition also sends at most one job per
+ * `MIN_JOB_SPACING_MS`, since a job costs Redis and the worker the same whatever it carries. A
+ * partition whose last job carried one outcome, or that sent nothing in that time, sends at the
+ * end of the turn: a lone outcome, or a client posting one at a time, waits no longer. Each
+ * caller's promise settles when its batch's job is durably in Redis, so a 202 is still answered
+ * only after its own outcome was enqueued. A user's outcomes always go to the user's partition
  * (docs/adr/0014-redis-cluster-partitions.md).
  */
 export class BatchedProducer {
   private readonly open = new Map<number, OpenBatch>();
   /** Jobs on their way to Redis, by partition. */
   private readonly sending = new Map<number, number>();
-  /** When each partition last sent a job (`Date.now()`). */
-  private readonly lastSent = new Map<number, number>();
+  /** When each partition last sent a job (`Date.now()`), and how many outcomes it carried. */
+  private readonly lastSent = new Map<number, { at: number; items: number }>();
   /** Partitions whose open batch waits for its spacing to end. */
   private readonly spacing = new Map<number, NodeJS.Timeout>();
   private scheduled = false;
@@ -81,7 +85,8 @@ export class BatchedProducer {
   private sendWhenFree(batch: OpenBatch): void {
     const { partition } = batch;
     if (this.sending.has(partition) || this.spacing.has(partition)) return;
-    const wait = (this.lastSent.get(partition) ?? -Infinity) + MIN_JOB_SPACING_MS - Date.now();
+    const last = this.lastSent.get(partition);
+    const wait = last && last.items > 1 ? last.at + MIN_JOB_SPACING_MS - Date.now() : 0;
     if (wait <= 0) return this.flushBatch(batch);
     this.spacing.set(
       partition,
@@ -97,7 +102,7 @@ export class BatchedProducer {
     const { partition } = batch;
     if (this.open.get(partition) !== batch) return;
     this.open.delete(partition);
-    this.lastSent.set(partition, Date.now());
+    this.lastSent.set(partition, { at: Date.now(), items: batch.items.length });
     const timer = this.spacing.get(partition);
     if (timer) clearTimeout(timer);
     this.spacing.delete(partition);

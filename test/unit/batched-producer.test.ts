@@ -114,24 +114,36 @@ it('sends a full batch at once, job in flight or not, and everything open on clo
   expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
 });
 
-it('sends at most one job per partition in each spacing, gathering what arrives meanwhile', async () => {
+it('while outcomes arrive together, sends at most one job per partition in each spacing', async () => {
   const { queues, settled, add, sent } = producerOnHeldQueues();
+  add('p0-u0', 'r0');
   add('p0-u1', 'r1');
   await endOfTurn();
   queues.sent[0]!.land();
   await endOfTurn();
-  add('p0-u2', 'r2'); // landed, but its partition sent less than the spacing ago
+  add('p0-u2', 'r2'); // landed, but its partition sent two outcomes less than the spacing ago
   await endOfTurn();
   jest.advanceTimersByTime(MIN_JOB_SPACING_MS - 1);
   add('p0-u3', 'r3');
   add('p1-u4', 'r4'); // another partition's spacing is its own
   await endOfTurn();
-  expect(sent()).toEqual([['r1'], ['r4']]);
+  expect(sent()).toEqual([['r0', 'r1'], ['r4']]);
   jest.advanceTimersByTime(1);
-  expect(sent()).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
+  expect(sent()).toEqual([['r0', 'r1'], ['r4'], ['r2', 'r3']]);
   queues.sent[2]!.land();
   await endOfTurn();
-  expect(settled).toEqual(['r1', 'r2', 'r3']);
+  expect(settled).toEqual(['r0', 'r1', 'r2', 'r3']);
+});
+
+it('does not hold back a client posting one outcome at a time', async () => {
+  const { queues, add, sent } = producerOnHeldQueues();
+  for (let i = 1; i <= 3; i++) {
+    add('p0-u1', `r${i}`);
+    await endOfTurn();
+    expect(sent()).toHaveLength(i); // the last job carried one outcome: no spacing
+    queues.sent[i - 1]!.land();
+    await endOfTurn();
+  }
 });
 
 it('sends at the end of the turn when the partition sent nothing for the spacing', async () => {
