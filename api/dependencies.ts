@@ -53,7 +53,8 @@ export function buildApiDependencies(
   const keys = keysFor(config);
   const learner = engine as Learner;
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
-  // (BullMQ's job adds are pipelines): the hot path's commands use their own connection.
+  // made on it: the hot path's own pipelines and transactions (limiter, profile cache, outcome
+  // claims) use a connection of their own.
   const queueRedis = createRedis(target, 'producer');
   // Ready once both connections are: a cluster client answers nothing before it has the slot map.
   const readiness = readinessCheck([redis, queueRedis], db);

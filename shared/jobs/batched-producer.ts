@@ -35,7 +35,7 @@ export class BatchedProducer {
   private readonly open = new Map<number, OpenBatch>();
   /** Jobs on their way to Redis, by partition. */
   private readonly sending = new Map<number, number>();
-  /** When each partition last sent a job (`Date.now()`), and how many outcomes it carried. */
+  /** When each partition last sent a job (`performance.now()`, which no clock change moves), and how many outcomes it carried. */
   private readonly lastSent = new Map<number, { at: number; items: number }>();
   /** Partitions whose open batch waits for its spacing to end. */
   private readonly spacing = new Map<number, NodeJS.Timeout>();
@@ -86,14 +86,14 @@ export class BatchedProducer {
     const { partition } = batch;
     if (this.sending.has(partition) || this.spacing.has(partition)) return;
     const last = this.lastSent.get(partition);
-    const wait = last && last.items > 1 ? last.at + MIN_JOB_SPACING_MS - Date.now() : 0;
+    const wait = last && last.items > 1 ? last.at + MIN_JOB_SPACING_MS - performance.now() : 0;
     if (wait <= 0) return this.flushBatch(batch);
     this.spacing.set(
       partition,
       setTimeout(() => {
         this.spacing.delete(partition);
         const next = this.open.get(partition);
-        if (next) this.sendWhenFree(next);
+        if (next && !this.sending.has(partition)) this.flushBatch(next);
       }, wait),
     );
   }
@@ -102,7 +102,7 @@ export class BatchedProducer {
     const { partition } = batch;
     if (this.open.get(partition) !== batch) return;
     this.open.delete(partition);
-    this.lastSent.set(partition, { at: Date.now(), items: batch.items.length });
+    this.lastSent.set(partition, { at: performance.now(), items: batch.items.length });
     const timer = this.spacing.get(partition);
     if (timer) clearTimeout(timer);
     this.spacing.delete(partition);

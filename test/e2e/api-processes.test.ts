@@ -53,36 +53,32 @@ it('runs two API processes on one port, replaces one that dies, and stops them a
   expect(api.output()).toContain('api process died; starting another');
 
   // A replacement takes connections only once its Redis and Postgres connections are ready: new
-  // connections arriving throughout its start are all answered.
+  // connections arriving throughout its start are all answered. Profile reads of unknown users
+  // read Redis and Postgres and answer 404, which every process logs with its pid.
   const listening = () => api.output().split('api listening').length - 1;
   // Two processes at the start and the replacement above: the victim has a listening peer.
   await eventually(async () => listening() === 3);
   const statuses: number[] = [];
-  const victim = replaced[0]!;
+  const [victim, peer] = replaced as [number, number];
   process.kill(victim, 'SIGKILL');
   await eventually(async () => !childrenOf(primary).includes(victim));
   let streaming = true;
   const stream = async (n: number) => {
     for (let i = 0; streaming; i++)
-      statuses.push(
-        await statusOnNewConnection(
-          `${api.url}/v1/context`,
-          { Authorization: `Bearer ${key}` },
-          { userId: `start-${n}-${i}`, task: 'A task', complexity: 'low' },
-        ),
-      );
+      statuses.push(await statusOnNewConnection(`${api.url}/v1/profile/start-${n}-${i}`, { Authorization: `Bearer ${key}` }));
   };
   const streams = [0, 1, 2, 3].map(stream);
   await eventually(async () => listening() === 4);
   const restarted = childrenOf(primary);
+  const replacement = restarted.find((pid) => pid !== peer)!;
   expect(restarted).toHaveLength(2);
-  // Long enough for the replacement to be handed a share of the connections.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // Until the replacement has answered a share of the connections.
+  await eventually(async () => (api.output().match(new RegExp(`"pid":${replacement},[^\n]*"status":404`, 'g')) ?? []).length >= 20);
   streaming = false;
   await Promise.all(streams);
-  const others = statuses.filter((status) => status !== 200);
+  const others = statuses.filter((status) => status !== 404);
   if (others.length > 0)
-    throw new Error(`${others.length} of ${statuses.length} answers not 200 (${others.join(', ')}); api output:\n${api.output()}`);
+    throw new Error(`${others.length} of ${statuses.length} answers not 404 (${others.join(', ')}); api output:\n${api.output()}`);
   expect(statuses.length).toBeGreaterThan(40);
 
   expect(await stop(api, 'SIGTERM')).toBe(0);

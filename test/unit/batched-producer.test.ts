@@ -79,7 +79,6 @@ it('while a partition has a job in flight, gathers the next turns into one job s
   ]);
   queues.sent[0]!.land();
   await endOfTurn();
-  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
   expect(sent()).toEqual([['r1'], ['r4'], ['r2', 'r3']]);
   expect(settled).toEqual(['r1']);
   queues.sent[2]!.land();
@@ -95,7 +94,6 @@ it('rejects the callers of a failed job and still sends the batch that waited fo
   await endOfTurn();
   queues.sent[0]!.fail(new Error('Connection is closed.'));
   await endOfTurn();
-  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
   expect(sent()).toEqual([['r1'], ['r2']]);
   queues.sent[1]!.land();
   await endOfTurn();
@@ -148,30 +146,51 @@ it('does not hold back a client posting one outcome at a time', async () => {
 
 it('sends at the end of the turn when the partition sent nothing for the spacing', async () => {
   const { queues, add, sent } = producerOnHeldQueues();
+  add('p0-u0', 'r0');
   add('p0-u1', 'r1');
   await endOfTurn();
   queues.sent[0]!.land();
   jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
   add('p0-u2', 'r2');
   await endOfTurn();
-  expect(sent()).toEqual([['r1'], ['r2']]);
+  expect(sent()).toEqual([['r0', 'r1'], ['r2']]);
 });
 
 it('sends a full batch during the spacing, and one held by it on close', async () => {
-  const { producer, queues, add, sent } = producerOnHeldQueues(2);
+  const { producer, queues, add, sent } = producerOnHeldQueues(3);
+  add('p0-u0', 'r0');
   add('p0-u1', 'r1');
   await endOfTurn();
   queues.sent[0]!.land();
   await endOfTurn();
-  add('p0-u2', 'r2');
-  add('p0-u3', 'r3'); // full: goes at once
-  add('p0-u4', 'r4');
+  add('p0-u2', 'r2'); // held by the spacing
   await endOfTurn();
-  expect(sent()).toEqual([['r1'], ['r2', 'r3']]);
+  expect(sent()).toEqual([['r0', 'r1']]);
+  add('p0-u3', 'r3');
+  add('p0-u4', 'r4'); // full: goes at once
+  expect(sent()).toEqual([
+    ['r0', 'r1'],
+    ['r2', 'r3', 'r4'],
+  ]);
   queues.sent[1]!.land();
   await endOfTurn();
-  producer.close(); // r4 waits for the spacing; close sends it anyway
-  expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
-  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
-  expect(sent()).toEqual([['r1'], ['r2', 'r3'], ['r4']]);
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS); // the spacing's timer went with the full batch
+  expect(sent()).toEqual([
+    ['r0', 'r1'],
+    ['r2', 'r3', 'r4'],
+  ]);
+  add('p0-u5', 'r5');
+  await endOfTurn();
+  expect(sent()).toHaveLength(3); // the spacing is over: r5 goes at the end of its turn
+  queues.sent[2]!.land();
+  await endOfTurn();
+  add('p0-u6', 'r6');
+  add('p0-u7', 'r7');
+  await endOfTurn();
+  queues.sent[3]!.land();
+  await endOfTurn();
+  add('p0-u8', 'r8'); // held: the last job carried two
+  await endOfTurn();
+  producer.close(); // sends it anyway
+  expect(sent()).toEqual([['r0', 'r1'], ['r2', 'r3', 'r4'], ['r5'], ['r6', 'r7'], ['r8']]);
 });
