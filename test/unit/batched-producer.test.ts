@@ -194,3 +194,17 @@ it('sends a full batch during the spacing, and one held by it on close', async (
   producer.close(); // sends it anyway
   expect(sent()).toEqual([['r0', 'r1'], ['r2', 'r3', 'r4'], ['r5'], ['r6', 'r7'], ['r8']]);
 });
+
+it('times the spacing on a clock that a wall-clock step does not move', async () => {
+  const { queues, add, sent } = producerOnHeldQueues();
+  add('p0-u0', 'r0');
+  add('p0-u1', 'r1');
+  await endOfTurn();
+  queues.sent[0]!.land();
+  await endOfTurn();
+  jest.setSystemTime(Date.now() - 60_000); // the wall clock stepped back a minute
+  add('p0-u2', 'r2');
+  await endOfTurn();
+  jest.advanceTimersByTime(MIN_JOB_SPACING_MS);
+  expect(sent()).toEqual([['r0', 'r1'], ['r2']]);
+});
