@@ -23,27 +23,17 @@ export function spawnBuilt(entry: 'api/main.js' | 'worker/main.js' | 'dashboard/
 }
 
 /**
- * The status of one request on a connection of its own (node:cluster hands each new connection
- * to the next process); 0 when the connection fails. With a body, the request is a JSON POST.
+ * The status of a GET on a connection of its own (node:cluster hands each new connection to the
+ * next process); 0 when the connection fails.
  */
-export const statusOnNewConnection = (url: string, headers: http.OutgoingHttpHeaders = {}, body?: unknown) =>
+export const statusOnNewConnection = (url: string, headers: http.OutgoingHttpHeaders = {}) =>
   new Promise<number>((resolve) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
     http
-      .request(
-        url,
-        {
-          method: payload === undefined ? 'GET' : 'POST',
-          agent: false,
-          headers: payload === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode!));
-        },
-      )
-      .on('error', () => resolve(0))
-      .end(payload);
+      .get(url, { agent: false, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      })
+      .on('error', () => resolve(0));
   });
 
 /**
