@@ -1,7 +1,8 @@
 import { popV2 } from './engine-population-v2';
 import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
+import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
+import { choosingBeliefs, inferUser } from '../../shared/domain/engine/inference';
 import {
   CELL_COUNT,
   COMPLEXITY_COUNT,
@@ -21,7 +22,15 @@ import {
   type PopulationObservation,
   type PopulationPrior,
 } from '../../shared/domain/engine/population';
-import { DEFAULT_STEP, MAX_FOLLOW, MEAN_BIAS, MEAN_SHRINK, compilePopulation } from '../../shared/domain/engine/population-model';
+import {
+  DEFAULT_STEP,
+  MAX_FOLLOW,
+  MEAN_BIAS,
+  MEAN_SHRINK,
+  SHARPNESS_POWER,
+  compilePopulation,
+  popBestSharpness,
+} from '../../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../../shared/domain/random';
 import { trainedTenant, unanimousTenant } from '../../scripts/bench/tenant';
 
@@ -445,42 +454,125 @@ describe('parsePopulation', () => {
   });
 });
 
+const USERS = 80;
+const INTERACTIONS = 24;
+/**
+ * A tenant whose users each have their own favourite style (no population favourite) worth
+ * `effect` of success probability; the framing `purpose` adds 0.3 for everyone.
+ */
+function personalStyleTenant(effect: number, seed = 11): PopulationPrior {
+  const random = seededRandom(seed);
+  const favourites = Array.from({ length: USERS }, () => STYLES[Math.floor(random() * STYLES.length)]!);
+  let served = 0;
+  return trainedTenant(
+    random,
+    USERS,
+    INTERACTIONS,
+    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+    (shown, r) => {
+      const user = Math.floor(served++ / INTERACTIONS);
+      const p = 0.2 + (shown.framing === 'purpose' ? 0.3 : 0) + (shown.style === favourites[user] ? effect : 0);
+      return r() < p ? 1 : 0;
+    },
+  );
+}
+
 describe('the step of a dimension whose favourites are personal', () => {
-  const USERS = 80;
-  const INTERACTIONS = 24;
-  /**
-   * A tenant whose users each have their own favourite style (no population favourite) worth
-   * `effect` of success probability; the framing `purpose` adds 0.3 for everyone.
-   */
-  const tenant = (effect: number, seed = 11) => {
-    const random = seededRandom(seed);
-    const favourites = Array.from({ length: USERS }, () => STYLES[Math.floor(random() * STYLES.length)]!);
-    let served = 0;
-    return trainedTenant(
-      random,
-      USERS,
-      INTERACTIONS,
-      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
-      (shown, r) => {
-        const user = Math.floor(served++ / INTERACTIONS);
-        const p = 0.2 + (shown.framing === 'purpose' ? 0.3 : 0) + (shown.style === favourites[user] ? effect : 0);
-        return r() < p ? 1 : 0;
-      },
-    );
-  };
   const styleStep = (prior: PopulationPrior) => compilePopulation(prior).dimensions[DIMENSION_NAMES.indexOf('style')]!.step;
 
   it('is found from each user’s own contrasts between the values they were shown', () => {
     // Every user's posterior starts flat on the style, so the levels' EM alone sees next to no step.
     // (Without it, this tenant's style step reads about 0.18.)
-    expect(styleStep(tenant(0.4))).toBeGreaterThan(0.3);
+    expect(styleStep(personalStyleTenant(0.4))).toBeGreaterThan(0.3);
   });
 
   it('is not raised where the dimension makes no difference', () => {
     // The levels' EM keeps it near the default step of a minor dimension here. One tenant's step
     // moves by ±0.06 with the seed (adaptive choices make a value that did badly early look worse), so six are averaged.
     const seeds = [1, 2, 3, 4, 5, 6];
-    const mean = seeds.reduce((sum, seed) => sum + styleStep(tenant(0, seed)), 0) / seeds.length;
+    const mean = seeds.reduce((sum, seed) => sum + styleStep(personalStyleTenant(0, seed)), 0) / seeds.length;
     expect(mean).toBeLessThan(DEFAULT_STEP.style + 0.03); // 0.09
+  });
+});
+
+describe('the follower share a decision explores under', () => {
+  const STYLE = DIMENSION_NAMES.indexOf('style');
+
+  const EVERYWHERE = [1, 1, 1];
+
+  it('measures how sharply the population’s favourite is known: 1 when certain, 0 when every value is alike', () => {
+    const model = compilePopulation(emptyPopulation()).dimensions[STYLE]!;
+    const popBest = (shares: number[]) => {
+      const cells = new Float64Array(CELL_COUNT);
+      for (let c = 0; c < COMPLEXITY_COUNT; c++) shares.forEach((p, i) => (cells[cellIndex(c, model.offset + i)] = p));
+      return { ...model, popBest: cells };
+    };
+    expect(popBestSharpness(popBest([1, 0, 0, 0]), EVERYWHERE)).toBeCloseTo(1, 12);
+    expect(popBestSharpness(popBest([0.25, 0.25, 0.25, 0.25]), EVERYWHERE)).toBeCloseTo(0, 12);
+    // (2 · 0.5² − 1/4) / (1 − 1/4)
+    expect(popBestSharpness(popBest([0.5, 0.5, 0, 0]), EVERYWHERE)).toBeCloseTo(1 / 3, 12);
+    // Weighted by the tenant's outcomes at each complexity: one without outcomes does not count.
+    const lowOnly = popBest([1, 0, 0, 0]);
+    for (let c = 1; c < COMPLEXITY_COUNT; c++) lowOnly.popBest.fill(0.25, cellIndex(c, model.offset), cellIndex(c, model.offset) + 4);
+    expect(popBestSharpness(lowOnly, [10, 0, 0])).toBeCloseTo(1, 12);
+    expect(popBestSharpness(lowOnly, [10, 10, 20])).toBeCloseTo(0.25, 12);
+    expect(popBestSharpness(lowOnly, [0, 0, 0])).toBe(0);
+  });
+
+  it('is the learned share where the population’s favourite is known', () => {
+    const compiled = compilePopulation(unanimousTenant(seededRandom(5), 40));
+    expect(popBestSharpness(compiled.dimensions[0]!, compiled.outcomes)).toBeGreaterThan(0.9);
+    expect(compiled.choosing.dimensions[0]!.follow).toBeGreaterThan(0.95 * compiled.dimensions[0]!.follow);
+  });
+
+  it('is none where no value is known to be the population’s favourite', () => {
+    const compiled = compilePopulation(emptyPopulation());
+    compiled.dimensions.forEach((model, d) => {
+      expect(popBestSharpness(model, compiled.outcomes)).toBe(0);
+      expect(compiled.choosing.dimensions[d]!.follow).toBeLessThan(1e-3);
+    });
+  });
+
+  it('is φ · s^SHARPNESS_POWER in between, the model otherwise the same', () => {
+    const compiled = compilePopulation(personalStyleTenant(0.4));
+    const model = compiled.dimensions[STYLE]!;
+    const choosing = compiled.choosing.dimensions[STYLE]!;
+    const s = popBestSharpness(model, compiled.outcomes);
+    expect(s).toBeGreaterThan(0);
+    expect(s).toBeLessThan(1);
+    expect(choosing.follow).toBeCloseTo(model.follow * s ** SHARPNESS_POWER, 12);
+    expect({ ...choosing, follow: model.follow }).toEqual(model);
+  });
+
+  it('makes a decision lean toward the user’s own favourite, while its confidence and exploration stay the beliefs’', () => {
+    const prior = personalStyleTenant(0.4);
+    const compiled = compilePopulation(prior);
+    // A user who did well with `playful` and badly with the other styles at low complexity.
+    let state = engine.initialState(prior);
+    for (let i = 0; i < 12; i++) {
+      const style = STYLES[i % STYLES.length]!;
+      const reward = style === 'playful' ? 0.9 : 0.1;
+      const shown: Choice = { ...choice('purpose'), style };
+      state = engine.update(state, { context: { complexity: 'low' }, choice: shown, reward, started: reward > 0.5 }, prior);
+    }
+    const inference = inferUser(state, compiled);
+    const playfulHigh = 2 * VALUE_COUNT + DIMENSION_OFFSET.style + STYLES.indexOf('playful');
+    const believed = inference.beliefs[playfulHigh]!;
+    const leaning = choosingBeliefs(inference, compiled);
+    // Its favourite where it has shown none carries over from where it has: more so for a decision.
+    expect(leaning[playfulHigh]!).toBeGreaterThan(believed);
+    const pins = { framing: 'purpose', complexity: 'chunked', encouragement: 'moderate' } as const;
+    const kappa = sharpness(state.history.length);
+    const first = 2 * VALUE_COUNT + DIMENSION_OFFSET.style;
+    const weights = STYLES.map((_, v) => leaning[first + v]! ** kappa);
+    const total = weights.reduce((sum, w) => sum + w, 0);
+    const beliefs = STYLES.map((_, v) => inference.beliefs[first + v]!);
+    for (let seed = 1; seed <= 20; seed++) {
+      const decision = engine.decide(state, { context: { complexity: 'high' }, pins, random: seededRandom(seed) }, prior);
+      const v = STYLES.indexOf(decision.choice.style);
+      expect(decision.probabilities.style).toBeCloseTo(weights[v]! / total, 12);
+      expect(decision.confidence).toBeCloseTo(beliefs[v]!, 12);
+      expect(decision.explored.includes('style')).toBe(beliefs[v]! < Math.max(...beliefs));
+    }
   });
 });

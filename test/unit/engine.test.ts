@@ -624,8 +624,10 @@ describe('learning', () => {
       }
       return hits / 600;
     };
-    const differ = shareOver31to40(true, true); // 0.75
-    expect(differ).toBeGreaterThanOrEqual(0.72);
+    // 0.70: in a tenant whose population favourite is unknown a decision leans toward a favourite
+    // that carries across contexts, which these users' do not (0.75 when it did not lean).
+    const differ = shareOver31to40(true, true);
+    expect(differ).toBeGreaterThanOrEqual(0.68);
     expect(differ).toBeGreaterThan(shareOver31to40(true, false) + 0.3); // 0.37 without task types
     // Over 4 × 60 users: one run's share moves by ±0.03 with the seed.
     const overSeeds = (withTaskTypes: boolean) =>

@@ -2,7 +2,7 @@ import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension } from '../arm
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import { buildRationale, type ValueEvidence } from '../rationale';
 import { mixedMeans, spreadOf } from './complexity-shares';
-import { entrySlot, inferUser } from './inference';
+import { choosingBeliefs, entrySlot, inferUser } from './inference';
 import { emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
 import { fromLegacy } from './legacy';
@@ -40,8 +40,9 @@ import { computeSummary } from './summary';
  * probability that each value is the user's favourite at the request's complexity (and task
  * type), under a model whose prior is the tenant's population (population-model.ts, favourite.ts)
  * and whose evidence is the user's rewards, each credited to the four dimensions by mean-field
- * inference (inference.ts). A value is chosen with probability ∝ P(favourite)^κ; that
- * probability is logged for offline evaluation; `confidence` is the product over the unpinned
+ * inference (inference.ts). A value is chosen with probability ∝ P̃(favourite)^κ, P̃ the same
+ * posterior with fewer followers where the population's favourite is unsure (choosingBeliefs);
+ * that probability is logged for offline evaluation; `confidence` is the product over the unpinned
  * dimensions of P(chosen value is the favourite) — the posterior probability that the
  * combination is the user's best in this context. Evidence decays per outcome, and a change
  * detector drops what is out of date when a user's preferences change.
@@ -153,7 +154,10 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   decide(state, { context, pins, random }, population): LearnerDecision {
     const prior = compilePopulation(population);
     // Beliefs in every context, an unknown complexity's included.
-    const favourite = inferUser(state, prior).beliefs;
+    const inference = inferUser(state, prior);
+    const favourite = inference.beliefs;
+    // What the choice is drawn from; confidence and exploration read the beliefs (ADR 0009, decision 4).
+    const leaning = choosingBeliefs(inference, prior);
     const c = complexityIndex(context.complexity);
     const slot = taskSlotOf(state, context.taskType);
     const here = contextIndex(c, slot);
@@ -175,7 +179,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       const first = here * VALUE_COUNT + DIMENSION_OFFSET[dim];
       let total = 0;
       for (let v = 0; v < k; v++) {
-        weights[v] = Math.pow(favourite[first + v]!, kappa);
+        weights[v] = Math.pow(leaning[first + v]!, kappa);
         total += weights[v]!;
       }
       let u = random() * total;

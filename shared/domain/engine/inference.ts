@@ -216,3 +216,19 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
   cache.set(state, { prior, result });
   return result;
 }
+
+const choosingAll = new Float64Array(BELIEF_CELL_COUNT);
+const choosingFavourite = choosingAll.subarray(0, CONTEXT_CELL_COUNT);
+const choosingFollower = new Float64Array(D);
+
+/**
+ * What a decision chooses by: P(favourite) from the user's evidence under the follower shares of
+ * `prior.choosing` — the inference's own beliefs where those are the learned shares. The result
+ * is a scratch buffer, valid until the next call.
+ */
+export function choosingBeliefs(inference: Inference, prior: CompiledPopulation): Float64Array {
+  if (prior.choosing === prior) return inference.beliefs;
+  userPosterior(prior.choosing, inference, { favourite: choosingFavourite, follower: choosingFollower });
+  fillUnknownContexts(choosingAll, inference.shares, inference.contexts);
+  return choosingAll;
+}

@@ -67,9 +67,17 @@ const MIN_COMPLEXITY_EVENTS = 5;
 /** The prediction errors' spread is used once it rests on this many outcomes. */
 const MIN_ERRORS = 20;
 
+/** What a user's posterior (task-types.ts's userPosterior) is computed from. */
+export type FavouriteModels = Pick<CompiledPopulation, 'dimensions' | 'typeNeutralLogit'>;
+
 /** What the engine uses of a population prior, derived once per prior object. */
 export interface CompiledPopulation {
   dimensions: DimensionModel[];
+  /**
+   * The models a decision chooses by: the same, with the follower share φ · s^SHARPNESS_POWER
+   * (choosingShare); this object itself where every share is the learned one.
+   */
+  choosing: FavouriteModels;
   /** Reward level of each complexity relative to the overall mean. */
   offsets: Float64Array;
   /** Non-favourite level per dimension (without the complexity offset). */
@@ -158,12 +166,48 @@ function contrastStep(prior: PopulationPrior, d: number): number {
   return squared > 0 ? Math.sqrt(squared) : 0;
 }
 
+/**
+ * How sharply the population's favourite is known, averaged over the complexities by the
+ * tenant's outcomes n_c at each:
+ *
+ *     s = Σ_c n_c · (Σ_v π_c(v)² − 1/k) / (1 − 1/k) / Σ_c n_c
+ *
+ * 1 when one value is certainly the best, 0 when every value is alike (and without outcomes).
+ */
+export function popBestSharpness({ popBest, offset, count }: DimensionModel, outcomes: ArrayLike<number>): number {
+  let total = 0;
+  let weight = 0;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) {
+    if (!(outcomes[c]! > 0)) continue;
+    let agree = 0;
+    for (let i = 0; i < count; i++) agree += popBest[cellIndex(c, offset + i)]! ** 2;
+    total += (outcomes[c]! * (agree - 1 / count)) / (1 - 1 / count);
+    weight += outcomes[c]!;
+  }
+  return weight > 0 ? Math.min(1, Math.max(0, total / weight)) : 0;
+}
+
+/**
+ * A decision explores under the follower share φ · s^SHARPNESS_POWER. Where the population's
+ * favourite is not known, a follower predicts what an individual does in one context, and the
+ * outcomes cannot tell how many users follow (EM's φ stays near where it started), so a decision
+ * leans toward the user's own favourites — which carry across contexts — while the beliefs
+ * (confidence, credit, EM) keep the learned φ (docs/adr/0009-favourite-model.md, decision 4).
+ */
+export const SHARPNESS_POWER = 0.5;
+
+/** φ · s^SHARPNESS_POWER: the follower share a decision explores under, `outcomes` the tenant's per complexity. */
+export const choosingShare = (model: DimensionModel, outcomes: ArrayLike<number>): number =>
+  model.follow * popBestSharpness(model, outcomes) ** SHARPNESS_POWER;
+
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
   if (cached) return cached;
   const offsets = complexityOffsets(prior);
+  const choosing: DimensionModel[] = [];
   const result: CompiledPopulation = {
     dimensions: [],
+    choosing: { dimensions: choosing, typeNeutralLogit: 0 },
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
@@ -233,7 +277,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     // Within-level noise: the credited reward's variance less the part the levels explain.
     const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
     result.baseLevel[d] = other;
-    result.dimensions.push({
+    const model: DimensionModel = {
       offset,
       count,
       follow: Math.min(MAX_FOLLOW, (prior.followerSum[d]! + 1) / (prior.userWeight[d]! + 2)),
@@ -241,8 +285,13 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       mid: Float64Array.from(offsets, (o) => other + o + step / 2),
       step,
       weight: step / noise,
-    });
+    };
+    result.dimensions.push(model);
+    choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount) });
   });
+  result.choosing = choosing.every((model, d) => model.follow === result.dimensions[d]!.follow)
+    ? result
+    : { dimensions: choosing, typeNeutralLogit: result.typeNeutralLogit };
   const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
   compiled.set(prior, result);

@@ -2,7 +2,7 @@ import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior, type ContextEvidence } from './favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
 import { logistic } from './neutral-share';
-import type { CompiledPopulation } from './population-model';
+import type { FavouriteModels } from './population-model';
 
 /**
  * Whether a user's task types matter (docs/adr/0009-favourite-model.md). A user whose requests
@@ -48,7 +48,7 @@ function pool({ n, s, contexts }: ContextEvidence): void {
  * typed)) — 0 when the user has no typed contexts (both models are then the same).
  */
 export function userPosterior(
-  prior: CompiledPopulation,
+  prior: FavouriteModels,
   evidence: ContextEvidence,
   { favourite, follower }: { favourite: Float64Array; follower: Float64Array },
 ): number {
