@@ -9,9 +9,11 @@ import {
   CONTEXT_CELL_COUNT,
   DIMENSION_OFFSET,
   VALUE_COUNT,
+  argmax,
   cellIndex,
   choiceSlots,
 } from '../../shared/domain/engine/layout';
+import { NEUTRAL_GRID } from '../../shared/domain/engine/neutral-share';
 import {
   MAX_WEIGHT,
   POPULATION_DECAY,
@@ -525,7 +527,7 @@ describe('the follower share a decision explores under', () => {
     expect(compiled.choosing.dimensions[0]!.follow).toBeGreaterThan(0.95 * compiled.dimensions[0]!.follow);
   });
 
-  it('is none where no value is known to be the population’s favourite', () => {
+  it('is none in a tenant without outcomes', () => {
     const compiled = compilePopulation(emptyPopulation());
     compiled.dimensions.forEach((model, d) => {
       expect(popBestSharpness(model, compiled.outcomes)).toBe(0);
@@ -534,7 +536,9 @@ describe('the follower share a decision explores under', () => {
   });
 
   it('is φ · s^SHARPNESS_POWER in between, the model otherwise the same', () => {
-    const compiled = compilePopulation(personalStyleTenant(0.4));
+    // (With task-type evidence that most users' favourites ignore their task types.)
+    const trained = personalStyleTenant(0.4);
+    const compiled = compilePopulation({ ...trained, neutralLogLikelihood: NEUTRAL_GRID.map((share) => -100 * (share - 0.9) ** 2) });
     const model = compiled.dimensions[STYLE]!;
     const choosing = compiled.choosing.dimensions[STYLE]!;
     const s = popBestSharpness(model, compiled.outcomes);
@@ -542,37 +546,47 @@ describe('the follower share a decision explores under', () => {
     expect(s).toBeLessThan(1);
     expect(choosing.follow).toBeCloseTo(model.follow * s ** SHARPNESS_POWER, 12);
     expect({ ...choosing, follow: model.follow }).toEqual(model);
+    expect(compiled.choosing.typeNeutralLogit).toBe(compiled.typeNeutralLogit);
+    expect(compiled.typeNeutralLogit).not.toBe(0);
   });
 
   it('makes a decision lean toward the user’s own favourite, while its confidence and exploration stay the beliefs’', () => {
     const prior = personalStyleTenant(0.4);
     const compiled = compilePopulation(prior);
-    // A user who did well with `playful` and badly with the other styles at low complexity.
+    // A user shown three styles at low complexity, who did well only with `structured`.
     let state = engine.initialState(prior);
-    for (let i = 0; i < 12; i++) {
-      const style = STYLES[i % STYLES.length]!;
-      const reward = style === 'playful' ? 0.9 : 0.1;
-      const shown: Choice = { ...choice('purpose'), style };
-      state = engine.update(state, { context: { complexity: 'low' }, choice: shown, reward, started: reward > 0.5 }, prior);
+    for (const style of ['direct', 'warm', 'structured'] as const) {
+      const reward = style === 'structured' ? 0.9 : 0.1;
+      state = engine.update(
+        state,
+        { context: { complexity: 'low' }, choice: { ...choice('purpose'), style }, reward, started: reward > 0.5 },
+        prior,
+      );
     }
     const inference = inferUser(state, compiled);
-    const playfulHigh = 2 * VALUE_COUNT + DIMENSION_OFFSET.style + STYLES.indexOf('playful');
-    const believed = inference.beliefs[playfulHigh]!;
-    const leaning = choosingBeliefs(inference, compiled);
-    // Its favourite where it has shown none carries over from where it has: more so for a decision.
-    expect(leaning[playfulHigh]!).toBeGreaterThan(believed);
+    const first = 2 * VALUE_COUNT + DIMENSION_OFFSET.style; // high complexity
+    const beliefs = STYLES.map((_, v) => inference.beliefs[first + v]!);
+    const leaning = Array.from(choosingBeliefs(inference, compiled).subarray(first, first + STYLES.length));
+    // Where the user has shown nothing, their own favourite carries over: more so for a decision,
+    // enough to make it the decision's most probable style while the beliefs still put another first.
+    const structured = STYLES.indexOf('structured');
+    expect(leaning[structured]!).toBeGreaterThan(beliefs[structured]!);
+    expect(argmax(leaning, 0, STYLES.length)).toBe(structured);
+    expect(argmax(beliefs, 0, STYLES.length)).not.toBe(structured);
     const pins = { framing: 'purpose', complexity: 'chunked', encouragement: 'moderate' } as const;
     const kappa = sharpness(state.history.length);
-    const first = 2 * VALUE_COUNT + DIMENSION_OFFSET.style;
-    const weights = STYLES.map((_, v) => leaning[first + v]! ** kappa);
+    const weights = leaning.map((p) => p ** kappa);
     const total = weights.reduce((sum, w) => sum + w, 0);
-    const beliefs = STYLES.map((_, v) => inference.beliefs[first + v]!);
+    let drawnStructured = 0;
     for (let seed = 1; seed <= 20; seed++) {
       const decision = engine.decide(state, { context: { complexity: 'high' }, pins, random: seededRandom(seed) }, prior);
       const v = STYLES.indexOf(decision.choice.style);
+      if (v === structured) drawnStructured++;
       expect(decision.probabilities.style).toBeCloseTo(weights[v]! / total, 12);
       expect(decision.confidence).toBeCloseTo(beliefs[v]!, 12);
       expect(decision.explored.includes('style')).toBe(beliefs[v]! < Math.max(...beliefs));
     }
+    // Drawn as the decision's favourite, `structured` is still exploration by the beliefs.
+    expect(drawnStructured).toBeGreaterThan(0);
   });
 });

@@ -223,11 +223,9 @@ const choosingFollower = new Float64Array(D);
 
 /**
  * What a decision chooses by: P(favourite) from the user's evidence under the follower shares of
- * `prior.choosing` — the inference's own beliefs where those are the learned shares. The result
- * is a scratch buffer, valid until the next call.
+ * `prior.choosing`. The result is a scratch buffer, valid until the next call.
  */
 export function choosingBeliefs(inference: Inference, prior: CompiledPopulation): Float64Array {
-  if (prior.choosing === prior) return inference.beliefs;
   userPosterior(prior.choosing, inference, { favourite: choosingFavourite, follower: choosingFollower });
   fillUnknownContexts(choosingAll, inference.shares, inference.contexts);
   return choosingAll;

@@ -73,10 +73,7 @@ export type FavouriteModels = Pick<CompiledPopulation, 'dimensions' | 'typeNeutr
 /** What the engine uses of a population prior, derived once per prior object. */
 export interface CompiledPopulation {
   dimensions: DimensionModel[];
-  /**
-   * The models a decision chooses by: the same, with the follower share φ · s^SHARPNESS_POWER
-   * (choosingShare); this object itself where every share is the learned one.
-   */
+  /** The models a decision chooses by: the same, with the follower share φ · s^SHARPNESS_POWER (choosingShare). */
   choosing: FavouriteModels;
   /** Reward level of each complexity relative to the overall mean. */
   offsets: Float64Array;
@@ -175,6 +172,7 @@ function contrastStep(prior: PopulationPrior, d: number): number {
  * 1 when one value is certainly the best, 0 when every value is alike (and without outcomes).
  */
 export function popBestSharpness({ popBest, offset, count }: DimensionModel, outcomes: ArrayLike<number>): number {
+  if (count < 2) return 0;
   let total = 0;
   let weight = 0;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
@@ -205,13 +203,14 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   if (cached) return cached;
   const offsets = complexityOffsets(prior);
   const choosing: DimensionModel[] = [];
+  const typeNeutralLogit = neutralLogit(prior.neutralLogLikelihood);
   const result: CompiledPopulation = {
     dimensions: [],
-    choosing: { dimensions: choosing, typeNeutralLogit: 0 },
+    choosing: { dimensions: choosing, typeNeutralLogit },
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
-    typeNeutralLogit: neutralLogit(prior.neutralLogLikelihood),
+    typeNeutralLogit,
     mean: new Float64Array(CELL_COUNT),
     support: Float64Array.from(prior.shownCount),
     rawMean: Float64Array.from(prior.shownCount, (n, cell) => (n > 0 ? prior.rewardSum[cell]! / n : 0)),
@@ -289,9 +288,6 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     result.dimensions.push(model);
     choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount) });
   });
-  result.choosing = choosing.every((model, d) => model.follow === result.dimensions[d]!.follow)
-    ? result
-    : { dimensions: choosing, typeNeutralLogit: result.typeNeutralLogit };
   const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
   compiled.set(prior, result);
