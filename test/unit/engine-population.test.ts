@@ -4,6 +4,7 @@ import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
 import { choosingBeliefs, inferUser } from '../../shared/domain/engine/inference';
 import {
+  BELIEF_CELL_COUNT,
   CELL_COUNT,
   COMPLEXITY_COUNT,
   CONTEXT_CELL_COUNT,
@@ -14,6 +15,8 @@ import {
   choiceSlots,
 } from '../../shared/domain/engine/layout';
 import { NEUTRAL_GRID } from '../../shared/domain/engine/neutral-share';
+import { userPosterior } from '../../shared/domain/engine/task-types';
+import { fillUnknownContexts } from '../../shared/domain/engine/complexity-shares';
 import {
   MAX_WEIGHT,
   POPULATION_DECAY,
@@ -548,6 +551,21 @@ describe('the follower share a decision explores under', () => {
     expect({ ...choosing, follow: model.follow }).toEqual(model);
     expect(compiled.choosing.typeNeutralLogit).toBe(compiled.typeNeutralLogit);
     expect(compiled.typeNeutralLogit).not.toBe(0);
+  });
+
+  it('gives a user without outcomes the tenant’s decision posterior, computed once per prior', () => {
+    const prior = personalStyleTenant(0.4);
+    const compiled = compilePopulation(prior);
+    const inference = inferUser(engine.initialState(prior), compiled);
+    const expected = new Float64Array(BELIEF_CELL_COUNT);
+    const none = new Float64Array(CONTEXT_CELL_COUNT);
+    userPosterior(
+      compiled.choosing,
+      { n: none, s: none, contexts: inference.contexts },
+      { favourite: expected.subarray(0, CONTEXT_CELL_COUNT), follower: new Float64Array(D) },
+    );
+    fillUnknownContexts(expected, inference.shares, inference.contexts);
+    expect(Array.from(choosingBeliefs(inference, compiled))).toEqual(Array.from(expected));
   });
 
   it('makes a decision lean toward the user’s own favourite, while its confidence and exploration stay the beliefs’', () => {

@@ -166,18 +166,30 @@ function creditHistory(state: EngineState, prior: CompiledPopulation, favourite:
   }
 }
 
-/** The beliefs from the population prior alone, per compiled prior and number of contexts (the same for every user). */
-const priorBeliefs = new WeakMap<CompiledPopulation, Map<number, { favourite: Float64Array; follower: Float64Array }>>();
+/**
+ * The beliefs from the population prior alone, per compiled prior and number of contexts (the
+ * same for every user): P(favourite) and P(follower), and what a decision chooses by.
+ */
+interface PriorBeliefs {
+  favourite: Float64Array;
+  follower: Float64Array;
+  choosing: Float64Array;
+}
+const priorBeliefs = new WeakMap<CompiledPopulation, Map<number, PriorBeliefs>>();
 
-function beliefsFromPrior(prior: CompiledPopulation, contexts: number): { favourite: Float64Array; follower: Float64Array } {
+function beliefsFromPrior(prior: CompiledPopulation, contexts: number): PriorBeliefs {
   let byContexts = priorBeliefs.get(prior);
   if (!byContexts) priorBeliefs.set(prior, (byContexts = new Map()));
   let beliefs = byContexts.get(contexts);
   if (!beliefs) {
-    const none = new Float64Array(CONTEXT_CELL_COUNT);
-    beliefs = { favourite: new Float64Array(CONTEXT_CELL_COUNT), follower: new Float64Array(D) };
-    for (let d = 0; d < D; d++)
-      beliefs.follower[d] = favouritePosterior(prior.dimensions[d]!, { n: none, s: none, contexts }, beliefs.favourite);
+    const none = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts };
+    beliefs = {
+      favourite: new Float64Array(CONTEXT_CELL_COUNT),
+      follower: new Float64Array(D),
+      choosing: new Float64Array(CONTEXT_CELL_COUNT),
+    };
+    for (let d = 0; d < D; d++) beliefs.follower[d] = favouritePosterior(prior.dimensions[d]!, none, beliefs.favourite);
+    userPosterior(prior.choosing, none, { favourite: beliefs.choosing, follower: new Float64Array(D) });
     byContexts.set(contexts, beliefs);
   }
   return beliefs;
@@ -221,12 +233,20 @@ const choosingAll = new Float64Array(BELIEF_CELL_COUNT);
 const choosingFavourite = choosingAll.subarray(0, CONTEXT_CELL_COUNT);
 const choosingFollower = new Float64Array(D);
 
+/** Whether the inference holds any evidence (a new user's holds none). */
+function hasEvidence({ n, s, contexts }: Inference): boolean {
+  for (let cell = 0; cell < contexts * VALUE_COUNT; cell++) if (n[cell] !== 0 || s[cell] !== 0) return true;
+  return false;
+}
+
 /**
  * What a decision chooses by: P(favourite) from the user's evidence under the follower shares of
- * `prior.choosing`. The result is a scratch buffer, valid until the next call.
+ * `prior.choosing` (for a user without evidence, the tenant's once). The result is a scratch
+ * buffer, valid until the next call.
  */
 export function choosingBeliefs(inference: Inference, prior: CompiledPopulation): Float64Array {
-  userPosterior(prior.choosing, inference, { favourite: choosingFavourite, follower: choosingFollower });
+  if (hasEvidence(inference)) userPosterior(prior.choosing, inference, { favourite: choosingFavourite, follower: choosingFollower });
+  else choosingFavourite.set(beliefsFromPrior(prior, inference.contexts).choosing);
   fillUnknownContexts(choosingAll, inference.shares, inference.contexts);
   return choosingAll;
 }
