@@ -32,7 +32,8 @@ import {
   MAX_FOLLOW,
   MEAN_BIAS,
   MEAN_SHRINK,
-  SHARPNESS_POWER,
+  KNOWN_SHARPNESS,
+  choosingShare,
   compilePopulation,
   popBestSharpness,
 } from '../../shared/domain/engine/population-model';
@@ -504,6 +505,7 @@ describe('the follower share a decision explores under', () => {
   const STYLE = DIMENSION_NAMES.indexOf('style');
 
   const EVERYWHERE = [1, 1, 1];
+  const NO_NOISE = [0, 0, 0];
 
   it('measures how sharply the population’s favourite is known: 1 when certain, 0 when every value is alike', () => {
     const model = compilePopulation(emptyPopulation()).dimensions[STYLE]!;
@@ -512,43 +514,75 @@ describe('the follower share a decision explores under', () => {
       for (let c = 0; c < COMPLEXITY_COUNT; c++) shares.forEach((p, i) => (cells[cellIndex(c, model.offset + i)] = p));
       return { ...model, popBest: cells };
     };
-    expect(popBestSharpness(popBest([1, 0, 0, 0]), EVERYWHERE)).toBeCloseTo(1, 12);
-    expect(popBestSharpness(popBest([0.25, 0.25, 0.25, 0.25]), EVERYWHERE)).toBeCloseTo(0, 12);
+    expect(popBestSharpness(popBest([1, 0, 0, 0]), EVERYWHERE, NO_NOISE)).toBeCloseTo(1, 12);
+    expect(popBestSharpness(popBest([0.25, 0.25, 0.25, 0.25]), EVERYWHERE, NO_NOISE)).toBeCloseTo(0, 12);
     // (2 · 0.5² − 1/4) / (1 − 1/4)
-    expect(popBestSharpness(popBest([0.5, 0.5, 0, 0]), EVERYWHERE)).toBeCloseTo(1 / 3, 12);
+    expect(popBestSharpness(popBest([0.5, 0.5, 0, 0]), EVERYWHERE, NO_NOISE)).toBeCloseTo(1 / 3, 12);
     // Weighted by the tenant's outcomes at each complexity: one without outcomes does not count.
     const lowOnly = popBest([1, 0, 0, 0]);
     for (let c = 1; c < COMPLEXITY_COUNT; c++) lowOnly.popBest.fill(0.25, cellIndex(c, model.offset), cellIndex(c, model.offset) + 4);
-    expect(popBestSharpness(lowOnly, [10, 0, 0])).toBeCloseTo(1, 12);
-    expect(popBestSharpness(lowOnly, [10, 10, 20])).toBeCloseTo(0.25, 12);
-    expect(popBestSharpness(lowOnly, [0, 0, 0])).toBe(0);
+    expect(popBestSharpness(lowOnly, [10, 0, 0], NO_NOISE)).toBeCloseTo(1, 12);
+    expect(popBestSharpness(lowOnly, [10, 10, 20], NO_NOISE)).toBeCloseTo(0.25, 12);
+    expect(popBestSharpness(lowOnly, [0, 0, 0], NO_NOISE)).toBe(0);
+  });
+
+  it('counts only the sharpness beyond what noise alone would show', () => {
+    const model = compilePopulation(emptyPopulation()).dimensions[STYLE]!;
+    const cells = new Float64Array(CELL_COUNT);
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) [0.5, 0.5, 0, 0].forEach((p, i) => (cells[cellIndex(c, model.offset + i)] = p));
+    const halves = { ...model, popBest: cells };
+    // Sharpness 1/3 everywhere: (1/3 − 0.2) / (1 − 0.2) beyond noise of 0.2, the noise averaged by outcomes.
+    expect(popBestSharpness(halves, EVERYWHERE, [0.2, 0.2, 0.2])).toBeCloseTo((1 / 3 - 0.2) / 0.8, 12);
+    expect(popBestSharpness(halves, [1, 1, 2], [0.4, 0.2, 0.1])).toBeCloseTo((1 / 3 - 0.2) / 0.8, 12);
+    expect(popBestSharpness(halves, EVERYWHERE, [0.4, 1 / 3, 0.3])).toBe(0);
+  });
+
+  it('is none where the population’s favourite looks no sharper than noise makes it', () => {
+    // The style makes no difference: popBest's differences are noise, yet they look somewhat known.
+    const compiled = compilePopulation(personalStyleTenant(0, 1));
+    const model = compiled.dimensions[STYLE]!;
+    const noise = compiled.popBestNoise[STYLE]!;
+    noise.forEach((s0) => expect(s0).toBeGreaterThan(0.2));
+    expect(popBestSharpness(model, compiled.outcomes, NO_NOISE)).toBeGreaterThan(0.1);
+    expect(popBestSharpness(model, compiled.outcomes, noise)).toBe(0);
+    expect(model.follow).toBeGreaterThan(0.5);
+    expect(compiled.choosing.dimensions[STYLE]!.follow).toBe(0);
   });
 
   it('is the learned share where the population’s favourite is known', () => {
     const compiled = compilePopulation(unanimousTenant(seededRandom(5), 40));
-    expect(popBestSharpness(compiled.dimensions[0]!, compiled.outcomes)).toBeGreaterThan(0.9);
-    expect(compiled.choosing.dimensions[0]!.follow).toBeGreaterThan(0.95 * compiled.dimensions[0]!.follow);
+    expect(popBestSharpness(compiled.dimensions[0]!, compiled.outcomes, compiled.popBestNoise[0]!)).toBeGreaterThan(0.9);
+    expect(compiled.choosing.dimensions[0]!.follow).toBe(compiled.dimensions[0]!.follow);
   });
 
   it('is none in a tenant without outcomes', () => {
     const compiled = compilePopulation(emptyPopulation());
     compiled.dimensions.forEach((model, d) => {
-      expect(popBestSharpness(model, compiled.outcomes)).toBe(0);
+      expect(popBestSharpness(model, compiled.outcomes, compiled.popBestNoise[d]!)).toBe(0);
       expect(compiled.choosing.dimensions[d]!.follow).toBeLessThan(1e-3);
     });
   });
 
-  it('is φ · s^SHARPNESS_POWER in between, the model otherwise the same', () => {
+  it('is φ · s / KNOWN_SHARPNESS in between', () => {
+    const model = { ...compilePopulation(emptyPopulation()).dimensions[STYLE]!, follow: 0.6 };
+    const cells = new Float64Array(CELL_COUNT);
+    for (let c = 0; c < COMPLEXITY_COUNT; c++) [0.5, 0.5, 0, 0].forEach((p, i) => (cells[cellIndex(c, model.offset + i)] = p));
+    // Sharpness 1/3 against noise of 0.3: s = (1/3 − 0.3) / 0.7, below KNOWN_SHARPNESS.
+    const s = (1 / 3 - 0.3) / 0.7;
+    expect(s).toBeLessThan(KNOWN_SHARPNESS);
+    expect(choosingShare({ ...model, popBest: cells }, EVERYWHERE, [0.3, 0.3, 0.3])).toBeCloseTo((0.6 * s) / KNOWN_SHARPNESS, 12);
+  });
+
+  it('leaves the decision’s models otherwise the same as the beliefs’', () => {
     // (With task-type evidence that most users' favourites ignore their task types.)
-    const trained = personalStyleTenant(0.4);
+    const trained = personalStyleTenant(0.2);
     const compiled = compilePopulation({ ...trained, neutralLogLikelihood: NEUTRAL_GRID.map((share) => -100 * (share - 0.9) ** 2) });
-    const model = compiled.dimensions[STYLE]!;
-    const choosing = compiled.choosing.dimensions[STYLE]!;
-    const s = popBestSharpness(model, compiled.outcomes);
-    expect(s).toBeGreaterThan(0);
-    expect(s).toBeLessThan(1);
-    expect(choosing.follow).toBeCloseTo(model.follow * s ** SHARPNESS_POWER, 12);
-    expect({ ...choosing, follow: model.follow }).toEqual(model);
+    compiled.dimensions.forEach((model, d) =>
+      expect(compiled.choosing.dimensions[d]).toEqual({
+        ...model,
+        follow: choosingShare(model, compiled.outcomes, compiled.popBestNoise[d]!),
+      }),
+    );
     expect(compiled.choosing.typeNeutralLogit).toBe(compiled.typeNeutralLogit);
     expect(compiled.typeNeutralLogit).not.toBe(0);
   });
@@ -569,7 +603,8 @@ describe('the follower share a decision explores under', () => {
   });
 
   it('makes a decision lean toward the user’s own favourite, while its confidence and exploration stay the beliefs’', () => {
-    const prior = personalStyleTenant(0.4);
+    // A tenant whose population favourite of the style is no sharper than noise.
+    const prior = personalStyleTenant(0.4, 15);
     const compiled = compilePopulation(prior);
     // A user shown three styles at low complexity, who did well only with `structured`.
     let state = engine.initialState(prior);

@@ -1,6 +1,7 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import type { DimensionModel } from './favourite';
 import { neutralLogit } from './neutral-share';
+import { noiseSharpness } from './noise-sharpness';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
 import { probabilityLargest } from './normal';
 import type { PopulationPrior } from './population';
@@ -73,8 +74,10 @@ export type FavouriteModels = Pick<CompiledPopulation, 'dimensions' | 'typeNeutr
 /** What the engine uses of a population prior, derived once per prior object. */
 export interface CompiledPopulation {
   dimensions: DimensionModel[];
-  /** The models a decision chooses by: the same, with the follower share φ · s^SHARPNESS_POWER (choosingShare). */
+  /** The models a decision chooses by: the same, with the follower share φ · min(1, s / KNOWN_SHARPNESS) (choosingShare). */
   choosing: FavouriteModels;
+  /** Per dimension, the sharpness popBest would show per complexity if every value were alike (noise-sharpness.ts). */
+  popBestNoise: Float64Array[];
   /** Reward level of each complexity relative to the overall mean. */
   offsets: Float64Array;
   /** Non-favourite level per dimension (without the complexity offset). */
@@ -164,39 +167,54 @@ function contrastStep(prior: PopulationPrior, d: number): number {
 }
 
 /**
- * How sharply the population's favourite is known, averaged over the complexities by the
- * tenant's outcomes n_c at each:
+ * How sharply the population's favourite is known beyond what noise alone shows: with the
+ * averages over the complexities by the tenant's outcomes n_c at each,
  *
- *     s = Σ_c n_c · (Σ_v π_c(v)² − 1/k) / (1 − 1/k) / Σ_c n_c
+ *     s̄ = Σ_c n_c · (Σ_v π_c(v)² − 1/k) / (1 − 1/k) / Σ_c n_c,    s̄₀ = Σ_c n_c · s₀_c / Σ_c n_c,
+ *     s = max(0, (s̄ − s̄₀) / (1 − s̄₀))
  *
- * 1 when one value is certainly the best, 0 when every value is alike (and without outcomes).
+ * where s₀_c is the sharpness a complexity's popBest shows when its values are all alike (`noise`;
+ * noise-sharpness.ts), so s̄₀ is what s̄ reads on average without a population favourite. 1 when
+ * one value is certainly the best, 0 when the values differ no more than noise makes them (and
+ * without outcomes).
  */
-export function popBestSharpness({ popBest, offset, count }: DimensionModel, outcomes: ArrayLike<number>): number {
+export function popBestSharpness(
+  { popBest, offset, count }: DimensionModel,
+  outcomes: ArrayLike<number>,
+  noise: ArrayLike<number>,
+): number {
   if (count < 2) return 0;
-  let total = 0;
+  let sharpness = 0;
+  let expected = 0;
   let weight = 0;
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
     if (!(outcomes[c]! > 0)) continue;
     let agree = 0;
     for (let i = 0; i < count; i++) agree += popBest[cellIndex(c, offset + i)]! ** 2;
-    total += (outcomes[c]! * (agree - 1 / count)) / (1 - 1 / count);
+    sharpness += (outcomes[c]! * (agree - 1 / count)) / (1 - 1 / count);
+    expected += outcomes[c]! * noise[c]!;
     weight += outcomes[c]!;
   }
-  return weight > 0 ? Math.min(1, Math.max(0, total / weight)) : 0;
+  if (!(weight > 0)) return 0;
+  const floor = expected / weight;
+  return Math.min(1, Math.max(0, (sharpness / weight - floor) / (1 - floor)));
 }
 
 /**
- * A decision explores under the follower share φ · s^SHARPNESS_POWER. Where the population's
- * favourite is not known, a follower predicts what an individual does in one context, and the
- * outcomes cannot tell how many users follow (EM's φ stays near where it started), so a decision
- * leans toward the user's own favourites — which carry across contexts — while the beliefs
- * (confidence, credit, EM) keep the learned φ (docs/adr/0009-favourite-model.md, decision 4).
+ * A decision explores under the follower share φ · min(1, s / KNOWN_SHARPNESS). Where the
+ * population's favourite is not known, a follower predicts what an individual does in one
+ * context, and the outcomes cannot tell how many users follow (EM's φ stays near where it
+ * started), so a decision leans toward the user's own favourites — which carry across contexts —
+ * while the beliefs (confidence, credit, EM) keep the learned φ. A favourite known a little
+ * beyond noise counts as known: a real but weak one (a style 60% of users share, worth a few
+ * points of success) is known only that much among hundreds of users, and following it is what
+ * serves them (docs/adr/0009-favourite-model.md, decision 4).
  */
-export const SHARPNESS_POWER = 0.5;
+export const KNOWN_SHARPNESS = 0.08;
 
-/** φ · s^SHARPNESS_POWER: the follower share a decision explores under, `outcomes` the tenant's per complexity. */
-export const choosingShare = (model: DimensionModel, outcomes: ArrayLike<number>): number =>
-  model.follow * popBestSharpness(model, outcomes) ** SHARPNESS_POWER;
+/** φ · min(1, s / KNOWN_SHARPNESS): the follower share a decision explores under (`outcomes` and `noise` per complexity). */
+export const choosingShare = (model: DimensionModel, outcomes: ArrayLike<number>, noise: ArrayLike<number>): number =>
+  model.follow * Math.min(1, popBestSharpness(model, outcomes, noise) / KNOWN_SHARPNESS);
 
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const cached = compiled.get(prior);
@@ -207,6 +225,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   const result: CompiledPopulation = {
     dimensions: [],
     choosing: { dimensions: choosing, typeNeutralLogit },
+    popBestNoise: [],
     offsets,
     baseLevel: new Float64Array(DIMENSION_NAMES.length),
     predictionSd: 0,
@@ -224,6 +243,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     const mean = rn > 0 ? prior.creditedSum[d]! / rn : DEFAULT_MEAN - otherDimensionsShare(dim);
     const variance = rn > 1 ? Math.max(0.01, prior.creditedSquares[d]! / rn - mean * mean) : DEFAULT_VARIANCE;
     const popBest = new Float64Array(CELL_COUNT);
+    const popBestNoise = new Float64Array(COMPLEXITY_COUNT);
     // The population's best value's lead over the others, per complexity: a lower bound on the step.
     let floorSum = 0;
     let floorWeight = 0;
@@ -244,6 +264,9 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         weighted += (r * prior.ipsCreditedSum[cell]!) / prior.ipsWeight[cell]!;
       }
       const dimensionMean = reliability > 0 ? weighted / reliability : mean;
+      // Σ of the means' variances from sampling alone, and Σ of the variances popBest assumes.
+      let sampling = 0;
+      let assumed = 0;
       for (let i = 0; i < count; i++) {
         const cell = cellIndex(c, offset + i);
         const cw = prior.ipsWeight[cell]!;
@@ -252,7 +275,11 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
         means[i] = (effective * estimate + MEAN_SHRINK * dimensionMean) / (effective + MEAN_SHRINK);
         sds[i] = Math.sqrt(variance / (effective + MEAN_SHRINK) + MEAN_BIAS * MEAN_BIAS);
         result.mean[cell] = means[i]!;
+        // A shrunk mean's sampling deviation is effective / (effective + MEAN_SHRINK) of the estimate's.
+        sampling += (variance * effective) / (effective + MEAN_SHRINK) ** 2;
+        assumed += sds[i]! * sds[i]!;
       }
+      popBestNoise[c] = noiseSharpness(count, Math.sqrt(sampling / assumed));
       let total = 0;
       for (let i = 0; i < count; i++)
         total += popBest[cellIndex(c, offset + i)] = Math.max(MIN_POP_BEST, probabilityLargest(i, means, sds, count));
@@ -286,7 +313,8 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       weight: step / noise,
     };
     result.dimensions.push(model);
-    choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount) });
+    result.popBestNoise.push(popBestNoise);
+    choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount, popBestNoise) });
   });
   const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
