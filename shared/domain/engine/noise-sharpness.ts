@@ -4,17 +4,17 @@
  *
  * popBest (population-model.ts) is each value's probability of being the best, P(v largest),
  * for means m_v with standard errors σ_v. If the values' true means are equal, each m_v is the
- * common mean plus noise of standard deviation ρ·σ_v, where ρ ≤ 1 is the share of the standard
+ * common mean plus noise of standard deviation ψ·σ_v, where ψ ≤ 1 is the share of the standard
  * error that sampling explains (the rest is the bias floor population-model.ts adds). Then
  *
- *     s₀(k, ρ) = E_z[ (Σ_v π_v(ρ z)² − 1/k) / (1 − 1/k) ],   z ~ N(0, I_k),
+ *     s₀(k, ψ) = E_z[ (Σ_v π_v(ψ z)² − 1/k) / (1 − 1/k) ],   z ~ N(0, I_k),
  *     π_v(m) = P(v largest | means m, unit standard errors), floored at 10⁻⁴ and normalised
  *
  * — a sharpness the data show even without a population favourite: ≈ 0.28 for four values at
- * ρ = 1, so noise alone looks a quarter known.
+ * ψ = 1, so noise alone looks a quarter known.
  *
  * NOISE_SHARPNESS[k][i] = s₀(k, i / 10), by Monte Carlo with 20,000 draws per point (standard
- * error < 0.002); test/unit/noise-sharpness.test.ts draws some points again.
+ * error about 0.002); test/unit/noise-sharpness.test.ts draws some points again.
  */
 const NOISE_SHARPNESS: Readonly<Record<number, readonly number[]>> = {
   2: [0.0, 0.006, 0.024, 0.053, 0.09, 0.128, 0.17, 0.213, 0.255, 0.296, 0.335],
@@ -24,14 +24,14 @@ const NOISE_SHARPNESS: Readonly<Record<number, readonly number[]>> = {
 };
 const STEPS = 10;
 
-/** s₀(k, ρ) for k values (2 to 5), linearly interpolated in ρ (clamped to [0, 1]); 0 for fewer than two values. */
-export function noiseSharpness(k: number, rho: number): number {
+/** s₀(k, ψ) for k values (2 to 5), linearly interpolated in ψ (clamped to [0, 1]); 0 for fewer than two values. */
+export function noiseSharpness(k: number, sampledShare: number): number {
   const table = NOISE_SHARPNESS[k];
   if (!table) {
     if (k < 2) return 0;
     throw new Error(`no noise sharpness for ${k} values`);
   }
-  const x = Math.min(1, Math.max(0, rho)) * STEPS;
+  const x = Math.min(1, Math.max(0, sampledShare)) * STEPS;
   const i = Math.min(STEPS - 1, Math.floor(x));
   return table[i]! + (x - i) * (table[i + 1]! - table[i]!);
 }
