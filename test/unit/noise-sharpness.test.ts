@@ -1,16 +1,15 @@
 import { noiseSharpness } from '../../shared/domain/engine/noise-sharpness';
 import { probabilityLargest } from '../../shared/domain/engine/normal';
-import { seededRandom } from '../../shared/domain/random';
+import { seededRandom, standardNormal } from '../../shared/domain/random';
 
 /** s₀(k, ψ) drawn again: the mean sharpness of popBest for k alike values whose means scatter by ψ standard errors. */
 function drawn(k: number, share: number, draws: number, seed: number): number {
   const random = seededRandom(seed);
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const means = new Float64Array(k);
   const sds = new Float64Array(k).fill(1);
   let total = 0;
   for (let t = 0; t < draws; t++) {
-    for (let i = 0; i < k; i++) means[i] = share * gauss();
+    for (let i = 0; i < k; i++) means[i] = share * standardNormal(random);
     const p = Array.from(means, (_, i) => Math.max(1e-4, probabilityLargest(i, means, sds, k)));
     const sum = p.reduce((a, b) => a + b, 0);
     const agree = p.reduce((a, b) => a + (b / sum) ** 2, 0);

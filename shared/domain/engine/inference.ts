@@ -241,10 +241,12 @@ function hasEvidence({ n, s, contexts }: Inference): boolean {
 
 /**
  * What a decision chooses by: P(favourite) from the user's evidence under the follower shares of
- * `prior.choosing` (for a user without evidence, the tenant's once). The result is a scratch
- * buffer, valid until the next call.
+ * `prior.choosing` (for a user without evidence, the tenant's once) — the beliefs themselves
+ * where those shares are the learned ones. Otherwise the result is a scratch buffer, valid until
+ * the next call.
  */
 export function choosingBeliefs(inference: Inference, prior: CompiledPopulation): Float64Array {
+  if (prior.choosing.dimensions === prior.dimensions) return inference.beliefs;
   if (hasEvidence(inference)) userPosterior(prior.choosing, inference, { favourite: choosingFavourite, follower: choosingFollower });
   else choosingFavourite.set(beliefsFromPrior(prior, inference.contexts).choosing);
   fillUnknownContexts(choosingAll, inference.shares, inference.contexts);

@@ -316,6 +316,8 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     result.popBestNoise.push(popBestNoise);
     choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount, popBestNoise) });
   });
+  // Where every share is the learned one, a decision chooses by the beliefs themselves (choosingBeliefs reuses them).
+  if (choosing.every((model, d) => model.follow === result.dimensions[d]!.follow)) result.choosing.dimensions = result.dimensions;
   const [, e2, en] = prior.predictionErrors;
   result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
   compiled.set(prior, result);
