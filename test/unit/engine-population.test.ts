@@ -555,6 +555,22 @@ describe('the follower share a decision explores under', () => {
     expect(compiled.choosing.dimensions[0]!.follow).toBe(compiled.dimensions[0]!.follow);
   });
 
+  it('lets a decision choose by the beliefs themselves where every share is the learned one', () => {
+    // Every user likes the same value of each of the four dimensions.
+    const liked: Choice = { framing: 'purpose', style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
+    const prior = trainedTenant(
+      seededRandom(6),
+      40,
+      20,
+      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+      (shown, r) => (r() < 0.1 + DIMENSION_NAMES.reduce((p, dim) => p + (shown[dim] === liked[dim] ? 0.2 : 0), 0) ? 1 : 0),
+    );
+    const compiled = compilePopulation(prior);
+    expect(compiled.choosing.dimensions).toBe(compiled.dimensions);
+    const inference = inferUser(engine.initialState(prior), compiled);
+    expect(choosingBeliefs(inference, compiled)).toBe(inference.beliefs);
+  });
+
   it('is none in a tenant without outcomes', () => {
     const compiled = compilePopulation(emptyPopulation());
     compiled.dimensions.forEach((model, d) => {
