@@ -6,7 +6,9 @@ import { countryResolver } from '../shared/geo/country';
 import { KeyService } from '../shared/keys/key.service';
 import type { Logger } from '../shared/logger/logger';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
+import { DeviceCookies } from './auth/device-cookie';
 import { SignInThrottle } from './auth/sign-in-throttle';
+import { VerificationGate } from './auth/verification-gate';
 import type { DashboardDeps } from './deps';
 
 export function buildDashboardDependencies(config: DashboardConfig, logger: Logger, clock: () => number = Date.now): DashboardDeps {
@@ -15,19 +17,22 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
   const redis = createRedis(redisTarget(config), 'producer');
   const keys = keysFor(config);
   const resolver = countryResolver();
+  // Secrets of their own for signing cookies, derived so COS_SECRET itself is used only for keys.
+  const derive = (purpose: string) => createHmac('sha256', config.COS_SECRET).update(purpose).digest('base64url');
   // Hashed now, so the first sign-in with an unknown email takes no longer than later ones.
   void dummyPasswordHash();
   return {
     db,
     redis,
     redisKeys: keys,
-    keyService: new KeyService(db, config.COS_SECRET),
+    keyService: new KeyService(db, config.COS_SECRET, 'customer'),
     throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
+    devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
+    verifications: new VerificationGate(),
     logger,
     countryOf: (address) => resolver.countryOf(address),
-    // A secret of its own for signing session cookies, derived so COS_SECRET itself is used only for keys.
     session: {
-      secret: createHmac('sha256', config.COS_SECRET).update('dashboard session cookie').digest('base64url'),
+      secret: derive('dashboard session cookie'),
       idleMs: config.DASHBOARD_SESSION_IDLE,
       secureCookies: config.DASHBOARD_SECURE_COOKIES,
     },

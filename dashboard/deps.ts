@@ -4,7 +4,9 @@ import type { Db } from '../shared/db/database';
 import type { CountryCode } from '../shared/geo/country';
 import type { KeyService } from '../shared/keys/key.service';
 import type { Logger } from '../shared/logger/logger';
+import type { DeviceCookies } from './auth/device-cookie';
 import type { SignInThrottle } from './auth/sign-in-throttle';
+import type { VerificationGate } from './auth/verification-gate';
 
 /** What the dashboard's routes use; built by dependencies.ts, replaced piecemeal in tests. */
 export interface DashboardDeps {
@@ -13,6 +15,10 @@ export interface DashboardDeps {
   redisKeys: RedisKeys;
   keyService: KeyService;
   throttle: SignInThrottle;
+  /** Remembered devices: each keeps its own sign-in allowance. */
+  devices: DeviceCookies;
+  /** The cap on password verifications at once. */
+  verifications: VerificationGate;
   logger: Logger;
   /** The client's country (code only) from its address. */
   countryOf: (address: string | undefined) => CountryCode | null;

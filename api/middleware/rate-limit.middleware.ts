@@ -29,7 +29,7 @@ export function meterRefusal(limiter: Limiter, logger: Logger) {
     if (credential.environment !== 'live') return {};
     try {
       const limits = limitsFor(credential.plan, credential.rateLimitRps);
-      return rateLimitHeaders(await limiter.meterRefused({ keyId: credential.id, endpoint, ...limits }));
+      return rateLimitHeaders(await limiter.meterRefused({ accountId: credential.accountId, keyId: credential.id, endpoint, ...limits }));
     } catch (error) {
       logger.warn({ err: error }, 'usage metering failed');
       return {};
@@ -47,7 +47,7 @@ function refusal(decision: Extract<LimitDecision, { allowed: false }>): AppError
   const message =
     decision.scope === 'second'
       ? `Rate limit of ${decision.limit} requests per second exceeded for this key`
-      : `Monthly quota of ${decision.limit} requests exceeded for this key; it renews on the 1st (UTC)`;
+      : `Monthly quota of ${decision.limit} requests exceeded for this account (all its live keys together); it renews on the 1st (UTC)`;
   return new AppError(
     'RATE_LIMIT_EXCEEDED',
     message,
@@ -78,7 +78,8 @@ export class Admission {
   }
 
   private input() {
-    return { keyId: this.credential.id, endpoint: this.endpoint, ...limitsFor(this.credential.plan, this.credential.rateLimitRps) };
+    const { accountId, id: keyId, plan, rateLimitRps } = this.credential;
+    return { accountId, keyId, endpoint: this.endpoint, ...limitsFor(plan, rateLimitRps) };
   }
 
   /** Checks the limit on its own; throws the refusal. */
@@ -134,7 +135,7 @@ export class Admission {
     if (cls === '2xx') return;
     const { limiter, logger } = this.deps;
     limiter
-      .reclassify(this.credential.id, this.endpoint, cls, meteredAt)
+      .reclassify({ accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint }, cls, meteredAt)
       .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
   }
 }
@@ -155,7 +156,7 @@ export function deferredAdmission(res: Response): Admission | undefined {
 export type LimitMode = 'now' | 'with-read';
 
 /**
- * For live keys: per-second limit and monthly quota per key, plus usage metering, in one
+ * For live keys: per-second limit per key and monthly quota per account, plus usage metering, in one
  * Redis round trip (Limiter.check). Test keys are free and unlimited: no headers, not metered.
  * A route that reads a profile first may defer the check (`'with-read'`): its handler then
  * settles it with that read in the same round trip (Admission.withRead), and the route's

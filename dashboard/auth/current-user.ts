@@ -36,7 +36,15 @@ export function requireViewer(db: Db) {
       if (req.method === 'GET') return res.redirect(303, `/signin`);
       return next(new AppError('UNAUTHORIZED', 'Sign in to continue: the session has ended or never began'));
     }
-    res.locals.viewer = { user, account, csrfToken: csrfToken(req), openPatterns: await countOpenAnomalies(db, account.id) };
+    const { failedSignIns } = req.session;
+    if (failedSignIns && req.method === 'GET') delete req.session.failedSignIns;
+    res.locals.viewer = {
+      user,
+      account,
+      csrfToken: csrfToken(req),
+      openPatterns: await countOpenAnomalies(db, account.id),
+      failedSignIns: req.method === 'GET' ? failedSignIns : undefined,
+    };
     next();
   };
 }

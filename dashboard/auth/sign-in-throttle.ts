@@ -1,16 +1,63 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import type { Result } from 'ioredis';
 import type { RedisClient } from '../../shared/redis/redis';
 import type { RedisKeys } from '../../shared/cache/keys';
-import { execPipeline } from '../../shared/redis/redis';
 
 export const SIGN_IN_FAILURE_LIMIT = 5;
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 /**
- * Failed sign-ins, counted per email and per client address over a sliding 15-minute window
- * (a Redis sorted set of failure times each). Once either has 5, further attempts are refused —
- * also ones with the right password, so guessing cannot go on. Emails and addresses are stored
- * only as keyed hashes.
+ * Reserves one attempt in every set of KEYS, or in none: each set holds the attempts of the last
+ * window (score: epoch ms), failed ones and ones still being verified.
+ * KEYS: the attempt sets of the attempt's subjects (an email and a client address, or a device).
+ * ARGV[1] now (epoch ms), ARGV[2] window (ms), ARGV[3] limit, ARGV[4] this attempt's member.
+ * Returns 0 when reserved, else the ms until the fullest set lets an attempt in again.
+ */
+const RESERVE = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local wait = 0
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
+  if redis.call('ZCARD', KEYS[i]) >= limit then
+    local entry = redis.call('ZREVRANGE', KEYS[i], limit - 1, limit - 1, 'WITHSCORES')
+    local free = tonumber(entry[2]) + window - now
+    if free > wait then wait = free end
+  end
+end
+if wait > 0 then return wait end
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], now, ARGV[4])
+  redis.call('PEXPIRE', KEYS[i], window)
+end
+return 0`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cosReserveSignIn(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number, Context>;
+  }
+}
+
+/** Who an attempt is counted against: a device that signed in as the email before, or the email and the client address. */
+export type SignInSubject = { device: string } | { email: string; client: string | undefined };
+
+/** A reserved attempt: released when the password was right, kept as a failure when it was not. */
+export interface Reservation {
+  keys: string[];
+  member: string;
+}
+
+export type ReserveResult = { reserved: Reservation } | { retryAfterSeconds: number };
+
+/**
+ * Sign-in attempts, counted over a sliding 15-minute window in Redis sorted sets: at most 5 per
+ * email and per client address, or — for a browser holding a device cookie of that email
+ * (docs/adr/0017-sign-in-throttle.md) — 5 for that device alone, so failures from elsewhere never
+ * lock it out. An attempt reserves its place in every set atomically before the password is
+ * verified, so simultaneous attempts cannot exceed the limit; a right password releases its
+ * place, a wrong one leaves it as the failure. Emails, addresses and devices are stored only as
+ * keyed hashes.
  */
 export class SignInThrottle {
   constructor(
@@ -18,45 +65,38 @@ export class SignInThrottle {
     private readonly keys: RedisKeys,
     private readonly secret: string,
     private readonly clock: () => number = Date.now,
-  ) {}
-
-  private subjects(email: string, client: string | undefined): string[] {
-    const hash = (text: string) => createHmac('sha256', this.secret).update(text).digest('base64url').slice(0, 32);
-    return [this.keys.signInFailures('email', hash(email)), this.keys.signInFailures('client', hash(client ?? 'unknown'))];
+  ) {
+    if (typeof (redis as Partial<RedisClient>).cosReserveSignIn !== 'function') {
+      redis.defineCommand('cosReserveSignIn', { lua: RESERVE });
+    }
   }
 
-  /** Seconds until an attempt is allowed again, or 0 when it is allowed now. */
-  async retryAfterSeconds(email: string, client: string | undefined): Promise<number> {
+  private hash(text: string): string {
+    return createHmac('sha256', this.secret).update(text).digest('base64url').slice(0, 32);
+  }
+
+  private setsOf(subject: SignInSubject): string[] {
+    if ('device' in subject) return [this.keys.signInFailures('device', this.hash(subject.device))];
+    return [
+      this.keys.signInFailures('email', this.hash(subject.email)),
+      this.keys.signInFailures('client', this.hash(subject.client ?? 'unknown')),
+    ];
+  }
+
+  /** Reserves an attempt for `subject`, or says how many seconds until one is allowed. */
+  async reserve(subject: SignInSubject): Promise<ReserveResult> {
+    const keys = this.setsOf(subject);
     const now = this.clock();
-    const pipeline = this.redis.multi();
-    for (const key of this.subjects(email, client)) {
-      pipeline.zremrangebyscore(key, 0, now - SIGN_IN_WINDOW_MS);
-      pipeline.zcard(key);
-      // The failure whose expiry lets the next attempt in: the limit-th newest.
-      pipeline.zrevrange(key, SIGN_IN_FAILURE_LIMIT - 1, SIGN_IN_FAILURE_LIMIT - 1, 'WITHSCORES');
-    }
-    const replies = await execPipeline(pipeline);
-    let wait = 0;
-    for (let i = 0; i < replies.length; i += 3) {
-      const count = replies[i + 1] as number;
-      const oldest = (replies[i + 2] as string[])[1];
-      if (count >= SIGN_IN_FAILURE_LIMIT && oldest !== undefined) wait = Math.max(wait, Number(oldest) + SIGN_IN_WINDOW_MS - now);
-    }
-    return Math.ceil(wait / 1000);
+    const member = `${now}:${randomBytes(6).toString('hex')}`;
+    const wait = await this.redis.cosReserveSignIn(keys.length, ...keys, now, SIGN_IN_WINDOW_MS, SIGN_IN_FAILURE_LIMIT, member);
+    if (wait > 0) return { retryAfterSeconds: Math.ceil(wait / 1000) };
+    return { reserved: { keys, member } };
   }
 
-  async recordFailure(email: string, client: string | undefined): Promise<void> {
-    const now = this.clock();
+  /** Gives a reservation back: the attempt succeeded, or was never verified. */
+  async release(reservation: Reservation): Promise<void> {
     const pipeline = this.redis.multi();
-    for (const key of this.subjects(email, client)) {
-      pipeline.zadd(key, now, `${now}:${randomBytes(6).toString('hex')}`);
-      pipeline.pexpire(key, SIGN_IN_WINDOW_MS);
-    }
-    await execPipeline(pipeline);
-  }
-
-  /** A successful sign-in forgets the email's failures (not the client's). */
-  async clearEmail(email: string): Promise<void> {
-    await this.redis.del(this.subjects(email, undefined)[0]!);
+    for (const key of reservation.keys) pipeline.zrem(key, reservation.member);
+    await pipeline.exec();
   }
 }

@@ -8,6 +8,9 @@ import { fromFormParserError } from './form';
 
 function toAppError(error: unknown, logger: Logger): AppError {
   if (isAppError(error)) return error;
+  // The router could not decode a parameter of the path (e.g. /keys/%E0%A4%A): the client's mistake.
+  if (error instanceof URIError)
+    return new AppError('VALIDATION_ERROR', 'The address is not valid: its percent-encoding cannot be decoded');
   if (error instanceof KeyNotFoundError) return new AppError('NOT_FOUND', 'No active key with that id in this account');
   const parser = fromFormParserError(error);
   if (parser) return parser;

@@ -1,3 +1,4 @@
+import type { FailedSignIns } from '../../shared/dashboard/audit.repository';
 import RedisStore from 'connect-redis';
 import session from 'express-session';
 import type { RedisClient } from '../../shared/redis/redis';
@@ -8,6 +9,8 @@ declare module 'express-session' {
     userId?: string;
     /** The user's updatedAt at sign-in: a password reset since then ends the session. */
     userStamp?: string;
+    /** Failed sign-ins since the previous visit, told once on the first page after signing in. */
+    failedSignIns?: FailedSignIns;
   }
 }
 

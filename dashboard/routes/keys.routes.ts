@@ -13,8 +13,6 @@ import { formBody, parseForm } from '../http/form';
 import { requestGuards } from '../http/request-guards';
 import { keysPage, ROTATION_GRACE_CHOICES, type KeysPageInput } from '../views/keys.view';
 
-const MAX_RATE_LIMIT_RPS = 100_000;
-
 const createForm = z.object({
   _csrf: z.string(),
   name: z.string().trim().max(100, 'at most 100 characters').optional(),
@@ -28,7 +26,8 @@ const createForm = z.object({
     .trim()
     .optional()
     .transform((text) => (text ? Number(text) : null))
-    .pipe(z.number().int('a whole number').min(1).max(MAX_RATE_LIMIT_RPS).nullable()),
+    // Its ceiling is the plan's, checked by the key service.
+    .pipe(z.number().int('a whole number').min(1, 'at least 1').nullable()),
 });
 
 const rotateForm = z.object({

@@ -1,11 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { recordAudit } from '../../shared/dashboard/audit.repository';
+import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/dashboard/audit.repository';
 import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard/password';
 import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { auditViewer } from '../audit';
 import { requireViewer } from '../auth/current-user';
+import { VerificationBusyError } from '../auth/verification-gate';
 import type { DashboardDeps } from '../deps';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
@@ -55,29 +56,52 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     const email = emailSchema.safeParse(form.data.email);
     const typedEmail = form.data.email.slice(0, 254);
     const key = email.success ? email.data : typedEmail.trim().toLowerCase();
-    const wait = await deps.throttle.retryAfterSeconds(key, req.ip);
-    if (wait > 0) {
+    // A browser that signed in as this email before spends its own allowance (docs/adr/0017-sign-in-throttle.md).
+    const device = deps.devices.deviceFor(req, key);
+    const attempt = await deps.throttle.reserve(device ? { device } : { email: key, client: req.ip });
+    if ('retryAfterSeconds' in attempt) {
+      const wait = attempt.retryAfterSeconds;
       const error = new AppError('RATE_LIMIT_EXCEEDED', `Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} min`, undefined, {
         'Retry-After': String(wait),
       });
-      return refuse(req, res, error, deps.session.idleMs, typedEmail);
+      refuse(req, res, error, deps.session.idleMs, typedEmail);
+      return auditLater(deps, req, email.success ? email.data : null, 'session.sign-in-refused');
     }
     const user = email.success ? await findUserForSignIn(deps.db, email.data) : null;
-    // Unknown emails are checked against a dummy hash so both failures take as long.
-    const valid = await verifyPassword(user?.passwordHash ?? (await dummyPasswordHash()), form.data.password);
-    if (!user || !valid) {
-      await deps.throttle.recordFailure(key, req.ip);
-      if (user) await audit(deps, req, user, 'session.sign-in-failed');
-      return refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), deps.session.idleMs, typedEmail);
+    let valid: boolean;
+    try {
+      // Unknown emails are checked against a dummy hash so both failures take as long.
+      const passwordHash = user?.passwordHash ?? (await dummyPasswordHash());
+      valid = await deps.verifications.run(() => verifyPassword(passwordHash, form.data.password));
+    } catch (error) {
+      await deps.throttle.release(attempt.reserved);
+      if (!(error instanceof VerificationBusyError)) throw error;
+      const busy = new AppError('RATE_LIMIT_EXCEEDED', 'Too many sign-ins right now; try again in a moment', undefined, {
+        'Retry-After': '1',
+      });
+      return refuse(req, res, busy, deps.session.idleMs, typedEmail);
     }
-    await deps.throttle.clearEmail(key);
+    if (!user || !valid) {
+      refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), deps.session.idleMs, typedEmail);
+      // Written after the answer, so that a known email answers as fast as an unknown one.
+      return auditLater(deps, req, user, 'session.sign-in-failed');
+    }
+    await deps.throttle.release(attempt.reserved);
+    const failed = await failedSignInsSinceLastSignIn(deps.db, user.accountId, user.email);
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await regenerate(req);
     req.session.userId = user.id;
     req.session.userStamp = user.updatedAt;
+    if (failed.count > 0) req.session.failedSignIns = failed;
     csrfToken(req);
     await save(req);
-    await audit(deps, req, user, 'session.sign-in');
+    await recordAudit(deps.db, {
+      accountId: user.accountId,
+      actor: user.email,
+      action: 'session.sign-in',
+      country: deps.countryOf(req.ip),
+    });
+    deps.devices.issue(res, user.email);
     res.redirect(303, '/keys/test');
   });
 
@@ -91,6 +115,20 @@ export function sessionRoutes(deps: DashboardDeps): Router {
   return router;
 }
 
-function audit(deps: DashboardDeps, req: Request, user: DashboardUser, action: 'session.sign-in' | 'session.sign-in-failed') {
-  return recordAudit(deps.db, { accountId: user.accountId, actor: user.email, action, country: deps.countryOf(req.ip) });
+/**
+ * Audits a failed or refused sign-in of a known email once the answer has gone. The lookup and
+ * the write happen for known emails only, so they stay off the response path.
+ */
+function auditLater(
+  deps: DashboardDeps,
+  req: Request,
+  who: DashboardUser | string | null,
+  action: 'session.sign-in-failed' | 'session.sign-in-refused',
+): void {
+  if (who === null) return;
+  const country = deps.countryOf(req.ip);
+  void (async () => {
+    const user = typeof who === 'string' ? await findUserForSignIn(deps.db, who) : who;
+    if (user) await recordAudit(deps.db, { accountId: user.accountId, actor: user.email, action, country });
+  })().catch((error: unknown) => deps.logger.warn({ err: error, action }, 'could not audit a sign-in attempt'));
 }

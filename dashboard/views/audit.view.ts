@@ -11,6 +11,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   'pattern.acknowledge': 'Acknowledged an unusual pattern',
   'session.sign-in': 'Signed in',
   'session.sign-in-failed': 'Failed sign-in',
+  'session.sign-in-refused': 'Sign-in refused (too many attempts)',
   'session.sign-out': 'Signed out',
 };
 

@@ -1,5 +1,7 @@
 import type { Environment } from '../../shared/domain/environment';
+import type { Account } from '../../shared/keys/account.repository';
 import { SCOPES } from '../../shared/keys/api-key';
+import { limitsFor, liveKeyCap, PLAN_LIMITS } from '../../shared/limits/plans';
 import { keyStatus, type ApiKeyRecord } from '../../shared/keys/key.repository';
 import { ageInDays, formatTime } from './format';
 import { html, type Html } from './html';
@@ -95,6 +97,11 @@ function actions(key: ApiKeyRecord, env: Environment, csrfToken: string, now: nu
   return html`${rotate}${revoke}${remove}`;
 }
 
+function rateLimitCell(key: ApiKeyRecord, account: Account): string {
+  const { perSecond } = limitsFor(account.plan, key.rateLimitRps);
+  return key.rateLimitRps === null ? `${perSecond}/s (plan)` : `${perSecond}/s`;
+}
+
 function shownKey(shown: ShownKey): Html {
   return html`<section class="card shown-key" aria-labelledby="shown-key-title">
     <h2 id="shown-key-title">Your new key “${shown.name}”</h2>
@@ -107,9 +114,23 @@ function shownKey(shown: ShownKey): Html {
   </section>`;
 }
 
-function createForm(env: Environment, csrfToken: string): Html {
+/** The plan's limits as a live key's owner sees them: the per-second ceiling and the live-key cap. */
+function planLine(account: Account, liveKeys: number): Html {
+  const cap = liveKeyCap(account.plan, account.liveKeyLimit);
+  const monthly = PLAN_LIMITS[account.plan].perMonth;
+  return html`<p class="hint" data-plan-limits>
+    The ${account.plan} plan: ${liveKeys} of ${cap} live keys in use; at most ${PLAN_LIMITS[account.plan].perSecond} requests per second per
+    key;
+    ${monthly === null ? 'no monthly quota' : `${monthly.toLocaleString('en-US')} requests a month for the account, all live keys together`}.
+  </p>`;
+}
+
+function createForm(env: Environment, csrfToken: string, account: Account, liveKeys: number): Html {
+  const maxRps = PLAN_LIMITS[account.plan].perSecond;
+  const full = env === 'live' && liveKeys >= liveKeyCap(account.plan, account.liveKeyLimit);
   return html`<section class="card" aria-labelledby="create-title">
     <h2 id="create-title">Create a ${env} key</h2>
+    ${full ? notice('info', 'This account holds as many live keys as its plan allows: revoke or delete one to create another.') : ''}
     <form method="post" action="/keys/${env}" class="stack">
       ${csrfField(csrfToken)}
       <label for="key-name">Name</label>
@@ -120,8 +141,12 @@ function createForm(env: Environment, csrfToken: string): Html {
           (scope) => html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" checked /> ${scope}</label>`,
         )}
       </fieldset>
-      <label for="key-rps">Rate limit (requests per second, empty for the plan's)</label>
-      <input id="key-rps" name="rateLimitRps" type="number" min="1" max="100000" inputmode="numeric" />
+      ${
+        env === 'live'
+          ? html`<label for="key-rps">Rate limit (requests per second, at most ${maxRps}; empty for the plan's ${maxRps})</label>
+              <input id="key-rps" name="rateLimitRps" type="number" min="1" max="${maxRps}" inputmode="numeric" />`
+          : html`<p class="hint">Test keys are free and have no rate limit.</p>`
+      }
       <button type="submit">Create key</button>
     </form>
   </section>`;
@@ -131,13 +156,14 @@ export function keysPage(input: KeysPageInput): string {
   const { viewer, environment, now } = input;
   const owner = viewer.user.role === 'owner';
   const keys = ordered(input.keys.filter((k) => k.environment === environment));
+  const liveKeys = input.keys.filter((k) => k.environment === 'live' && !k.replacedBy && keyStatus(k, now) === 'active').length;
   const rows = keys.map(
     (k) =>
       html`<tr data-key-id="${k.id}" data-key-last4="${k.last4}">
         <td data-label="Name"><a href="/traffic/${environment}?key=${k.id}" title="Traffic of ${k.name}">${k.name}</a></td>
         <td data-label="Key"><code>…${k.last4}</code></td>
         <td data-label="Scopes">${k.scopes.join(', ')}</td>
-        <td data-label="Rate limit">${k.rateLimitRps === null ? 'plan default' : `${k.rateLimitRps}/s`}</td>
+        ${environment === 'live' ? html`<td data-label="Rate limit">${rateLimitCell(k, viewer.account)}</td>` : ''}
         <td data-label="Created">${formatTime(k.createdAt)}</td>
         <td data-label="Last used">${formatTime(k.lastUsedAt)}</td>
         <td data-label="Status">${statusCell(k, keys, now)}</td>
@@ -163,7 +189,7 @@ export function keysPage(input: KeysPageInput): string {
                   <th scope="col">Name</th>
                   <th scope="col">Key</th>
                   <th scope="col">Scopes</th>
-                  <th scope="col">Rate limit</th>
+                  ${environment === 'live' ? html`<th scope="col">Rate limit</th>` : ''}
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">Status</th>
@@ -177,6 +203,7 @@ export function keysPage(input: KeysPageInput): string {
             </table>`
       }
       <p class="hint">“Last used” is written by the API a few seconds after a request.</p>
-      ${owner ? createForm(environment, viewer.csrfToken) : ''}`,
+      ${environment === 'live' ? planLine(viewer.account, liveKeys) : ''}
+      ${owner ? createForm(environment, viewer.csrfToken, viewer.account, liveKeys) : ''}`,
   });
 }

@@ -1,5 +1,7 @@
 import type { Account } from '../../shared/keys/account.repository';
+import type { FailedSignIns } from '../../shared/dashboard/audit.repository';
 import type { DashboardUser } from '../../shared/dashboard/user.repository';
+import { formatTime } from './format';
 import { html, type Html } from './html';
 
 /**
@@ -30,6 +32,8 @@ export interface Viewer {
   csrfToken: string;
   /** The account's unacknowledged unusual patterns, for the navigation's badge. */
   openPatterns: number;
+  /** Failed sign-ins on this user's email since their previous visit: told once, after signing in. */
+  failedSignIns?: FailedSignIns;
 }
 
 export interface PageOptions {
@@ -86,10 +90,19 @@ export function page({ title, viewer, active, body, scripts = [], styles = [] }:
         ${viewer ? header(viewer, active) : html`<header class="topbar"><span class="brand">Context &amp; Outcome</span></header>`}
         <main id="main">
           <h1>${title}</h1>
-          ${body}
+          ${viewer?.failedSignIns ? failedSignInsNotice(viewer.failedSignIns) : ''} ${body}
         </main>
       </body>
     </html>`.text;
+}
+
+function failedSignInsNotice(failed: FailedSignIns): Html {
+  const times = failed.count === 1 ? 'one failed sign-in' : `${failed.count} failed sign-ins`;
+  const last = failed.lastAt ? `, the latest at ${formatTime(failed.lastAt)} from ${failed.lastCountry ?? 'an unknown country'}` : '';
+  return html`<div class="notice info" role="status" data-notice="failed-sign-ins">
+    Since your last visit there were ${times} with your email${last}. If that was not you, check the
+    <a href="/audit">audit log</a> and consider a new password.
+  </div>`;
 }
 
 /** A message box: `role=alert` for errors so screen readers announce it. */

@@ -5,19 +5,19 @@ import { html, type Html } from './html';
 const fmt = (n: number) => n.toLocaleString('en-US');
 const percent = (share: number | null) => (share === null ? '' : ` (${Math.round(share * 100)} %)`);
 
-function row(label: Html | string, used: number, quota: number | null, forecast: number, forecastShare: number | null): Html {
-  const warn = forecastShare !== null && forecastShare >= 0.9;
+function row(label: Html | string, used: number, forecast: number, quota: number | null): Html {
+  const share = (n: number) => percent(quota ? n / quota : null);
+  const warn = quota !== null && forecast / quota >= 0.9;
   return html`<tr>
     <th scope="row" data-label="Key">${label}</th>
-    <td data-label="Used">${fmt(used)}${percent(quota ? used / quota : null)}</td>
-    <td data-label="Quota">${quota === null ? 'no monthly quota' : fmt(quota)}</td>
-    <td data-label="Month-end forecast" class="${warn ? 'warning' : ''}">${fmt(forecast)}${percent(forecastShare)}</td>
+    <td data-label="Used">${fmt(used)}${share(used)}</td>
+    <td data-label="Month-end forecast" class="${warn ? 'warning' : ''}">${fmt(forecast)}${share(forecast)}</td>
   </tr>`;
 }
 
 /**
- * Month-to-date usage of live keys against the plan's monthly quota (which applies to each
- * key), with the forecast for the month's end; the account's row adds its keys up.
+ * Month-to-date usage of live keys against the account's monthly quota (one quota for all its
+ * live keys together), with the forecast for the month's end: each key's share, then the account.
  */
 export function usageSection(usage: QuotaForecast[], keys: ApiKeyRecord[], oneKey: boolean): Html {
   const label = (u: QuotaForecast) => {
@@ -28,29 +28,32 @@ export function usageSection(usage: QuotaForecast[], keys: ApiKeyRecord[], oneKe
   const quota = usage[0]?.quota ?? null;
   const used = usage.reduce((s, u) => s + u.used, 0);
   const forecast = usage.reduce((s, u) => s + u.forecast, 0);
-  const accountQuota = quota === null ? null : quota * usage.length;
   return html`<section class="card" aria-labelledby="usage-title" data-section="usage">
     <h2 id="usage-title">Month-to-date usage${month ? ` (${month})` : ''}</h2>
     ${
       usage.length === 0
         ? html`<p>No live keys.</p>`
-        : html`<table class="data">
-            <caption>
-              Requests counted against the plan's quota (admitted ones) and the month-end forecast at the recent pace
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Used</th>
-                <th scope="col">Quota</th>
-                <th scope="col">Month-end forecast</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${usage.map((u) => row(label(u), u.used, u.quota, u.forecast, u.forecastShare))}
-              ${oneKey ? '' : row(html`<strong>Account (all live keys)</strong>`, used, accountQuota, forecast, accountQuota ? forecast / accountQuota : null)}
-            </tbody>
-          </table>`
+        : html`<p data-quota>
+              Monthly quota of the account, all live keys together:
+              <strong>${quota === null ? 'none (no monthly quota on this plan)' : `${fmt(quota)} requests`}</strong>
+            </p>
+            <table class="data">
+              <caption>
+                Requests counted against the quota (admitted ones) and the month-end forecast at the recent pace, as shares of the account's
+                quota
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Used</th>
+                  <th scope="col">Month-end forecast</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${usage.map((u) => row(label(u), u.used, u.forecast, quota))}
+                ${oneKey ? '' : row(html`<strong>Account (all live keys)</strong>`, used, forecast, quota)}
+              </tbody>
+            </table>`
     }
   </section>`;
 }

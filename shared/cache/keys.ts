@@ -24,8 +24,8 @@ export function tenantKey(tenant: Tenant, ...parts: string[]): string {
 /**
  * Where keys live (docs/adr/0014-redis-cluster-partitions.md). On one node every key keeps the
  * name it always had. On a Redis Cluster each key a script or MULTI touches together ends in
- * the same hash tag: a user's keys in `{<userHash>}`, an API key's limiter and usage keys in its
- * usage shard's `{k<n>}`; queues are partitioned, each partition's prefix a hash tag.
+ * the same hash tag: a user's keys in `{<userHash>}`, an account's limiter, quota and usage keys
+ * in its usage shard's `{k<n>}`; queues are partitioned, each partition's prefix a hash tag.
  */
 export interface KeyLayout {
   cluster: boolean;
@@ -44,7 +44,10 @@ export const DEFAULT_QUEUE_PARTITIONS = 8;
 
 export const SINGLE_NODE: KeyLayout = { cluster: false, queuePartitions: DEFAULT_QUEUE_PARTITIONS, userHash: () => '' };
 
-/** Usage shards on a cluster: each holds its keys' usage hashes, so the limiter's script stays in one slot. */
+/**
+ * Usage shards on a cluster: each holds the limiter logs, monthly counts and usage hashes of its
+ * accounts, so the limiter's script (a key's log with its account's monthly count) stays in one slot.
+ */
 export const CLUSTER_USAGE_SHARDS = 64;
 
 /** FNV-1a: a cheap, stable spread of ids over shards and partitions. */
@@ -62,7 +65,7 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
   const tag = (slot: string) => (cluster ? `:{${slot}}` : '');
   const userTag = (tenant: Tenant, userId: string) => (cluster ? tag(layout.userHash(tenant, userId)) : '');
   const usageShards = cluster ? CLUSTER_USAGE_SHARDS : 1;
-  const usageShard = (keyId: string) => (usageShards === 1 ? 0 : spread(keyId, usageShards));
+  const usageShard = (accountId: string) => (usageShards === 1 ? 0 : spread(accountId, usageShards));
   const shardTag = (shard: number) => tag(`k${shard}`);
   const partitioned = cluster || queuePartitions > 1;
   /** The one queue prefix of a deployment with one partition on one node, as before partitions. */
@@ -90,11 +93,11 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     credentialChanges: `${base}:credential-changes`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one), in its user's slot. */
     outcomeFingerprint: (requestId: string, userHash: string) => `${base}:outcome:${requestId}${tag(userHash)}`,
-    /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s. */
-    rateLog: (keyId: string) => `${base}:rl:${keyId}${shardTag(usageShard(keyId))}`,
-    /** Requests accepted for a key in a UTC month (YYYY-MM); kept 40 days past the month. */
-    monthlyCount: (keyId: string, month: string) => `${base}:quota:${keyId}:${month}${shardTag(usageShard(keyId))}`,
-    /** How many usage shards there are (1 on one node), and the one an API key meters into. */
+    /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s; in its account's usage shard. */
+    rateLog: (accountId: string, keyId: string) => `${base}:rl:${keyId}${shardTag(usageShard(accountId))}`,
+    /** Requests admitted for an account's live keys together in a UTC month (YYYY-MM); kept 40 days past the month. */
+    monthlyCount: (accountId: string, month: string) => `${base}:quota:${accountId}:${month}${shardTag(usageShard(accountId))}`,
+    /** How many usage shards there are (1 on one node), and the one an account's keys meter into. */
     usageShards,
     usageShard,
     /** Metered usage of a UTC day in a shard: hash `<keyId>|<endpoint>|<class>` → count, until flushed. */
@@ -118,11 +121,12 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     /** Prefix of the dashboard's sessions (connect-redis adds the session id; TTL: the idle expiry). */
     dashboardSessionPrefix: `${base}:dash:sess:`,
     /**
-     * Sorted set of failed dashboard sign-ins (score: epoch ms) for an email or a client, by keyed
-     * hash. The hash tag `{signin}` keeps an email's and a client's sets in one slot: one
-     * transaction reads or writes both.
+     * Sorted set of dashboard sign-in attempts, failed or being verified (score: epoch ms), of an
+     * email, a client address or a remembered device, by keyed hash; TTL the throttle's window.
+     * The hash tag `{signin}` keeps them in one slot: one script reserves in an email's and a
+     * client's sets at once.
      */
-    signInFailures: (subject: 'email' | 'client', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
+    signInFailures: (subject: 'email' | 'client' | 'device', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
     /**
      * Live workers and when each was last seen: sorted set of worker id → Redis server time (ms)
      * of its last heartbeat; both worker keys expire two heartbeat timeouts after the last beat of

@@ -13,6 +13,8 @@ import { recordAudit, type AuditAction } from '../dashboard/audit.repository';
 import { findKeyById, keyStatus, listKeys, type ApiKeyRecord } from '../keys/key.repository';
 import { publishCredentialChange, type CredentialChange } from '../keys/credential-changes.repository';
 import { KeyService } from '../keys/key.service';
+import { changePlan } from '../keys/plan-change';
+import { liveKeyCap, PLAN_LIMITS } from '../limits/plans';
 import { createRedis, keysFor, redisTarget } from '../redis/redis';
 import { utcMonth } from '../limits/calendar';
 import { resetTestData } from '../test-data/test-data-reset';
@@ -38,7 +40,14 @@ export interface CommandOutput {
   warning?: string;
 }
 
-const accountJson = (a: Account) => ({ id: a.id, name: a.name, plan: a.plan, restricted: a.restricted, createdAt: a.createdAt });
+const accountJson = (a: Account) => ({
+  id: a.id,
+  name: a.name,
+  plan: a.plan,
+  restricted: a.restricted,
+  liveKeyCap: liveKeyCap(a.plan, a.liveKeyLimit),
+  createdAt: a.createdAt,
+});
 
 const keyJson = (k: ApiKeyRecord) => ({
   id: k.id,
@@ -97,6 +106,34 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     return {
       json: { data: accounts.map(accountJson) },
       text: accounts.map((a) => `${a.id}  ${a.name}  ${a.plan}${a.restricted ? '  restricted' : ''}`).join('\n') || '(no accounts)',
+    };
+  },
+  'accounts set-plan': async ({ db, args }) => {
+    const account = await requireAccount(db, positional(args, 2, 'account'));
+    const plan = parseWith(planSchema, positional(args, 3, 'plan (starter, pro or enterprise)'), 'plan');
+    const liveKeysFlag = stringFlag(args, 'live-keys');
+    if (liveKeysFlag !== undefined && plan !== 'enterprise') {
+      throw new UsageError(`--live-keys is for enterprise accounts; the ${plan} plan allows ${PLAN_LIMITS[plan].liveKeys}`);
+    }
+    const liveKeyLimit = liveKeysFlag === undefined ? null : parseWith(z.coerce.number().int().min(0), liveKeysFlag, 'live-keys');
+    const changed = await changePlan(db, account, plan, liveKeyLimit);
+    const limits = { perSecond: PLAN_LIMITS[plan].perSecond, perMonth: PLAN_LIMITS[plan].perMonth, liveKeys: changed.liveKeyCap };
+    const notes = [
+      changed.clampedKeys > 0 ? `${changed.clampedKeys} key rate limits lowered to ${limits.perSecond}/s` : '',
+      changed.liveKeys > changed.liveKeyCap
+        ? `the account holds ${changed.liveKeys} live keys, more than the ${changed.liveKeyCap} allowed: they keep working, but no new one can be created until fewer remain`
+        : '',
+    ].filter(Boolean);
+    return {
+      json: {
+        ...accountJson({ ...account, plan, liveKeyLimit: plan === 'enterprise' ? liveKeyLimit : null }),
+        limits,
+        clampedKeys: changed.clampedKeys,
+      },
+      text: `account ${account.name} is now on the ${plan} plan (${limits.perSecond}/s per key, ${
+        limits.perMonth === null ? 'no monthly quota' : `${limits.perMonth} requests a month`
+      }, ${limits.liveKeys} live keys)`,
+      warning: notes.length > 0 ? notes.join('; ') : undefined,
     };
   },
   'accounts restrict': async ({ db, config, args }) => {

@@ -2,7 +2,7 @@
 import { ConfigError, loadCliConfig } from '../config/config';
 import { loadDotCosEnv } from '../config/dev-env';
 import { createDb, POOL_SIZE } from '../db/database';
-import { KeyNotFoundError } from '../keys/key.service';
+import { KeyNotFoundError, PlanLimitError } from '../keys/key.service';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS as OPERATOR_COMMANDS } from './commands';
 import { PARTITION_COMMANDS } from './partition-commands';
@@ -13,6 +13,7 @@ const COMMANDS = { ...OPERATOR_COMMANDS, ...USER_COMMANDS, ...PARTITION_COMMANDS
 const USAGE = `usage: cos <command> [--json]
   accounts create --name N [--plan starter|pro|enterprise]
   accounts list
+  accounts set-plan N starter|pro|enterprise [--live-keys K]
   accounts restrict N | accounts unrestrict N
   keys create --account N --env test|live [--name L] [--scopes context,outcome,profile] [--rps R]
   keys list --account N
@@ -65,7 +66,8 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
     if (result.warning) err.write(`cos ${name}: warning: ${result.warning}\n`);
     return 0;
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof ConfigError;
+    const known =
+      error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof PlanLimitError || error instanceof ConfigError;
     const message = error instanceof Error ? error.message : String(error);
     err.write(`cos ${name}: ${known ? message.replace(/\n\s*/g, '; ') : `failed: ${message.split('\n')[0]}`}\n`);
     return known && error instanceof UsageError ? 2 : 1;

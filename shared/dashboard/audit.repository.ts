@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database';
 import type { Environment } from '../domain/environment';
 import type { CountryCode } from '../geo/country';
@@ -11,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'pattern.acknowledge',
   'session.sign-in',
   'session.sign-in-failed',
+  'session.sign-in-refused',
   'session.sign-out',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -48,6 +50,43 @@ export async function recordAudit(db: DbOrTx, entry: NewAuditEntry): Promise<voi
       country: entry.country,
     })
     .execute();
+}
+
+/** What a user is told at sign-in: attempts on their email that failed or were refused since their previous sign-in. */
+export interface FailedSignIns {
+  count: number;
+  /** The latest one's time (ISO 8601) and country. */
+  lastAt: string | null;
+  lastCountry: CountryCode | null;
+}
+
+/**
+ * Failed and refused sign-ins as `actor` in `accountId` after their previous successful sign-in
+ * (all of them when there is none). Call it before recording the sign-in that asks.
+ */
+export async function failedSignInsSinceLastSignIn(db: DbOrTx, accountId: string, actor: string): Promise<FailedSignIns> {
+  const previous = db
+    .selectFrom('dashboard_audit')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .where('account_id', '=', accountId)
+    .where('actor', '=', actor)
+    .where('action', '=', 'session.sign-in');
+  const rows = await db
+    .selectFrom('dashboard_audit')
+    .select(['created_at', 'country', sql<string>`count(*) over ()`.as('total')])
+    .where('account_id', '=', accountId)
+    .where('actor', '=', actor)
+    .where('action', 'in', ['session.sign-in-failed', 'session.sign-in-refused'])
+    .where((eb) => eb('id', '>', eb.fn.coalesce(previous, eb.val('0'))))
+    .orderBy('id', 'desc')
+    .limit(1)
+    .execute();
+  const last = rows[0];
+  return {
+    count: Number(last?.total ?? 0),
+    lastAt: last ? new Date(last.created_at).toISOString() : null,
+    lastCountry: last?.country ?? null,
+  };
 }
 
 /** An account's entries, newest first; `beforeId` pages back. */

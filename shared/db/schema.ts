@@ -14,6 +14,8 @@ export interface AccountsTable {
   name: string;
   plan: 'starter' | 'pro' | 'enterprise';
   restricted: Generated<boolean>;
+  /** An enterprise account's cap on live keys; null: its plan's. */
+  live_key_limit: number | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
 }

@@ -12,14 +12,19 @@ export interface Account {
   name: string;
   plan: Plan;
   restricted: boolean;
+  /** An enterprise account's own cap on live keys; null: its plan's (shared/limits/plans.ts). */
+  liveKeyLimit: number | null;
   createdAt: string;
 }
 
-const toAccount = (row: { id: string; name: string; plan: Plan; restricted: boolean; created_at: Date }): Account => ({
+type AccountRow = { id: string; name: string; plan: Plan; restricted: boolean; live_key_limit: number | null; created_at: Date };
+
+const toAccount = (row: AccountRow): Account => ({
   id: row.id,
   name: row.name,
   plan: row.plan,
   restricted: row.restricted,
+  liveKeyLimit: row.live_key_limit,
   createdAt: new Date(row.created_at).toISOString(),
 });
 
@@ -58,6 +63,23 @@ export async function findOrCreateAccount(db: DbOrTx, ref: string): Promise<Acco
 export async function listAccounts(db: DbOrTx): Promise<Account[]> {
   const rows = await db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
   return rows.map(toAccount);
+}
+
+/**
+ * Locks the account's row until the transaction ends, so that checks of what it holds (its
+ * live keys against its cap) and the change they allow are one step for concurrent requests.
+ */
+export async function lockAccount(tx: DbOrTx, accountId: string): Promise<void> {
+  await tx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+}
+
+/** Sets the plan and the live-key cap (kept for enterprise only); moves the credentials watermark. */
+export async function setPlan(db: DbOrTx, accountId: string, plan: Plan, liveKeyLimit: number | null): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({ plan, live_key_limit: plan === 'enterprise' ? liveKeyLimit : null, updated_at: sql`clock_timestamp()` })
+    .where('id', '=', accountId)
+    .execute();
 }
 
 export async function setRestricted(db: DbOrTx, accountId: string, restricted: boolean): Promise<void> {

@@ -124,6 +124,35 @@ export async function listKeys(db: DbOrTx, accountId: string): Promise<ApiKeyRec
   return rows.map((row) => toRecord(row as KeyRow));
 }
 
+/**
+ * The account's live keys that count against its cap: not revoked, deleted or expired, and not
+ * rotating out (a rotation's new key takes its predecessor's place).
+ */
+export async function countLiveKeys(db: DbOrTx, accountId: string, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('environment', '=', 'live')
+    .where('revoked_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .where('replaced_by', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Lowers the per-second overrides of an account's keys above `perSecond` to it; returns how many. */
+export async function clampKeyRps(db: DbOrTx, accountId: string, perSecond: number): Promise<number> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ rate_limit_rps: perSecond, updated_at: sql`clock_timestamp()` })
+    .where('account_id', '=', accountId)
+    .where('rate_limit_rps', '>', perSecond)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 export async function findCredentialByHash(db: DbOrTx, keyHash: Buffer): Promise<KeyCredential | null> {
   const row = await db
     .selectFrom('api_keys as k')

@@ -1,8 +1,10 @@
 import type { Db, DbOrTx } from '../db/database';
 import type { Environment } from '../domain/environment';
-import { findOrCreateAccount, type Account } from './account.repository';
+import { AppError } from '../errors/app-error';
+import { liveKeyCap, maxKeyRps, type LimitSetter } from '../limits/plans';
+import { findOrCreateAccount, lockAccount, type Account } from './account.repository';
 import { generateApiKey, hashApiKey, lastFour, SCOPES, type Scope } from './api-key';
-import { findKeyById, insertKey, newKeyId, updateKey, type ApiKeyRecord } from './key.repository';
+import { countLiveKeys, findKeyById, insertKey, newKeyId, updateKey, type ApiKeyRecord } from './key.repository';
 
 export const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 
@@ -10,6 +12,7 @@ export interface IssuedKey {
   id: string;
   key: string;
   account: string;
+  accountId: string;
   environment: Environment;
   scopes: Scope[];
   createdAt: string;
@@ -17,11 +20,25 @@ export interface IssuedKey {
 
 export class KeyNotFoundError extends Error {}
 
-/** Key lifecycle: create, revoke, delete, rotate with a grace period. */
+/**
+ * A key the account's plan does not allow: a per-second limit above what the setter may give,
+ * a rate limit on a test key (test keys have none), or a live key past the account's cap.
+ */
+export class PlanLimitError extends AppError {
+  constructor(message: string, field?: string) {
+    super('VALIDATION_ERROR', message, field ? { fields: [{ field, message }] } : undefined);
+  }
+}
+
+/**
+ * Key lifecycle: create, revoke, delete, rotate with a grace period. `setter` is whom it serves:
+ * the operator's CLI may give a key any per-second limit, a customer's dashboard at most the plan's.
+ */
 export class KeyService {
   constructor(
     private readonly db: Db,
     private readonly secret: string,
+    private readonly setter: LimitSetter = 'operator',
   ) {}
 
   async create(input: {
@@ -33,7 +50,19 @@ export class KeyService {
   }): Promise<IssuedKey> {
     return this.db.transaction().execute(async (tx) => {
       const account = await findOrCreateAccount(tx, input.account);
-      return this.issue(tx, account, input.environment, input.name, input.scopes, input.rateLimitRps ?? null);
+      const rateLimitRps = input.rateLimitRps ?? null;
+      if (rateLimitRps !== null) checkRateLimit(account, input.environment, rateLimitRps, this.setter);
+      if (input.environment === 'live') {
+        // Serialises the account's key creations: two at once cannot both take the last place.
+        await lockAccount(tx, account.id);
+        const cap = liveKeyCap(account.plan, account.liveKeyLimit);
+        if ((await countLiveKeys(tx, account.id, new Date())) >= cap) {
+          throw new PlanLimitError(
+            `The ${account.plan} plan allows ${cap} live keys at once; revoke or delete one first, or move to a larger plan`,
+          );
+        }
+      }
+      return this.issue(tx, account, input.environment, input.name, input.scopes, rateLimitRps);
     });
   }
 
@@ -56,7 +85,15 @@ export class KeyService {
       scopes: scopes && scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES],
       rateLimitRps,
     });
-    return { id: record.id, key, account: account.name, environment, scopes: record.scopes, createdAt: record.createdAt };
+    return {
+      id: record.id,
+      key,
+      account: account.name,
+      accountId: account.id,
+      environment,
+      scopes: record.scopes,
+      createdAt: record.createdAt,
+    };
   }
 
   /** Idempotent: revoking again keeps the first revocation time. */
@@ -95,5 +132,13 @@ export class KeyService {
     const key = await findKeyById(this.db, id);
     if (!key || key.deletedAt) throw new KeyNotFoundError(`no key with id ${id}`);
     return key;
+  }
+}
+
+function checkRateLimit(account: Account, environment: Environment, rateLimitRps: number, setter: LimitSetter): void {
+  if (environment === 'test') throw new PlanLimitError('Test keys have no rate limit: leave it out', 'rateLimitRps');
+  const max = maxKeyRps(account.plan, setter);
+  if (max !== null && rateLimitRps > max) {
+    throw new PlanLimitError(`The ${account.plan} plan allows at most ${max} requests per second per key`, 'rateLimitRps');
   }
 }

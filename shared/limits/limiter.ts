@@ -25,8 +25,8 @@ export const LIMIT_KEYS = 4;
 export const LIMIT_ARGS = 8;
 
 /**
- * One atomic Redis script per live request (docs/adr/0005-rate-limiter.md): checks the key's
- * monthly quota, then its per-second limit as a sliding log (a sorted set of the admission
+ * One atomic Redis script per live request (docs/adr/0005-rate-limiter.md): checks the account's
+ * monthly quota, then the key's per-second limit as a sliding log (a sorted set of the admission
  * times of the last second, at most `limit` entries), and meters the request — as 2xx
  * optimistically, or as 429 when refused. A request that ends with another status moves its
  * count afterwards (`reclassify`). Returns {admitted, monthRefusal, counted, now, oldest}.
@@ -109,7 +109,8 @@ export interface RateLimitState {
   resetAt: number;
 }
 
-export type LimitInput = { keyId: string; endpoint: string; perSecond: number; perMonth: number | null };
+/** A live request's limits: its key's per second, its account's per month (all its live keys together). */
+export type LimitInput = { accountId: string; keyId: string; endpoint: string; perSecond: number; perMonth: number | null };
 
 export type LimitDecision =
   | { allowed: true; limit: number; remaining: number; resetAt: number; meteredAt: number }
@@ -169,10 +170,10 @@ export class Limiter {
     const { now, scriptNow } = this.time();
     const day = utcDay(now);
     const nextMonth = startOfNextMonth(now);
-    const shard = this.keys.usageShard(input.keyId);
+    const shard = this.keys.usageShard(input.accountId);
     const keys: LimitCall['keys'] = [
-      this.keys.rateLog(input.keyId),
-      this.keys.monthlyCount(input.keyId, utcMonth(now)),
+      this.keys.rateLog(input.accountId, input.keyId),
+      this.keys.monthlyCount(input.accountId, utcMonth(now)),
       this.keys.usage(day, shard),
       this.keys.usageDays(shard),
     ];
@@ -207,8 +208,9 @@ export class Limiter {
   }
 
   /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */
-  async reclassify(keyId: string, endpoint: string, cls: StatusClass, meteredAt: number): Promise<void> {
-    const shard = this.keys.usageShard(keyId);
+  async reclassify(input: { accountId: string; keyId: string; endpoint: string }, cls: StatusClass, meteredAt: number): Promise<void> {
+    const { accountId, keyId, endpoint } = input;
+    const shard = this.keys.usageShard(accountId);
     const usageKey = this.keys.usage(utcDay(meteredAt), shard);
     await this.redis
       .multi()
@@ -226,10 +228,10 @@ export class Limiter {
   async meterRefused(input: LimitInput): Promise<RateLimitState> {
     const { now, scriptNow } = this.time();
     const day = utcDay(now);
-    const shard = this.keys.usageShard(input.keyId);
+    const shard = this.keys.usageShard(input.accountId);
     const [counted, used, nowMicros, oldestMicros] = await this.redis.cosMeterRefused(
-      this.keys.rateLog(input.keyId),
-      this.keys.monthlyCount(input.keyId, utcMonth(now)),
+      this.keys.rateLog(input.accountId, input.keyId),
+      this.keys.monthlyCount(input.accountId, utcMonth(now)),
       this.keys.usage(day, shard),
       this.keys.usageDays(shard),
       scriptNow,

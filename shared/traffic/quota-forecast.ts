@@ -13,11 +13,11 @@ export interface QuotaForecast {
   month: string;
   /** Requests counted against the quota this month so far: admitted ones, not 401, 403 or 429. */
   used: number;
-  /** The plan's monthly quota per key; null when the plan has none (enterprise). */
+  /** The plan's monthly quota of the account (all its live keys together); null when the plan has none (enterprise). */
   quota: number | null;
   /** Projected requests at the month's end. */
   forecast: number;
-  /** used / quota and forecast / quota (1 = the whole quota); null without a quota. */
+  /** used / quota and forecast / quota (1 = the whole quota; a key's share of the account's); null without a quota. */
   usedShare: number | null;
   forecastShare: number | null;
 }
@@ -78,4 +78,17 @@ export async function quotaForecasts(db: DbOrTx, input: { accountId: string; key
       forecastShare: quota ? forecast / quota : null,
     };
   });
+}
+
+/**
+ * The account's month: its live keys' use and forecasts added up against its quota, named after
+ * the key that contributes most to the forecast (whose pattern then reports it, once per account).
+ */
+export function accountForecast(keys: QuotaForecast[]): QuotaForecast | null {
+  const top = keys.reduce<QuotaForecast | null>((best, key) => (best === null || key.forecast > best.forecast ? key : best), null);
+  if (top === null) return null;
+  const used = keys.reduce((sum, key) => sum + key.used, 0);
+  const forecast = keys.reduce((sum, key) => sum + key.forecast, 0);
+  const { quota } = top;
+  return { ...top, used, forecast, usedShare: quota ? used / quota : null, forecastShare: quota ? forecast / quota : null };
 }

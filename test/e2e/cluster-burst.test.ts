@@ -59,13 +59,16 @@ it('applies a burst of outcomes for overlapping users exactly once, spread over 
   expect(completed.filter((count) => count > 0).length).toBeGreaterThan(1);
 });
 
-it('admits exactly the rest of the monthly quota when both API processes are asked at once', async () => {
-  const { key, id } = await new KeyService(env.db, TEST_SECRET).create({ account: 'quota', environment: 'live', rateLimitRps: 100_000 });
+it("admits exactly the rest of the account's monthly quota when both API processes are asked at once, through two keys", async () => {
+  // Two live keys of one account share its quota: each one's requests count against the account.
+  const service = new KeyService(env.db, TEST_SECRET);
+  const first = await service.create({ account: 'quota', environment: 'live', rateLimitRps: 100_000 });
+  const second = await service.create({ account: 'quota', environment: 'live', rateLimitRps: 100_000 });
   const quota = PLAN_LIMITS.starter.perMonth!;
   const left = 40;
-  await env.redis.set(env.keys.monthlyCount(id, utcMonth(Date.now())), String(quota - left), 'EX', 3600);
-  const http = client(api.url, key);
-  const answers = await Promise.all(Array.from({ length: 3 * left }, () => http.profile('nobody')));
+  await env.redis.set(env.keys.monthlyCount(first.accountId, utcMonth(Date.now())), String(quota - left), 'EX', 3600);
+  const clients = [client(api.url, first.key), client(api.url, second.key)];
+  const answers = await Promise.all(Array.from({ length: 3 * left }, (_, i) => clients[i % 2]!.profile('nobody')));
   const statuses = answers.map((res) => res.status);
   expect(statuses.filter((status) => status === 404)).toHaveLength(left);
   expect(statuses.filter((status) => status === 429)).toHaveLength(2 * left);

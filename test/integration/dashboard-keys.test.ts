@@ -32,7 +32,8 @@ const errorCode = (page: PageResponse) => JSON.parse(page.body).error.code;
 const asJson = { Accept: 'application/json' };
 
 async function createKey(name: string, env: 'test' | 'live' = 'test'): Promise<{ key: string; id: string }> {
-  const page = await owner.post(`/keys/${env}`, { name, scopes: ['context', 'profile'], rateLimitRps: '25' });
+  // Test keys have no rate limit; a live key's is at most the plan's (starter: 10 per second).
+  const page = await owner.post(`/keys/${env}`, { name, scopes: ['context', 'profile'], ...(env === 'live' ? { rateLimitRps: '7' } : {}) });
   expect(page.status).toBe(201);
   const key = shownKey(page)!;
   const record = (await listKeys(h.env.db, acme)).find((k) => k.name === name)!;
@@ -40,7 +41,7 @@ async function createKey(name: string, env: 'test' | 'live' = 'test'): Promise<{
 }
 
 describe('dashboard keys', () => {
-  it('creates a key shown once, which the API accepts; the list shows its last 4 characters, scopes and rate limit', async () => {
+  it('creates a key shown once, which the API accepts; the list shows its last 4 characters and scopes, and no rate limit for test keys', async () => {
     const { key, id } = await createKey('checkout');
     expect(key).toMatch(/^cos_sk_test_[0-9A-Za-z]{40}$/);
     expect(await apiStatus(key)).toBe(404);
@@ -48,7 +49,9 @@ describe('dashboard keys', () => {
     expect(page.body).not.toContain(key);
     expect(page.body).toContain(`…${key.slice(-4)}`);
     expect(page.body).toContain('context, profile');
-    expect(page.body).toContain('25/s');
+    expect(page.body).toContain('checkout');
+    expect(page.body).not.toContain('Rate limit');
+    expect(page.body).not.toContain('name="rateLimitRps"');
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect(await listAudit(h.env.db, acme, 1)).toEqual([
       expect.objectContaining({ action: 'key.create', keyId: id, environment: 'test', actor: 'owner@keys.test', country: 'NL' }),
@@ -130,7 +133,7 @@ describe('dashboard keys', () => {
     const big = await owner.post('/keys/test', { name: 'x'.repeat(5000) }, asJson);
     expect(big.status).toBe(413);
     expect(errorCode(big)).toBe('PAYLOAD_TOO_LARGE');
-    const bad = await owner.post('/keys/test', { name: 'n'.repeat(101), scopes: 'admin', rateLimitRps: '-3' }, asJson);
+    const bad = await owner.post('/keys/live', { name: 'n'.repeat(101), scopes: 'admin', rateLimitRps: '-3' }, asJson);
     expect(bad.status).toBe(400);
     const body = JSON.parse(bad.body);
     expect(body.error.code).toBe('VALIDATION_ERROR');
@@ -142,9 +145,76 @@ describe('dashboard keys', () => {
     expect(await keyCount()).toBe(before);
   });
 
-  it('keeps live and test keys on their own pages', async () => {
+  it('keeps live and test keys on their own pages; a live key shows its rate limit', async () => {
     await createKey('live one', 'live');
-    expect((await owner.get('/keys/live')).body).toContain('live one');
+    const live = await owner.get('/keys/live');
+    expect(live.body).toContain('live one');
+    expect(live.body).toContain('7/s');
     expect((await owner.get('/keys/test')).body).not.toContain('live one');
+  });
+
+  it('answers a path whose percent-encoding cannot be decoded 400, signed in or not, without an error in the log', async () => {
+    for (const path of ['/keys/%E0%A4%A', '/keys/live/%E0%A4%A/revoke', '/traffic/%ZZ']) {
+      expect((await owner.get(path)).status).toBe(400);
+      expect((await new DashboardClient(dashboard.url, '198.51.100.77').get(path, asJson)).status).toBe(400);
+    }
+    const refused = await owner.post('/keys/live/%E0%A4%A/revoke', {}, asJson);
+    expect(refused.status).toBe(400);
+    expect(errorCode(refused)).toBe('VALIDATION_ERROR');
+    expect(dashboard.output()).not.toMatch(/"level":50/);
+  });
+});
+
+describe("the plan's limits in the dashboard", () => {
+  let starter: DashboardClient;
+  let account: string;
+  beforeAll(async () => {
+    account = await addUser(h.env.db, 'keys-plan', 'owner@plan.test', 'owner');
+    starter = new DashboardClient(dashboard.url, '193.0.6.140');
+    await starter.signIn('owner@plan.test');
+  });
+  const liveKeys = async () => (await listKeys(h.env.db, account)).filter((k) => k.environment === 'live');
+
+  it("refuses a key's rate limit above the plan's and any rate limit on a test key, creating nothing", async () => {
+    await starter.get('/keys/live');
+    const above = await starter.post('/keys/live', { name: 'fast', scopes: 'context', rateLimitRps: '100000' }, asJson);
+    expect(above.status).toBe(400);
+    expect(JSON.parse(above.body).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'The starter plan allows at most 10 requests per second per key',
+      details: { fields: [{ field: 'rateLimitRps', message: expect.any(String) }] },
+    });
+    const onTest = await starter.post('/keys/test', { name: 'test fast', scopes: 'context', rateLimitRps: '5' }, asJson);
+    expect(onTest.status).toBe(400);
+    expect(await listKeys(h.env.db, account)).toEqual([]);
+    const atPlan = await starter.post('/keys/live', { name: 'at plan', scopes: 'context', rateLimitRps: '10' });
+    expect(atPlan.status).toBe(201);
+    const key = shownKey(atPlan)!;
+    const res = await h.http().get('/v1/profile/someone').set(bearer(key));
+    expect(res.headers['x-ratelimit-limit']).toBe('10');
+  });
+
+  it('creates at most 5 live keys on starter, also from 8 simultaneous forms, and says so on the page', async () => {
+    await starter.get('/keys/live');
+    const existing = (await liveKeys()).length;
+    expect(existing).toBe(1);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => starter.post('/keys/live', { name: `burst ${i}`, scopes: 'context' }, asJson)),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(5 - existing);
+    expect(statuses.filter((status) => status === 400)).toHaveLength(8 - (5 - existing));
+    const refusal = JSON.parse(answers.find((a) => a.status === 400)!.body).error;
+    expect(refusal.message).toContain('The starter plan allows 5 live keys at once');
+    expect(await liveKeys()).toHaveLength(5);
+    const page = await starter.get('/keys/live');
+    expect(page.body).toContain('5 of 5 live keys in use');
+    expect(page.body).toContain('as many live keys as its plan allows');
+    // Test keys are free and not capped.
+    for (let i = 0; i < 6; i++) expect((await starter.post('/keys/test', { name: `t${i}`, scopes: 'context' })).status).toBe(201);
+    // A revoked key frees its place.
+    const [first] = await liveKeys();
+    expect((await starter.post(`/keys/live/${first!.id}/revoke`, {})).status).toBe(303);
+    expect((await starter.post('/keys/live', { name: 'after revoke', scopes: 'context' })).status).toBe(201);
   });
 });

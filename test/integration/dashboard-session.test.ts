@@ -143,3 +143,104 @@ describe('dashboard sign-in and sessions', () => {
     }
   });
 });
+
+describe('sign-in throttle under concurrency, and remembered devices', () => {
+  /** A fresh browser at `address` that has loaded the sign-in form (it holds a session and a CSRF token). */
+  const atForm = async (address: string) => {
+    const browser = client(address);
+    await browser.get('/signin');
+    return browser;
+  };
+  const statusCounts = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
+
+  it('verifies at most 5 of 20 simultaneous wrong passwords for one email from one address; the rest get 429', async () => {
+    await addUser(h.env.db, 'dash-acme', 'burst@acme.test', 'viewer');
+    const browser = await atForm('203.0.113.10');
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => browser.post('/signin', { email: 'burst@acme.test', password: 'wrong' })),
+    );
+    expect(statusCounts(answers.map((a) => a.status))).toEqual({ 401: 5, 429: 15 });
+  });
+
+  it('keeps a right password out when it comes in a burst past the limit, from other addresses too', async () => {
+    await addUser(h.env.db, 'dash-acme', 'target@acme.test', 'viewer');
+    const attackers = await Promise.all(Array.from({ length: 39 }, (_, i) => atForm(`203.0.113.${100 + i}`)));
+    const rightOne = await atForm('203.0.113.200');
+    const wrong = attackers.map((browser) => browser.post('/signin', { email: 'target@acme.test', password: 'wrong' }));
+    // Sent once the burst has filled the email's allowance (one refusal seen), while it is still being verified.
+    const firstRefusal = await Promise.race(wrong.map((p) => p.then((a) => (a.status === 429 ? a : new Promise<never>(() => undefined)))));
+    expect(firstRefusal.status).toBe(429);
+    const right = await rightOne.post('/signin', { email: 'target@acme.test', password: 'a long enough password' });
+    const statuses = [...(await Promise.all(wrong)).map((a) => a.status), right.status];
+    expect(right.status).toBe(429);
+    expect(statusCounts(statuses)).toEqual({ 401: 5, 429: 35 });
+  });
+
+  it('verifies at most 5 of 20 simultaneous attempts for different emails from one address', async () => {
+    const browser = await atForm('203.0.113.11');
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => browser.post('/signin', { email: `nobody${i}@acme.test`, password: 'x' })),
+    );
+    expect(statusCounts(answers.map((a) => a.status))).toEqual({ 401: 5, 429: 15 });
+  });
+
+  it('lets a browser that signed in before in past a lock-out made elsewhere, tells the user, and audits the refusals', async () => {
+    const account = await addUser(h.env.db, 'dash-device', 'device@acme.test', 'owner');
+    // The user's own browser signs in once (it is given a device cookie) and signs out.
+    const own = client('198.51.100.150');
+    expect((await own.signIn('device@acme.test')).status).toBe(303);
+    expect(own.device).toBeDefined();
+    await own.post('/signout');
+    // Someone who knows the email fails 5 times from 5 addresses; the email is locked for unknown browsers.
+    for (let i = 0; i < 5; i++) expect((await client(`192.0.2.${10 + i}`).signIn('device@acme.test', 'guess')).status).toBe(401);
+    expect((await client('192.0.2.20').signIn('device@acme.test')).status).toBe(429);
+    // …and fails 5 times for other emails from the user's own address, locking that address for unknown browsers.
+    for (let i = 0; i < 5; i++) expect((await client('198.51.100.150').signIn(`other${i}@acme.test`, 'guess')).status).toBe(401);
+    expect((await client('198.51.100.150').signIn('device@acme.test')).status).toBe(429);
+    // Every failure and the two refusals are audited (after the answers): then the user's own browser gets in.
+    const attempts = async () =>
+      (await listAudit(h.env.db, account, 50)).filter(
+        (e) => e.action === 'session.sign-in-failed' || e.action === 'session.sign-in-refused',
+      );
+    await eventually(async () => (await attempts()).length === 7);
+    expect((await attempts()).filter((e) => e.action === 'session.sign-in-refused')).toHaveLength(2);
+    await own.get('/signin');
+    const back = await own.post('/signin', { email: 'device@acme.test', password: 'a long enough password' });
+    expect(back).toMatchObject({ status: 303, location: '/keys/test' });
+    // The first page after signing in tells of the 7 attempts since the last visit, once.
+    const first = await own.get('/keys/test');
+    expect(first.body).toMatch(/data-notice="failed-sign-ins"[^>]*>\s*Since your last visit there were 7 failed sign-ins with your email/);
+    expect((await own.get('/keys/test')).body).not.toContain('data-notice="failed-sign-ins"');
+  });
+
+  it("gives a remembered browser its own 5 attempts, and never another email's allowance", async () => {
+    await addUser(h.env.db, 'dash-device', 'own5@acme.test', 'viewer');
+    await addUser(h.env.db, 'dash-device', 'locked@acme.test', 'viewer');
+    const own = client('198.51.100.160');
+    expect((await own.signIn('own5@acme.test')).status).toBe(303);
+    await own.post('/signout');
+    for (let i = 0; i < 5; i++) expect((await own.signIn('own5@acme.test', 'typo')).status).toBe(401);
+    expect((await own.signIn('own5@acme.test')).status).toBe(429);
+    // Another browser is not held back by this device's failures.
+    expect((await client('198.51.100.161').signIn('own5@acme.test')).status).toBe(303);
+    // The device cookie is for own5@: it does not open another email's lock-out.
+    for (let i = 0; i < 5; i++) expect((await client(`192.0.2.${40 + i}`).signIn('locked@acme.test', 'guess')).status).toBe(401);
+    const other = client('198.51.100.162');
+    other.device = own.device;
+    expect((await other.signIn('locked@acme.test')).status).toBe(429);
+    // A forged or altered device cookie counts as none.
+    other.device = `${own.device!.slice(0, -2)}xx`;
+    expect((await other.signIn('locked@acme.test')).status).toBe(429);
+  });
+
+  it('issues the device cookie HttpOnly, SameSite=Strict and long-lived', async () => {
+    await addUser(h.env.db, 'dash-device', 'cookie@acme.test', 'viewer');
+    const browser = client('198.51.100.170');
+    const res = await browser.signIn('cookie@acme.test');
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('cos_device='));
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Max-Age=15552000/);
+    expect(cookie).not.toContain('cookie@acme.test');
+  });
+});

@@ -39,7 +39,7 @@ const metered = (keyId: string, day: string, endpoint: string, cls: StatusClass,
   eventually(async () => Number((await h.env.usage(day, keyId))[usageField(keyId, endpoint, cls)]) === count);
 
 /** The snapshots of a key's usage shard not yet deleted. */
-const snapshotsOf = (keyId: string) => h.env.redis.scard(h.env.keys.usageSnapshots(h.env.keys.usageShard(keyId)));
+const snapshotsOf = (accountId: string) => h.env.redis.scard(h.env.keys.usageSnapshots(h.env.keys.usageShard(accountId)));
 
 describe('usage flush to Postgres', () => {
   it('moves metered counts into usage_daily, equal to the requests made', async () => {
@@ -71,10 +71,10 @@ describe('usage flush to Postgres', () => {
       }),
     ).rejects.toThrow('killed after commit');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
-    expect(await snapshotsOf(issued.id)).toBeGreaterThan(0); // snapshot left behind
+    expect(await snapshotsOf(issued.accountId)).toBeGreaterThan(0); // snapshot left behind
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
-    expect(await snapshotsOf(issued.id)).toBe(0);
+    expect(await snapshotsOf(issued.accountId)).toBe(0);
   });
 
   it('neither loses nor double-counts when the flushing process is SIGKILLed between commit and cleanup', async () => {
@@ -96,7 +96,7 @@ describe('usage flush to Postgres', () => {
     const child = spawnSync(process.execPath, ['-e', script], { env: h.env.processEnv(), encoding: 'utf8', timeout: 30_000 });
     expect(child.signal).toBe('SIGKILL');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
-    expect(await snapshotsOf(issued.id)).toBeGreaterThan(0);
+    expect(await snapshotsOf(issued.accountId)).toBeGreaterThan(0);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
   });
@@ -125,11 +125,11 @@ describe('usage flush to Postgres', () => {
     const limiter = new Limiter(h.env.redis, h.env.keys);
     const meteredAt = Date.UTC(2026, 2, 7, 23, 59, 59);
     // One request metered on the 7th as 2xx, and flushed.
-    const shard = h.env.keys.usageShard(issued.id);
+    const shard = h.env.keys.usageShard(issued.accountId);
     await h.env.redis.hincrby(h.env.keys.usage('2026-03-07', shard), `${issued.id}|context|2xx`, 1);
     await h.env.redis.sadd(h.env.keys.usageDays(shard), '2026-03-07');
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
-    await limiter.reclassify(issued.id, 'context', '5xx', meteredAt);
+    await limiter.reclassify({ accountId: issued.accountId, keyId: issued.id, endpoint: 'context' }, '5xx', meteredAt);
     await flushUsage(h.env.redis, h.env.keys, h.env.db);
     const march7 = (await usageRows(issued.id)).filter((r) => r.day === '2026-03-07');
     expect(march7).toEqual([
@@ -153,7 +153,7 @@ describe('usage flush to Postgres', () => {
     await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' });
     now = Date.UTC(2026, 4, 1, 0, 0, 1);
     // Two requests left of May's quota: of six, two are served and four refused (429), whatever their timing.
-    await h.env.redis.set(h.env.keys.monthlyCount(issued.id, '2026-05'), PLAN_LIMITS.starter.perMonth! - 2);
+    await h.env.redis.set(h.env.keys.monthlyCount(issued.accountId, '2026-05'), PLAN_LIMITS.starter.perMonth! - 2);
     const statuses = [];
     for (let i = 0; i < 6; i++) {
       statuses.push(

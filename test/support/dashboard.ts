@@ -44,6 +44,8 @@ export interface PageResponse {
  */
 export class DashboardClient {
   cookie: string | undefined;
+  /** The remembered-device cookie, once a sign-in gave one (sent with every request after, as a browser does). */
+  device: string | undefined;
   csrf: string | undefined;
 
   constructor(
@@ -53,6 +55,8 @@ export class DashboardClient {
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
+      const device = /^cos_device=([^;]*)/.exec(line);
+      if (device) this.device = device[1];
       const match = /^cos_dashboard=([^;]*)/.exec(line);
       if (!match) continue;
       this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || match[1] === '' ? undefined : match[1];
@@ -67,7 +71,7 @@ export class DashboardClient {
       headers: {
         'X-Forwarded-For': this.forwardedFor,
         Accept: 'text/html',
-        ...(this.cookie ? { Cookie: `cos_dashboard=${this.cookie}` } : {}),
+        ...(this.cookie || this.device ? { Cookie: this.cookies() } : {}),
         ...init.headers,
       },
     });
@@ -76,6 +80,11 @@ export class DashboardClient {
     const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
     if (token) this.csrf = token;
     return { status: res.status, body, headers: res.headers, location: res.headers.get('location') };
+  }
+
+  private cookies(): string {
+    const jar = [this.cookie ? `cos_dashboard=${this.cookie}` : '', this.device ? `cos_device=${this.device}` : ''];
+    return jar.filter(Boolean).join('; ');
   }
 
   get(path: string, headers: Record<string, string> = {}): Promise<PageResponse> {

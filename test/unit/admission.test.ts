@@ -24,7 +24,7 @@ function setup(decision: LimitDecision, readError?: Error) {
     set: (headers: Record<string, string>) => Object.assign(res.headers, headers),
   }) as unknown as Response;
   const deps = {
-    limiter: { reclassify: async (_id: string, _endpoint: string, cls: string) => void reclassified.push(cls) },
+    limiter: { reclassify: async (_request: unknown, cls: string) => void reclassified.push(cls) },
     limitedRead: {
       run: async () => {
         if (!decision.allowed) return { kind: 'refused', decision };

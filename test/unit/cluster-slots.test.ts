@@ -19,6 +19,7 @@ const slots = (...names: string[]) => new Set(names.map((name) => calculateSlot(
 const tenant = fc.record({ accountId: fc.uuid(), environment: fc.constantFrom(...ENVIRONMENTS) });
 const userId = fc.string({ minLength: 1, maxLength: 64, unit: 'grapheme' });
 const keyId = fc.stringMatching(/^key_[A-Za-z0-9]{20}$/);
+const accountId = fc.stringMatching(/^acct_[A-Za-z0-9]{16}$/);
 const day = fc
   .date({ min: new Date('2020-01-01'), max: new Date('2040-01-01'), noInvalidDate: true })
   .map((d) => d.toISOString().slice(0, 10));
@@ -32,13 +33,21 @@ function claimsOf(t: Tenant, user: string) {
   return { requestId, claims: readRequestIdClaims(requestId)! };
 }
 
-it("the limiter scripts and the reclassify MULTI: an API key's log, monthly count, usage hash and usage days", () => {
+it("the limiter scripts and the reclassify MULTI: an API key's log, its account's monthly count, usage hash and usage days", () => {
   fc.assert(
-    fc.property(keyId, day, (id, d) => {
-      const shard = keys.usageShard(id);
+    fc.property(accountId, keyId, keyId, day, (account, id, otherId, d) => {
+      const shard = keys.usageShard(account);
       const month = d.slice(0, 7);
-      // cosLimitAndMeter, cosMeterRefused, and Limiter.reclassify's MULTI
-      expect(slots(keys.rateLog(id), keys.monthlyCount(id, month), keys.usage(d, shard), keys.usageDays(shard)).size).toBe(1);
+      // cosLimitAndMeter, cosMeterRefused, and Limiter.reclassify's MULTI; every key of an account in one slot
+      expect(
+        slots(
+          keys.rateLog(account, id),
+          keys.rateLog(account, otherId),
+          keys.monthlyCount(account, month),
+          keys.usage(d, shard),
+          keys.usageDays(shard),
+        ).size,
+      ).toBe(1);
     }),
   );
 });
@@ -92,7 +101,7 @@ it("the worker group's heartbeat script and its MULTIs: the live workers and the
 it('spreads users and API keys over many slots, each queue partition in a slot of its own', () => {
   const users = Array.from({ length: 500 }, (_, i) => keys.profile({ accountId: 'a', environment: 'live' }, `user-${i}`));
   expect(slots(...users).size).toBeGreaterThan(400);
-  expect(slots(...Array.from({ length: 500 }, (_, i) => keys.rateLog(`key_${i}`))).size).toBe(keys.usageShards);
+  expect(slots(...Array.from({ length: 500 }, (_, i) => keys.rateLog(`acct_${i}`, `key_${i}`))).size).toBe(keys.usageShards);
   // BullMQ's scripts touch several keys of one queue: the prefix is the hash tag.
   const partitions = keys.queuePrefixes.map((prefix) =>
     slots(`${prefix}:events:wait`, `${prefix}:events:id`, `${prefix}:maintenance:wait`),
@@ -120,9 +129,9 @@ it('keeps every key name of a single-node deployment', () => {
     single.pendingOutcomes(t, 'ab'),
     single.outcomeFingerprint('req_x', 'ab'),
     single.erasedGeneration(t, 'u', 'g'),
-    single.rateLog('key_1'),
-    single.monthlyCount('key_1', '2026-11'),
-    single.usage('2026-11-25', single.usageShard('key_1')),
+    single.rateLog('acct_1', 'key_1'),
+    single.monthlyCount('acct_1', '2026-11'),
+    single.usage('2026-11-25', single.usageShard('acct_1')),
     single.usageDays(),
     single.usageSnapshot('s'),
     single.usageSnapshots(),
@@ -134,7 +143,7 @@ it('keeps every key name of a single-node deployment', () => {
     'cos:v1:outcome:req_x',
     'cos:v1:erased:g',
     'cos:v1:rl:key_1',
-    'cos:v1:quota:key_1:2026-11',
+    'cos:v1:quota:acct_1:2026-11',
     'cos:v1:usage:2026-11-25',
     'cos:v1:usage-days',
     'cos:v1:usage-flush:s',

@@ -181,7 +181,7 @@ describe('unusual-pattern rules', () => {
     it('explains itself in words and numbers', () => {
       const finding = quotaFinding(steadyKey({ quota: quota({ forecastShare: 0.93, forecast: 93_000, used: 41_200 }) }), T);
       expect(finding!.reason).toBe(
-        'At its recent pace the key will reach 93,000 requests by the end of 2026-06: 93 % of its 100,000 monthly quota (41,200 used so far).',
+        "At their recent pace the account's live keys will reach 93,000 requests by the end of 2026-06: 93 % of its 100,000 monthly quota (41,200 used so far; this key sends the most).",
       );
     });
 

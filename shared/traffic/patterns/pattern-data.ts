@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../db/database';
 import type { Environment } from '../../domain/environment';
-import { quotaForecasts, type QuotaForecast } from '../quota-forecast';
+import { accountForecast, quotaForecasts, type QuotaForecast } from '../quota-forecast';
 import { UNKNOWN_COUNTRY } from '../traffic-fields';
 import type { KeyActivity } from './rules';
 import type { PatternThresholds } from './thresholds';
@@ -124,11 +124,13 @@ async function loadNewCountries(db: DbOrTx, keyIds: string[], windowStart: numbe
   return byKey;
 }
 
+/** Each account's month against its quota, carried by the key that contributes most (one finding per account). */
 async function loadQuotas(db: DbOrTx, keys: KeyRef[], now: number): Promise<Map<string, QuotaForecast>> {
   const accounts = [...new Set(keys.filter((key) => key.environment === 'live').map((key) => key.accountId))];
   const forecasts = new Map<string, QuotaForecast>();
   for (const accountId of accounts) {
-    for (const forecast of await quotaForecasts(db, { accountId, now })) forecasts.set(forecast.keyId, forecast);
+    const total = accountForecast(await quotaForecasts(db, { accountId, now }));
+    if (total) forecasts.set(total.keyId, total);
   }
   return forecasts;
 }

@@ -23,7 +23,7 @@ export interface KeyActivity {
   before: { requests: number; errors: number };
   /** Countries of the recent window the key never had before. */
   newCountries: { country: string; requests: number }[];
-  /** Live keys with a quota: this month's forecast. */
+  /** The account's month against its quota, on the key that contributes most to it (null on its other keys). */
   quota: QuotaForecast | null;
 }
 
@@ -134,7 +134,10 @@ export function newCountryFindings(key: KeyActivity, t: PatternThresholds): Find
     }));
 }
 
-/** The month-end forecast crosses 75, 90 or 100 % of the quota (the highest level crossed). */
+/**
+ * The account's month-end forecast crosses 75, 90 or 100 % of its quota (the highest level
+ * crossed); reported on the key that contributes most, once per account.
+ */
 export function quotaFinding(key: KeyActivity, t: PatternThresholds): Finding | null {
   const forecast = key.quota;
   if (!forecast?.quota || forecast.forecastShare === null || forecast.usedShare === null) return null;
@@ -147,8 +150,8 @@ export function quotaFinding(key: KeyActivity, t: PatternThresholds): Finding | 
     rule: 'quota-forecast',
     subject: `${forecast.month}:${Math.round(level * 100)}`,
     reason:
-      `At its recent pace the key will reach ${fmt(forecast.forecast)} requests by the end of ${forecast.month}: ` +
-      `${pct(forecast.forecastShare)} of its ${fmt(forecast.quota)} monthly quota (${fmt(forecast.used)} used so far).`,
+      `At their recent pace the account's live keys will reach ${fmt(forecast.forecast)} requests by the end of ${forecast.month}: ` +
+      `${pct(forecast.forecastShare)} of its ${fmt(forecast.quota)} monthly quota (${fmt(forecast.used)} used so far; this key sends the most).`,
     numbers: { used: forecast.used, forecast: forecast.forecast, quota: forecast.quota, level, forecastShare: forecast.forecastShare },
   };
 }
