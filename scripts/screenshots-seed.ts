@@ -26,7 +26,7 @@ export async function seedScreenshotAccount(db: Db, secret: string): Promise<Scr
   const account = await createAccount(db, 'acme', 'pro');
   const keys = new KeyService(db, secret);
   const now = Date.now();
-  const checkout = await keys.create({ account: account.id, environment: 'test', name: 'checkout web', rateLimitRps: 50 });
+  const checkout = await keys.create({ account: account.id, environment: 'test', name: 'checkout web' });
   const legacy = await keys.create({ account: account.id, environment: 'test', name: 'legacy import', scopes: ['outcome'] });
   await sql`update api_keys set created_at = ${new Date(now - 124 * DAY).toISOString()} where id = ${legacy.id}`.execute(db);
   const staging = await keys.create({ account: account.id, environment: 'test', name: 'old staging' });

@@ -12,7 +12,7 @@ import { scopeSchema } from '../keys/api-key';
 import { recordAudit, type AuditAction } from '../dashboard/audit.repository';
 import { findKeyById, keyStatus, listKeys, type ApiKeyRecord } from '../keys/key.repository';
 import { publishCredentialChange, type CredentialChange } from '../keys/credential-changes.repository';
-import { KeyService } from '../keys/key.service';
+import { KeyService, type IssuedKey } from '../keys/key.service';
 import { changePlan } from '../keys/plan-change';
 import { liveKeyCap, PLAN_LIMITS } from '../limits/plans';
 import { createRedis, keysFor, redisTarget } from '../redis/redis';
@@ -89,6 +89,16 @@ function parseSince(value: string): Date {
   }
   return new Date(value); // a date-only ISO string is read as UTC midnight
 }
+
+/** A new key as `keys create` and `keys rotate` print it: {id, key, account, environment, scopes, createdAt}. */
+const issuedJson = ({ id, key, account, environment, scopes, createdAt }: IssuedKey) => ({
+  id,
+  key,
+  account,
+  environment,
+  scopes,
+  createdAt,
+});
 
 const issuedText = (k: { id: string; key: string; account: string; environment: string; scopes: string[] }) =>
   `${k.key}\n(id ${k.id}, account ${k.account}, ${k.environment}, scopes ${k.scopes.join(',')}) — store it now, it is not shown again`;
@@ -169,7 +179,7 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
       rateLimitRps: rps === undefined ? null : parseWith(z.coerce.number().int().positive(), rps, 'rps'),
     });
     await auditKeyAction(db, issued.id, 'key.create');
-    return { json: issued, text: issuedText(issued) };
+    return { json: issuedJson(issued), text: issuedText(issued) };
   },
   'keys list': async ({ db, args }) => {
     const account = await requireAccount(db, stringFlag(args, 'account', true));
@@ -200,7 +210,7 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     const keyId = positional(args, 2, 'key id');
     const { previousKeyExpiresAt, ...issued } = await new KeyService(db, config.COS_SECRET).rotate(keyId, grace);
     await auditKeyAction(db, keyId, 'key.rotate');
-    return { json: issued, text: `${issuedText(issued)}\nthe previous key works until ${previousKeyExpiresAt}` };
+    return { json: issuedJson(issued), text: `${issuedText(issued)}\nthe previous key works until ${previousKeyExpiresAt}` };
   },
   'test-data reset': async ({ db, config, args }) => {
     const accountRef = stringFlag(args, 'account');

@@ -37,7 +37,7 @@ describe('operator CLI', () => {
       '--account',
       'cli-scoped',
       '--env',
-      'test',
+      'live',
       '--name',
       'ingest',
       '--scopes',
@@ -51,7 +51,7 @@ describe('operator CLI', () => {
       expect.objectContaining({
         id: issued.id,
         name: 'ingest',
-        environment: 'test',
+        environment: 'live',
         scopes: ['outcome'],
         rateLimitRps: 50,
         status: 'active',
@@ -160,5 +160,56 @@ describe('operator CLI', () => {
       ['key.create', created.id],
     ]);
     for (const entry of entries) expect(entry).toMatchObject({ actor: 'operator (cli)', environment: 'live', country: null });
+  });
+});
+
+describe('plans through the CLI', () => {
+  const fails = async (argv: string[], message: RegExp) => {
+    const result = await cli(...argv);
+    expect(result.code).not.toBe(0);
+    expect(result.err.trim().split('\n')).toHaveLength(1);
+    expect(result.err).toMatch(message);
+    return result;
+  };
+
+  it('refuses a rate limit on a test key; the operator may raise a live key above its plan', async () => {
+    await fails(['keys', 'create', '--account', 'cli-plan-test', '--env', 'test', '--rps', '5'], /Test keys have no rate limit/);
+    const fast = await json('keys', 'create', '--account', 'cli-plan-test', '--env', 'live', '--rps', '500');
+    expect((await json('keys', 'list', '--account', 'cli-plan-test')).data).toEqual([expect.objectContaining({ id: fast.id })]);
+    const res = await h.http().get('/v1/profile/x').set(bearer(fast.key));
+    expect(res.headers['x-ratelimit-limit']).toBe('500');
+  });
+
+  it('set-plan changes the limits the API applies, clamps overrides on a downgrade and caps live keys', async () => {
+    const key = await json('keys', 'create', '--account', 'cli-plan', '--env', 'live', '--rps', '80');
+    const pro = await json('accounts', 'set-plan', 'cli-plan', 'pro');
+    expect(pro).toMatchObject({
+      name: 'cli-plan',
+      plan: 'pro',
+      liveKeyCap: 25,
+      limits: { perSecond: 100, perMonth: 1_000_000 },
+      clampedKeys: 0,
+    });
+    // Within about 2 s every API instance applies the new plan (its quota shows on a refused request's headers).
+    const starter = await cli('accounts', 'set-plan', 'cli-plan', 'starter', '--json');
+    expect(starter.code).toBe(0);
+    expect(JSON.parse(starter.out)).toMatchObject({ plan: 'starter', liveKeyCap: 5, clampedKeys: 1 });
+    const listed = await json('keys', 'list', '--account', 'cli-plan');
+    expect(listed.data).toEqual([expect.objectContaining({ id: key.id, rateLimitRps: 10 })]);
+    await eventually(async () => (await h.http().get('/v1/profile/x').set(bearer(key.key))).headers['x-ratelimit-limit'] === '10');
+    // Five live keys at most on starter (one exists); the sixth is refused with a one-line reason.
+    for (let i = 0; i < 4; i++) await json('keys', 'create', '--account', 'cli-plan', '--env', 'live');
+    await fails(['keys', 'create', '--account', 'cli-plan', '--env', 'live'], /The starter plan allows 5 live keys at once/);
+    await fails(['accounts', 'set-plan', 'cli-plan', 'pro', '--live-keys', '50'], /--live-keys is for enterprise accounts/);
+    await fails(['accounts', 'set-plan', 'cli-plan', 'platinum'], /invalid --plan/);
+    // Enterprise: the operator sets the cap; going below the keys held warns, and refuses new ones.
+    const enterprise = await cli('accounts', 'set-plan', 'cli-plan', 'enterprise', '--live-keys', '3', '--json');
+    expect(enterprise.code).toBe(0);
+    expect(JSON.parse(enterprise.out)).toMatchObject({ plan: 'enterprise', liveKeyCap: 3, limits: { perMonth: null } });
+    expect(enterprise.err).toMatch(/holds 5 live keys, more than the 3 allowed/);
+    await fails(['keys', 'create', '--account', 'cli-plan', '--env', 'live'], /The enterprise plan allows 3 live keys at once/);
+    expect((await json('accounts', 'list')).data).toContainEqual(
+      expect.objectContaining({ name: 'cli-plan', plan: 'enterprise', liveKeyCap: 3 }),
+    );
   });
 });

@@ -70,7 +70,7 @@ describe('dashboard sign-in and sessions', () => {
     expect(JSON.parse(envelope.body)).toEqual({
       error: { code: 'RATE_LIMIT_EXCEEDED', statusCode: 429, message: expect.stringContaining('Too many failed sign-ins') },
     });
-    await h.env.redis.del(...(await h.env.redis.keys(`${h.env.prefix}:v1:{signin}:failures:email:*`)));
+    await h.env.redis.del(...(await h.env.keysMatching(`${h.env.prefix}:v1:{signin}:failures:email:*`)));
   });
 
   it('throttles a client address after 5 failures, whatever the email', async () => {

@@ -67,10 +67,10 @@ describe('sign-in throttle', () => {
 
   it('keeps neither the email, the address nor the device in Redis, only keyed hashes that expire with the window', async () => {
     const { throttle } = throttleAt(9_000_000);
-    const before = new Set(await env.redis.keys(`${env.prefix}:*signin*`));
+    const before = new Set(await env.keysMatching(`${env.prefix}:*signin*`));
     await throttle.reserve({ email: 'secret-person@x.test', client: '203.0.113.77' });
     await throttle.reserve({ device: 'secret-device-nonce' });
-    const keys = (await env.redis.keys(`${env.prefix}:*signin*`)).filter((key) => !before.has(key));
+    const keys = (await env.keysMatching(`${env.prefix}:*signin*`)).filter((key) => !before.has(key));
     expect(keys).toHaveLength(3);
     expect(keys.join(' ')).not.toMatch(/secret-person|203\.0\.113\.77|secret-device-nonce/);
     for (const key of keys) {

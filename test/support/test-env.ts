@@ -20,6 +20,8 @@ export interface TestEnv {
   keys: ReturnType<typeof redisKeys>;
   /** The metered usage of a day for these API keys (on a cluster, merged from their usage shards). */
   usage(day: string, ...keyIds: string[]): Promise<Record<string, string>>;
+  /** Every key matching a glob, on one node or on every master of a cluster (KEYS reaches one node). */
+  keysMatching(pattern: string): Promise<string[]>;
   /** Environment for spawned api/worker/cli processes of this file. */
   processEnv(extra?: Record<string, string>): NodeJS.ProcessEnv;
   close(): Promise<void>;
@@ -75,6 +77,10 @@ export async function createTestEnv(options: { clusterNodes?: string } = {}): Pr
         ...(await Promise.all(shards.map((shard) => redis.hgetall(keys.usage(day, shard))))),
       );
       return Object.fromEntries(Object.entries(all).filter(([field]) => keyIds.includes(field.split('|')[0]!)));
+    },
+    keysMatching: async (pattern) => {
+      const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+      return (await Promise.all(nodes.map((node) => node.keys(pattern)))).flat();
     },
     processEnv: (extra = {}) => ({
       ...process.env,
