@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import { auditRoutes } from './routes/audit.routes';
 import { keysRoutes } from './routes/keys.routes';
 import { patternsRoutes } from './routes/patterns.routes';
-import { sessionRoutes } from './routes/session.routes';
+import { sessionRoutes, signInWhileBusy } from './routes/session.routes';
 import { trafficRoutes } from './routes/traffic.routes';
 import type { DashboardDeps } from './deps';
 import { dashboardErrorHandler, notFound } from './http/errors';
@@ -21,6 +21,7 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(securityHeaders);
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.use(staticAssets());
+  app.use(signInWhileBusy(deps));
   app.use(sessions({ redis: deps.redis, prefix: deps.redisKeys.dashboardSessionPrefix, ...deps.session }));
   app.use(sessionRoutes(deps));
   app.use(keysRoutes(deps));

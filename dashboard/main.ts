@@ -3,11 +3,15 @@ import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
 import { createDashboardApp } from './app';
 import { buildDashboardDependencies } from './dependencies';
+import { yieldTheCpu } from '../shared/process/cpu-priority';
 
 async function main(): Promise<void> {
   loadDotCosEnv();
   const config = configOrExit(() => loadDashboardConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-dashboard');
+  const priority = yieldTheCpu(config.DASHBOARD_NICE);
+  if (priority)
+    logger.warn({ err: priority, nice: config.DASHBOARD_NICE }, 'could not lower the dashboard CPU priority; running at the current one');
   const deps = buildDashboardDependencies(config, logger);
   // Sessions live in Redis: listen once it answers, so the first sign-in does not fail.
   await new Promise<void>((resolve) => (deps.redis.status === 'ready' ? resolve() : deps.redis.once('ready', () => resolve())));

@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
-import { readdirSync } from 'node:fs';
-import os from 'node:os';
 import { configOrExit, loadWorkerConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createLogger } from '../shared/logger/logger';
+import { yieldTheCpu } from '../shared/process/cpu-priority';
 import { startOpsServer } from './ops-server';
 import { startWorker } from './worker';
 
@@ -11,7 +10,9 @@ function main(): void {
   loadDotCosEnv();
   const config = configOrExit(() => loadWorkerConfig());
   const logger = createLogger(config.LOG_LEVEL, 'cos-worker');
-  yieldTheCpu(config.WORKER_NICE, logger);
+  const priority = yieldTheCpu(config.WORKER_NICE);
+  if (priority)
+    logger.warn({ err: priority, nice: config.WORKER_NICE }, 'could not lower the worker CPU priority; running at the current one');
   const running = startWorker(config, logger);
   logger.info(
     {
@@ -80,26 +81,6 @@ function main(): void {
         }, fatal);
       },
     );
-  }
-}
-
-/**
- * Lowers this process's CPU priority to `nice` (never raises it): on a host it shares with an
- * API, the API's answers come first and the worker's batches fill the cores' idle time
- * (docs/adr/0016-hot-path.md). On Linux niceness is per thread: every thread of the process
- * (V8's garbage collection and compiler threads too) is lowered.
- */
-function yieldTheCpu(nice: number, logger: ReturnType<typeof createLogger>): void {
-  let threads: number[] = [0];
-  try {
-    threads = readdirSync('/proc/self/task').map(Number);
-  } catch {
-    // Not Linux: the priority is the process's.
-  }
-  try {
-    for (const thread of threads) if (os.getPriority(thread) < nice) os.setPriority(thread, nice);
-  } catch (error) {
-    logger.warn({ err: error, nice }, 'could not lower the worker CPU priority; running at the current one');
   }
 }
 

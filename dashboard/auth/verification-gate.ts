@@ -27,6 +27,11 @@ export class VerificationGate {
 
   constructor(private readonly options: VerificationGateOptions = DEFAULT_VERIFICATION_GATE) {}
 
+  /** Every turn taken and the queue full: an attempt now would be refused. */
+  get saturated(): boolean {
+    return this.running >= this.options.concurrency && this.waiting.length >= this.options.maxQueued;
+  }
+
   /** Runs `verify` when a turn is free; rejects with VerificationBusyError when none comes in time. */
   async run<T>(verify: () => Promise<T>): Promise<T> {
     await this.turn();

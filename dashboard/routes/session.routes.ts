@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/dashboard/audit.repository';
 import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard/password';
@@ -42,6 +42,18 @@ function refuse(req: Request, res: Response, error: AppError, idleMs: number, em
   });
 }
 
+const busy = () =>
+  new AppError('RATE_LIMIT_EXCEEDED', 'Too many sign-ins right now; try again in a moment', undefined, { 'Retry-After': '1' });
+
+/**
+ * Refuses a sign-in at once while the verification gate is saturated, before its session is
+ * read or anything is reserved: under a flood, a refusal then costs no Redis or Postgres work.
+ * Mounted ahead of the session middleware.
+ */
+export function signInWhileBusy(deps: DashboardDeps): RequestHandler {
+  return (req, _res, next) => next(req.method === 'POST' && req.path === '/signin' && deps.verifications.saturated ? busy() : undefined);
+}
+
 export function sessionRoutes(deps: DashboardDeps): Router {
   const router = Router();
 
@@ -57,6 +69,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     const typedEmail = form.data.email.slice(0, 254);
     const key = email.success ? email.data : typedEmail.trim().toLowerCase();
     // A browser that signed in as this email before spends its own allowance (docs/adr/0017-sign-in-throttle.md).
+    if (deps.verifications.saturated) return refuse(req, res, busy(), deps.session.idleMs, typedEmail);
     const device = deps.devices.deviceFor(req, key);
     const attempt = await deps.throttle.reserve(device ? { device } : { email: key, client: req.ip });
     if ('retryAfterSeconds' in attempt) {
@@ -65,7 +78,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
         'Retry-After': String(wait),
       });
       refuse(req, res, error, deps.session.idleMs, typedEmail);
-      return auditLater(deps, req, email.success ? email.data : null, 'session.sign-in-refused');
+      return auditLater(deps, req, res, email.success ? email.data : null, 'session.sign-in-refused');
     }
     const user = email.success ? await findUserForSignIn(deps.db, email.data) : null;
     let valid: boolean;
@@ -84,7 +97,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     if (!user || !valid) {
       refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), deps.session.idleMs, typedEmail);
       // Written after the answer, so that a known email answers as fast as an unknown one.
-      return auditLater(deps, req, user, 'session.sign-in-failed');
+      return auditLater(deps, req, res, user, 'session.sign-in-failed');
     }
     await deps.throttle.release(attempt.reserved);
     const failed = await failedSignInsSinceLastSignIn(deps.db, user.accountId, user.email);
@@ -116,19 +129,22 @@ export function sessionRoutes(deps: DashboardDeps): Router {
 }
 
 /**
- * Audits a failed or refused sign-in of a known email once the answer has gone. The lookup and
- * the write happen for known emails only, so they stay off the response path.
+ * Audits a failed or refused sign-in of a known email once the answer has gone (the response's
+ * `finish`, after the session store's write). The lookup and the write happen for known emails
+ * only, so nothing of them may run before the answer: a known email would answer later.
  */
 function auditLater(
   deps: DashboardDeps,
   req: Request,
+  res: Response,
   who: DashboardUser | string | null,
   action: 'session.sign-in-failed' | 'session.sign-in-refused',
 ): void {
   if (who === null) return;
-  const country = deps.countryOf(req.ip);
-  void (async () => {
-    const user = typeof who === 'string' ? await findUserForSignIn(deps.db, who) : who;
-    if (user) await recordAudit(deps.db, { accountId: user.accountId, actor: user.email, action, country });
-  })().catch((error: unknown) => deps.logger.warn({ err: error, action }, 'could not audit a sign-in attempt'));
+  res.once('finish', () => {
+    void (async () => {
+      const user = typeof who === 'string' ? await findUserForSignIn(deps.db, who) : who;
+      if (user) await recordAudit(deps.db, { accountId: user.accountId, actor: user.email, action, country: deps.countryOf(req.ip) });
+    })().catch((error: unknown) => deps.logger.warn({ err: error, action }, 'could not audit a sign-in attempt'));
+  });
 }

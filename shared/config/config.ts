@@ -144,6 +144,12 @@ const dashboardSchema = z.object({
     .transform((value) => value === 'true'),
   /** A session unused this long ends (each request starts the period again). */
   DASHBOARD_SESSION_IDLE: durationMs.default(12 * 3_600_000),
+  /**
+   * The dashboard process's CPU niceness (0–19), as WORKER_NICE: on a host shared with an API
+   * it yields the CPU to the API's hot path, e.g. under a flood of sign-ins
+   * (docs/adr/0017-sign-in-throttle.md).
+   */
+  DASHBOARD_NICE: z.coerce.number().int().min(0).max(19).default(19),
 });
 
 const cliSchema = z.object({ ...common });

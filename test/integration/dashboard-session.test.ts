@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { setPasswordHash } from '../../shared/dashboard/user.repository';
 import { hashPassword } from '../../shared/dashboard/password';
 import { listAudit } from '../../shared/dashboard/audit.repository';
@@ -184,6 +185,20 @@ describe('sign-in throttle under concurrency, and remembered devices', () => {
     expect(statusCounts(answers.map((a) => a.status))).toEqual({ 401: 5, 429: 15 });
   });
 
+  it('verifies one password at a time and refuses sign-ins past its queue with 429 and Retry-After: 1, unverified', async () => {
+    const browsers = await Promise.all(Array.from({ length: 40 }, (_, i) => atForm(`203.0.113.${50 + i}`)));
+    const answers = await Promise.all(
+      browsers.map((browser, i) => browser.post('/signin', { email: `flood${i}@acme.test`, password: 'x' })),
+    );
+    const busy = answers.filter((a) => a.status === 429);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const answer of busy) expect(answer.headers.get('retry-after')).toBe('1');
+    expect(statusCounts(answers.map((a) => a.status))).toEqual({ 401: 40 - busy.length, 429: busy.length });
+    // A refused attempt was never verified and kept no place: the same address may try again at once.
+    const again = await browsers[answers.indexOf(busy[0]!)]!.post('/signin', { email: 'flood-again@acme.test', password: 'x' });
+    expect(again.status).toBe(401);
+  });
+
   it('lets a browser that signed in before in past a lock-out made elsewhere, tells the user, and audits the refusals', async () => {
     const account = await addUser(h.env.db, 'dash-device', 'device@acme.test', 'owner');
     // The user's own browser signs in once (it is given a device cookie) and signs out.
@@ -242,5 +257,23 @@ describe('sign-in throttle under concurrency, and remembered devices', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
     expect(cookie).toMatch(/Max-Age=15552000/);
     expect(cookie).not.toContain('cookie@acme.test');
+  });
+
+  it('runs every dashboard thread at the lowest CPU priority by default (DASHBOARD_NICE 19), so a flood yields to the API', async () => {
+    const env = h.env.processEnv({ TRUST_PROXY: 'loopback' });
+    delete env.DASHBOARD_NICE;
+    const niced = await spawnDashboard(env);
+    try {
+      // /proc/<pid>/task/<tid>/stat: the 19th field is the nice value; count after the command name's ')'.
+      const niceOf = (pid: number, tid = pid) =>
+        Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(')').pop()!.trim().split(' ')[16]);
+      const pid = niced.child.pid!;
+      const threads = readdirSync(`/proc/${pid}/task`).map(Number);
+      expect(threads.length).toBeGreaterThan(1);
+      for (const tid of threads) expect(niceOf(pid, tid)).toBe(19);
+      expect(niceOf(dashboard.child.pid!)).toBe(niceOf(process.pid));
+    } finally {
+      await stop(niced);
+    }
   });
 });

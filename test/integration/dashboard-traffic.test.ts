@@ -65,6 +65,10 @@ describe('traffic page', () => {
     expect(flat(page)).toMatch(/<th scope="row" data-label="Key">checkout …\w{4}<\/th>\s*<td data-label="Used">8 /);
     expect(flat(page)).toContain('Account (all live keys)');
     expect(flat(page)).not.toContain('1,000');
+    // The quota is the account's, shown once however many live keys it has (not per key, not multiplied).
+    expect(flat(page).match(/100,000/g)).toHaveLength(1);
+    expect(flat(page)).toMatch(/Monthly quota of the account, all live keys together:\s*<strong>100,000 requests<\/strong>/);
+    expect(flat(page)).not.toContain('200,000');
   });
 
   it("shows one key's traffic, and the test environment apart", async () => {

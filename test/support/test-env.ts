@@ -95,6 +95,7 @@ export async function createTestEnv(options: { clusterNodes?: string } = {}): Pr
       // The suite's other processes are not an API answering users: a worker yielding the CPU
       // to them only makes the tests that wait on it slower on a loaded machine.
       WORKER_NICE: '0',
+      DASHBOARD_NICE: '0',
       ...(clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : {}),
       ...extra,
     }),

@@ -25,6 +25,7 @@ describe('the gate on password verifications', () => {
     expect(await results[3]).toBeInstanceOf(VerificationBusyError);
     expect(await results[4]).toBeInstanceOf(VerificationBusyError);
     expect(started).toEqual([0]);
+    expect(gate.saturated).toBe(true);
     runs[0]!.finish();
     expect(await results[0]).toBe(0);
     await new Promise((resolve) => setImmediate(resolve));
@@ -33,6 +34,7 @@ describe('the gate on password verifications', () => {
     runs[2]!.finish();
     expect(await Promise.all(results.slice(1, 3))).toEqual([1, 2]);
     expect(started).toEqual([0, 1, 2]);
+    expect(gate.saturated).toBe(false);
   });
 
   it('refuses a queued attempt whose wait ran out, and frees its turn when a verification throws', async () => {
