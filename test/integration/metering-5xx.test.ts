@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { monthlyTotals } from '../../shared/usage/usage.repository';
 import { flushUsage } from '../../shared/usage/usage-flush';
-import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { bearer, eventuallyEqual, startHarness, type Harness } from '../support/harness';
 
 /**
  * A live request the limiter let through (metered 2xx) that then fails with a 5xx is metered
@@ -24,14 +24,11 @@ it('meters a request that ends 5xx (the profile read fails in Postgres) as 5xx, 
   expect(failed.status).toBe(500);
   expect(failed.body.error.code).toBe('INTERNAL_ERROR');
   expect(failed.headers['x-ratelimit-limit']).toBe('10');
-  await eventually(async () => {
-    expect(await h.env.usage('2026-09-14', id)).toEqual({
-      [`${id}|profile.get|2xx`]: '0',
-      [`${id}|profile.get|4xx`]: '1',
-      [`${id}|profile.get|5xx`]: '1',
-    });
-    return true;
-  }, 5000);
+  await eventuallyEqual(
+    () => h.env.usage('2026-09-14', id),
+    { [`${id}|profile.get|2xx`]: '0', [`${id}|profile.get|4xx`]: '1', [`${id}|profile.get|5xx`]: '1' },
+    5000,
+  );
   // Flushed to Postgres, the 5xx is counted but not billable: billing reads 1 (the 404), of 2 in all.
   await flushUsage(h.env.redis, h.env.keys, h.env.db);
   const totals = await monthlyTotals(

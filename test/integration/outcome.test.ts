@@ -74,6 +74,26 @@ describe('POST /v1/outcome', () => {
     expect(res.body.error.code).toBe('OUTCOME_CONFLICT');
   });
 
+  it('takes one of two different outcomes sent at once for a requestId, refuses the other 409, and applies the one it took', async () => {
+    for (let round = 0; round < 5; round++) {
+      const userId = `o-race-${round}`;
+      const requestId = await newRequestId(userId);
+      const bodies = [
+        { requestId, started: true, satisfaction: 0.9 },
+        { requestId, started: false, satisfaction: 0.1 },
+      ];
+      // Both arrive together, several times each: the claim is atomic, so one body wins all its posts.
+      const answers = await Promise.all([...bodies, ...bodies, ...bodies].map((body) => postOutcome(body)));
+      const statuses = answers.map((res) => res.status);
+      const winner = statuses[0] === 202 ? 0 : 1;
+      expect(statuses).toEqual([0, 1, 0, 1, 0, 1].map((i) => (i === winner ? 202 : 409)));
+      for (const res of answers.filter((a) => a.status === 409)) expect(res.body.error.code).toBe('OUTCOME_CONFLICT');
+      await eventually(async () => (await profile(userId)).body.interactionCount === 1);
+      const row = await h.env.db.selectFrom('outcomes').select('fields').where('request_id', '=', requestId).executeTakeFirstOrThrow();
+      expect(row.fields).toMatchObject({ started: bodies[winner]!.started, satisfaction: bodies[winner]!.satisfaction });
+    }
+  });
+
   it.each([
     ['missing requestId', { started: true }],
     ['a requestId that is not a string', { requestId: 12, started: true }],

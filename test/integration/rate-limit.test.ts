@@ -1,5 +1,5 @@
 import { findAccount, setRestricted } from '../../shared/keys/account.repository';
-import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { bearer, eventually, eventuallyEqual, startHarness, type Harness } from '../support/harness';
 
 /**
  * Limits through the real API and Redis. The clock is injected: the limiter's window and the
@@ -135,10 +135,7 @@ describe('per-second rate limit (live keys)', () => {
     const res = await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'broken', task: 't', complexity: 'low' });
     expect(res.status).toBe(500);
     expect(res.headers['x-ratelimit-limit']).toBe('100');
-    await eventually(async () => {
-      expect(await h.env.usage('2026-07-01', id)).toEqual({ [`${id}|context|2xx`]: '0', [`${id}|context|5xx`]: '1' });
-      return true;
-    }, 5000);
+    await eventuallyEqual(() => h.env.usage('2026-07-01', id), { [`${id}|context|2xx`]: '0', [`${id}|context|5xx`]: '1' }, 5000);
   });
 
   it('sends X-RateLimit headers on live 403s without counting them against the limit', async () => {
@@ -256,16 +253,17 @@ describe('metering (live keys)', () => {
     expect((await get(key)).status).toBe(404);
     expect((await get(scoped.key)).status).toBe(403);
     // Reclassification runs after the response: poll until it has landed.
-    await eventually(async () => {
-      expect(await h.env.usage('2026-06-10', id, scoped.id)).toEqual({
+    await eventuallyEqual(
+      () => h.env.usage('2026-06-10', id, scoped.id),
+      {
         [`${id}|context|2xx`]: '3',
         [`${id}|context|4xx`]: '1',
         [`${id}|profile.get|2xx`]: '0',
         [`${id}|profile.get|4xx`]: '1',
         [`${scoped.id}|profile.get|4xx`]: '1',
-      });
-      return true;
-    }, 5000);
+      },
+      5000,
+    );
     const testKey = await h.keys.create({ account: 'meter', environment: 'test' });
     await get(testKey.key);
     expect(Object.keys(await h.env.usage('2026-06-10', id, scoped.id, testKey.id))).toHaveLength(5);

@@ -99,22 +99,27 @@ describe('settlement notices', () => {
     const settled = new SettledOutcomes(h.env.redis.duplicate(), h.env.keys);
     try {
       await eventually(async () => (await subscribers()) > before);
-      const race = async (wait: Promise<void>, ms: number) => {
-        let timer: NodeJS.Timeout | undefined;
-        const result = await Promise.race([
-          wait.then(() => 'woken'),
-          new Promise<string>((resolve) => (timer = setTimeout(() => resolve('not woken'), ms))),
-        ]);
-        clearTimeout(timer);
-        return result;
-      };
-      const mine = settled.listen('key-a');
-      const other = settled.listen('key-b');
-      const mineWoken = race(mine.wait(10_000), 5_000);
-      const otherWoken = race(other.wait(10_000), 500);
+      // Wake-ups are counted, not timed: notices are handled in the order they arrive, so once a
+      // later notice (for key-c) has woken its reader, key-b's reader would have been woken
+      // already had the first notice reached it. The waits outlast the test's own time-out, so a
+      // reader that is never woken fails the test instead of resolving.
+      const woken: string[] = [];
+      const wakeOf = (key: string) =>
+        settled
+          .listen(key)
+          .wait(120_000)
+          .then(() => void woken.push(key));
+      const mine = wakeOf('key-a');
+      const other = wakeOf('key-b');
+      const marker = wakeOf('key-c');
       await h.env.redis.publish(h.env.keys.outcomesSettled, JSON.stringify(['key-a']));
-      expect(await mineWoken).toBe('woken');
-      expect(await otherWoken).toBe('not woken');
+      await mine;
+      await h.env.redis.publish(h.env.keys.outcomesSettled, JSON.stringify(['key-c']));
+      await marker;
+      expect(woken).toEqual(['key-a', 'key-c']);
+      await h.env.redis.publish(h.env.keys.outcomesSettled, JSON.stringify(['key-b']));
+      await other;
+      expect(woken).toEqual(['key-a', 'key-c', 'key-b']);
     } finally {
       settled.close();
     }

@@ -132,6 +132,8 @@ describe('worker job handling', () => {
     ]);
     await eventually(async () => (await h.http().get('/v1/profile/batch-good').set(bearer(key))).body.interactionCount === 1);
     await eventually(async () => (await queue.getJob('poison-decision'))?.isFailed());
+    // They were one batch: it failed as a whole, and its jobs were then applied one by one.
+    expect(logLines('batch failed; applying its jobs one by one')).toContainEqual(expect.objectContaining({ size: 2 }));
   });
 
   it('applies an outcome whose decision was never logged (its API process died first), from the decision its requestId carries', async () => {

@@ -1,3 +1,4 @@
+import { RespCommandReader } from './resp-commands';
 import net from 'node:net';
 
 /**
@@ -10,6 +11,11 @@ import net from 'node:net';
 export interface CountingProxy {
   url: string;
   writes(): number;
+  /**
+   * Redis commands its clients sent since the last `reset`, by name in order (parsed from the
+   * protocol: a pipelined write of several commands counts each). Only for a Redis target.
+   */
+  commands(): string[];
   reset(): void;
   /** Resets every connection and refuses new ones until `resume`. */
   interrupt(): Promise<void>;
@@ -22,14 +28,18 @@ export interface CountingProxy {
 
 export async function startCountingProxy(targetUrl: string): Promise<CountingProxy> {
   const target = new URL(targetUrl);
+  const redis = target.protocol === 'redis:';
   let writes = 0;
+  let commands: string[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client);
     sockets.add(upstream);
-    client.on('data', (chunk) => {
+    const reader = redis ? new RespCommandReader((name) => commands.push(name)) : null;
+    client.on('data', (chunk: Buffer) => {
       writes++;
+      reader?.push(chunk);
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => client.write(chunk));
@@ -66,8 +76,13 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
   return {
     url: via(targetUrl),
     writes: () => writes,
+    commands: () => {
+      if (!redis) throw new Error('commands() counts Redis commands: this proxy is in front of another server');
+      return [...commands];
+    },
     reset: () => {
       writes = 0;
+      commands = [];
     },
     interrupt: stopListening,
     resume: async () => {

@@ -1,3 +1,4 @@
+import { equals, iterableEquality } from '@jest/expect-utils';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -92,7 +93,18 @@ export async function startHarness(
 
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
-/** Polls until `check` returns a truthy value (or throws after timeoutMs). */
+/** What a poll may meet before what it waits for exists: a connection refused, reset or not yet open. */
+function isNotYet(error: unknown): boolean {
+  const code =
+    (error as { code?: unknown; cause?: { code?: unknown } } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'].includes(code);
+}
+
+/**
+ * Polls until `check` returns a truthy value ("not yet" is a falsy one); throws after timeoutMs.
+ * A thrown error ends the wait at once — an assertion inside `check` fails the test then, not at
+ * the time-out — except a connection that is refused or reset (a process still starting).
+ */
 export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -101,9 +113,27 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
       const value = await check();
       if (value) return value;
     } catch (error) {
+      if (!isNotYet(error)) throw error;
       last = error;
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
+
+/**
+ * Polls `read` until what it returns equals `expected` as `toEqual` compares (asymmetric matchers
+ * too); at the time-out, fails with `toEqual`'s diff of the last value read.
+ */
+export async function eventuallyEqual<T>(read: () => Promise<T>, expected: unknown, timeoutMs = 20_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (equals(value, expected, [iterableEquality])) return value;
+    if (Date.now() >= deadline) {
+      expect(value).toEqual(expected);
+      return value;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
 }
