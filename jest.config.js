@@ -7,7 +7,12 @@ const project = {
 
 /**
  * The suites that exercise Redis, run a second time against a 3-master Redis Cluster
- * (docs/TESTING.md#redis-cluster): keys, scripts, queues and pub/sub on a cluster.
+ * (docs/TESTING.md#redis-cluster): keys, scripts, queues and pub/sub on a cluster. Not here:
+ * suites that make Redis unreachable by pointing a client at a dead port or at a proxy in front
+ * of one node (a cluster client finds the other nodes by itself: auth-postgres-down,
+ * outcome-claim-rollback, sdk-retries, unavailable, health, worker-durability, hot-path,
+ * decision-log), the one about the unpartitioned queue a cluster never has (worker-jobs), and
+ * suites that speak only Postgres.
  */
 const CLUSTER_SUITES = [
   'integration/auth',
@@ -32,6 +37,23 @@ const CLUSTER_SUITES = [
   'integration/usage-flush',
   'integration/worker-batch-writes',
   'integration/worker-partitions',
+  'integration/cli-users',
+  'integration/dashboard-patterns',
+  'integration/dashboard-traffic',
+  'integration/evaluate',
+  'integration/http-fuzz',
+  'integration/http-protocol',
+  'integration/metrics',
+  'integration/openapi',
+  'integration/population-loader',
+  'integration/postgres-outage',
+  'integration/request-input',
+  'integration/sdk',
+  'integration/traffic-patterns',
+  'integration/worker-ops',
+  'e2e/dashboard-browser',
+  'e2e/metrics',
+  'e2e/postgres-outage',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
   'e2e/traffic-processes',

@@ -102,6 +102,8 @@ it('loses no outcome answered 202 when a master dies and its replica takes over'
       `refused by status ${JSON.stringify(Object.fromEntries(refused))}; lost ${ledger.missing.length}\n`,
   );
   expect(ledger).toEqual({ applied: accepted.length, missing: [], appliedTwice: [] });
-  // What was refused during the takeover was refused as unavailable, to be retried.
+  // The kill hit live traffic: requests for the dead master's slots were refused while its
+  // replica took over — as unavailable (503), to be retried, and nothing else.
+  expect(refused.get(503) ?? 0).toBeGreaterThan(0);
   expect([...refused.keys()].filter((status) => status !== 503)).toEqual([]);
 }, 240_000);
