@@ -128,3 +128,16 @@ it("checks a live key's limit in the same Redis call as the profile read: one ro
   // Each call is one command (the limiter's script with the profile read), plus the decision batches.
   expect(redisProxy.commands()).toEqual(Array(n + (deps.decisions.batchesSent - sentBefore)).fill('EVALSHA'));
 });
+
+it('answers a cached user while Postgres hangs (connections open, nothing answered): the hot path never waits on it', async () => {
+  expect((await context('hang-user')).status).toBe(200); // cached now
+  pgProxy.hold();
+  try {
+    pgProxy.reset();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => context('hang-user')));
+    expect(answers.map((res) => res.status)).toEqual(Array(5).fill(200));
+    expect(pgProxy.writes()).toBe(0);
+  } finally {
+    pgProxy.release();
+  }
+});

@@ -3,7 +3,7 @@ import net from 'node:net';
 
 /**
  * A TCP proxy in front of Redis or Postgres that counts what clients send, and can cut them off
- * as an outage does. Each client→server write of a request/response protocol is one round trip,
+ * as an outage does, or hold everything as a hung server does. Each client→server write of a request/response protocol is one round trip,
  * so tests can check the hot path's budget against the real servers without mocking them; and
  * `interrupt` makes the server unreachable for the proxy's clients only (connections reset, new
  * ones refused), while the rest of the suite keeps using it.
@@ -19,6 +19,13 @@ export interface CountingProxy {
   reset(): void;
   /** Resets every connection and refuses new ones until `resume`. */
   interrupt(): Promise<void>;
+  /**
+   * A hang, as of a server stopped with SIGSTOP: connections stay open and new ones are
+   * accepted, but nothing reaches the server and nothing comes back until `release`, which
+   * delivers what was held, in order.
+   */
+  hold(): void;
+  release(): void;
   /** Accepts connections again, on the same port. */
   resume(): Promise<void>;
   /** `url` (another database of the same server, say) reached through the proxy. */
@@ -32,17 +39,23 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
   let writes = 0;
   let commands: string[] = [];
   const sockets = new Set<net.Socket>();
+  /** While held: each connection's bytes not yet delivered, per direction, and how to deliver them. */
+  let held: Set<() => void> | null = null;
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client);
     sockets.add(upstream);
     const reader = redis ? new RespCommandReader((name) => commands.push(name)) : null;
+    const forward = (to: net.Socket, chunk: Buffer) => {
+      if (held) held.add(() => to.write(chunk));
+      else to.write(chunk);
+    };
     client.on('data', (chunk: Buffer) => {
       writes++;
       reader?.push(chunk);
-      upstream.write(chunk);
+      forward(upstream, chunk);
     });
-    upstream.on('data', (chunk) => client.write(chunk));
+    upstream.on('data', (chunk: Buffer) => forward(client, chunk));
     const close = () => {
       client.destroy();
       upstream.destroy();
@@ -85,6 +98,14 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
       commands = [];
     },
     interrupt: stopListening,
+    hold: () => {
+      held ??= new Set();
+    },
+    release: () => {
+      const deliveries = held;
+      held = null;
+      for (const deliver of deliveries ?? []) deliver();
+    },
     resume: async () => {
       if (!server.listening) await listen(port);
     },
