@@ -7,6 +7,10 @@ import { findProfile, insertNewProfiles, insertProfilesIfMissing, updateProfiles
 import { seededRandom } from '../../shared/domain/random';
 import { mergeDelta, PriorMemo, readPrior } from '../../worker/handlers/population-prior';
 import { findDecisions, insertDecisions } from '../../worker/handlers/events.repository';
+import type { Job } from 'bullmq';
+import { lockEventUsers } from '../../shared/db/locks';
+import { JOBS } from '../../shared/jobs/catalog';
+import { eventsQueues } from '../support/ledger';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 /** The worker's one-statement-per-table writes, its prior memo, and two workers sharing one backlog. */
@@ -175,5 +179,54 @@ describe('two workers on one backlog', () => {
       select user_id, array_agg(profile_version order by profile_version) as versions
       from profile_versions where user_id like 'tw-%' group by user_id`.execute(h.env.db);
     for (const row of rows) expect(row.versions).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+  it('makes an applier wait on a user another applier holds (a lock wait seen in pg_locks), then apply each outcome once', async () => {
+    const key = await h.key('lock-wait', 'test');
+    const { id: accountId } = await h.env.db.selectFrom('accounts').select('id').where('name', '=', 'lock-wait').executeTakeFirstOrThrow();
+    const tenant: Tenant = { accountId, environment: 'test' };
+    const ids: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const res = await h.http().post('/v1/context').set(bearer(key)).send({ userId: 'lw-user', task: 't', complexity: 'low' });
+      ids.push(res.body.requestId as string);
+    }
+    const applied = async () =>
+      Number((await sql<{ n: number }>`select count(*)::int as n from outcomes where user_id = 'lw-user'`.execute(h.env.db)).rows[0]!.n);
+    // Advisory locks some backend is waiting for: the running workers' batches for this user.
+    const waiting = async () =>
+      Number(
+        (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(h.env.db))
+          .rows[0]!.n,
+      );
+    expect(await waiting()).toBe(0);
+    // The first applier: a transaction holding the user's lock, as a worker batch does while it applies.
+    await h.env.db.transaction().execute(async (tx) => {
+      await lockEventUsers(tx, tenant, ['lw-user']);
+      for (const requestId of ids) {
+        expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started: true })).status).toBe(202);
+      }
+      // The workers (started above) take the jobs, and their batch waits for the lock: nothing applied meanwhile.
+      await eventually(async () => (await waiting()) > 0);
+      expect(await applied()).toBe(0);
+    });
+    await eventually(async () => (await applied()) === ids.length);
+    // The same outcomes once more, as a second applier that got them too would see them: nothing changes.
+    const queue = eventsQueues(h.env.redis, h.env.keys);
+    const ours = (job: Job) =>
+      job.name === 'outcomes' && JOBS.outcomes.schema.parse(job.data).outcomes.some((o) => ids.includes(o.requestId));
+    const requeued: Job[] = [];
+    for (const partition of queue.queues) {
+      for (const job of (await partition.getJobs(['completed'])).filter(ours)) {
+        requeued.push(await partition.add(job.name, job.data, { jobId: `again-${requeued.length}` }));
+      }
+    }
+    expect(requeued.length).toBeGreaterThan(0);
+    await eventually(async () => (await Promise.all(requeued.map((job) => job.isCompleted()))).every(Boolean));
+    await queue.close();
+    expect(await applied()).toBe(ids.length);
+    const { rows } = await sql<{ versions: number[]; interactions: number }>`
+      select array_agg(v.profile_version order by v.profile_version) as versions, max(p.interaction_count) as interactions
+      from profile_versions v join profiles p on p.account_id = v.account_id and p.environment = v.environment and p.user_id = v.user_id
+      where v.user_id = 'lw-user' and v.cause = 'outcome'`.execute(h.env.db);
+    expect(rows).toEqual([{ versions: [1, 2, 3], interactions: 3 }]);
   });
 });
