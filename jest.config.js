@@ -7,12 +7,14 @@ const project = {
 
 /**
  * The suites that exercise Redis, run a second time against a 3-master Redis Cluster
- * (docs/TESTING.md#redis-cluster): keys, scripts, queues and pub/sub on a cluster. Not here:
- * suites that make Redis unreachable by pointing a client at a dead port or at a proxy in front
- * of one node (a cluster client finds the other nodes by itself: auth-postgres-down,
- * outcome-claim-rollback, sdk-retries, unavailable, health, worker-durability, hot-path,
- * decision-log), the one about the unpartitioned queue a cluster never has (worker-jobs), and
- * suites that speak only Postgres.
+ * (docs/TESTING.md#redis-cluster): keys, scripts, queues and pub/sub on a cluster. A suite that
+ * points REDIS_URL at a dead port gets the same dead seed for its cluster client (test-env.ts).
+ * Not here: suites that make Redis unreachable through a proxy in front of one node or an ACL
+ * user of one node (a cluster client finds the other nodes by itself: hot-path, decision-log,
+ * worker-durability, outcome-claim-rollback); unavailable and sdk-retries, whose API never
+ * reaches a cluster seed — a cluster client then holds the commands instead of failing them,
+ * which request deadlines have yet to bound; the unpartitioned queue a cluster never has
+ * (worker-jobs); and suites that speak only Postgres.
  */
 const CLUSTER_SUITES = [
   'integration/auth',
@@ -54,6 +56,8 @@ const CLUSTER_SUITES = [
   'e2e/dashboard-browser',
   'e2e/metrics',
   'e2e/postgres-outage',
+  'integration/auth-postgres-down',
+  'integration/health',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
   'e2e/traffic-processes',

@@ -97,6 +97,9 @@ export async function createTestEnv(options: { clusterNodes?: string } = {}): Pr
       WORKER_NICE: '0',
       DASHBOARD_NICE: '0',
       ...(clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : {}),
+      // In the cluster pass, a test pointing REDIS_URL elsewhere (a dead port: Redis unreachable)
+      // points the cluster's seed there too; the seed list is what a cluster client uses.
+      ...(clusterNodes && extra.REDIS_URL && !extra.REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: new URL(extra.REDIS_URL).host } : {}),
       ...extra,
     }),
     close: async () => {
