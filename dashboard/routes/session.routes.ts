@@ -68,8 +68,8 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     const email = emailSchema.safeParse(form.data.email);
     const typedEmail = form.data.email.slice(0, 254);
     const key = email.success ? email.data : typedEmail.trim().toLowerCase();
-    // A browser that signed in as this email before spends its own allowance (docs/adr/0017-sign-in-throttle.md).
     if (deps.verifications.saturated) return refuse(req, res, busy(), deps.session.idleMs, typedEmail);
+    // A browser that signed in as this email before spends its own allowance (docs/adr/0017-sign-in-throttle.md).
     const device = deps.devices.deviceFor(req, key);
     const attempt = await deps.throttle.reserve(device ? { device } : { email: key, client: req.ip });
     if ('retryAfterSeconds' in attempt) {
@@ -89,10 +89,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     } catch (error) {
       await deps.throttle.release(attempt.reserved);
       if (!(error instanceof VerificationBusyError)) throw error;
-      const busy = new AppError('RATE_LIMIT_EXCEEDED', 'Too many sign-ins right now; try again in a moment', undefined, {
-        'Retry-After': '1',
-      });
-      return refuse(req, res, busy, deps.session.idleMs, typedEmail);
+      return refuse(req, res, busy(), deps.session.idleMs, typedEmail);
     }
     if (!user || !valid) {
       refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), deps.session.idleMs, typedEmail);
