@@ -36,15 +36,11 @@ export function requireViewer(db: Db) {
       if (req.method === 'GET') return res.redirect(303, `/signin`);
       return next(new AppError('UNAUTHORIZED', 'Sign in to continue: the session has ended or never began'));
     }
-    const { failedSignIns } = req.session;
-    if (failedSignIns && req.method === 'GET') delete req.session.failedSignIns;
-    res.locals.viewer = {
-      user,
-      account,
-      csrfToken: csrfToken(req),
-      openPatterns: await countOpenAnomalies(db, account.id),
-      failedSignIns: req.method === 'GET' ? failedSignIns : undefined,
-    };
+    // Told once: on the first page (GET) after signing in.
+    const failedSignIns = req.method === 'GET' ? req.session.failedSignIns : undefined;
+    if (failedSignIns) delete req.session.failedSignIns;
+    const openPatterns = await countOpenAnomalies(db, account.id);
+    res.locals.viewer = { user, account, csrfToken: csrfToken(req), openPatterns, failedSignIns };
     next();
   };
 }

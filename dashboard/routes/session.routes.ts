@@ -68,7 +68,6 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     const email = emailSchema.safeParse(form.data.email);
     const typedEmail = form.data.email.slice(0, 254);
     const key = email.success ? email.data : typedEmail.trim().toLowerCase();
-    if (deps.verifications.saturated) return refuse(req, res, busy(), deps.session.idleMs, typedEmail);
     // A browser that signed in as this email before spends its own allowance (docs/adr/0017-sign-in-throttle.md).
     const device = deps.devices.deviceFor(req, key);
     const attempt = await deps.throttle.reserve(device ? { device } : { email: key, client: req.ip });

@@ -2,7 +2,7 @@ import type { Environment } from '../../shared/domain/environment';
 import type { Account } from '../../shared/keys/account.repository';
 import { SCOPES } from '../../shared/keys/api-key';
 import { limitsFor, liveKeyCap, PLAN_LIMITS } from '../../shared/limits/plans';
-import { keyStatus, type ApiKeyRecord } from '../../shared/keys/key.repository';
+import { holdsLiveKeyPlace, keyStatus, type ApiKeyRecord } from '../../shared/keys/key.repository';
 import { ageInDays, formatTime } from './format';
 import { html, type Html } from './html';
 import { csrfField, notice, page, type Viewer } from './layout';
@@ -114,9 +114,14 @@ function shownKey(shown: ShownKey): Html {
   </section>`;
 }
 
+/** The account's live keys holding a place, and how many places its plan gives. */
+interface LivePlaces {
+  liveKeys: number;
+  cap: number;
+}
+
 /** The plan's limits as a live key's owner sees them: the per-second ceiling and the live-key cap. */
-function planLine(account: Account, liveKeys: number): Html {
-  const cap = liveKeyCap(account.plan, account.liveKeyLimit);
+function planLine(account: Account, { liveKeys, cap }: LivePlaces): Html {
   const monthly = PLAN_LIMITS[account.plan].perMonth;
   return html`<p class="hint" data-plan-limits>
     The ${account.plan} plan: ${liveKeys} of ${cap} live keys in use; at most ${PLAN_LIMITS[account.plan].perSecond} requests per second per
@@ -125,9 +130,9 @@ function planLine(account: Account, liveKeys: number): Html {
   </p>`;
 }
 
-function createForm(env: Environment, csrfToken: string, account: Account, liveKeys: number): Html {
+function createForm(env: Environment, csrfToken: string, account: Account, { liveKeys, cap }: LivePlaces): Html {
   const maxRps = PLAN_LIMITS[account.plan].perSecond;
-  const full = env === 'live' && liveKeys >= liveKeyCap(account.plan, account.liveKeyLimit);
+  const full = env === 'live' && liveKeys >= cap;
   return html`<section class="card" aria-labelledby="create-title">
     <h2 id="create-title">Create a ${env} key</h2>
     ${full ? notice('info', 'This account holds as many live keys as its plan allows: revoke or delete one to create another.') : ''}
@@ -156,7 +161,10 @@ export function keysPage(input: KeysPageInput): string {
   const { viewer, environment, now } = input;
   const owner = viewer.user.role === 'owner';
   const keys = ordered(input.keys.filter((k) => k.environment === environment));
-  const liveKeys = input.keys.filter((k) => k.environment === 'live' && !k.replacedBy && keyStatus(k, now) === 'active').length;
+  const places: LivePlaces = {
+    liveKeys: input.keys.filter((k) => holdsLiveKeyPlace(k, now)).length,
+    cap: liveKeyCap(viewer.account.plan, viewer.account.liveKeyLimit),
+  };
   const rows = keys.map(
     (k) =>
       html`<tr data-key-id="${k.id}" data-key-last4="${k.last4}">
@@ -203,7 +211,7 @@ export function keysPage(input: KeysPageInput): string {
             </table>`
       }
       <p class="hint">“Last used” is written by the API a few seconds after a request.</p>
-      ${environment === 'live' ? planLine(viewer.account, liveKeys) : ''}
-      ${owner ? createForm(environment, viewer.csrfToken, viewer.account, liveKeys) : ''}`,
+      ${environment === 'live' ? planLine(viewer.account, places) : ''}
+      ${owner ? createForm(environment, viewer.csrfToken, viewer.account, places) : ''}`,
   });
 }

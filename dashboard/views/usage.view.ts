@@ -1,5 +1,5 @@
 import type { ApiKeyRecord } from '../../shared/keys/key.repository';
-import type { QuotaForecast } from '../../shared/traffic/quota-forecast';
+import { accountForecast, type QuotaForecast } from '../../shared/traffic/quota-forecast';
 import { html, type Html } from './html';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -26,8 +26,7 @@ export function usageSection(usage: QuotaForecast[], keys: ApiKeyRecord[], oneKe
   };
   const month = usage[0]?.month;
   const quota = usage[0]?.quota ?? null;
-  const used = usage.reduce((s, u) => s + u.used, 0);
-  const forecast = usage.reduce((s, u) => s + u.forecast, 0);
+  const account = accountForecast(usage);
   return html`<section class="card" aria-labelledby="usage-title" data-section="usage">
     <h2 id="usage-title">Month-to-date usage${month ? ` (${month})` : ''}</h2>
     ${
@@ -51,7 +50,7 @@ export function usageSection(usage: QuotaForecast[], keys: ApiKeyRecord[], oneKe
               </thead>
               <tbody>
                 ${usage.map((u) => row(label(u), u.used, u.forecast, quota))}
-                ${oneKey ? '' : row(html`<strong>Account (all live keys)</strong>`, used, forecast, quota)}
+                ${oneKey || !account ? '' : row(html`<strong>Account (all live keys)</strong>`, account.used, account.forecast, quota)}
               </tbody>
             </table>`
     }

@@ -136,7 +136,7 @@ export const COMMANDS: Record<string, (ctx: CommandContext) => Promise<CommandOu
     ].filter(Boolean);
     return {
       json: {
-        ...accountJson({ ...account, plan, liveKeyLimit: plan === 'enterprise' ? liveKeyLimit : null }),
+        ...accountJson({ ...account, plan, liveKeyLimit }),
         limits,
         clampedKeys: changed.clampedKeys,
       },

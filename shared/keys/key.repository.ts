@@ -125,9 +125,14 @@ export async function listKeys(db: DbOrTx, accountId: string): Promise<ApiKeyRec
 }
 
 /**
- * The account's live keys that count against its cap: not revoked, deleted or expired, and not
- * rotating out (a rotation's new key takes its predecessor's place).
+ * Whether a key takes one of its account's live-key places: a live key not revoked, deleted or
+ * expired, and not rotating out (a rotation's new key takes its predecessor's place).
+ * countLiveKeys counts the same in SQL.
  */
+export const holdsLiveKeyPlace = (key: ApiKeyRecord, now: number): boolean =>
+  key.environment === 'live' && key.replacedBy === null && !['revoked', 'deleted', 'expired'].includes(keyStatus(key, now));
+
+/** The account's keys that hold a live-key place (holdsLiveKeyPlace), counted in Postgres. */
 export async function countLiveKeys(db: DbOrTx, accountId: string, now: Date): Promise<number> {
   const row = await db
     .selectFrom('api_keys')
