@@ -11,9 +11,7 @@ const project = {
  * points REDIS_URL at a dead port gets the same dead seed for its cluster client (test-env.ts).
  * Not here: suites that make Redis unreachable through a proxy in front of one node or an ACL
  * user of one node (a cluster client finds the other nodes by itself: hot-path, decision-log,
- * worker-durability, outcome-claim-rollback); unavailable and sdk-retries, whose API never
- * reaches a cluster seed — a cluster client then holds the commands instead of failing them,
- * which request deadlines have yet to bound; the unpartitioned queue a cluster never has
+ * worker-durability, outcome-claim-rollback); the unpartitioned queue a cluster never has
  * (worker-jobs); e2e/metrics, which holds the fixed default METRICS_PORT (the two passes run at
  * once and would race for it); and suites that speak only Postgres.
  */
@@ -63,6 +61,9 @@ const CLUSTER_SUITES = [
   'e2e/traffic-processes',
   'e2e/cluster-burst',
   'e2e/cluster-failover',
+  // Their API never reaches a cluster seed: its client holds the commands, the request deadline answers 503.
+  'integration/unavailable',
+  'integration/sdk-retries',
 ];
 
 module.exports = {

@@ -1,8 +1,11 @@
 import { createServer } from 'node:http';
-import express from 'express';
+import express, { type Response } from 'express';
 import type { Logger } from '../shared/logger/logger';
 import { AppError } from '../shared/errors/app-error';
-import { errorHandler } from './middleware/error.middleware';
+import { answerClientErrors, serverOptions } from '../shared/http/client-errors';
+import { errorHandler, expireRequest } from './middleware/error.middleware';
+import type { DependencyWatch } from '../shared/health/dependency-watch';
+import { RequestDeadlines } from '../shared/http/request-deadlines';
 import { requestObserver, routeName } from './middleware/metrics.middleware';
 import { requestLog } from './middleware/request-log.middleware';
 import { trafficObserver } from './middleware/traffic.middleware';
@@ -18,6 +21,10 @@ export interface AppDeps extends V1Services, OpsDeps {
   traffic: TrafficRecorder;
   /** Express's `trust proxy`: X-Forwarded-For is believed only from these (TRUST_PROXY). */
   trustProxy: string[] | undefined;
+  /** Which dependency is away: told of every 503, it logs each outage once. */
+  watch: DependencyWatch;
+  /** No request is answered later than this (REQUEST_DEADLINE). */
+  requestDeadlineMs: number;
 }
 
 /**
@@ -33,10 +40,16 @@ export function createApp(deps: AppDeps): ApiApp {
 
   const observeMetrics = requestObserver(deps.metrics);
   const observeTraffic = trafficObserver(deps.traffic, deps.trustProxy !== undefined);
-  const logged = requestLog(deps.logger, (res, ms) => {
-    observeMetrics(res, ms);
-    observeTraffic(res, ms);
-  });
+  const onError = errorHandler(deps.logger, deps.watch);
+  const deadlines = new RequestDeadlines<Response>(deps.requestDeadlineMs, expireRequest(onError));
+  const logged = requestLog(
+    deps.logger,
+    (res, ms) => {
+      observeMetrics(res, ms);
+      observeTraffic(res, ms);
+    },
+    deadlines,
+  );
   const v1 = v1Routes(deps, deps.guards);
   app.use(logged);
   v1.mount(app);
@@ -46,9 +59,14 @@ export function createApp(deps: AppDeps): ApiApp {
   app.get('/v1/openapi.json', routeName('openapi'), (_req, res) => void res.type('json').send(reference.json));
   app.get('/docs', routeName('docs'), (_req, res) => void res.type('html').send(reference.html));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
-  const onError = errorHandler(deps.logger);
   app.use(onError);
   const messages = ownMessages(app);
   const listener = frontDoor(app, v1.exactPaths(logged), onError);
-  return { listener, createServer: () => createServer(messages, listener) };
+  // What Node's parser rejects never reaches the app: answer it in the contract's envelope, and
+  // free a slow client's socket within seconds.
+  return {
+    listener,
+    createServer: () => answerClientErrors(createServer({ ...messages, ...serverOptions() }, listener), deps.logger),
+    close: () => deadlines.close(),
+  };
 }

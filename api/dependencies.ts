@@ -1,8 +1,9 @@
 import cluster from 'node:cluster';
 import type { ApiConfig } from '../shared/config/config';
-import { createDb, POOL_SIZE } from '../shared/db/database';
-import { readinessCheck } from '../shared/health/readiness';
-import { ApiMetrics } from '../shared/metrics/metrics';
+import { createDb, requestPoolSettings } from '../shared/db/database';
+import { DependencyWatch, outageAwareLogger } from '../shared/health/dependency-watch';
+import { dependencyProbes, probePool, readinessCheck, requestProbeTimeout } from '../shared/health/readiness';
+import { ApiMetrics, dependencyOutageMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { BatchedProducer, MAX_BATCH_ITEMS } from '../shared/jobs/batched-producer';
@@ -30,6 +31,9 @@ import { KnownUsers } from './services/known-users';
 import type { Learner } from '../shared/domain/learner';
 import { ProfileService } from './services/profile.service';
 
+/** Postgres connections per API process: it serves many requests at once. */
+const API_POOL_SIZE = 20;
+
 /** Wires the API's dependencies from config; `close` releases every connection. */
 export function buildApiDependencies(
   config: ApiConfig,
@@ -47,37 +51,50 @@ export function buildApiDependencies(
   close: () => Promise<void>;
   started: Promise<void>;
 } {
-  const db = createDb(config.DATABASE_URL, POOL_SIZE.api);
+  const db = createDb(config.DATABASE_URL, requestPoolSettings(API_POOL_SIZE, config.REQUEST_DEADLINE));
+  const probeTimeoutMs = requestProbeTimeout(config.REQUEST_DEADLINE);
+  const probeDb = createDb(config.DATABASE_URL, probePool(probeTimeoutMs));
   const target = redisTarget(config);
-  const redis = createRedis(target, 'producer');
+  // A command waits at most half a request's deadline (docs/adr/0018-deadlines.md).
+  const redisTimeoutMs = Math.ceil(config.REQUEST_DEADLINE / 2);
+  const redis = createRedis(target, 'producer', redisTimeoutMs);
   const keys = keysFor(config);
   const learner = engine as Learner;
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
   // made on it: the hot path's own pipelines and transactions (limiter, profile cache, outcome
   // claims) use a connection of their own.
-  const queueRedis = createRedis(target, 'producer');
+  const queueRedis = createRedis(target, 'producer', redisTimeoutMs);
   // Ready once both connections are: a cluster client answers nothing before it has the slot map.
-  const readiness = readinessCheck([redis, queueRedis], db);
+  const probes = dependencyProbes([redis, queueRedis], probeDb, probeTimeoutMs);
+  const readiness = readinessCheck(probes);
+  const watch = new DependencyWatch({ probes, logger });
+  // Dependency failures of background and per-request work are logged by the watch, once per outage.
+  const quiet = outageAwareLogger(logger, watch);
   const metrics = new ApiMetrics(readiness);
+  dependencyOutageMetrics(metrics.registry, watch);
   const queues = new EventQueues(queueRedis, keys);
   const producer = new BatchedProducer(queues, MAX_BATCH_ITEMS, {
     replicas: config.REDIS_WAIT_REPLICAS,
     timeoutMs: config.REDIS_WAIT_TIMEOUT,
   });
-  const decisions = new DecisionLog(queues, logger);
+  const decisions = new DecisionLog(queues, quiet);
   metrics.watchDecisionLog(decisions);
   const cache = new ProfileCache(redis, keys);
-  const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, logger);
-  // One subscriber connection for both channels the API listens to.
+  const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, quiet);
+  // The subscriber connection of the settled-outcome channel.
   const subscriber = createRedis(target, 'consumer');
   const settled = new SettledOutcomes(subscriber, keys);
   const users = new KnownUsers(keys, config.COS_SECRET);
   const loader = new ProfileLoader(db, cache, learner, populations, settled, users, metrics);
-  const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL, clock);
+  const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL, clock, {
+    down: () => watch.status('postgres') === 'unavailable',
+    failed: (error) => void watch.failed(error),
+  });
   const firstKeyPoll = credentials.start();
-  const changes = new CredentialChanges(subscriber, keys, (change) => credentials.apply(change));
+  // Its own connection: a blocking stream read holds it, and the subscriber's cannot read streams.
+  const changes = new CredentialChanges(createRedis(target, 'consumer'), keys, credentials, clock);
   const limiter = new Limiter(redis, keys, clock);
-  const traffic = new TrafficRecorder(redis, keys, countryResolver(), logger, clock);
+  const traffic = new TrafficRecorder(redis, keys, countryResolver(), quiet, clock);
   traffic.start();
 
   return {
@@ -89,14 +106,16 @@ export function buildApiDependencies(
     decisions,
     traffic,
     trustProxy: config.TRUST_PROXY,
+    watch,
+    requestDeadlineMs: config.REQUEST_DEADLINE,
     guards: {
       auth: authenticate({
         credentials,
         secret: config.COS_SECRET,
         environments: config.SERVE_ENVIRONMENTS,
-        meterRefusal: meterRefusal(limiter, logger),
+        meterRefusal: meterRefusal(limiter, quiet),
       }),
-      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter, cache), logger, metrics }),
+      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter, cache), logger: quiet, metrics }),
     },
     context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
@@ -115,7 +134,8 @@ export function buildApiDependencies(
       settled.close();
       changes.close();
       redis.disconnect();
-      await db.destroy();
+      watch.close();
+      await Promise.all([db.destroy(), probeDb.destroy()]);
     },
   };
 }

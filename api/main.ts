@@ -24,11 +24,10 @@ async function main(): Promise<void> {
   // (docs/adr/0016-hot-path.md).
   if (cluster.isWorker && !(await untilReady(deps.readiness, { timeoutMs: CHILD_READY_TIMEOUT_MS, intervalMs: 50 })))
     logger.warn({ waitedMs: CHILD_READY_TIMEOUT_MS }, 'api process listening before redis and postgres are ready');
-  const server = createApp(deps)
-    .createServer()
-    .listen(config.PORT, () => {
-      logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
-    });
+  const app = createApp(deps);
+  const server = app.createServer().listen(config.PORT, () => {
+    logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
+  });
   server.keepAliveTimeout = 65_000;
 
   let stopping = false;
@@ -37,6 +36,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'api stopping');
     server.close(() => {
+      app.close();
       void deps.close().finally(() => process.exit(0));
     });
     server.closeIdleConnections();

@@ -5,7 +5,7 @@ import { patternsRoutes } from './routes/patterns.routes';
 import { sessionRoutes, signInWhileBusy } from './routes/session.routes';
 import { trafficRoutes } from './routes/traffic.routes';
 import type { DashboardDeps } from './deps';
-import { dashboardErrorHandler, notFound } from './http/errors';
+import { dashboardErrorHandler, notFound, pageDeadlines } from './http/errors';
 import { securityHeaders } from './http/security-headers';
 import { sessions } from './http/session';
 import { staticAssets } from './http/static-assets';
@@ -18,6 +18,8 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   // req.ip honours X-Forwarded-For only from the proxies TRUST_PROXY names.
   app.set('trust proxy', deps.trustProxy ?? false);
 
+  const onError = dashboardErrorHandler(deps.logger, deps.watch);
+  app.use(pageDeadlines(deps.requestDeadlineMs, onError).middleware);
   app.use(securityHeaders);
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.use(staticAssets());
@@ -29,6 +31,6 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(patternsRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(notFound);
-  app.use(dashboardErrorHandler(deps.logger));
+  app.use(onError);
   return app;
 }

@@ -1,7 +1,9 @@
 import { createHmac } from 'node:crypto';
 import type { DashboardConfig } from '../shared/config/config';
 import { dummyPasswordHash } from '../shared/dashboard/password';
-import { createDb, POOL_SIZE } from '../shared/db/database';
+import { createDb, requestPoolSettings } from '../shared/db/database';
+import { DependencyWatch } from '../shared/health/dependency-watch';
+import { dependencyProbes, probePool, requestProbeTimeout } from '../shared/health/readiness';
 import { countryResolver } from '../shared/geo/country';
 import { KeyService } from '../shared/keys/key.service';
 import type { Logger } from '../shared/logger/logger';
@@ -11,10 +13,16 @@ import { SignInThrottle } from './auth/sign-in-throttle';
 import { VerificationGate } from './auth/verification-gate';
 import type { DashboardDeps } from './deps';
 
+/** Postgres connections of the dashboard: a few pages at once. */
+const DASHBOARD_POOL_SIZE = 4;
+
 export function buildDashboardDependencies(config: DashboardConfig, logger: Logger, clock: () => number = Date.now): DashboardDeps {
-  const db = createDb(config.DATABASE_URL, POOL_SIZE.tool);
-  // Fails fast while Redis is down (the page says 503) instead of holding requests.
-  const redis = createRedis(redisTarget(config), 'producer');
+  const db = createDb(config.DATABASE_URL, requestPoolSettings(DASHBOARD_POOL_SIZE, config.REQUEST_DEADLINE));
+  const probeTimeoutMs = requestProbeTimeout(config.REQUEST_DEADLINE);
+  const probeDb = createDb(config.DATABASE_URL, probePool(probeTimeoutMs));
+  // Fails fast while Redis is down or hangs (the page says 503) instead of holding requests.
+  const redis = createRedis(redisTarget(config), 'producer', Math.ceil(config.REQUEST_DEADLINE / 2));
+  const watch = new DependencyWatch({ probes: dependencyProbes(redis, probeDb, probeTimeoutMs), logger });
   const keys = keysFor(config);
   const resolver = countryResolver();
   // Secrets of their own for signing cookies, derived so COS_SECRET itself is used only for keys.
@@ -38,9 +46,12 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     },
     trustProxy: config.TRUST_PROXY,
     clock,
+    watch,
+    requestDeadlineMs: config.REQUEST_DEADLINE,
     close: async () => {
+      watch.close();
       redis.disconnect();
-      await db.destroy();
+      await Promise.all([db.destroy(), probeDb.destroy()]);
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Db } from '../shared/db/database';
 import type { CountryCode } from '../shared/geo/country';
 import type { KeyService } from '../shared/keys/key.service';
 import type { Logger } from '../shared/logger/logger';
+import type { DependencyWatch } from '../shared/health/dependency-watch';
 import type { DeviceCookies } from './auth/device-cookie';
 import type { SignInThrottle } from './auth/sign-in-throttle';
 import type { VerificationGate } from './auth/verification-gate';
@@ -26,5 +27,9 @@ export interface DashboardDeps {
   /** `TRUST_PROXY`: the proxies whose X-Forwarded-For names the client. */
   trustProxy: string[] | undefined;
   clock: () => number;
+  /** Which dependency is away: told of every 503, it logs each outage once. */
+  watch: DependencyWatch;
+  /** No page is answered later than this (REQUEST_DEADLINE). */
+  requestDeadlineMs: number;
   close(): Promise<void>;
 }

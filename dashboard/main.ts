@@ -1,5 +1,7 @@
+import { createServer } from 'node:http';
 import { configOrExit, loadDashboardConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
+import { answerClientErrors, serverOptions } from '../shared/http/client-errors';
 import { createLogger } from '../shared/logger/logger';
 import { createDashboardApp } from './app';
 import { buildDashboardDependencies } from './dependencies';
@@ -15,7 +17,9 @@ async function main(): Promise<void> {
   const deps = buildDashboardDependencies(config, logger);
   // Sessions live in Redis: listen once it answers, so the first sign-in does not fail.
   await new Promise<void>((resolve) => (deps.redis.status === 'ready' ? resolve() : deps.redis.once('ready', () => resolve())));
-  const server = createDashboardApp(deps).listen(config.DASHBOARD_PORT, () => {
+  // Not app.listen: the time-outs' check interval is an option of createServer only. What Node's
+  // parser rejects gets the service's JSON error envelope, as on the API.
+  const server = answerClientErrors(createServer(serverOptions(), createDashboardApp(deps)), logger).listen(config.DASHBOARD_PORT, () => {
     logger.info({ port: config.DASHBOARD_PORT }, 'dashboard listening');
   });
 

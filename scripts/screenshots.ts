@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { projectRoot } from '../shared/config/dev-env';
-import { createDb, POOL_SIZE } from '../shared/db/database';
+import { createDb, DB_ROLES } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
 import { launchChromium } from './chromium';
 import { freePort, startLocalServices } from './local-services';
@@ -112,7 +112,7 @@ async function addTraffic(db: ReturnType<typeof createDb>, redis: Redis, users: 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cos-screenshots-'));
   const services = await startLocalServices(dir, { durable: false });
-  const db = createDb(services.databaseUrl, POOL_SIZE.tool);
+  const db = createDb(services.databaseUrl, DB_ROLES.tool);
   let browser: Browser | undefined;
   const port = await freePort();
   const apiPort = await freePort();

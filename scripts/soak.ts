@@ -10,6 +10,7 @@ import { rssMb, treePssMb } from './soak/memory';
 import { minuteRow, otherServerErrors, printReport, type MinuteRow, type SoakResult } from './soak/report';
 import { SoakTraffic } from './soak/traffic';
 import { apiNodeArgs } from '../api/node-flags';
+import { printOutageReport, runPostgresOutage } from './soak/postgres-outage';
 
 /**
  * `npm run soak`: the built api and two workers on a throwaway Postgres and Redis (appendonly,
@@ -20,6 +21,8 @@ import { apiNodeArgs } from '../api/node-flags';
  * `--redis-kill` SIGKILLs Redis instead of stopping it, and reports how many acknowledged
  * outcomes `appendfsync everysec` lost. Options: --minutes 10, --clients 12, --think-ms 50,
  * --users 300, --redis-down 10 (s), --postgres-down 15 (s), --json.
+ * `--scenario postgres-outage` runs one long Postgres outage instead (soak/postgres-outage.ts):
+ * --postgres-down 600 (s), --rate 30 (pairs/s), --users 200, --warm 30 (s).
  */
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,6 +40,8 @@ const opts = {
   redisKill: process.argv.includes('--redis-kill'),
   json: process.argv.includes('--json'),
 };
+const scenario = process.argv.includes('--scenario') ? process.argv[process.argv.indexOf('--scenario') + 1] : 'mixed';
+if (scenario !== 'mixed' && scenario !== 'postgres-outage') throw new Error('--scenario is mixed or postgres-outage');
 const PREFIX = 'soak';
 const MINUTE = 60_000;
 
@@ -185,14 +190,38 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   };
 }
 
-withCleanup('cos-soak-', run, () => traffic?.stop()).then(
-  (result) => {
-    if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else printReport(result);
-    process.exit(result.pass ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    process.exit(1);
-  },
-);
+if (scenario === 'postgres-outage') {
+  const outage = {
+    downS: flag('postgres-down', 600),
+    rate: flag('rate', 30),
+    users: flag('users', 200),
+    warmS: flag('warm', 30),
+  };
+  withCleanup('cos-soak-', (dir, onCleanup) => runPostgresOutage(dir, onCleanup, outage)).then(
+    (result) => {
+      if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else printOutageReport(result);
+      process.exit(result.pass ? 0 : 1);
+    },
+    (error: unknown) => {
+      log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exit(1);
+    },
+  );
+} else {
+  runMixed();
+}
+
+function runMixed(): void {
+  withCleanup('cos-soak-', run, () => traffic?.stop()).then(
+    (result) => {
+      if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else printReport(result);
+      process.exit(result.pass ? 0 : 1);
+    },
+    (error: unknown) => {
+      log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

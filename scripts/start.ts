@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_METRICS_PORT } from '../shared/config/config';
 import { projectRoot } from '../shared/config/dev-env';
-import { createDb, POOL_SIZE } from '../shared/db/database';
+import { createDb, DB_ROLES } from '../shared/db/database';
 import { migrateToLatest } from '../shared/db/migrator';
 import { hashApiKey } from '../shared/keys/api-key';
 import { apiNodeArgs } from '../api/node-flags';
@@ -32,7 +32,7 @@ function devSecret(): string {
 }
 
 async function demoCredentials(databaseUrl: string, secret: string): Promise<{ key: string; login: { email: string; password: string } }> {
-  const db = createDb(databaseUrl, POOL_SIZE.tool);
+  const db = createDb(databaseUrl, DB_ROLES.tool);
   try {
     const { error } = await migrateToLatest(db);
     if (error) throw error;

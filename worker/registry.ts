@@ -1,5 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { JOBS, JOB_NAMES, type JobName, type JobPayload } from '../shared/jobs/catalog';
+import { isDependencyUnavailable } from '../shared/errors/unavailable';
+import type { DependencyWatch } from '../shared/health/dependency-watch';
 import { jobFailure } from './job-failures';
 
 /** A job's handler, typed by its catalog payload. */
@@ -22,14 +24,29 @@ function run<N extends JobName>(registry: Handlers, name: N, job: Job): Promise<
   return registry[name](parsed.data as JobPayload<N>, job);
 }
 
-/** The BullMQ processor: bad payloads and unknown jobs fail without retries, so do handler failures that can never succeed. */
-export function processorFor(registry: Handlers) {
+/**
+ * The BullMQ processor: bad payloads and unknown jobs fail without retries, so do handler
+ * failures that can never succeed. A job that failed because Redis or Postgres is away waits
+ * the outage out in hand — run again once the watch sees every dependency back — instead of
+ * spending an attempt: however long the outage, no job is parked by it
+ * (docs/adr/0018-deadlines.md). A failure the probes do not confirm (a passing fault) is
+ * retried by BullMQ as before.
+ */
+export function processorFor(registry: Handlers, watch: Pick<DependencyWatch, 'failed' | 'whenAllUp' | 'anyDown' | 'closed'>) {
   return async (job: Job): Promise<string> => {
-    if (!isJobName(job.name)) throw new UnrecoverableError(`unknown job ${job.name}`);
-    try {
-      return await run(registry, job.name, job);
-    } catch (error) {
-      throw jobFailure(error, job);
+    const name = job.name;
+    if (!isJobName(name)) throw new UnrecoverableError(`unknown job ${name}`);
+    for (;;) {
+      await watch.whenAllUp();
+      try {
+        return await run(registry, name, job);
+      } catch (error) {
+        if (isDependencyUnavailable(error)) {
+          await watch.failed(error);
+          if (watch.anyDown && !watch.closed) continue;
+        }
+        throw jobFailure(error, job);
+      }
     }
   };
 }

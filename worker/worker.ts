@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Queue, Worker, type Processor } from 'bullmq';
 import type { WorkerConfig } from '../shared/config/config';
-import { createDb, POOL_SIZE } from '../shared/db/database';
+import { createDb, DB_ROLES } from '../shared/db/database';
 import { ensurePartitions } from '../shared/db/partitions';
-import { readinessCheck, type Readiness } from '../shared/health/readiness';
-import { WorkerMetrics } from '../shared/metrics/metrics';
+import { dependencyProbes, probePool, readinessCheck, type Readiness } from '../shared/health/readiness';
+import { DependencyWatch, outageAwareLogger } from '../shared/health/dependency-watch';
+import { isDependencyUnavailable } from '../shared/errors/unavailable';
+import { dependencyOutageMetrics, WorkerMetrics } from '../shared/metrics/metrics';
 import { engine } from '../shared/domain/engine/engine';
 import type { Learner } from '../shared/domain/learner';
 import { PopulationCache } from '../shared/population/population-cache.repository';
@@ -25,16 +27,8 @@ import { WorkerGroup } from '../shared/jobs/worker-group.repository';
 import { EventBatcher } from './event-batcher';
 import { reportJobFailure } from './job-failures';
 import { PartitionConsumers, type QueueConsumer } from './partition-consumers';
+import { batchPoolSettings, jobTimings } from './job-timings';
 import { buildRegistry, processorFor } from './registry';
-
-/**
- * A job's lock, renewed while its worker runs; when a worker dies its jobs return to waiting
- * once the lock has expired and the stalled-job check (this often) has seen it, and a job that
- * stalls more than MAX_STALLED_COUNT times fails for good (docs/OPERATIONS.md).
- */
-const JOB_LOCK_MS = 15_000;
-const STALLED_CHECK_INTERVAL_MS = 5_000;
-const MAX_STALLED_COUNT = 10;
 
 export interface RunningWorker {
   /** This worker's id in the group the event-queue partitions are shared out over. */
@@ -46,6 +40,8 @@ export interface RunningWorker {
   metrics: WorkerMetrics;
   /** Whether Redis and Postgres are reachable, for GET /readyz. */
   readiness: () => Promise<Readiness>;
+  /** Which dependency is away as this worker sees it; while one is, it takes no jobs. */
+  outages: DependencyWatch;
   /**
    * Resolves once the maintenance schedules are registered, the coming months' partitions made
    * and a missed reset caught up.
@@ -67,8 +63,19 @@ export interface RunningWorker {
 export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
   const keys = keysFor(config);
   const target = redisTarget(config);
-  const db = createDb(config.DATABASE_URL, POOL_SIZE.worker);
+  const timings = jobTimings(config.WORKER_BATCH_SIZE);
+  // Batches, maintenance and probes each have a pool and deadline of their own
+  // (docs/adr/0018-deadlines.md): a reset's long delete never holds a batch's connection, and a
+  // probe still gets one while a frozen Postgres holds the others.
+  const db = createDb(config.DATABASE_URL, batchPoolSettings(timings));
+  const maintenanceDb = createDb(config.DATABASE_URL, DB_ROLES.maintenance);
+  const probeDb = createDb(config.DATABASE_URL, probePool());
   const redis = createRedis(target, 'consumer');
+  const probes = dependencyProbes(redis, probeDb);
+  const readiness = readinessCheck(probes);
+  const watch = new DependencyWatch({ probes, logger });
+  // Connection errors during an outage are the watch's to log, once.
+  const quiet = outageAwareLogger(logger, watch);
   // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md), and on one node
   // the unpartitioned queue of older releases; read here for queued decisions and the metrics.
   const eventQueue = (prefix: string) => new Queue(EVENTS_QUEUE, { connection: redis, prefix });
@@ -76,9 +83,9 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const legacy = keys.legacyQueuePrefix ? eventQueue(keys.legacyQueuePrefix) : undefined;
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.maintenanceQueuePrefix });
   const queues = [...events, ...(legacy ? [legacy] : []), maintenance];
-  for (const queue of queues) queue.on('error', (error) => logger.warn({ err: error }, 'queue connection error'));
-  const readiness = readinessCheck(redis, db);
+  for (const queue of queues) queue.on('error', (error) => quiet.warn({ err: error }, 'queue connection error'));
   const metrics = new WorkerMetrics(queues, readiness);
+  dependencyOutageMetrics(metrics.registry, watch);
   const batcher = new EventBatcher({
     db,
     cache: new ProfileCache(redis, keys),
@@ -121,35 +128,46 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
       return run ? `${run.keys} keys, ${run.findings} findings, ${run.created} new` : 'another run holds the lock';
     },
     partitionUpkeep: async () => {
-      const created = await ensurePartitions(db, clock());
+      const created = await ensurePartitions(maintenanceDb, clock());
       if (created.length > 0) logger.info({ created }, 'monthly partitions created');
       return created.length > 0 ? `created ${created.join(', ')}` : 'partitions up to date';
     },
     testDataReset: async () => {
-      const result = await resetTestData(db, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
+      const result = await resetTestData(maintenanceDb, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
       if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');
       return result.ran ? `reset ${result.period}: ${JSON.stringify(result.rowsRemoved)}` : `reset ${result.period} already done`;
     },
   });
 
   const common = {
-    lockDuration: JOB_LOCK_MS,
-    stalledInterval: STALLED_CHECK_INTERVAL_MS,
-    maxStalledCount: MAX_STALLED_COUNT,
+    lockDuration: timings.lockMs,
+    stalledInterval: timings.stalledIntervalMs,
+    maxStalledCount: timings.maxStalledCount,
     // Kept on each job (processedBy): which worker process applied it.
     name: `${os.hostname()}:${process.pid}`,
     settings: { backoffStrategy: cappedBackoff({ baseMs: config.JOB_RETRY_DELAY, maxMs: config.JOB_RETRY_MAX_DELAY }) },
   };
-  const processor: Processor = processorFor(registry);
+  const processor: Processor = processorFor(registry, watch);
+  // While a dependency is away no job is taken: the held ones wait in hand, the rest in Redis.
+  const bullWorkers = new Set<Worker>();
+  const followOutages = (worker: Worker) => void (watch.anyDown ? worker.pause(true) : worker.resume()).catch(() => undefined);
+  watch.onChange(() => bullWorkers.forEach(followOutages));
   /** A BullMQ Worker on a connection of its own, closed with it. */
   const startBullWorker = (queue: string, prefix: string, concurrency: number) => {
     const connection = createRedis(target, 'consumer');
     const worker = new Worker(queue, processor, { ...common, prefix, connection, concurrency });
-    worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+    bullWorkers.add(worker);
+    if (watch.anyDown) followOutages(worker);
+    // Lost connections and lock renewals that failed during an outage are the watch's to log, once.
+    worker.on('error', (error) => {
+      if (isDependencyUnavailable(error) || watch.anyDown) return void watch.failed(error);
+      logger.error({ err: error }, 'worker error');
+    });
     worker.on('failed', (job, error) => metrics.jobFailed(worker.name, reportJobFailure(logger, job, error)));
     return {
       worker,
       close: async () => {
+        bullWorkers.delete(worker);
         await worker.close();
         connection.disconnect();
       },
@@ -214,22 +232,24 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
       { pattern: testDataReset.scheduler.pattern, tz: testDataReset.scheduler.tz },
       { name: 'testDataReset', data: {}, opts: testDataReset.options },
     );
-    const caughtUp = await catchUpTestDataReset(db, redis, keys, clock());
+    const caughtUp = await catchUpTestDataReset(maintenanceDb, redis, keys, clock());
     if (caughtUp?.ran) logger.info({ period: caughtUp.period, rowsRemoved: caughtUp.rowsRemoved }, 'missed test-data reset caught up');
-    const created = await ensurePartitions(db, clock());
+    const created = await ensurePartitions(maintenanceDb, clock());
     if (created.length > 0) logger.info({ created }, 'monthly partitions created');
   })();
   ready.catch((error: unknown) => logger.error({ err: error }, 'could not set up maintenance schedules'));
 
   let closed: Promise<void> | undefined;
   const close = async () => {
+    // Jobs waiting out an outage give up (BullMQ retries them later) so the held ones settle.
+    watch.close();
     const closing = Promise.all([consumers.close(), maintenanceWorker.close()]);
     await batcher.drain();
     await closing;
     await ready.catch(() => undefined);
     await Promise.all(queues.map((queue) => queue.close()));
     redis.disconnect();
-    await db.destroy();
+    await Promise.all([db.destroy(), maintenanceDb.destroy(), probeDb.destroy()]);
   };
   return {
     id: workerId,
@@ -237,6 +257,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     joined: consumers.joined,
     metrics,
     readiness,
+    outages: watch,
     ready,
     close: () => (closed ??= close()),
   };

@@ -1,13 +1,30 @@
 import type { Db } from '../../shared/db/database';
 import { credentialsWatermark, findCredentialByHash, touchLastUsed, type KeyCredential } from '../../shared/keys/key.repository';
-import type { CredentialChange } from '../../shared/keys/credential-changes.repository';
+import type { CredentialChange, CredentialChangeListener } from '../../shared/keys/credential-changes.repository';
 import type { Logger } from '../../shared/logger/logger';
+import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 
 const POSITIVE_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 1_000;
 const MAX_ENTRIES = 50_000;
-/** How long a cached valid key is still honoured while Postgres cannot be reached. */
+/** How long a cached valid key is still honoured while Postgres cannot be reached… */
 export const STALE_GRACE_MS = 10 * 60_000;
+/**
+ * …and how long while this instance follows the stream of key changes: every revocation,
+ * deletion and restriction still reaches it within about a second, so the entry can be trusted
+ * for longer (docs/adr/0018-deadlines.md).
+ */
+export const FOLLOWED_GRACE_MS = 24 * 3_600_000;
+/** The change stream counts as followed while its last read returned this recently. */
+const FOLLOWED_WITHIN_MS = 5_000;
+
+/** Tells the cache about Postgres as the process's dependency watch sees it. */
+export interface PostgresState {
+  /** Whether Postgres is known to be away: a cached key is then used without asking it. */
+  down(): boolean;
+  /** A lookup failed on an unreachable Postgres. */
+  failed(error: unknown): void;
+}
 
 /**
  * In-process cache of key credentials so the hot path never reads Postgres
@@ -20,7 +37,7 @@ export const STALE_GRACE_MS = 10 * 60_000;
  * fallback should Postgres be unreachable when asked, as an aged one does: a key created or
  * changed anywhere just before an outage must not turn every other key away.
  */
-export class CredentialCache {
+export class CredentialCache implements CredentialChangeListener {
   private readonly entries = new Map<string, { credential: KeyCredential | null; at: number; generation: number }>();
   private readonly inflight = new Map<string, Promise<KeyCredential | null>>();
   /** Epoch ms each key was last used, until written (a number: no Date per request). */
@@ -32,6 +49,10 @@ export class CredentialCache {
   private epoch = 0;
   /** Bumped when the watermark moves: entries of an earlier generation are asked for again. */
   private generation = 0;
+  /** When a read of the change stream last returned (epoch ms). */
+  private followedAt = -Infinity;
+  /** Changes may have been trimmed from the stream unread: not followed until Postgres is polled again. */
+  private missedChanges = false;
 
   constructor(
     private readonly db: Db,
@@ -39,6 +60,7 @@ export class CredentialCache {
     private readonly refreshMs: number,
     /** Ages the entries (injected in tests to cross the grace period). */
     private readonly clock: () => number = Date.now,
+    private readonly postgres: PostgresState = { down: () => false, failed: () => undefined },
   ) {}
 
   /** Starts polling; resolves once the first poll has finished (tests wait for it). */
@@ -76,6 +98,8 @@ export class CredentialCache {
     const fresh = this.peek(hashHex, now);
     if (fresh !== undefined) return fresh;
     const cached = this.entries.get(hashHex);
+    // Postgres is known to be away: asking it would only make the request wait for its deadline.
+    if (cached?.credential && this.postgres.down() && this.withinGrace(cached.at, now)) return cached.credential;
     const epoch = this.epoch;
     let pending = this.inflight.get(hashHex);
     if (!pending) {
@@ -87,7 +111,8 @@ export class CredentialCache {
       credential = await pending;
     } catch (error) {
       // Postgres unreachable: a key known to be valid a little while ago keeps working.
-      if (cached?.credential && now - cached.at < STALE_GRACE_MS) return cached.credential;
+      if (isDependencyUnavailable(error)) this.postgres.failed(error);
+      if (cached?.credential && this.withinGrace(cached.at, now)) return cached.credential;
       throw error;
     }
     if (epoch !== this.epoch) return credential; // answered, but possibly from before a change
@@ -115,6 +140,27 @@ export class CredentialCache {
     }
   }
 
+  /** A read of the change stream returned. */
+  followed(at: number): void {
+    this.followedAt = at;
+  }
+
+  /** Changes were trimmed from the stream before this instance read them: every entry is asked for again. */
+  missed(): void {
+    this.missedChanges = true;
+    this.invalidate();
+  }
+
+  /** Whether the change stream is followed at `now`: a read returned lately, and none was missed since Postgres was last polled. */
+  following(now = this.clock()): boolean {
+    return !this.missedChanges && now - this.followedAt < FOLLOWED_WITHIN_MS;
+  }
+
+  /** Whether an entry cached at `at` may still stand in for Postgres. */
+  private withinGrace(at: number, now: number): boolean {
+    return now - at < (this.following(now) ? FOLLOWED_GRACE_MS : STALE_GRACE_MS);
+  }
+
   private clear(): void {
     this.entries.clear();
     this.epoch++;
@@ -137,8 +183,12 @@ export class CredentialCache {
       // Entries cached before the first observation have no baseline to compare with.
       if (mark !== this.watermark) this.invalidate();
       this.watermark = mark;
+      // Postgres has been asked since the missed changes: they are in what it answers.
+      this.missedChanges = false;
     } catch (error) {
-      this.logger.warn({ err: error }, 'could not check key changes; cached credentials kept');
+      // An unreachable Postgres is the watch's to log, once per outage.
+      if (isDependencyUnavailable(error)) this.postgres.failed(error);
+      else this.logger.warn({ err: error }, 'could not check key changes; cached credentials kept');
     }
     if (++this.ticks % 5 === 0) await this.flushLastUsed();
   }
@@ -150,7 +200,8 @@ export class CredentialCache {
     try {
       await touchLastUsed(this.db, batch);
     } catch (error) {
-      this.logger.warn({ err: error }, 'could not record key lastUsedAt');
+      if (isDependencyUnavailable(error)) this.postgres.failed(error);
+      else this.logger.warn({ err: error }, 'could not record key lastUsedAt');
     }
   }
 }

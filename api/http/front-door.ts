@@ -9,6 +9,8 @@ export type ExactRoutes = (method: string | undefined, url: string | undefined) 
 export interface ApiApp {
   listener: RequestListener;
   createServer(): Server;
+  /** Stops the request-deadline timer. */
+  close(): void;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, isAppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
+import type { DependencyWatch } from '../../shared/health/dependency-watch';
 import { BODY_LIMIT_BYTES } from './json-body.middleware';
 import type { Logger } from '../../shared/logger/logger';
 import { requestIdOf } from './request-log.middleware';
@@ -38,21 +39,45 @@ function fromHttpError(error: unknown): AppError | null {
   return null;
 }
 
-/** The only place that turns errors into responses. Never leaks stack traces. */
+/** Marks a response answered by its deadline: whatever its handler does later is dropped. */
+const DEADLINE_PASSED = 'deadlinePassed';
+
+/** Answers a request whose deadline passed: 503 with Retry-After. */
+export function expireRequest(onError: ReturnType<typeof errorHandler>) {
+  return (res: Response): void => {
+    // The connection closes after this answer: a client still sending its body slowly is freed now.
+    res.setHeader('Connection', 'close');
+    onError(
+      new AppError('SERVICE_UNAVAILABLE', 'The request did not complete within its deadline; retry shortly', undefined, {
+        'Retry-After': '1',
+      }),
+      res.req,
+      res,
+      () => undefined,
+    );
+    res.locals[DEADLINE_PASSED] = true;
+  };
+}
+
+/**
+ * The only place that turns errors into responses. Never leaks stack traces. A dependency that
+ * did not answer is the dependency watch's to log (once per outage), not each request's.
+ */
 export const errorHandler =
-  (logger: Logger) =>
+  (logger: Logger, watch: DependencyWatch) =>
   (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+    // Answered 503 at its deadline: what its handler failed with afterwards (often that very
+    // answer already being sent) is no news.
+    if (res.locals[DEADLINE_PASSED] === true) return;
     const log = (level: 'warn' | 'error', fields: object, message: string) =>
       logger[level]({ reqId: requestIdOf(res), ...fields }, message);
     let appError = isAppError(error) ? error : (fromParserError((error ?? {}) as { type?: string }) ?? fromHttpError(error));
-    if (!appError && isDependencyUnavailable(error)) {
-      log('warn', { err: error }, 'dependency unavailable');
-      appError = serviceUnavailable();
-    }
+    if (!appError && isDependencyUnavailable(error)) appError = serviceUnavailable();
+    if (appError?.code === 'SERVICE_UNAVAILABLE') void watch.failed(error);
     if (!appError) {
       log('error', { err: error }, 'unhandled error');
       appError = new AppError('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it');
-    } else if (appError.statusCode >= 500) {
+    } else if (appError.statusCode >= 500 && appError.code !== 'SERVICE_UNAVAILABLE') {
       log('warn', { code: appError.code }, appError.message);
     }
     if (res.headersSent) return;

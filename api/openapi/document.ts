@@ -153,6 +153,9 @@ export function buildOpenApiDocument(): OpenApiDocument {
       responses: {
         RouteNotFound: errorResponse(404, ['NOT_FOUND'], headers(['X-Request-Id'])),
         MethodNotAllowed: errorResponse(405, ['METHOD_NOT_ALLOWED'], headers(['X-Request-Id', 'Allow'])),
+        // Answered by the HTTP server before any route (shared/http/client-errors.ts), on any path.
+        RequestTimeout: errorResponse(408, ['REQUEST_TIMEOUT'], headers(['X-Request-Id'])),
+        HeadersTooLarge: errorResponse(431, ['HEADERS_TOO_LARGE'], headers(['X-Request-Id'])),
       },
     },
   });

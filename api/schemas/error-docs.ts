@@ -27,7 +27,7 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
     example: { message: 'Request body is not valid JSON' },
   },
   VALIDATION_ERROR: {
-    when: 'Any other invalid field, an unknown field, JSON that is not an object, an empty PUT, an invalid or unknown query parameter.',
+    when: 'Any other invalid field, an unknown field, JSON that is not an object, an empty PUT, an invalid or unknown query parameter; or a request that is not valid HTTP/1.1 (an unknown method, a malformed header), then with the field "(request)" and the connection closed.',
     example: {
       message: 'Invalid request: complexity must be one of: low, medium, high',
       details: fields('complexity', 'must be one of: low, medium, high', ['low', 'medium', 'high']),
@@ -61,6 +61,10 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
     when: 'A known path with a method it does not serve, answered before authentication; Allow lists the methods.',
     example: { message: 'PATCH is not allowed on /v1/profile/:userId; use GET, PUT, DELETE, HEAD' },
   },
+  REQUEST_TIMEOUT: {
+    when: 'The request line and headers did not arrive within 10 seconds, or the whole request within 20 seconds; the connection is closed.',
+    example: { message: 'The request did not arrive in time: headers within 10 s, the whole request within 20 s' },
+  },
   OUTCOME_CONFLICT: {
     when: 'An outcome with different signals was already accepted for this requestId.',
     example: { message: 'A different outcome was already recorded for this requestId' },
@@ -73,7 +77,7 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
     },
   },
   PAYLOAD_TOO_LARGE: {
-    when: 'The body is over 65,536 bytes.',
+    when: 'The body is over 65,536 bytes, or its chunk extensions over 16,384 (then the connection is closed).',
     example: { message: 'Request body exceeds 65536 bytes', details: { limit: 65536 } },
   },
   UNSUPPORTED_MEDIA_TYPE: {
@@ -86,6 +90,10 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
       message: 'Rate limit of 10 requests per second exceeded for this key',
       details: { limit: 10, window: '1s', retryAfter: 1, scope: 'second' },
     },
+  },
+  HEADERS_TOO_LARGE: {
+    when: 'The request line and headers are over 16,384 bytes; the connection is closed.',
+    example: { message: 'Request line and headers exceed 16384 bytes', details: { limit: 16384 } },
   },
   INTERNAL_ERROR: {
     when: "An unexpected error; the response's X-Request-Id identifies it in the logs.",

@@ -63,7 +63,7 @@ const fieldErrorsDetails = z.object({
     .array(
       z
         .object({
-          field: z.string().meta({ description: 'Dotted path of the field; "(body)" for the body as a whole.' }),
+          field: z.string().meta({ description: 'Dotted path of the field; "(body)": the whole body; "(request)": the whole request.' }),
           message: z.string(),
           allowed: z.array(z.string()).optional().meta({ description: 'The allowed values of a field with a fixed value set.' }),
         })
@@ -80,6 +80,7 @@ const ERROR_DETAILS: { [C in ErrorCode]?: { schema: z.ZodType; always: boolean }
   FORBIDDEN: { schema: z.object({ requiredScope: scopeSchema }), always: true },
   OUTCOME_WINDOW_CLOSED: { schema: z.object({ issuedAt: z.iso.datetime(), windowSeconds: z.number().int().min(0) }), always: true },
   PAYLOAD_TOO_LARGE: { schema: z.object({ limit: z.number().int() }), always: true },
+  HEADERS_TOO_LARGE: { schema: z.object({ limit: z.number().int() }), always: true },
   RATE_LIMIT_EXCEEDED: {
     schema: z.object({
       limit: z.number().int(),

@@ -4,9 +4,12 @@ import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors
 import { KeyNotFoundError } from '../../shared/keys/key.service';
 import type { Logger } from '../../shared/logger/logger';
 import { errorPage } from '../views/error.view';
+import type { DependencyWatch } from '../../shared/health/dependency-watch';
+import { RequestDeadlines } from '../../shared/http/request-deadlines';
+import { performance } from 'node:perf_hooks';
 import { fromFormParserError } from './form';
 
-function toAppError(error: unknown, logger: Logger): AppError {
+function toAppError(error: unknown, logger: Logger, watch: DependencyWatch): AppError {
   if (isAppError(error)) return error;
   // The router could not decode a parameter of the path (e.g. /keys/%E0%A4%A): the client's mistake.
   if (error instanceof URIError)
@@ -14,8 +17,9 @@ function toAppError(error: unknown, logger: Logger): AppError {
   if (error instanceof KeyNotFoundError) return new AppError('NOT_FOUND', 'No active key with that id in this account');
   const parser = fromFormParserError(error);
   if (parser) return parser;
+  // Logged by the watch, once per outage.
   if (isDependencyUnavailable(error)) {
-    logger.warn({ err: error }, 'dependency unavailable');
+    void watch.failed(error);
     return serviceUnavailable();
   }
   logger.error({ err: error }, 'unhandled error');
@@ -27,9 +31,11 @@ function toAppError(error: unknown, logger: Logger): AppError {
  * service's error envelope for clients asking for JSON. Never a stack trace.
  */
 export const dashboardErrorHandler =
-  (logger: Logger) =>
+  (logger: Logger, watch: DependencyWatch) =>
   (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const appError = toAppError(error, logger);
+    // Answered 503 at its deadline: what its handler failed with afterwards is no news.
+    if (res.locals[DEADLINE_PASSED] === true) return;
+    const appError = toAppError(error, logger, watch);
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
     const viewer = res.locals.viewer;
@@ -39,6 +45,31 @@ export const dashboardErrorHandler =
       default: () => res.json(appError.toBody()),
     });
   };
+
+const DEADLINE_PASSED = 'deadlinePassed';
+
+/**
+ * Gives every page the request deadline (docs/adr/0018-deadlines.md): one not answered in time
+ * gets the 503 page, and what its handler does afterwards is dropped.
+ */
+export function pageDeadlines(deadlineMs: number, onError: ReturnType<typeof dashboardErrorHandler>) {
+  const deadlines = new RequestDeadlines<Response>(deadlineMs, (res) => {
+    res.setHeader('Connection', 'close'); // frees a client still sending its body slowly
+    onError(
+      new AppError('SERVICE_UNAVAILABLE', 'The page did not load within its deadline; retry shortly', undefined, { 'Retry-After': '1' }),
+      res.req,
+      res,
+      () => undefined,
+    );
+    res.locals[DEADLINE_PASSED] = true;
+  });
+  const middleware = (_req: Request, res: Response, next: NextFunction): void => {
+    deadlines.start(res, performance.now());
+    res.once('finish', () => deadlines.end(res));
+    next();
+  };
+  return { middleware, close: () => deadlines.close() };
+}
 
 export const notFound = (req: Request, _res: Response, next: NextFunction) =>
   next(new AppError('NOT_FOUND', `No page at ${req.method} ${req.path}`));

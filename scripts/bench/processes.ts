@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createDb, type Db } from '../../shared/db/database';
+import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { migrateToLatest } from '../../shared/db/migrator';
 import { KeyService } from '../../shared/keys/key.service';
 import { freePort, startLocalServices, type LocalServices } from '../local-services';
@@ -22,19 +22,26 @@ export interface Proc {
   name: string;
   child: ChildProcess;
   output: () => string;
+  /** Lines it has written to stdout and stderr (each a log record) since it started. */
+  lines: () => number;
   exited: Promise<void>;
 }
 const procs = new Set<Proc>();
 
-/** Runs a node script as a child process, keeping the last 4,000 characters of its output. */
+/** Runs a node script as a child process, keeping the last 4,000 characters of its output and counting its lines. */
 export function startProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  let lines = 0;
+  const keep = (chunk: Buffer) => {
+    const text = chunk.toString();
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+    output = (output + text).slice(-4000);
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const proc = { name, child, output: () => output, exited };
+  const proc = { name, child, output: () => output, lines: () => lines, exited };
   procs.add(proc);
   void exited.then(() => procs.delete(proc));
   return proc;
@@ -141,7 +148,7 @@ export async function startBenchBackend(
   log('starting Postgres and Redis…');
   const services = await startLocalServices(dir, { durable: false });
   onCleanup(() => services.stop());
-  const db = createDb(services.databaseUrl, options.dbPoolSize);
+  const db = createDb(services.databaseUrl, { ...DB_ROLES.tool, poolSize: options.dbPoolSize });
   onCleanup(() => db.destroy());
   const { error } = await migrateToLatest(db);
   if (error) throw error;

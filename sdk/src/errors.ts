@@ -13,11 +13,13 @@ export const ERROR_CODES = {
   REQUEST_NOT_FOUND: 404,
   USER_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   OUTCOME_CONFLICT: 409,
   OUTCOME_WINDOW_CLOSED: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -41,7 +43,7 @@ export interface FieldError {
 export interface ErrorDetails {
   /** VALIDATION_ERROR, INVALID_USER_ID, INVALID_REQUEST_ID. */
   fields?: FieldError[];
-  /** RATE_LIMIT_EXCEEDED. */
+  /** RATE_LIMIT_EXCEEDED (the limit), PAYLOAD_TOO_LARGE and HEADERS_TOO_LARGE (bytes). */
   limit?: number;
   window?: string;
   retryAfter?: number;

@@ -89,7 +89,7 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenantKey(tenant, userHash)}${tag(userHash)}`,
     /** Pub/sub channel: JSON arrays of pendingOutcomes keys whose outcomes a worker just settled. */
     outcomesSettled: `${base}:outcomes-settled`,
-    /** Pub/sub channel: key revocations and deletions, account restrictions (JSON, CredentialChange). */
+    /** Stream of key revocations and deletions, account restrictions (field `change`: JSON, CredentialChange). */
     credentialChanges: `${base}:credential-changes`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one), in its user's slot. */
     outcomeFingerprint: (requestId: string, userHash: string) => `${base}:outcome:${requestId}${tag(userHash)}`,

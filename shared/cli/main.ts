@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { ConfigError, loadCliConfig } from '../config/config';
 import { loadDotCosEnv } from '../config/dev-env';
-import { createDb, POOL_SIZE } from '../db/database';
+import { createDb, DB_ROLES } from '../db/database';
+import { isDependencyUnavailable } from '../errors/unavailable';
 import { KeyNotFoundError, PlanLimitError } from '../keys/key.service';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS as OPERATOR_COMMANDS } from './commands';
@@ -59,7 +60,7 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
   let db;
   try {
     const config = loadCliConfig(env);
-    db = createDb(config.DATABASE_URL, POOL_SIZE.tool);
+    db = createDb(config.DATABASE_URL, DB_ROLES.tool);
     const result = await command({ db, config, args, readInput: () => readAll(input) });
     if (result.raw !== undefined) out.write(`${result.raw}\n`);
     else out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
@@ -69,7 +70,18 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
     const known =
       error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof PlanLimitError || error instanceof ConfigError;
     const message = error instanceof Error ? error.message : String(error);
-    err.write(`cos ${name}: ${known ? message.replace(/\n\s*/g, '; ') : `failed: ${message.split('\n')[0]}`}\n`);
+    // Every command makes its change in Postgres first, in one transaction: one refused here
+    // did not make it (a revocation included), and running it again is the remedy.
+    const unreachable = !known && isDependencyUnavailable(error);
+    err.write(
+      `cos ${name}: ${
+        known
+          ? message.replace(/\n\s*/g, '; ')
+          : unreachable
+            ? `Postgres or Redis did not answer (${message.split('\n')[0]}); the command did not complete: run it again once it answers`
+            : `failed: ${message.split('\n')[0]}`
+      }\n`,
+    );
     return known && error instanceof UsageError ? 2 : 1;
   } finally {
     await db?.destroy();

@@ -59,6 +59,12 @@ const common = {
   TRUST_PROXY: commaList.optional(),
 };
 
+/**
+ * The longest any request waits for Redis or Postgres: past it the answer is 503 with
+ * Retry-After, whatever hangs (docs/adr/0018-deadlines.md).
+ */
+const requestDeadline = durationMs.pipe(z.number().min(100).max(60_000)).default(2000);
+
 /** When set, GET /metrics of the api and the worker requires it as a Bearer token. */
 const adminToken = z.string().min(16).optional();
 
@@ -67,6 +73,7 @@ const apiSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   SERVE_ENVIRONMENTS: environmentList.default(['test', 'live']),
   ADMIN_TOKEN: adminToken,
+  REQUEST_DEADLINE: requestDeadline,
   /** How often each API instance checks Postgres for changed keys/accounts. */
   KEY_REFRESH_INTERVAL: durationMs.default(1000),
   /** API processes on this host sharing PORT (node:cluster); limits stay exact across them. */
@@ -144,6 +151,7 @@ const dashboardSchema = z.object({
     .transform((value) => value === 'true'),
   /** A session unused this long ends (each request starts the period again). */
   DASHBOARD_SESSION_IDLE: durationMs.default(12 * 3_600_000),
+  REQUEST_DEADLINE: requestDeadline,
   /**
    * The dashboard process's CPU niceness (0–19), as WORKER_NICE: on a host shared with an API
    * it yields the CPU to the API's hot path, e.g. under a flood of sign-ins

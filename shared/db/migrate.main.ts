@@ -1,5 +1,5 @@
 import { loadDotCosEnv } from '../config/dev-env';
-import { createDb, POOL_SIZE } from './database';
+import { createDb, DB_ROLES } from './database';
 import { migrateToLatest } from './migrator';
 
 async function main(): Promise<void> {
@@ -9,7 +9,7 @@ async function main(): Promise<void> {
     process.stderr.write('migrate: DATABASE_URL is required\n');
     process.exit(1);
   }
-  const db = createDb(url, POOL_SIZE.migrate);
+  const db = createDb(url, DB_ROLES.migrate);
   const { error, results } = await migrateToLatest(db);
   for (const result of results ?? []) {
     process.stdout.write(`migration ${result.migrationName}: ${result.status}\n`);

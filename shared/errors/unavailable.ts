@@ -11,6 +11,8 @@ const UNAVAILABLE_MESSAGES = [
   /Reached the max retries per request limit/i,
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND/,
   /timeout exceeded when trying to connect/i,
+  // A statement past the client's read deadline (a frozen server, a cut network).
+  /^Query read timeout$/,
   /Connection terminated/i,
   /Client has encountered a connection error and is not queryable/i,
   /the database system is (starting up|shutting down)/i,
@@ -29,10 +31,13 @@ const UNAVAILABLE_MESSAGES = [
 
 /** True for failures of Redis or Postgres connectivity (as opposed to bugs or bad input). */
 export function isDependencyUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+  // Shaped like an Error rather than `instanceof Error`: a socket's errors are made by Node's own
+  // realm, which a sandbox (a test runner's) does not share.
+  if (typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') return false;
   const code = errorCode(error);
   if (code && (NETWORK_ERRORS.has(code) || PG_CONNECTION_LOST.has(code))) return true;
-  return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(error.message));
+  const message = (error as { message: string }).message;
+  return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
 }
 
 export const serviceUnavailable = () =>

@@ -1,15 +1,24 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database';
+import type { Db, PoolSettings } from '../db/database';
 import type { RedisClient } from '../redis/redis';
 
-export type DependencyStatus = 'ok' | 'unavailable';
+/**
+ * A dependency as a probe finds it: answering, not answering within the probe's deadline, or —
+ * Postgres only — answering but refusing writes (a standby, or `default_transaction_read_only`).
+ */
+export type DependencyStatus = 'ok' | 'unavailable' | 'read-only';
+export type Dependency = 'redis' | 'postgres';
+export const DEPENDENCIES: readonly Dependency[] = ['redis', 'postgres'];
 
 export interface Readiness {
   ready: boolean;
-  checks: { redis: DependencyStatus; postgres: DependencyStatus };
+  checks: Record<Dependency, DependencyStatus>;
 }
 
-/** A probe must answer even while a connection hangs: a check slower than this counts as down. */
+/**
+ * A probe must answer even while a connection hangs: a check slower than this counts as down
+ * (less in a process whose requests have a shorter deadline, so /readyz answers within it).
+ */
 export const CHECK_TIMEOUT_MS = 2000;
 
 /** The promise's value, or `undefined` when it takes longer than `ms` (or fails). */
@@ -25,32 +34,51 @@ export async function settleWithin<T>(promise: Promise<T>, ms: number): Promise<
   }
 }
 
-const check = async (probe: () => Promise<unknown>): Promise<DependencyStatus> =>
-  (await settleWithin(
-    probe().then(() => 'ok' as const),
-    CHECK_TIMEOUT_MS,
-  )) ?? 'unavailable';
+/** One probe per dependency, each answering within its time-out. */
+export type DependencyProbes = Record<Dependency, () => Promise<DependencyStatus>>;
 
 /**
- * Whether this process reaches Redis (`PING`, on each of its connections given) and Postgres
- * (`select 1`), checked in parallel.
+ * Redis: `PING` on each of the connections given. Postgres: whether a new transaction may write
+ * there, on `probeDb` — a pool of its own, so a probe still gets a connection while the
+ * process's other connections hang on a frozen server.
  */
-export function readinessCheck(redis: RedisClient | RedisClient[], db: Db): () => Promise<Readiness> {
+export function dependencyProbes(redis: RedisClient | RedisClient[], probeDb: Db, timeoutMs = CHECK_TIMEOUT_MS): DependencyProbes {
   const clients = Array.isArray(redis) ? redis : [redis];
-  return async () => {
-    const [redisStatus, postgres] = await Promise.all([
-      // A worker's connection queues commands while Redis is away instead of failing them:
-      // a connection that is not ready is reported at once.
-      check(() =>
-        Promise.all(
+  const within = async (probe: () => Promise<DependencyStatus>): Promise<DependencyStatus> =>
+    (await settleWithin(probe(), timeoutMs)) ?? 'unavailable';
+  return {
+    // A worker's connection queues commands while Redis is away instead of failing them:
+    // a connection that is not ready is reported at once.
+    redis: () =>
+      within(async () => {
+        await Promise.all(
           clients.map((client) => (client.status === 'ready' ? client.ping() : Promise.reject(new Error(`redis ${client.status}`)))),
-        ),
-      ),
-      check(() => sql`select 1`.execute(db)),
-    ]);
-    return { ready: redisStatus === 'ok' && postgres === 'ok', checks: { redis: redisStatus, postgres } };
+        );
+        return 'ok';
+      }),
+    postgres: () =>
+      within(async () => {
+        const { rows } = await sql<{ writable: boolean }>`select not pg_is_in_recovery()
+          and current_setting('transaction_read_only') = 'off' as writable`.execute(probeDb);
+        return rows[0]?.writable ? 'ok' : 'read-only';
+      }),
   };
 }
+
+/** GET /readyz: every dependency probed in parallel; ready only when each is `ok`. */
+export function readinessCheck(probes: DependencyProbes): () => Promise<Readiness> {
+  return async () => {
+    const [redis, postgres] = await Promise.all([probes.redis(), probes.postgres()]);
+    return { ready: redis === 'ok' && postgres === 'ok', checks: { redis, postgres } };
+  };
+}
+
+/** A pool of one for probes (see `dependencyProbes`), its waits bounded by the probe's time-out. */
+export const probePool = (timeoutMs = CHECK_TIMEOUT_MS): PoolSettings => ({ poolSize: 1, connectMs: timeoutMs, statementMs: timeoutMs });
+
+/** The probe time-out of a process whose requests have `requestDeadlineMs`: /readyz answers within it. */
+export const requestProbeTimeout = (requestDeadlineMs: number): number =>
+  Math.min(CHECK_TIMEOUT_MS, Math.floor((requestDeadlineMs * 3) / 4));
 
 /**
  * Resolves `true` once `check` reports ready, polling every `intervalMs`; `false` when it has

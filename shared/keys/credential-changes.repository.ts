@@ -3,11 +3,11 @@ import type { RedisKeys } from '../cache/keys';
 import type { RedisClient } from '../redis/redis';
 
 /**
- * Key and account changes announced on Redis by the command that made them in Postgres
- * (docs/adr/0004-credential-cache.md). Every API instance applies them to its credential cache
- * at once — also an instance that cannot reach Postgres, whose poll of the change watermark
- * would see them only when it can again. A message missed (the instance was disconnected from
- * Redis) is covered by that poll.
+ * Key and account changes announced on a Redis stream by the command that made them in Postgres
+ * (docs/adr/0004-credential-cache.md). Every API instance reads the stream from where it last
+ * read — also an instance that cannot reach Postgres — and applies each change to its credential
+ * cache at once. Unlike a pub/sub message, an entry is not lost while an instance reconnects: it
+ * reads on from its last entry id once Redis answers again.
  */
 export const credentialChangeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('key'), keyId: z.string(), revokedAt: z.iso.datetime().optional(), deletedAt: z.iso.datetime().optional() }),
@@ -15,31 +15,114 @@ export const credentialChangeSchema = z.discriminatedUnion('type', [
 ]);
 export type CredentialChange = z.infer<typeof credentialChangeSchema>;
 
+/** Entries the stream keeps (about): far more changes than an instance misses while it reconnects. */
+const STREAM_LENGTH = 10_000;
+/** How long one read waits for new entries before it returns empty (and counts as a heartbeat). */
+const READ_BLOCK_MS = 1_000;
+
 export async function publishCredentialChange(redis: RedisClient, keys: RedisKeys, change: CredentialChange): Promise<void> {
-  await redis.publish(keys.credentialChanges, JSON.stringify(change));
+  await redis.xadd(keys.credentialChanges, 'MAXLEN', '~', STREAM_LENGTH, '*', 'change', JSON.stringify(change));
 }
 
-/** The API side: calls `apply` for each well-formed change announced on the channel. */
+/** What the reader tells the credential cache. */
+export interface CredentialChangeListener {
+  /** A change announced. */
+  apply(change: CredentialChange): void;
+  /** A read returned (with entries or none): the stream is followed up to now. */
+  followed(at: number): void;
+  /** Entries were trimmed before this instance read them: changes may have been missed. */
+  missed(): void;
+}
+
+type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
+
+/**
+ * The API side: reads the stream on a connection of its own (a blocking read holds it) from the
+ * entry after the last one read, and hands each well-formed change to the listener.
+ */
 export class CredentialChanges {
+  private lastId: string | null = null;
+  private stopped = false;
+
   constructor(
-    private readonly subscriber: RedisClient,
-    keys: RedisKeys,
-    apply: (change: CredentialChange) => void,
+    private readonly reader: RedisClient,
+    private readonly keys: RedisKeys,
+    private readonly listener: CredentialChangeListener,
+    private readonly clock: () => number = Date.now,
   ) {
-    subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== keys.credentialChanges) return;
-      let parsed;
-      try {
-        parsed = credentialChangeSchema.safeParse(JSON.parse(message));
-      } catch {
-        return;
-      }
-      if (parsed.success) apply(parsed.data);
-    });
-    subscriber.subscribe(keys.credentialChanges).catch(() => undefined);
+    void this.follow();
   }
 
-  close(): void {
-    this.subscriber.disconnect();
+  private async follow(): Promise<void> {
+    let failed = false;
+    while (!this.stopped) {
+      try {
+        if (this.lastId === null) this.lastId = await this.newestId();
+        else if (failed && (await this.trimmedPast(this.lastId))) this.listener.missed();
+        failed = false;
+        const reply = (await this.reader.xread(
+          'COUNT',
+          1000,
+          'BLOCK',
+          READ_BLOCK_MS,
+          'STREAMS',
+          this.keys.credentialChanges,
+          this.lastId,
+        )) as StreamReply;
+        for (const [, entries] of reply ?? []) {
+          for (const [id, fields] of entries) {
+            this.lastId = id;
+            const change = parseChange(fields);
+            if (change) this.listener.apply(change);
+          }
+        }
+        this.listener.followed(this.clock());
+      } catch {
+        failed = true;
+        if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
   }
+
+  /** The id of the stream's newest entry ('0-0' when empty): reading starts after it. */
+  private async newestId(): Promise<string> {
+    const newest = (await this.reader.xrevrange(this.keys.credentialChanges, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
+    return newest[0]?.[0] ?? '0-0';
+  }
+
+  /** Whether the oldest entry kept is newer than the one after `lastId`: some were trimmed unread. */
+  private async trimmedPast(lastId: string): Promise<boolean> {
+    const oldest = (await this.reader.xrange(this.keys.credentialChanges, '-', '+', 'COUNT', 1)) as Array<[string, string[]]>;
+    const first = oldest[0]?.[0];
+    return first !== undefined && lastId !== '0-0' && compareIds(first, lastId) > 0 && !(await this.stillHas(lastId));
+  }
+
+  private async stillHas(id: string): Promise<boolean> {
+    const found = (await this.reader.xrange(this.keys.credentialChanges, id, id)) as Array<[string, string[]]>;
+    return found.length > 0;
+  }
+
+  /** Stops reading; a read in flight ends with the connection. */
+  close(): void {
+    this.stopped = true;
+    this.reader.disconnect();
+  }
+}
+
+function parseChange(fields: string[]): CredentialChange | null {
+  const index = fields.indexOf('change');
+  if (index < 0 || index % 2 !== 0) return null;
+  try {
+    const parsed = credentialChangeSchema.safeParse(JSON.parse(fields[index + 1] ?? ''));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Orders two stream ids (`ms-seq`). */
+function compareIds(a: string, b: string): number {
+  const [aMs = 0, aSeq = 0] = a.split('-').map(Number);
+  const [bMs = 0, bSeq = 0] = b.split('-').map(Number);
+  return aMs !== bMs ? aMs - bMs : aSeq - bSeq;
 }

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { CHECK_TIMEOUT_MS, settleWithin, type Readiness } from '../health/readiness';
+import { CHECK_TIMEOUT_MS, DEPENDENCIES, settleWithin, type Readiness } from '../health/readiness';
+import type { DependencyWatch } from '../health/dependency-watch';
 
 /**
  * Every Prometheus metric of the api and the worker, defined here by name (their meaning is
@@ -50,6 +51,39 @@ function dependencyGauge(registry: Registry, readiness: () => Promise<Readiness>
       const { checks } = await readiness();
       this.set({ dependency: 'redis' }, checks.redis === 'ok' ? 1 : 0);
       this.set({ dependency: 'postgres' }, checks.postgres === 'ok' ? 1 : 0);
+    },
+  });
+}
+
+/** The outages a process's dependency watch saw: how many began, and how long the current one lasts. */
+export function dependencyOutageMetrics(registry: Registry, watch: DependencyWatch): void {
+  new Counter({
+    name: 'cos_dependency_outages_total',
+    help: 'Outages of a dependency this process saw begin (a failure confirmed by a probe), by dependency',
+    labelNames: ['dependency'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const dependency of DEPENDENCIES) this.inc({ dependency }, watch.outageCounts[dependency]);
+    },
+  });
+  new Counter({
+    name: 'cos_dependency_failures_total',
+    help: 'Requests or job runs that failed because Redis or Postgres did not answer (answered 503, or waited for the dependency)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(watch.failures);
+    },
+  });
+  new Gauge({
+    name: 'cos_dependency_down_seconds',
+    help: 'How long the dependency has been down as this process sees it; 0 while it answers',
+    labelNames: ['dependency'],
+    registers: [registry],
+    aggregator: 'max',
+    collect() {
+      for (const dependency of DEPENDENCIES) this.set({ dependency }, watch.downSeconds(dependency));
     },
   });
 }

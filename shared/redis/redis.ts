@@ -36,16 +36,17 @@ export function keysFor(config: RedisConfig): RedisKeys {
 }
 
 /**
- * Producers (API, CLI) fail fast while Redis is down so the API can answer 503; consumers
- * (workers) wait for Redis to come back (BullMQ's production guide). Producers send each
- * command as it is issued, without ioredis's auto-pipelining: that builds a pipeline object per
- * event-loop turn, which cost the API more CPU than the socket writes it saves and kept each
+ * Producers (API, dashboard, CLI) fail fast while Redis is down or hangs so a request can answer
+ * 503 within its deadline: a command waits at most `commandTimeoutMs` (docs/adr/0018-deadlines.md).
+ * Consumers (workers) wait for Redis to come back (BullMQ's production guide). Producers send
+ * each command as it is issued, without ioredis's auto-pipelining: that builds a pipeline object
+ * per event-loop turn, which cost the API more CPU than the socket writes it saves and kept each
  * turn's commands alive into V8's old generation, lengthening its GC pauses (measured in
- * docs/BENCHMARKS.md, "Static paths"). A `once` client is for
- * one short errand (the CLI's announcements): it connects when `connect()` is called, once, and
- * fails within 2 s if Redis cannot be reached.
+ * docs/BENCHMARKS.md, "Static paths"). A `once` client is for one short errand (the CLI's
+ * announcements): it connects when `connect()` is called, once, and fails within 2 s if Redis
+ * cannot be reached.
  */
-export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' | 'once'): RedisClient {
+export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' | 'once', commandTimeoutMs = 1000): RedisClient {
   const retry = (attempt: number) => Math.min(attempt * 200, 2000);
   const options: RedisOptions =
     role === 'producer'
@@ -53,7 +54,7 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
           enableOfflineQueue: false,
           maxRetriesPerRequest: 1,
           connectTimeout: 2000,
-          commandTimeout: 5000,
+          commandTimeout: commandTimeoutMs,
           lazyConnect: false,
           retryStrategy: retry,
         }
@@ -70,7 +71,8 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
  * producers: without it, a command for a master whose connection is still opening (a process
  * just started, a replica just promoted) fails at once, where on one node it would have gone
  * out. The node command timeout bounds a producer's wait while a master is replaced; while the
- * whole cluster is unreachable its commands wait for it (docs/SCALING.md#redis).
+ * whole cluster is unreachable its commands wait for it, and a request is answered 503 at its
+ * deadline (docs/SCALING.md#redis).
  */
 function createCluster(nodes: Array<{ host: string; port: number }>, options: RedisOptions): Cluster {
   const { enableOfflineQueue: _nodeQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...redisOptions } = options;

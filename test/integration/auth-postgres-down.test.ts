@@ -1,4 +1,8 @@
-import { STALE_GRACE_MS } from '../../api/auth/credential-cache';
+import { CredentialCache, FOLLOWED_GRACE_MS, STALE_GRACE_MS } from '../../api/auth/credential-cache';
+import { createDb, DB_ROLES } from '../../shared/db/database';
+import { hashApiKey } from '../../shared/keys/api-key';
+import { createLogger } from '../../shared/logger/logger';
+import { TEST_SECRET } from '../support/test-env';
 import { findAccount } from '../../shared/keys/account.repository';
 import { runCliCaptured } from '../support/cli';
 import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
@@ -45,20 +49,47 @@ describe('Postgres unreachable at authentication', () => {
     expect(res.headers['retry-after']).toBe('1');
   });
 
-  it('keeps honouring a key loaded from Postgres within the last 10 minutes, and not a moment longer', async () => {
+  it('keeps honouring a key loaded from Postgres within the last 24 h while it follows the key-change stream, and not a moment longer', async () => {
     const [seen] = await keys('pg-down-grace', 1);
     const loadedAt = Date.now();
     now = loadedAt;
     expect((await authenticated(seen!.key)).status).toBe(400);
     await proxy.interrupt();
-    now = loadedAt + STALE_GRACE_MS - 1; // long past the 60 s an entry is trusted without asking Postgres
+    // Long past the 10 minutes of an instance that does not follow the stream: a read of it has
+    // returned at this hour, so every revocation made meanwhile would have reached the cache.
+    now = loadedAt + FOLLOWED_GRACE_MS - 1;
+    await eventually(async () => h.deps.credentials.following(now!));
     expect((await authenticated(seen!.key)).status).toBe(400);
-    now = loadedAt + STALE_GRACE_MS;
+    now = loadedAt + FOLLOWED_GRACE_MS;
+    await eventually(async () => h.deps.credentials.following(now!));
     const expired = await authenticated(seen!.key);
     expect(expired.status).toBe(503);
     expect(expired.body.error.message).toBe('Key store unavailable, retry shortly');
     await proxy.resume();
     expect((await authenticated(seen!.key)).status).toBe(400);
+  });
+
+  it('keeps honouring a key for 10 minutes only when it cannot follow the key-change stream', async () => {
+    // A cache that reads no stream: what an instance whose reads of it stopped returning has.
+    let clock = Date.now();
+    const unfollowed = createDb(proxy.via(h.env.databaseUrl), { ...DB_ROLES.tool, poolSize: 1 });
+    const cache = new CredentialCache(unfollowed, createLogger('silent', 'test'), 60_000, () => clock);
+    try {
+      const [seen] = await keys('pg-down-unfollowed', 1);
+      const hash = hashApiKey(seen!.key, TEST_SECRET);
+      const lookup = () => cache.lookup(hash.toString('hex'), hash);
+      const loadedAt = clock;
+      expect(await lookup()).toMatchObject({ id: seen!.id });
+      await proxy.interrupt();
+      cache.followed(loadedAt); // followed once, long ago
+      clock = loadedAt + STALE_GRACE_MS - 1; // long past the 60 s an entry is trusted without asking Postgres
+      expect(await lookup()).toMatchObject({ id: seen!.id });
+      clock = loadedAt + STALE_GRACE_MS;
+      await expect(lookup()).rejects.toThrow();
+    } finally {
+      await proxy.resume();
+      await unfollowed.destroy();
+    }
   });
 
   it('keeps honouring a cached key when a key created elsewhere moved the watermark just before the outage', async () => {
@@ -74,7 +105,7 @@ describe('Postgres unreachable at authentication', () => {
 });
 
 describe('key changes made with the CLI while this API cannot reach Postgres', () => {
-  // The CLI writes Postgres (which the API cannot read) and announces the change on Redis.
+  // The CLI writes Postgres (which the API cannot read) and announces the change on the key-change stream.
   const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
 
   it('refuses a revoked key within 2 s, and a deleted one', async () => {
@@ -105,6 +136,21 @@ describe('key changes made with the CLI while this API cannot reach Postgres', (
     expect(refused.body.error.code).toBe('ACCOUNT_RESTRICTED');
     expect((await cli('accounts', 'unrestrict', account.name)).code).toBe(0);
     await eventually(async () => (await authenticated(key!.key)).status === 400, 2000, 50);
+  });
+
+  it('refuses to revoke while the CLI cannot reach Postgres either: nothing changes, exit 1, and the key keeps working', async () => {
+    const [key] = await keys('pg-down-cli-too', 1);
+    expect((await authenticated(key!.key)).status).toBe(400);
+    await proxy.interrupt();
+    const result = await runCliCaptured(['keys', 'revoke', key!.id], h.env.processEnv({ DATABASE_URL: proxy.via(h.env.databaseUrl) }));
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(
+      /^cos keys revoke: Postgres or Redis did not answer \(.+\); the command did not complete: run it again once it answers\n$/,
+    );
+    await proxy.resume();
+    const row = await h.env.db.selectFrom('api_keys').select('revoked_at').where('id', '=', key!.id).executeTakeFirstOrThrow();
+    expect(row.revoked_at).toBeNull();
+    expect((await authenticated(key!.key)).status).toBe(400);
   });
 
   it('says so, and still revokes in Postgres, when Redis cannot be reached', async () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { Client } from 'pg';
-import { createDb, type Db } from '../../shared/db/database';
+import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { ensureMonthPartition, ensurePartitions, MONTHLY_TABLES, monthAfter, partitionName } from '../../shared/db/partitions';
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { trafficSeries } from '../../shared/traffic/traffic-queries';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  db = createDb(withDatabase(process.env.COS_TEST_ADMIN_URL!, name), 3);
+  db = createDb(withDatabase(process.env.COS_TEST_ADMIN_URL!, name), { ...DB_ROLES.tool, poolSize: 3 });
 });
 afterAll(() => db.destroy());
 

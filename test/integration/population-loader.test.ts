@@ -1,6 +1,6 @@
 import { freePort } from '../../scripts/local-services';
 import { PopulationLoader, POPULATION_REFRESH_MS, POPULATION_STORE_REFRESH_MS } from '../../api/services/population-loader';
-import { createDb, type Db } from '../../shared/db/database';
+import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { engine } from '../../shared/domain/engine/engine';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import type { Learner } from '../../shared/domain/learner';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   env = await createTestEnv();
   cache = new PopulationCache(env.redis, env.keys);
   // A real connection to a port nobody listens on: every query fails as in a Postgres outage.
-  unreachable = createDb(`postgres://postgres@127.0.0.1:${await freePort()}/cos`, 1);
+  unreachable = createDb(`postgres://postgres@127.0.0.1:${await freePort()}/cos`, { ...DB_ROLES.tool, poolSize: 1 });
 });
 afterAll(async () => {
   await unreachable.destroy();

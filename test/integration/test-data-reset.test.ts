@@ -7,6 +7,9 @@ import { bearer, eventually, startHarness, type Harness } from '../support/harne
 import { runCliCaptured } from '../support/cli';
 import { PopulationCache } from '../../shared/population/population-cache.repository';
 import { findPopulation } from '../../shared/population/population.repository';
+import { sql } from 'kysely';
+import { createDb, DB_ROLES } from '../../shared/db/database';
+import { batchPoolSettings, jobTimings } from '../../worker/job-timings';
 
 let h: Harness;
 beforeAll(async () => {
@@ -168,4 +171,30 @@ describe('monthly test-data reset', () => {
     expect(flush?.every).toBeGreaterThan(0);
     await queue.close();
   });
+
+  it('completes a reset longer than a batch statement may be: the reset has a deadline of its own', async () => {
+    const key = await h.key('reset-long', 'test');
+    await seedUser(key, 'long-reset-user');
+    const account = (await findAccount(h.env.db, 'reset-long'))!;
+    // Deleting this account's test profiles takes longer than a worker batch's statement deadline.
+    const batchStatementMs = jobTimings(1).statementMs;
+    const sleepS = batchStatementMs / 1000 + 1;
+    await sql`create or replace function slow_reset() returns trigger language plpgsql as $$
+      begin perform pg_sleep(${sql.lit(sleepS)}); return null; end $$`.execute(h.env.db);
+    await sql`create trigger slow_reset after delete on profiles for each statement execute function slow_reset()`.execute(h.env.db);
+    const maintenance = createDb(h.env.databaseUrl, DB_ROLES.maintenance);
+    const batches = createDb(h.env.databaseUrl, batchPoolSettings(jobTimings(1)));
+    try {
+      const [reset, batch] = await Promise.allSettled([
+        resetTestData(maintenance, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id }),
+        sql`select pg_sleep(${sql.lit(sleepS)})`.execute(batches),
+      ]);
+      expect(batch).toMatchObject({ status: 'rejected', reason: { code: '57014' } }); // canceling statement due to statement timeout
+      expect(reset.status).toBe('fulfilled');
+      expect(await counts('reset-long', 'test')).toEqual(none);
+    } finally {
+      await sql`drop trigger slow_reset on profiles`.execute(h.env.db);
+      await Promise.all([maintenance.destroy(), batches.destroy()]);
+    }
+  }, 60_000);
 });

@@ -90,7 +90,7 @@ describe('usage flush to Postgres', () => {
       const { createDb } = require(${JSON.stringify(`${dist}/shared/db/database.js`)});
       const { flushUsage } = require(${JSON.stringify(`${dist}/shared/usage/usage-flush.js`)});
       const config = loadCliConfig();
-      flushUsage(createRedis(redisTarget(config), 'consumer'), keysFor(config), createDb(config.DATABASE_URL, 1), {
+      flushUsage(createRedis(redisTarget(config), 'consumer'), keysFor(config), createDb(config.DATABASE_URL, { poolSize: 1, connectMs: 10000, statementMs: null }), {
         afterCommit: () => process.kill(process.pid, 'SIGKILL'),
       });`;
     const child = spawnSync(process.execPath, ['-e', script], { env: h.env.processEnv(), encoding: 'utf8', timeout: 30_000 });

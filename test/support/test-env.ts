@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { Cluster, Redis } from 'ioredis';
 import { DEFAULT_QUEUE_PARTITIONS, redisKeys } from '../../shared/cache/keys';
 import { keyLayout, type RedisClient } from '../../shared/redis/redis';
-import { createDb, type Db } from '../../shared/db/database';
+import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { withDatabase } from './global-setup';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
@@ -41,7 +41,7 @@ export async function createTestEnv(options: { clusterNodes?: string } = {}): Pr
   await admin.end();
   const databaseUrl = withDatabase(adminUrl, name);
   const prefix = `t${randomBytes(4).toString('hex')}`;
-  const db = createDb(databaseUrl, 5);
+  const db = createDb(databaseUrl, { ...DB_ROLES.tool, poolSize: 5 });
   const clusterNodes =
     options.clusterNodes ?? (process.env.COS_TEST_REDIS_MODE === 'cluster' ? process.env.COS_TEST_REDIS_CLUSTER_NODES! : undefined);
   const nodes = clusterNodes?.split(',').map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) }));

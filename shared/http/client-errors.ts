@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { maxHeaderSize as defaultMaxHeaderSize, STATUS_CODES, type Server, type ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
+import { AppError } from '../errors/app-error';
+import type { Logger } from '../logger/logger';
+
+/** How long a client may take to send a request, and how often the server checks. */
+export interface HttpServerLimits {
+  /** The request line and headers must arrive within this (ms). */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (ms); at least `headersTimeoutMs`. */
+  requestTimeoutMs: number;
+  /** How often the server looks for connections past those limits (ms). */
+  checkIntervalMs: number;
+}
+
+/**
+ * The API's and the dashboard's limits. Node's defaults (60 s for headers, 300 s for a request,
+ * checked every 30 s) let a client that sends a byte a second hold a socket for minutes; with
+ * these it is answered 408 and freed within about 11 s (headers) or 21 s (a body).
+ */
+export const HTTP_SERVER_LIMITS: HttpServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, checkIntervalMs: 1_000 };
+
+/**
+ * The `http.createServer` options for `limits`: the check interval can only be given there, so
+ * the time-outs go with it.
+ */
+export function serverOptions(limits: HttpServerLimits = HTTP_SERVER_LIMITS): ServerOptions {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: limits.checkIntervalMs,
+  };
+}
+
+/** The contract's error for what Node's HTTP parser or its time-outs reject, before any app code runs. */
+function toAppError(error: NodeJS.ErrnoException, server: Server): AppError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW': {
+      // Set when the server was created with a `maxHeaderSize` option; else the process's limit.
+      const limit = (server as Server & { maxHeaderSize?: number }).maxHeaderSize ?? defaultMaxHeaderSize;
+      return new AppError('HEADERS_TOO_LARGE', `Request line and headers exceed ${limit} bytes`, { limit });
+    }
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError(
+        'REQUEST_TIMEOUT',
+        `The request did not arrive in time: headers within ${server.headersTimeout / 1000} s, ` +
+          `the whole request within ${server.requestTimeout / 1000} s`,
+      );
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      // Node's own answer to this is a 413; 16 KiB is its fixed limit on a body's chunk extensions.
+      return new AppError('PAYLOAD_TOO_LARGE', 'Chunk extensions of the body exceed 16384 bytes', { limit: 16_384 });
+    default:
+      return new AppError('VALIDATION_ERROR', 'Invalid request: it is not a well-formed HTTP/1.1 request', {
+        fields: [{ field: '(request)', message: 'must be a well-formed HTTP/1.1 request' }],
+      });
+  }
+}
+
+/** What the API's request log accepts as a request id; checked again here, as it goes into a raw header. */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The id of the request whose response is in flight on this socket, when the API's request log gave it one. */
+function inFlightRequestId(socket: Socket): string | undefined {
+  const message = (socket as Socket & { _httpMessage?: { locals?: { requestId?: unknown } } })._httpMessage;
+  const id = message?.locals?.requestId;
+  return typeof id === 'string' && REQUEST_ID.test(id) ? id : undefined;
+}
+
+/**
+ * Answers what Node's HTTP parser and time-outs reject (a malformed request 400, headers over
+ * the size limit 431, a request too slow 408, ...) with the service's JSON error envelope and an
+ * X-Request-Id, instead of Node's empty body, then destroys the socket: the parser cannot go on
+ * with that connection, and a slow client must not keep it. As Node's documentation asks, nothing
+ * is written to a socket that cannot take it or whose response has already begun (that would
+ * corrupt the answer the client is reading).
+ */
+export function answerClientErrors<S extends Server>(server: S, logger?: Logger): S {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const appError = toAppError(error, server);
+    // The API's request log gives ids with randomUUID too; a request already dispatched keeps its own.
+    const requestId = inFlightRequestId(socket) ?? randomUUID();
+    logger?.info({ reqId: requestId, status: appError.statusCode, code: error.code }, 'client error');
+    const body = JSON.stringify(appError.toBody());
+    const head = [
+      `HTTP/1.1 ${appError.statusCode} ${STATUS_CODES[appError.statusCode]}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+      'Connection: close',
+    ];
+    // A response this small goes out at once; destroying right after is what Node does with its own.
+    socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+    socket.destroy();
+  });
+  return server;
+}
