@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { postgresUser, preparePostgresDataDir, socketDir, type PostgresUser } from './postgres-dirs';
+import type { ChildSpec } from './supervisor';
 
 /**
  * Starts a private PostgreSQL and Redis in a folder, on free loopback ports — used by
@@ -65,11 +66,23 @@ function run(command: string, args: string[], cwd: string, owner?: PostgresUser)
   }
 }
 
-async function waitFor(check: () => Promise<void>, what: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+/**
+ * Waits until `check` passes. A server that does not come up is killed (`kill`), so a caller that
+ * tries again (the supervisor of npm start) never meets a stray one holding the port or data.
+ */
+async function waitFor(
+  check: () => Promise<void>,
+  what: () => string,
+  child: ChildProcess,
+  kill: NodeJS.Signals,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what()} exited with ${child.signalCode ? `signal ${child.signalCode}` : `code ${child.exitCode}`}`);
+    }
     try {
       return await check();
     } catch (error) {
@@ -77,7 +90,8 @@ async function waitFor(check: () => Promise<void>, what: string, child: ChildPro
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  throw new Error(`${what} did not start in time: ${String(lastError)}`);
+  await stopChild(child, kill);
+  throw new Error(`${what()} did not start in time: ${String(lastError)}`);
 }
 
 function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -130,8 +144,9 @@ export async function startPostgres(preferredDir: string, options: LocalServiceO
         await client.connect();
         await client.end();
       },
-      `postgres (${stderr.trim().split('\n').pop() ?? ''})`,
+      () => `postgres (${stderr.trim().split('\n').pop() ?? ''})`,
       child,
+      'SIGQUIT',
     );
     return child;
   };
@@ -180,8 +195,9 @@ export async function startRedis(dataDir: string, options: LocalServiceOptions, 
           });
           socket.on('error', reject);
         }),
-      'redis-server',
+      () => 'redis-server',
       child,
+      'SIGKILL',
     );
     return child;
   };
@@ -245,6 +261,30 @@ export async function startLocalServices(
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * The Postgres and Redis started here, for a Supervisor (supervisor.ts): watched, and started again
+ * on the same port and data when they die.
+ */
+export function serviceSpecs(services: Pick<LocalServices, 'postgres' | 'redis'>): ChildSpec[] {
+  const specs: ChildSpec[] = [];
+  for (const [name, service] of [
+    ['postgres', services.postgres],
+    ['redis', services.redis],
+  ] as const) {
+    if (!service) continue;
+    specs.push({
+      name,
+      running: service.child,
+      start: async () => {
+        await service.start();
+        return service.child;
+      },
+      stop: () => service.stop(),
+    });
+  }
+  return specs;
 }
 
 export function writeEnvFile(file: string, values: Record<string, string>): void {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,14 +11,16 @@ import { apiNodeArgs } from '../api/node-flags';
 import { findCredentialByHash } from '../shared/keys/key.repository';
 import { KeyService } from '../shared/keys/key.service';
 import { demoLogin } from './demo-login';
-import { startLocalServices, writeEnvFile } from './local-services';
+import { serviceSpecs, startLocalServices, writeEnvFile } from './local-services';
+import { Supervisor, type ChildSpec } from './supervisor';
 
 /**
  * `npm start`: the whole service on one machine. Starts Postgres and Redis in .cos/ unless
  * DATABASE_URL / REDIS_URL (or REDIS_CLUSTER_NODES) are set (Postgres's data elsewhere when the
  * postgres user cannot reach .cos/, see postgres-dirs.ts), migrates, ensures a demo account with
  * a test key and a dashboard login, then runs the api, one worker and the dashboard until
- * Ctrl-C / SIGTERM, and stops everything it started.
+ * Ctrl-C / SIGTERM, and stops everything it started. A process it started that dies (Postgres
+ * and Redis too) is started again with backoff; one that keeps dying stops it all (supervisor.ts).
  */
 const root = projectRoot();
 const dotCos = path.join(root, '.cos');
@@ -55,7 +57,7 @@ async function demoCredentials(databaseUrl: string, secret: string): Promise<{ k
 
 /**
  * The banner is printed once the API and the dashboard answer, so its curl works right away. Gives up quietly
- * when `stopping` turns true (a process died, or Ctrl-C).
+ * when `stopping` turns true (a crash loop, or Ctrl-C).
  */
 async function waitForHttp(what: string, url: string, stopping: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -75,6 +77,11 @@ function clusterNodeUrl(nodes: string | undefined): string | undefined {
   return first ? `redis://${first}` : undefined;
 }
 
+function appSpec(role: 'api' | 'worker' | 'dashboard', env: NodeJS.ProcessEnv): ChildSpec {
+  const main = path.join(root, 'dist', role, 'main.js');
+  return { name: role, start: () => spawn(process.execPath, role === 'api' ? apiNodeArgs(main) : [main], { env, stdio: 'inherit' }) };
+}
+
 async function main(): Promise<void> {
   // A promise, so a Ctrl-C while they are still starting stops them too.
   const services = startLocalServices(dotCos, {
@@ -85,22 +92,21 @@ async function main(): Promise<void> {
     durable: true,
     ownProcessGroup: true,
   });
-  const children: ChildProcess[] = [];
   let stopping = false;
+  const supervisor = new Supervisor({
+    log,
+    onGiveUp: ({ message }) => {
+      process.stderr.write(`[cos] ${message}\n`);
+      void stop(1);
+    },
+  });
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     log('stopping…');
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
+    // The api, worker and dashboard first, then the Postgres and Redis they use.
+    await supervisor.stop();
+    // Those still starting when the stop began, not yet supervised (stopping twice is harmless).
     await services.then(
       (started) => started.stop(),
       () => undefined,
@@ -112,9 +118,11 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
 
   try {
-    const { databaseUrl, redisUrl, postgresDataDir } = await services;
-    // From here on, a stop that began while we waited (Ctrl-C, a process that died) ends the start.
+    const started = await services;
+    const { databaseUrl, redisUrl, postgresDataDir } = started;
+    // From here on, a stop that began while we waited (Ctrl-C, a crash loop) ends the start.
     if (stopping) return;
+    await supervisor.start(serviceSpecs(started));
     const secret = devSecret();
     const port = process.env.PORT ?? '3000';
     const dashboardPort = process.env.DASHBOARD_PORT || '3001';
@@ -136,17 +144,7 @@ async function main(): Promise<void> {
     });
     const { key, login } = await demoCredentials(databaseUrl, secret);
     if (stopping) return;
-    for (const role of ['api', 'worker', 'dashboard']) {
-      const main = path.join(root, 'dist', role, 'main.js');
-      const child = spawn(process.execPath, role === 'api' ? apiNodeArgs(main) : [main], { env, stdio: 'inherit' });
-      child.on('exit', (code, signal) => {
-        if (!stopping) {
-          log(`${role} exited (${signal ?? code}); stopping`);
-          void stop(1);
-        }
-      });
-      children.push(child);
-    }
+    await supervisor.start((['api', 'worker', 'dashboard'] as const).map((role) => appSpec(role, env)));
     await waitForHttp('API', `http://127.0.0.1:${port}/readyz`, () => stopping);
     await waitForHttp('dashboard', `http://127.0.0.1:${dashboardPort}/healthz`, () => stopping);
     if (stopping) return;
