@@ -17,6 +17,9 @@ const commaList = z.string().transform((text) =>
 
 const environmentList = commaList.pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
 
+/** `host:port` as its parts. */
+const hostPort = (node: string) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) });
+
 const common = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
   DATABASE_URL: z.string().url(),
@@ -34,11 +37,22 @@ const common = {
       z
         .array(z.string().regex(/^[^:\s]+:\d{1,5}$/, 'each node must be host:port'))
         .min(1)
-        .transform((nodes) =>
-          nodes.map((node) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) })),
-        ),
+        .transform((nodes) => nodes.map(hostPort)),
     )
     .optional(),
+  /**
+   * Where each cluster node is reached when that differs from the address it announces (behind
+   * NAT, in containers): `announced=reachable` pairs of `host:port`, comma-separated.
+   */
+  REDIS_CLUSTER_NAT_MAP: commaList
+    .pipe(z.array(z.string().regex(/^[^:\s=]+:\d{1,5}=[^:\s=]+:\d{1,5}$/, 'each entry must be host:port=host:port')))
+    .transform((entries) =>
+      Object.fromEntries(entries.map((entry) => entry.split('=') as [string, string]).map(([from, to]) => [from, hostPort(to)])),
+    )
+    .optional(),
+  /** The ACL user and password of every cluster node (one node's go in REDIS_URL). */
+  REDIS_CLUSTER_USERNAME: z.string().min(1).optional(),
+  REDIS_CLUSTER_PASSWORD: z.string().min(1).optional(),
   /**
    * Event-queue partitions, 8 unless set: shared out over the live workers, and on a cluster
    * spread over its masters (docs/adr/0015-worker-partition-ownership.md).

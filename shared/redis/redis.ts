@@ -5,20 +5,39 @@ import { UserHashes } from '../keys/user-hash';
 /** One Redis node, or a Redis Cluster: every repository takes either. */
 export type RedisClient = Redis | Cluster;
 
-/** Where Redis is: a node's URL, or a cluster's seed nodes (`REDIS_CLUSTER_NODES`). */
-export type RedisTarget = string | { clusterNodes: Array<{ host: string; port: number }> };
+type HostPort = { host: string; port: number };
+
+/**
+ * Where Redis is: a node's URL, or a cluster's seed nodes (`REDIS_CLUSTER_NODES`), with where
+ * each node is reached when that is not the address it announces, and the nodes' credentials.
+ */
+export type RedisTarget = string | { clusterNodes: HostPort[]; natMap?: Record<string, HostPort>; username?: string; password?: string };
 
 /** The Redis settings every role's config carries. */
 export interface RedisConfig {
   REDIS_URL?: string;
-  REDIS_CLUSTER_NODES?: Array<{ host: string; port: number }>;
+  REDIS_CLUSTER_NODES?: HostPort[];
+  REDIS_CLUSTER_NAT_MAP?: Record<string, HostPort>;
+  REDIS_CLUSTER_USERNAME?: string;
+  REDIS_CLUSTER_PASSWORD?: string;
   QUEUE_PARTITIONS: number;
   COS_REDIS_PREFIX: string;
   COS_SECRET: string;
 }
 
-export function redisTarget(config: Pick<RedisConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget {
-  return config.REDIS_CLUSTER_NODES ? { clusterNodes: config.REDIS_CLUSTER_NODES } : config.REDIS_URL!;
+export function redisTarget(
+  config: Pick<
+    RedisConfig,
+    'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_CLUSTER_NAT_MAP' | 'REDIS_CLUSTER_USERNAME' | 'REDIS_CLUSTER_PASSWORD'
+  >,
+): RedisTarget {
+  if (!config.REDIS_CLUSTER_NODES) return config.REDIS_URL!;
+  return {
+    clusterNodes: config.REDIS_CLUSTER_NODES,
+    natMap: config.REDIS_CLUSTER_NAT_MAP,
+    username: config.REDIS_CLUSTER_USERNAME,
+    password: config.REDIS_CLUSTER_PASSWORD,
+  };
 }
 
 /** The key layout of a deployment (docs/adr/0014-redis-cluster-partitions.md). */
@@ -61,7 +80,7 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
       : role === 'consumer'
         ? { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy: retry }
         : { lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null };
-  const client = typeof target === 'string' ? new Redis(target, options) : createCluster(target.clusterNodes, options);
+  const client = typeof target === 'string' ? new Redis(target, options) : createCluster(target, options);
   client.on('error', () => undefined); // reported by the callers' failing commands
   return client;
 }
@@ -74,10 +93,12 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
  * whole cluster is unreachable its commands wait for it, and a request is answered 503 at its
  * deadline (docs/SCALING.md#redis).
  */
-function createCluster(nodes: Array<{ host: string; port: number }>, options: RedisOptions): Cluster {
-  const { enableOfflineQueue: _nodeQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...redisOptions } = options;
+function createCluster(target: Exclude<RedisTarget, string>, options: RedisOptions): Cluster {
+  const { enableOfflineQueue: _nodeQueue, retryStrategy, enableAutoPipelining, lazyConnect, ...nodeOptions } = options;
+  const redisOptions = { ...nodeOptions, username: target.username, password: target.password };
   const clusterOptions: ClusterOptions = {
     redisOptions,
+    natMap: target.natMap,
     enableAutoPipelining: enableAutoPipelining ?? false,
     enableOfflineQueue: true,
     enableReadyCheck: true,
@@ -88,7 +109,7 @@ function createCluster(nodes: Array<{ host: string; port: number }>, options: Re
     retryDelayOnTryAgain: 100,
     slotsRefreshTimeout: 2000,
   };
-  return new Cluster(nodes, clusterOptions);
+  return new Cluster(target.clusterNodes, clusterOptions);
 }
 
 /**

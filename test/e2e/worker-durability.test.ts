@@ -4,7 +4,7 @@ import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
 import { eventsIdle, eventsQueues, type EventsQueues } from '../support/ledger';
-import { startCountingProxy } from '../support/counting-proxy';
+import { startRedisProxy } from '../support/redis-proxy';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 
@@ -181,9 +181,9 @@ describe('worker processes', () => {
     const posted = await Promise.all(ids.map((requestId) => c.outcome({ requestId, started: true })));
     expect(posted.every((r) => r.status === 202)).toBe(true);
     // The worker reaches Redis through a proxy that can cut it off, as a network partition does.
-    const redis = await startCountingProxy(env.redisUrl);
+    const redis = await startRedisProxy(env);
     try {
-      const stuck = startWorker({ REDIS_URL: redis.url, WORKER_CONCURRENCY: '2', WORKER_DRAIN_TIMEOUT: '2s' });
+      const stuck = startWorker({ ...redis.env, WORKER_CONCURRENCY: '2', WORKER_DRAIN_TIMEOUT: '2s' });
       await eventually(
         async () => {
           const applied = await sql<{ n: number }>`select count(*)::int as n from outcomes where user_id like 'stuck-%'`.execute(env.db);

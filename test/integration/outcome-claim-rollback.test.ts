@@ -2,17 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
+import { clusterNodeAddresses } from '../support/redis-proxy';
 
 /**
  * POST /v1/outcome claims the requestId in Redis, then enqueues the job; when the enqueue fails
  * after the claim succeeded, the claim and the pending mark must go, or the client's retry would
  * be refused (409) for an outcome never acknowledged. Here Redis itself refuses the enqueue: the
  * API connects as a Redis ACL user whose access to the queue's keys is withdrawn for one request,
- * while the claim's keys stay writable.
+ * while the claim's keys stay writable. On a cluster the user is made on every node (ACLs are
+ * per node) and the API signs in with REDIS_CLUSTER_USERNAME / REDIS_CLUSTER_PASSWORD.
  */
 const user = `cos-rollback-${randomBytes(4).toString('hex')}`;
 const password = randomBytes(12).toString('hex');
-let admin: Redis;
+/** A connection to every Redis node (one, or each node of the cluster). */
+let admins: Redis[];
+const onEvery = (...args: Array<string | number>) => Promise.all(admins.map((admin) => admin.call(args[0] as string, ...args.slice(1))));
 let h: Harness;
 let key: string;
 
@@ -22,19 +26,24 @@ const asUser = (url: string) => {
   parsed.password = password;
   return parsed.toString();
 };
-const allowKeys = (...patterns: string[]) => admin.call('ACL', 'SETUSER', user, 'resetkeys', ...patterns.map((p) => `~${p}`));
+const allowKeys = (...patterns: string[]) => onEvery('ACL', 'SETUSER', user, 'resetkeys', ...patterns.map((p) => `~${p}`));
 
 beforeAll(async () => {
-  admin = new Redis(process.env.COS_TEST_REDIS_URL!, { maxRetriesPerRequest: null });
-  await admin.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all');
-  h = await startHarness((env) => ({ REDIS_URL: asUser(env.redisUrl) }));
+  const cluster = process.env.COS_TEST_REDIS_MODE === 'cluster' ? process.env.COS_TEST_REDIS_CLUSTER_NODES! : undefined;
+  const nodes = cluster ? await clusterNodeAddresses(cluster.split(',')[0]!) : [new URL(process.env.COS_TEST_REDIS_URL!).host];
+  admins = nodes.map((node) => new Redis(Number(node.split(':')[1]), node.split(':')[0]!, { maxRetriesPerRequest: null }));
+  await onEvery('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all');
+  h = await startHarness((env): Record<string, string> =>
+    env.clusterNodes ? { REDIS_CLUSTER_USERNAME: user, REDIS_CLUSTER_PASSWORD: password } : { REDIS_URL: asUser(env.redisUrl) },
+  );
   key = await h.key('rollback', 'test');
-  h.startWorker(undefined, { REDIS_URL: h.env.redisUrl });
+  // The worker as the default user (an empty variable counts as unset).
+  h.startWorker(undefined, h.env.clusterNodes ? { REDIS_CLUSTER_USERNAME: '', REDIS_CLUSTER_PASSWORD: '' } : { REDIS_URL: h.env.redisUrl });
 });
 afterAll(async () => {
   await h.close();
-  await admin.call('ACL', 'DELUSER', user);
-  admin.disconnect();
+  await onEvery('ACL', 'DELUSER', user);
+  for (const admin of admins) admin.disconnect();
 });
 
 it('releases the claim of an outcome it could not enqueue: the retry, with other signals, is accepted and applied', async () => {
@@ -45,7 +54,7 @@ it('releases the claim of an outcome it could not enqueue: the retry, with other
   const fingerprintKey = h.env.keys.outcomeFingerprint(requestId, claims.userHash);
   const pendingKey = h.env.keys.pendingOutcomes(claims, claims.userHash);
 
-  await admin.call('ACL', 'LOG', 'RESET');
+  await onEvery('ACL', 'LOG', 'RESET');
   await allowKeys(`${h.env.prefix}:v1:*`); // the claim's keys, not the queue's
   let failed;
   try {
@@ -56,7 +65,8 @@ it('releases the claim of an outcome it could not enqueue: the retry, with other
   expect(failed.status).toBeGreaterThanOrEqual(500);
   expect(failed.body.error.statusCode).toBe(failed.status);
   // Redis answered the claim and refused the enqueue, on a key of the queue…
-  const denied = ((await admin.call('ACL', 'LOG')) as unknown[][])
+  const denied = ((await onEvery('ACL', 'LOG')) as unknown[][][])
+    .flat()
     .map((entry) => Object.fromEntries(Array.from({ length: entry.length / 2 }, (_, i) => [entry[2 * i], entry[2 * i + 1]])))
     .filter((entry) => entry.username === user);
   expect(denied.length).toBeGreaterThan(0);

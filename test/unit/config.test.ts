@@ -49,6 +49,24 @@ describe.each([
     expect(configError(() => load({ ...BASE, QUEUE_PARTITIONS: '0' })).message).toContain('QUEUE_PARTITIONS');
   });
 
+  it("takes a cluster's NAT map (announced=reachable) and its nodes' credentials", () => {
+    const { REDIS_URL: _url, ...withoutUrl } = BASE;
+    const config = load({
+      ...withoutUrl,
+      REDIS_CLUSTER_NODES: 'redis-a.example:6379',
+      REDIS_CLUSTER_NAT_MAP: '10.0.0.5:6379=redis-a.example:6379, 10.0.0.6:6379=redis-b.example:6380',
+      REDIS_CLUSTER_USERNAME: 'cos',
+      REDIS_CLUSTER_PASSWORD: 'secret-of-the-nodes',
+    });
+    expect(config.REDIS_CLUSTER_NAT_MAP).toEqual({
+      '10.0.0.5:6379': { host: 'redis-a.example', port: 6379 },
+      '10.0.0.6:6379': { host: 'redis-b.example', port: 6380 },
+    });
+    expect([config.REDIS_CLUSTER_USERNAME, config.REDIS_CLUSTER_PASSWORD]).toEqual(['cos', 'secret-of-the-nodes']);
+    const bad = configError(() => load({ ...withoutUrl, REDIS_CLUSTER_NODES: 'a:1', REDIS_CLUSTER_NAT_MAP: '10.0.0.5:6379' }));
+    expect(bad.message).toContain('REDIS_CLUSTER_NAT_MAP');
+  });
+
   it('requires COS_SECRET when NODE_ENV is unset (production is the default)', () => {
     const { COS_SECRET: _secret, ...withoutSecret } = BASE;
     expect(configError(() => load(withoutSecret)).message).toContain('COS_SECRET');
