@@ -66,7 +66,7 @@ const CLUSTER_SUITES = [
   'integration/outcome-claim-rollback',
   'integration/worker-jobs',
   'e2e/worker-durability',
-  // Both passes may hold the default METRICS_PORT at once: a worker then gives way, as the test expects.
+  // Its test of the default METRICS_PORT waits until it holds the port itself.
   'e2e/metrics',
 ];
 

@@ -19,11 +19,22 @@ beforeAll(async () => {
   env = await createTestEnv();
   key = (await new KeyService(env.db, TEST_SECRET).create({ account: 'worker-metrics', environment: 'test' })).key;
   api = await spawnApi({ ...env.processEnv(), API_PROCESSES: '2' });
-  const port = await freePort();
-  metricsUrl = `http://127.0.0.1:${port}`;
-  const workerEnv: NodeJS.ProcessEnv = env.processEnv({ METRICS_PORT: String(port), USAGE_FLUSH_INTERVAL: '1s' });
-  delete workerEnv.WORKER_NICE; // this worker runs with the default niceness, which a test below checks
-  worker = spawnBuilt('worker/main.js', workerEnv);
+  // A port found free can be taken by another suite's process before the worker binds it: the
+  // worker then exits saying so, and starts again on another (as spawnApi does for the API).
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    metricsUrl = `http://127.0.0.1:${port}`;
+    const workerEnv: NodeJS.ProcessEnv = env.processEnv({ METRICS_PORT: String(port), USAGE_FLUSH_INTERVAL: '1s', LOG_LEVEL: 'info' });
+    delete workerEnv.WORKER_NICE; // this worker runs with the default niceness, which a test below checks
+    worker = spawnBuilt('worker/main.js', workerEnv);
+    const started = worker;
+    const listening = await eventually(async () =>
+      started.child.exitCode !== null ? 'exited' : started.output().includes('worker metrics listening') ? 'listening' : null,
+    );
+    if (listening === 'listening') break;
+    if (attempt >= 3 || !started.output().includes('cannot listen on METRICS_PORT'))
+      throw new Error(`worker did not start: ${started.output()}`);
+  }
   await eventually(async () => (await fetch(`${metricsUrl}/readyz`)).ok);
 });
 afterAll(async () => {
@@ -115,12 +126,20 @@ describe('worker /metrics (built process)', () => {
   });
 
   it('gives way to a free port when the default METRICS_PORT is taken, so workers can share a host', async () => {
-    // Holds the default port (unless something on this machine already does: the same case).
-    const holder = http.createServer();
-    await new Promise<void>((resolve) => {
-      holder.once('error', () => resolve());
-      holder.listen(DEFAULT_METRICS_PORT, resolve);
-    });
+    // Holds the default port itself — waiting while the other test pass's run of this test holds
+    // it — so that the worker certainly finds it taken.
+    const holder = await eventually(
+      async () => {
+        const server = http.createServer();
+        const held = await new Promise<boolean>((resolve) => {
+          server.once('error', () => resolve(false));
+          server.listen(DEFAULT_METRICS_PORT, () => resolve(true));
+        });
+        return held ? server : null;
+      },
+      45_000,
+      100,
+    );
     const second = spawnBuilt('worker/main.js', env.processEnv({ METRICS_PORT: '' }));
     try {
       const line = await eventually(async () =>
