@@ -10,7 +10,7 @@ import { rssMb, treePssMb } from './soak/memory';
 import { minuteRow, otherServerErrors, printReport, type MinuteRow, type SoakResult } from './soak/report';
 import { SoakTraffic } from './soak/traffic';
 import { apiNodeArgs } from '../api/node-flags';
-import { printOutageReport, runPostgresOutage } from './soak/postgres-outage';
+import { printOutageReport, runDependencyFault, type Fault } from './soak/dependency-fault';
 
 /**
  * `npm run soak`: the built api and two workers on a throwaway Postgres and Redis (appendonly,
@@ -21,8 +21,9 @@ import { printOutageReport, runPostgresOutage } from './soak/postgres-outage';
  * `--redis-kill` SIGKILLs Redis instead of stopping it, and reports how many acknowledged
  * outcomes `appendfsync everysec` lost. Options: --minutes 10, --clients 12, --think-ms 50,
  * --users 300, --redis-down 10 (s), --postgres-down 15 (s), --json.
- * `--scenario postgres-outage` runs one long Postgres outage instead (soak/postgres-outage.ts):
- * --postgres-down 600 (s), --rate 30 (pairs/s), --users 200, --warm 30 (s).
+ * `--scenario postgres-outage` runs one long Postgres outage instead, `postgres-freeze` and
+ * `redis-freeze` one freeze (soak/dependency-fault.ts): --down 600 (s; 60 for a freeze),
+ * --rate 30 (pairs/s), --users 200, --warm 30 (s).
  */
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -41,7 +42,8 @@ const opts = {
   json: process.argv.includes('--json'),
 };
 const scenario = process.argv.includes('--scenario') ? process.argv[process.argv.indexOf('--scenario') + 1] : 'mixed';
-if (scenario !== 'mixed' && scenario !== 'postgres-outage') throw new Error('--scenario is mixed or postgres-outage');
+const FAULTS: readonly string[] = ['postgres-outage', 'postgres-freeze', 'redis-freeze'] satisfies Fault[];
+if (scenario !== 'mixed' && !FAULTS.includes(scenario!)) throw new Error(`--scenario is mixed or one of ${FAULTS.join(', ')}`);
 const PREFIX = 'soak';
 const MINUTE = 60_000;
 
@@ -190,14 +192,16 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   };
 }
 
-if (scenario === 'postgres-outage') {
+if (scenario !== 'mixed') {
+  const fault = scenario as Fault;
   const outage = {
-    downS: flag('postgres-down', 600),
+    fault,
+    downS: flag('down', fault === 'postgres-outage' ? 600 : 60),
     rate: flag('rate', 30),
     users: flag('users', 200),
     warmS: flag('warm', 30),
   };
-  withCleanup('cos-soak-', (dir, onCleanup) => runPostgresOutage(dir, onCleanup, outage)).then(
+  withCleanup('cos-soak-', (dir, onCleanup) => runDependencyFault(dir, onCleanup, outage)).then(
     (result) => {
       if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else printOutageReport(result);

@@ -26,6 +26,7 @@ import { cappedBackoff } from '../shared/jobs/retry';
 import { WorkerGroup } from '../shared/jobs/worker-group.repository';
 import { EventBatcher } from './event-batcher';
 import { reportJobFailure } from './job-failures';
+import { LostLocks } from './lost-locks';
 import { PartitionConsumers, type QueueConsumer } from './partition-consumers';
 import { batchPoolSettings, jobTimings } from './job-timings';
 import { buildRegistry, processorFor } from './registry';
@@ -150,6 +151,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const processor: Processor = processorFor(registry, watch);
   // While a dependency is away no job is taken: the held ones wait in hand, the rest in Redis.
   const bullWorkers = new Set<Worker>();
+  const lostLocks = new LostLocks(logger);
   const followOutages = (worker: Worker) => void (watch.anyDown ? worker.pause(true) : worker.resume()).catch(() => undefined);
   watch.onChange(() => bullWorkers.forEach(followOutages));
   /** A BullMQ Worker on a connection of its own, closed with it. */
@@ -158,9 +160,11 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     const worker = new Worker(queue, processor, { ...common, prefix, connection, concurrency });
     bullWorkers.add(worker);
     if (watch.anyDown) followOutages(worker);
-    // Lost connections and lock renewals that failed during an outage are the watch's to log, once.
+    // Lost connections and lock renewals that failed during an outage are the watch's to log,
+    // once; locks found lost afterwards are counted and reported together.
     worker.on('error', (error) => {
       if (isDependencyUnavailable(error) || watch.anyDown) return void watch.failed(error);
+      if (lostLocks.take(error)) return;
       logger.error({ err: error }, 'worker error');
     });
     worker.on('failed', (job, error) => metrics.jobFailed(worker.name, reportJobFailure(logger, job, error)));
@@ -248,6 +252,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     await closing;
     await ready.catch(() => undefined);
     await Promise.all(queues.map((queue) => queue.close()));
+    lostLocks.close();
     redis.disconnect();
     await Promise.all([db.destroy(), maintenanceDb.destroy(), probeDb.destroy()]);
   };

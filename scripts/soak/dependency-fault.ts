@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import path from 'node:path';
 import { apiNodeArgs } from '../../api/node-flags';
@@ -8,18 +10,22 @@ import { machineDescription, runSource } from '../bench/provenance';
 import { outcomeLedger } from './ledger';
 
 /**
- * `npm run soak -- --scenario postgres-outage`: the built api and one worker on a throwaway
- * Postgres and Redis under a steady `--rate` context + outcome pairs a second over `--users`
- * users, while Postgres is stopped for `--postgres-down` seconds (600 by default). Measures what
- * an operator sees: how long after Postgres's return every outcome accepted before it is applied,
- * how many lines the worker logged, how many requests were answered 503, and whether each
- * accepted outcome was applied exactly once with nothing parked.
+ * `npm run soak -- --scenario postgres-outage` (or `postgres-freeze`, `redis-freeze`): the built
+ * api and one worker on a throwaway Postgres and Redis under a steady `--rate` context + outcome
+ * pairs a second over `--users` users, while Postgres is stopped — or Postgres or Redis frozen,
+ * every process of it stopped with SIGSTOP — for `--down` seconds. Measures what an operator
+ * sees: how long after the dependency's return every outcome accepted before it is applied, how
+ * many lines the worker logged, the answers by status, and whether each accepted outcome was
+ * applied exactly once with nothing parked.
  */
+export type Fault = 'postgres-outage' | 'postgres-freeze' | 'redis-freeze';
+
 export interface OutageOptions {
+  fault: Fault;
   downS: number;
   rate: number;
   users: number;
-  /** Traffic before the outage, and after Postgres's return. */
+  /** Traffic before the fault, and after its end. */
   warmS: number;
 }
 
@@ -29,13 +35,15 @@ export interface OutageResult {
   source: ReturnType<typeof runSource>;
   machine: ReturnType<typeof machineDescription>;
   settings: OutageOptions;
-  /** Outcomes accepted (202) during the outage, and waiting when Postgres returned. */
+  /** Outcomes accepted (202) by the end of the fault, and event jobs waiting when it ended. */
   acceptedDuringOutage: number;
   backlogJobsAtReturn: number;
-  /** Seconds from Postgres answering again until every outcome accepted before that was applied. */
+  /** Seconds from the dependency answering again until every outcome accepted before that was applied. */
   backlogAppliedS: number | null;
   /** Answers by status, before / during / after the outage. */
   statuses: Record<'before' | 'during' | 'after', Record<string, number>>;
+  /** Milliseconds from sending to the answer, per phase: median, p99 and the longest. */
+  latencyMs: Record<'before' | 'during' | 'after', { p50: number; p99: number; max: number }>;
   workerLogLines: number;
   apiLogLines: number;
   outcomes: { accepted: number; applied: number; lost: number; appliedTwice: number };
@@ -45,7 +53,7 @@ export interface OutageResult {
 
 type Phase = keyof OutageResult['statuses'];
 
-export async function runPostgresOutage(
+export async function runDependencyFault(
   dir: string,
   onCleanup: (step: () => Promise<void>) => void,
   o: OutageOptions,
@@ -90,21 +98,29 @@ export async function runPostgresOutage(
   const users = Array.from({ length: o.users }, (_, i) => `outage-user-${i}`);
   const statuses: OutageResult['statuses'] = { before: {}, during: {}, after: {} };
   let phase: Phase = 'before';
-  const count = (status: number) => (statuses[phase][status] = (statuses[phase][status] ?? 0) + 1);
+  const latencies: Record<Phase, number[]> = { before: [], during: [], after: [] };
+  const count = (status: number, ms: number) => {
+    statuses[phase][status] = (statuses[phase][status] ?? 0) + 1;
+    latencies[phase].push(ms);
+  };
   const accepted = new Set<string>();
   const acceptedAt = new Map<string, number>();
   let stopping = false;
   const inFlight = new Set<Promise<void>>();
 
   /** One pair: a context call, then its outcome, retried each second until acknowledged (as the contract asks). */
+  const timed = async (method: string, route: string, body: unknown) => {
+    const started = performance.now();
+    const answer = await call(method, route, body);
+    count(answer.status, performance.now() - started);
+    return answer;
+  };
   const pair = async (userId: string) => {
-    const context = await call('POST', '/v1/context', { userId, task: 'Reconcile the ledger', complexity: 'medium' });
-    count(context.status);
+    const context = await timed('POST', '/v1/context', { userId, task: 'Reconcile the ledger', complexity: 'medium' });
     if (context.status !== 200) return;
     const requestId = context.body!.requestId as string;
     for (;;) {
-      const outcome = await call('POST', '/v1/outcome', { requestId, started: true, completed: Math.random() < 0.5 });
-      count(outcome.status);
+      const outcome = await timed('POST', '/v1/outcome', { requestId, started: true, completed: Math.random() < 0.5 });
       if (outcome.status === 202) {
         accepted.add(requestId);
         acceptedAt.set(requestId, Date.now());
@@ -129,16 +145,21 @@ export async function runPostgresOutage(
 
   await sleep(o.warmS * 1000);
   const linesBefore = worker.lines();
-  await services.postgres!.stop('clean');
+  const service = o.fault === 'redis-freeze' ? services.redis! : services.postgres!;
+  if (o.fault === 'postgres-outage') await service.stop('clean');
+  else signalAll(service.child.pid!, 'SIGSTOP');
   phase = 'during';
-  log(`Postgres stopped for ${o.downS} s`);
+  log(`${o.fault}: for ${o.downS} s`);
   await sleep(o.downS * 1000);
-  const backlogJobsAtReturn = (await queues.counts()).pending;
+  // Redis answers nothing while frozen: the backlog is counted once it is back.
+  const waitingBefore = o.fault === 'redis-freeze' ? undefined : (await queues.counts()).pending;
   const acceptedDuringOutage = accepted.size;
-  await services.postgres!.start();
+  if (o.fault === 'postgres-outage') await service.start();
+  else signalAll(service.child.pid!, 'SIGCONT');
   const returned = Date.now();
   phase = 'after';
-  log(`Postgres started again; ${backlogJobsAtReturn} event jobs waiting`);
+  const backlogJobsAtReturn = waitingBefore ?? (await queues.counts()).pending;
+  log(`back; ${backlogJobsAtReturn} event jobs waiting`);
   const waiting = new Set([...accepted].filter((id) => (acceptedAt.get(id) ?? 0) <= returned));
   let backlogAppliedS: number | null = null;
   await waitUntil('the backlog to be applied', 10 * 60_000, 250, async () => {
@@ -147,7 +168,7 @@ export async function runPostgresOutage(
     backlogAppliedS = Math.round((Date.now() - returned) / 100) / 10;
     return true;
   }).catch(() => undefined);
-  log(`backlog applied ${backlogAppliedS ?? 'not'} s after Postgres's return`);
+  log(`backlog applied ${backlogAppliedS ?? 'not'} s after the return`);
   await sleep(o.warmS * 1000);
   clearInterval(ticker);
   stopping = true;
@@ -169,12 +190,39 @@ export async function runPostgresOutage(
     backlogJobsAtReturn,
     backlogAppliedS,
     statuses,
+    latencyMs: {
+      before: summary(latencies.before),
+      during: summary(latencies.during),
+      after: summary(latencies.after),
+    },
     workerLogLines: worker.lines() - linesBefore,
     apiLogLines: api.proc.lines(),
     outcomes: { accepted: ledger.accepted, applied: ledger.applied, lost: ledger.lost.length, appliedTwice: ledger.appliedTwice },
     failedJobs,
     pass,
   };
+}
+
+function summary(values: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 10) / 10;
+  return { p50: at(0.5), p99: at(0.99), max: Math.round((sorted.at(-1) ?? 0) * 10) / 10 };
+}
+
+/** Sends `signal` to the process and every process it started (Postgres's backends call setsid()). */
+function signalAll(pid: number, signal: 'SIGSTOP' | 'SIGCONT'): void {
+  let children: number[] = [];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // none
+  }
+  // Stopped parent first (it forks no new child meanwhile); continued parent last.
+  const order = signal === 'SIGSTOP' ? [pid, ...children] : [...children, pid];
+  for (const target of order) process.kill(target, signal);
 }
 
 function redisFor(url: string, onCleanup: (step: () => Promise<void>) => void): Redis {
@@ -186,10 +234,11 @@ function redisFor(url: string, onCleanup: (step: () => Promise<void>) => void): 
 
 export function printOutageReport(r: OutageResult): void {
   const lines = [
-    `Postgres stopped ${r.settings.downS} s under ${r.settings.rate} context + outcome pairs/s (${r.settings.users} users)`,
-    `outcomes accepted during the outage: ${r.acceptedDuringOutage}; event jobs waiting at Postgres's return: ${r.backlogJobsAtReturn}`,
-    `backlog applied ${r.backlogAppliedS ?? 'NOT'} s after Postgres's return`,
+    `${r.settings.fault} for ${r.settings.downS} s under ${r.settings.rate} context + outcome pairs/s (${r.settings.users} users)`,
+    `outcomes accepted by its end: ${r.acceptedDuringOutage}; event jobs waiting then: ${r.backlogJobsAtReturn}`,
+    `backlog applied ${r.backlogAppliedS ?? 'NOT'} s after the return`,
     `answers before: ${JSON.stringify(r.statuses.before)}; during: ${JSON.stringify(r.statuses.during)}; after: ${JSON.stringify(r.statuses.after)}`,
+    `latency ms (p50 / p99 / max) before: ${Object.values(r.latencyMs.before).join(' / ')}; during: ${Object.values(r.latencyMs.during).join(' / ')}; after: ${Object.values(r.latencyMs.after).join(' / ')}`,
     `worker log lines from the outage on: ${r.workerLogLines}; api log lines in all: ${r.apiLogLines}`,
     `outcomes: ${r.outcomes.accepted} accepted, ${r.outcomes.applied} applied, ${r.outcomes.lost} lost, ${r.outcomes.appliedTwice} applied twice; failed jobs: ${r.failedJobs}`,
     r.pass ? 'PASS' : 'FAIL',
