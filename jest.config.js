@@ -66,6 +66,7 @@ const CLUSTER_SUITES = [
   'integration/outcome-claim-rollback',
   'integration/worker-jobs',
   'e2e/worker-durability',
+  'integration/credential-changes',
   // Its test of the default METRICS_PORT waits until it holds the port itself.
   'e2e/metrics',
 ];

@@ -42,6 +42,7 @@ export function createApp(deps: AppDeps): ApiApp {
   const observeTraffic = trafficObserver(deps.traffic, deps.trustProxy !== undefined);
   const onError = errorHandler(deps.logger, deps.watch);
   const deadlines = new RequestDeadlines<Response>(deps.requestDeadlineMs, expireRequest(onError));
+  deps.metrics.watchDeadlines(deadlines);
   const logged = requestLog(
     deps.logger,
     (res, ms) => {

@@ -19,7 +19,7 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const onError = dashboardErrorHandler(deps.logger, deps.watch);
-  app.use(pageDeadlines(deps.requestDeadlineMs, onError).middleware);
+  app.use(pageDeadlines(deps.requestDeadlineMs, onError, deps.watch).middleware);
   app.use(securityHeaders);
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.use(staticAssets());

@@ -23,7 +23,10 @@ export interface JobTimings {
    * end up parked.
    */
   maxStalledCount: number;
-  /** Postgres's deadline for one statement of a batch: it ends before the batch's locks could lapse. */
+  /**
+   * Postgres's deadline for one statement of a batch: a statement that hangs ends, while the
+   * batch's locks are renewed (the event loop is free while it waits).
+   */
   statementMs: number;
 }
 

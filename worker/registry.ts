@@ -1,4 +1,4 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { JOBS, JOB_NAMES, type JobName, type JobPayload } from '../shared/jobs/catalog';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import type { DependencyWatch } from '../shared/health/dependency-watch';
@@ -33,7 +33,7 @@ function run<N extends JobName>(registry: Handlers, name: N, job: Job): Promise<
  * retried by BullMQ as before.
  */
 export function processorFor(registry: Handlers, watch: Pick<DependencyWatch, 'failed' | 'whenAllUp' | 'anyDown' | 'closed'>) {
-  return async (job: Job): Promise<string> => {
+  return async (job: Job, token?: string): Promise<string> => {
     const name = job.name;
     if (!isJobName(name)) throw new UnrecoverableError(`unknown job ${name}`);
     for (;;) {
@@ -44,9 +44,18 @@ export function processorFor(registry: Handlers, watch: Pick<DependencyWatch, 'f
         if (isDependencyUnavailable(error)) {
           await watch.failed(error);
           if (watch.anyDown && !watch.closed) continue;
+          // The worker is stopping during the outage: the job goes back for later without
+          // spending an attempt (nor a log line) — whichever worker runs then applies it.
+          if (watch.anyDown && token !== undefined) {
+            await job.moveToDelayed(Date.now() + HANDED_BACK_DELAY_MS, token);
+            throw new DelayedError();
+          }
         }
         throw jobFailure(error, job);
       }
     }
   };
 }
+
+/** How long a job handed back by a worker that stops during an outage waits before it is taken again. */
+const HANDED_BACK_DELAY_MS = 1000;

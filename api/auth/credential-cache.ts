@@ -99,7 +99,7 @@ export class CredentialCache implements CredentialChangeListener {
     if (fresh !== undefined) return fresh;
     const cached = this.entries.get(hashHex);
     // Postgres is known to be away: asking it would only make the request wait for its deadline.
-    if (cached?.credential && this.postgres.down() && this.withinGrace(cached.at, now)) return cached.credential;
+    if (cached?.credential && this.postgres.down() && this.withinGrace(cached, now)) return cached.credential;
     const epoch = this.epoch;
     let pending = this.inflight.get(hashHex);
     if (!pending) {
@@ -112,7 +112,7 @@ export class CredentialCache implements CredentialChangeListener {
     } catch (error) {
       // Postgres unreachable: a key known to be valid a little while ago keeps working.
       if (isDependencyUnavailable(error)) this.postgres.failed(error);
-      if (cached?.credential && this.withinGrace(cached.at, now)) return cached.credential;
+      if (cached?.credential && this.withinGrace(cached, now)) return cached.credential;
       throw error;
     }
     if (epoch !== this.epoch) return credential; // answered, but possibly from before a change
@@ -156,9 +156,14 @@ export class CredentialCache implements CredentialChangeListener {
     return !this.missedChanges && now - this.followedAt < FOLLOWED_WITHIN_MS;
   }
 
-  /** Whether an entry cached at `at` may still stand in for Postgres. */
-  private withinGrace(at: number, now: number): boolean {
-    return now - at < (this.following(now) ? FOLLOWED_GRACE_MS : STALE_GRACE_MS);
+  /**
+   * Whether an entry may still stand in for Postgres. The long grace needs both: the stream is
+   * followed, and the entry was confirmed since the watermark last moved — a change made without
+   * an announcement (in SQL, or while Redis was away) moved the watermark and may concern it.
+   */
+  private withinGrace(entry: { at: number; generation: number }, now: number): boolean {
+    const confirmed = this.following(now) && entry.generation === this.generation;
+    return now - entry.at < (confirmed ? FOLLOWED_GRACE_MS : STALE_GRACE_MS);
   }
 
   private clear(): void {

@@ -8,6 +8,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * settings lookups and content-type negotiation (docs/adr/0016-hot-path.md).
  */
 export function sendJson(res: Response, status: number, body: unknown): void {
+  // Answered already (503 at the request's deadline): the late result is dropped, and the
+  // status the access log and metering read stays the one sent.
+  if (res.headersSent) return;
   const text = JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', JSON_TYPE);

@@ -124,8 +124,10 @@ export class Admission {
   }
 
   private admit(decision: Extract<LimitDecision, { allowed: true }>): void {
-    this.headers(decision.limit, decision.remaining, decision.resetAt);
     const { meteredAt } = decision;
+    // Admitted after the request was answered at its deadline: metered as what it got (503).
+    if (this.res.headersSent) return this.meterAs(this.res.statusCode, meteredAt);
+    this.headers(decision.limit, decision.remaining, decision.resetAt);
     this.res.on('finish', () => this.meterAs(this.res.statusCode, meteredAt));
   }
 

@@ -112,7 +112,7 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
     },
     'profile.delete': async (req, res) => {
       await services.profiles.erase(authContext(res).tenant, pathUserId(req));
-      res.status(204).end();
+      if (!res.headersSent) res.status(204).end(); // not when answered 503 at its deadline meanwhile
     },
     'profile.versions': async (req, res) => {
       const userId = pathUserId(req);

@@ -52,8 +52,13 @@ const DEADLINE_PASSED = 'deadlinePassed';
  * Gives every page the request deadline (docs/adr/0018-deadlines.md): one not answered in time
  * gets the 503 page, and what its handler does afterwards is dropped.
  */
-export function pageDeadlines(deadlineMs: number, onError: ReturnType<typeof dashboardErrorHandler>) {
+export function pageDeadlines(
+  deadlineMs: number,
+  onError: ReturnType<typeof dashboardErrorHandler>,
+  watch: Pick<DependencyWatch, 'failed'>,
+) {
   const deadlines = new RequestDeadlines<Response>(deadlineMs, (res) => {
+    void watch.failed(new Error('a page passed its deadline'));
     res.setHeader('Connection', 'close'); // frees a client still sending its body slowly
     onError(
       new AppError('SERVICE_UNAVAILABLE', 'The page did not load within its deadline; retry shortly', undefined, { 'Retry-After': '1' }),

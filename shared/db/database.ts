@@ -36,7 +36,7 @@ export const DB_ROLES = {
 
 /**
  * A request path's pool: a connection within half the request's deadline, a statement within
- * three quarters of it — what remains answers 503 in time (api/http/request-deadlines.ts).
+ * three quarters of it — what remains answers 503 in time (shared/http/request-deadlines.ts).
  */
 export function requestPoolSettings(poolSize: number, requestDeadlineMs: number): PoolSettings {
   return { poolSize, connectMs: Math.ceil(requestDeadlineMs / 2), statementMs: Math.ceil((requestDeadlineMs * 3) / 4) };
@@ -100,6 +100,9 @@ class DeadlinePool implements PostgresPool {
 function closingWhenTimedOut(client: PoolClient): PostgresPoolClient {
   let timedOut: Error | undefined;
   const query = ((text: unknown, parameters?: ReadonlyArray<unknown>) => {
+    // The hung statement still holds the connection: what follows (a transaction's ROLLBACK)
+    // would wait a whole deadline behind it, then fail alike.
+    if (timedOut) return Promise.reject(timedOut);
     const result = (client.query as (text: unknown, parameters?: ReadonlyArray<unknown>) => unknown)(text, parameters);
     if (!(result instanceof Promise)) return result; // a cursor
     return result.catch((error: unknown) => {

@@ -38,7 +38,7 @@ export class DependencyWatch {
   private stopped = false;
   /** Outages begun, per dependency, since the process started. */
   readonly outageCounts: Record<Dependency, number> = { redis: 0, postgres: 0 };
-  /** Failures reported while some dependency was down, or that made the watch probe. */
+  /** Failures reported to the watch (each request answered 503 and each failed job run, whatever the cause proved to be). */
   failures = 0;
   private readonly intervalMs: number;
   private readonly clock: () => number;
@@ -75,14 +75,15 @@ export class DependencyWatch {
 
   /**
    * Reports a failure that looked like an unreachable dependency. Resolves once the watch knows
-   * whether one is down: at once during an outage, else after a probe of both.
+   * what is down: after a probe of every dependency not already known down — at most one round
+   * of probes per interval; a failure between two rounds resolves at once with what the last
+   * found. A dependency that answers its probe had a passing fault: no outage, nothing logged.
    */
   failed(error: unknown): Promise<void> {
     this.failures++;
     for (const outage of this.outages.values()) outage.failures++;
-    if (this.anyDown || this.stopped) return Promise.resolve();
+    if (this.stopped) return Promise.resolve();
     if (this.checking) return this.checking;
-    // A dependency that answers its probe had a passing fault: no outage, nothing logged.
     if (this.clock() - this.lastCheck < this.intervalMs) return Promise.resolve();
     this.lastCheck = this.clock();
     this.checking = this.check(error).finally(() => (this.checking = null));
@@ -104,7 +105,8 @@ export class DependencyWatch {
   }
 
   private async check(error: unknown): Promise<void> {
-    const found = await Promise.all(DEPENDENCIES.map(async (dependency) => [dependency, await this.o.probes[dependency]()] as const));
+    const unknown = DEPENDENCIES.filter((dependency) => !this.outages.has(dependency));
+    const found = await Promise.all(unknown.map(async (dependency) => [dependency, await this.o.probes[dependency]()] as const));
     for (const [dependency, status] of found) if (status !== 'ok') this.down(dependency, status, error);
   }
 
@@ -141,8 +143,15 @@ export class DependencyWatch {
     this.timers.add(timer);
   }
 
+  /** A listener that throws must not keep the outage from ending, nor waiters from being let go. */
   private emit(change: DependencyChange): void {
-    for (const listener of this.listeners) listener(change);
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.o.logger.error({ err: error, dependency: change.dependency }, 'a dependency-change listener failed');
+      }
+    }
   }
 
   private releaseWaiters(): void {

@@ -74,7 +74,13 @@ export function readinessCheck(probes: DependencyProbes): () => Promise<Readines
 }
 
 /** A pool of one for probes (see `dependencyProbes`), its waits bounded by the probe's time-out. */
-export const probePool = (timeoutMs = CHECK_TIMEOUT_MS): PoolSettings => ({ poolSize: 1, connectMs: timeoutMs, statementMs: timeoutMs });
+export const probePool = (timeoutMs = CHECK_TIMEOUT_MS): PoolSettings => ({
+  poolSize: 1,
+  connectMs: timeoutMs,
+  // The client's read deadline (a fifth later) then ends a hung probe before the probe gives up,
+  // so the next probe finds the connection free.
+  statementMs: Math.floor(timeoutMs * 0.8),
+});
 
 /** The probe time-out of a process whose requests have `requestDeadlineMs`: /readyz answers within it. */
 export const requestProbeTimeout = (requestDeadlineMs: number): number =>

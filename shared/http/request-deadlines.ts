@@ -31,6 +31,9 @@ export class RequestDeadlines<R extends ServerResponse = ServerResponse> {
     this.open.delete(res);
   }
 
+  /** Requests answered 503 at their deadline since the process started. */
+  expired = 0;
+
   /** Requests not answered yet. */
   get size(): number {
     return this.open.size;
@@ -47,7 +50,14 @@ export class RequestDeadlines<R extends ServerResponse = ServerResponse> {
       if (at > due) break;
       this.open.delete(res);
       // A client that went away needs no answer.
-      if (!res.headersSent && !res.destroyed) this.expire(res);
+      if (res.headersSent || res.destroyed) continue;
+      this.expired++;
+      try {
+        this.expire(res);
+      } catch {
+        // The answer could not be written (its socket failed meanwhile): nothing more to do for it.
+        res.destroy();
+      }
     }
   }
 }

@@ -19,6 +19,8 @@ export type CredentialChange = z.infer<typeof credentialChangeSchema>;
 const STREAM_LENGTH = 10_000;
 /** How long one read waits for new entries before it returns empty (and counts as a heartbeat). */
 const READ_BLOCK_MS = 1_000;
+/** A read that returns this long after the one before was held up: trimming is checked. */
+const GAP_MS = 3 * READ_BLOCK_MS;
 
 export async function publishCredentialChange(redis: RedisClient, keys: RedisKeys, change: CredentialChange): Promise<void> {
   await redis.xadd(keys.credentialChanges, 'MAXLEN', '~', STREAM_LENGTH, '*', 'change', JSON.stringify(change));
@@ -55,11 +57,13 @@ export class CredentialChanges {
 
   private async follow(): Promise<void> {
     let failed = false;
+    let returnedAt = this.clock();
     while (!this.stopped) {
       try {
         if (this.lastId === null) this.lastId = await this.newestId();
         else if (failed && (await this.trimmedPast(this.lastId))) this.listener.missed();
         failed = false;
+        const readFrom = this.lastId;
         const reply = (await this.reader.xread(
           'COUNT',
           1000,
@@ -76,7 +80,13 @@ export class CredentialChanges {
             if (change) this.listener.apply(change);
           }
         }
-        this.listener.followed(this.clock());
+        // A read that took far longer than it blocks was held by a connection that went away
+        // (ioredis sends it again on reconnect) or a Redis that hung: entries may have been
+        // trimmed meanwhile without an error to tell.
+        const previous = returnedAt;
+        returnedAt = this.clock();
+        if (returnedAt - previous > GAP_MS && (await this.trimmedPast(readFrom))) this.listener.missed();
+        this.listener.followed(returnedAt);
       } catch {
         failed = true;
         if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 200));

@@ -42,7 +42,7 @@ function tallyCounter<V extends string>(
 function dependencyGauge(registry: Registry, readiness: () => Promise<Readiness>): void {
   new Gauge({
     name: 'cos_dependency_up',
-    help: 'Whether this process reaches the dependency (Redis PING, Postgres select 1) at scrape time: 1 yes, 0 no',
+    help: 'Whether this process reaches the dependency at scrape time (Redis PING, a writable Postgres): 1 yes, 0 no',
     labelNames: ['dependency'],
     registers: [registry],
     // Summed over API_PROCESSES children, a down dependency must still read 0.
@@ -69,7 +69,7 @@ export function dependencyOutageMetrics(registry: Registry, watch: DependencyWat
   });
   new Counter({
     name: 'cos_dependency_failures_total',
-    help: 'Requests or job runs that failed because Redis or Postgres did not answer (answered 503, or waited for the dependency)',
+    help: 'Failures reported to the dependency watch: requests answered 503 and job runs that met an unreachable Redis or Postgres',
     registers: [registry],
     collect() {
       this.reset();
@@ -142,6 +142,21 @@ export class ApiMetrics {
       collect() {
         this.reset();
         this.inc(log.dropped);
+      },
+    });
+  }
+
+  /** Requests answered 503 at their deadline, read at scrape time. */
+  watchDeadlines(deadlines: { expired: number }): void {
+    // The app of these dependencies may be made again (tests do): the latest one's is counted.
+    this.registry.removeSingleMetric('cos_http_deadlines_passed_total');
+    new Counter({
+      name: 'cos_http_deadlines_passed_total',
+      help: 'Requests answered 503 because they were not answered within REQUEST_DEADLINE (a dependency hung, or the process was overloaded)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(deadlines.expired);
       },
     });
   }

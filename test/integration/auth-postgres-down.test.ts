@@ -69,6 +69,24 @@ describe('Postgres unreachable at authentication', () => {
     expect((await authenticated(seen!.key)).status).toBe(400);
   });
 
+  it('keeps honouring a key for 10 minutes only when the watermark moved since it was confirmed, stream followed or not', async () => {
+    const [seen] = await keys('pg-down-unconfirmed', 1);
+    const loadedAt = Date.now();
+    now = loadedAt;
+    expect((await authenticated(seen!.key)).status).toBe(400);
+    // A change made without an announcement (in SQL, or while Redis was away) moves the
+    // watermark: the entry may be stale, whatever the stream says.
+    await h.keys.create({ account: 'pg-down-unconfirmed-other', environment: 'test' });
+    await h.deps.credentials.poll();
+    await proxy.interrupt();
+    now = loadedAt + STALE_GRACE_MS - 1;
+    await eventually(async () => h.deps.credentials.following(now!));
+    expect((await authenticated(seen!.key)).status).toBe(400);
+    now = loadedAt + STALE_GRACE_MS;
+    await eventually(async () => h.deps.credentials.following(now!));
+    expect((await authenticated(seen!.key)).status).toBe(503);
+  });
+
   it('keeps honouring a key for 10 minutes only when it cannot follow the key-change stream', async () => {
     // A cache that reads no stream: what an instance whose reads of it stopped returning has.
     let clock = Date.now();

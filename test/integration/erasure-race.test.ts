@@ -13,12 +13,17 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** What a client does with 503 SERVICE_UNAVAILABLE: retry after a moment. */
+/**
+ * What a client does with 503 SERVICE_UNAVAILABLE, as the SDK does: retry with a growing,
+ * jittered wait. 150 erasures at once, each waiting for its user's lock behind a batch, can
+ * outlast a request's deadline; retrying all together after a fixed pause would meet the same
+ * crowd again.
+ */
 async function withRetry(send: () => Promise<{ status: number; body: any }>): Promise<{ status: number; body: any }> {
   for (let attempt = 1; ; attempt++) {
     const res = await send();
-    if (res.status !== 503 || attempt === 5) return res;
-    await new Promise((r) => setTimeout(r, 500));
+    if (res.status !== 503 || attempt === 10) return res;
+    await new Promise((r) => setTimeout(r, Math.min(4000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2)));
   }
 }
 
