@@ -67,6 +67,7 @@ const CLUSTER_SUITES = [
   'integration/worker-jobs',
   'e2e/worker-durability',
   'integration/credential-changes',
+  'integration/erasure-fingerprints',
   // Its test of the default METRICS_PORT waits until it holds the port itself.
   'e2e/metrics',
 ];

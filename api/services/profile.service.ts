@@ -67,16 +67,21 @@ export class ProfileService {
     return toProfileResponse(saved, this.learner);
   }
 
-  /** Right to erasure; idempotent. */
+  /**
+   * Right to erasure; idempotent. Also the outcomes' fingerprints go — those applied and those
+   * still pending — so a requestId of the erased user can be posted again with other signals
+   * (the worker drops it: the user was erased after its decision).
+   */
   async erase(tenant: Tenant, userId: string): Promise<void> {
     const cached = await this.cache.read(tenant, userId);
-    const generation = await this.db.transaction().execute(async (tx) => {
+    const hash = userHash(this.secret, tenant, userId);
+    const erased = await this.db.transaction().execute(async (tx) => {
       // Serialises with workers applying this user's events: none can revive the profile.
       await lockUsers(tx, tenant, [userId]);
-      return eraseUser(tx, tenant, userId, userHash(this.secret, tenant, userId), new Date());
+      return eraseUser(tx, tenant, userId, hash, new Date());
     });
-    const generations = [generation, cached?.generation].filter((g): g is string => typeof g === 'string');
-    await this.cache.erase(tenant, userId, [...new Set(generations)]);
+    const generations = [erased.generation, cached?.generation].filter((g): g is string => typeof g === 'string');
+    await this.cache.erase(tenant, userId, [...new Set(generations)], { userHash: hash, outcomeRequestIds: erased.outcomeRequestIds });
   }
 
   async versions(tenant: Tenant, userId: string, limit: number, before?: number): Promise<VersionsPage> {

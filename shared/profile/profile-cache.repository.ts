@@ -1,7 +1,7 @@
 import type { Result } from 'ioredis';
 import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
-import { execEach, type RedisClient } from '../redis/redis';
+import { execEach, execPipeline, type RedisClient } from '../redis/redis';
 import { scriptSlots, type ScriptSlots } from '../redis/script-slots';
 import { storedProfileSchema, type StoredProfile } from './profile';
 
@@ -10,6 +10,9 @@ import { storedProfileSchema, type StoredProfile } from './profile';
  * version of the same generation, and never revives a generation that was erased, so the
  * cache cannot move backwards whatever order API and workers write in.
  */
+/** Fingerprint keys deleted per command when a user is erased. */
+const FINGERPRINTS_PER_DEL = 500;
+
 const WRITE_IF_NEWER = `
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
@@ -175,11 +178,30 @@ export class ProfileCache {
     return decode(data) ?? profile;
   }
 
-  /** Drops the cached profile and fences off late writes of the erased generations. */
-  async erase(tenant: Tenant, userId: string, generations: string[]): Promise<void> {
+  /**
+   * Drops the cached profile and fences off late writes of the erased generations; given the
+   * user's outcomes, drops their fingerprints too — those of `outcomeRequestIds` and of every
+   * outcome still pending (all in the user's slot).
+   */
+  async erase(
+    tenant: Tenant,
+    userId: string,
+    generations: string[],
+    outcomes?: { userHash: string; outcomeRequestIds: string[] },
+  ): Promise<void> {
     const multi = this.redis.multi();
     for (const generation of generations) multi.set(this.keys.erasedGeneration(tenant, userId, generation), '1', 'EX', ERASED_TTL_SECONDS);
     multi.del(this.keys.profile(tenant, userId));
-    await multi.exec();
+    await execPipeline(multi);
+    if (!outcomes) return;
+    const pendingKey = this.keys.pendingOutcomes(tenant, outcomes.userHash);
+    const pending = await this.redis.zrange(pendingKey, 0, -1);
+    const requestIds = [...new Set([...outcomes.outcomeRequestIds, ...pending])];
+    for (let i = 0; i < requestIds.length; i += FINGERPRINTS_PER_DEL) {
+      const keys = requestIds
+        .slice(i, i + FINGERPRINTS_PER_DEL)
+        .map((requestId) => this.keys.outcomeFingerprint(requestId, outcomes.userHash));
+      await this.redis.del(...keys);
+    }
   }
 }

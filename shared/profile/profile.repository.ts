@@ -178,12 +178,21 @@ export async function listVersions(
   };
 }
 
+/** What an erasure removed that lives on outside Postgres. */
+export interface Erased {
+  /** The erased profile's generation (null: there was no profile). */
+  generation: string | null;
+  /** The requestIds of the user's outcomes in the attached months: their fingerprints in Redis go too. */
+  outcomeRequestIds: string[];
+}
+
 /**
  * Right to erasure: the profile, its versions, decisions and outcomes (archived months
  * included); records the erasure under the user's keyed hash. Call inside a transaction
- * holding lockUsers for this user. Returns the erased generation.
+ * holding lockUsers for this user.
  */
-export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, userHash: string, now: Date): Promise<string | null> {
+export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, userHash: string, now: Date): Promise<Erased> {
+  const outcomeRequestIds: string[] = [];
   const erased = await db
     .deleteFrom('profiles')
     .where('account_id', '=', tenant.accountId)
@@ -192,12 +201,13 @@ export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, user
     .returning('generation')
     .executeTakeFirst();
   for (const table of PARTITIONED_TABLES) {
-    await db
+    const userRows = db
       .deleteFrom(table)
       .where('account_id', '=', tenant.accountId)
       .where('environment', '=', tenant.environment)
-      .where('user_id', '=', userId)
-      .execute();
+      .where('user_id', '=', userId);
+    if (table === 'outcomes') outcomeRequestIds.push(...(await userRows.returning('request_id').execute()).map((row) => row.request_id));
+    else await userRows.execute();
     // Detached months are still this service's data: the user is erased from them too.
     for (const archived of await archivedTables(db, table)) {
       await sql`delete from ${sql.table(archived)} where account_id = ${tenant.accountId}
@@ -209,5 +219,5 @@ export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, user
     .values({ ...byTenant(tenant), user_hash: userHash, erased_at: now })
     .onConflict((oc) => oc.columns(['account_id', 'environment', 'user_hash']).doUpdateSet({ erased_at: now }))
     .execute();
-  return erased?.generation ?? null;
+  return { generation: erased?.generation ?? null, outcomeRequestIds };
 }
