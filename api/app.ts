@@ -36,6 +36,10 @@ export function createApp(deps: AppDeps): ApiApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // One path per operation: /v1/context/ and /V1/CONTEXT are unknown paths (404), as the
+  // front door's exact matches already treat them.
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const observeMetrics = requestObserver(deps.metrics);

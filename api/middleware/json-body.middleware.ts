@@ -20,8 +20,13 @@ const parseJson = express.json({
 });
 
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
-/** A content type whose parameters, if any, are only `charset=utf-8`. */
-const PLAIN_JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+/** A content type whose parameters, if any, are only a UTF-8 charset. */
+const PLAIN_JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;\s*charset\s*=\s*"?utf-?8"?\s*)?$/i;
+/** The `charset` parameter of a content type. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+/** UTF-8 by either of its names, in any case. */
+const UTF8 = /^utf-?8$/i;
+const notUtf8Json = () => new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send JSON in UTF-8: no charset, or charset=utf-8');
 
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -88,6 +93,9 @@ export function jsonBody(req: Request, res: Response, next: NextFunction): void 
   if (!JSON_TYPE.test(type)) {
     return next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send JSON with Content-Type: application/json'));
   }
+  // JSON is UTF-8 (RFC 8259): another charset is refused before the body is read, whatever it holds.
+  const charset = CHARSET.exec(type)?.[1];
+  if (charset !== undefined && !UTF8.test(charset)) return next(notUtf8Json());
   const encoding = req.headers['content-encoding'];
   if ((encoding === undefined || encoding.toLowerCase() === 'identity') && PLAIN_JSON_TYPE.test(type)) return readJson(req, next);
   parseJson(req, res, next);

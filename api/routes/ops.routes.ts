@@ -22,7 +22,7 @@ export interface OpsDeps {
  * /readyz (Redis and Postgres reachable) and /metrics (Prometheus text).
  */
 export function opsRouter(deps: OpsDeps): Router {
-  const router = Router();
+  const router = Router({ strict: true, caseSensitive: true });
   router.get('/healthz', routeName('healthz'), (_req, res) => {
     res.status(200).json({ status: 'ok' });
   });

@@ -36,13 +36,13 @@ describe('HTTP protocol and error envelope', () => {
     expect(patch.headers.allow).toContain('PUT');
   });
 
-  it('answers the other spellings of a static path, with a query string too, as the path itself', async () => {
-    // POST /v1/context and /v1/outcome are looked up by exact path ahead of the router; every
-    // other spelling the router accepts must still reach the same route.
+  it('answers a static path with a query string as the path itself', async () => {
+    // POST /v1/context and /v1/outcome are looked up by exact path ahead of the router; a query
+    // string must still reach the same route (other spellings are unknown paths, below).
     const body = { userId: 'spelling', task: 'T', complexity: 'low' };
     const canonical = await h.http().post('/v1/context').set(bearer(key)).send(body);
     expectMatchesOpenApi(canonical);
-    for (const path of ['/v1/context?source=app', '/v1/context/', '/V1/Context']) {
+    for (const path of ['/v1/context?source=app', '/v1/context?']) {
       const res = await h.http().post(path).set(bearer(key)).send(body);
       expect({ path, status: res.status, fields: Object.keys(res.body) }).toEqual({
         path,
@@ -50,7 +50,7 @@ describe('HTTP protocol and error envelope', () => {
         fields: Object.keys(canonical.body),
       });
     }
-    const unauthorized = await h.http().post('/v1/context/').send(body);
+    const unauthorized = await h.http().post('/v1/context?source=app').send(body);
     expect(unauthorized.status).toBe(401);
     const options = await h.http().options('/v1/outcome');
     expect(options.status).toBe(204);
@@ -94,6 +94,40 @@ describe('HTTP protocol and error envelope', () => {
     expect(res.status).toBe(400);
     expectMatchesOpenApi(res);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('takes JSON in UTF-8 only: another charset is 415, whatever the body holds; utf-8 and utf8 in any case are UTF-8', async () => {
+    const body = JSON.stringify({ userId: 'u', task: 't', complexity: 'low' });
+    const send = (type: string, raw: Buffer | string) => h.http().post('/v1/context').set(bearer(key)).set('Content-Type', type).send(raw);
+    for (const [type, raw] of [
+      ['application/json; charset=utf-16le', Buffer.from(body, 'utf16le')],
+      ['application/json; charset=utf-32', body],
+      ['application/json; charset=latin1', body],
+    ] as const) {
+      const res = await send(type, raw);
+      expect(res.status).toBe(415);
+      expect(res.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expectMatchesOpenApi(res);
+    }
+    for (const type of ['application/json; charset=UTF8', 'application/json;charset="Utf-8"', 'application/json']) {
+      expect((await send(type, body)).status).toBe(200);
+    }
+  });
+
+  it('has one path per operation: a trailing slash or another case is an unknown path (404)', async () => {
+    const answers = await Promise.all([
+      h.http().post('/v1/context/').set(bearer(key)).send({ userId: 'u', task: 't', complexity: 'low' }),
+      h.http().post('/V1/CONTEXT').set(bearer(key)).send({ userId: 'u', task: 't', complexity: 'low' }),
+      h.http().get('/v1/profile/u/').set(bearer(key)),
+      h.http().get('/v1/Profile/u').set(bearer(key)),
+      h.http().get('/healthz/'),
+      h.http().get('/READYZ'),
+    ]);
+    for (const res of answers) {
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+    }
+    expect((await h.http().get('/healthz')).status).toBe(200);
   });
 
   it('accepts application/json with a charset and echoes a client X-Request-Id', async () => {
