@@ -28,9 +28,10 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 /**
  * `UNEXPECTED_RESPONSE`: the answer was not the service's JSON (for example an HTML error page
- * from a proxy in front of it); `statusCode` is still the answer's status.
+ * from a proxy in front of it); `statusCode` is still the answer's status. A code this version
+ * of the SDK does not know (a newer service) is kept as the service sent it.
  */
-export type CosErrorCode = ErrorCode | 'UNEXPECTED_RESPONSE';
+export type CosErrorCode = ErrorCode | 'UNEXPECTED_RESPONSE' | (string & Record<never, never>);
 
 export interface FieldError {
   field: string;

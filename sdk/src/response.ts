@@ -1,9 +1,9 @@
-import { CosError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors';
+import { CosError, type ErrorDetails } from './errors';
 import type { RateLimit } from './rate-limit';
 import { parseRetryAfter } from './retry';
 
 interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: ErrorDetails };
+  error: { code: string; message: string; details?: ErrorDetails };
 }
 
 function isErrorBody(value: unknown): value is ErrorBody {
@@ -14,7 +14,7 @@ function isErrorBody(value: unknown): value is ErrorBody {
     error !== null &&
     'code' in error &&
     typeof error.code === 'string' &&
-    error.code in ERROR_CODES &&
+    /^[A-Z][A-Z0-9_]*$/.test(error.code) &&
     'message' in error &&
     typeof error.message === 'string'
   );
@@ -38,7 +38,7 @@ export interface Received {
   attempt: number;
 }
 
-/** The service's error envelope as a CosError; anything else as UNEXPECTED_RESPONSE. */
+/** The service's error envelope as a CosError (its code kept, known or not); anything else as UNEXPECTED_RESPONSE. */
 export function errorFromResponse(received: Received): CosError {
   const parsed = parseJson(received.text);
   const body = parsed.ok && isErrorBody(parsed.value) ? parsed.value.error : undefined;

@@ -12,13 +12,19 @@ export interface RetryPolicy {
    * refused until the 1st) is handed to the caller at once instead of blocking it.
    */
   maxRetryAfter: number;
+  /**
+   * Longest time (ms) a call keeps retrying an unavailable service (503, 502, 504, no answer),
+   * counted from its first attempt: long enough to bridge a restart of the service's Redis.
+   */
+  budget: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxRetries: 3,
+  maxRetries: 10,
   baseDelay: 500,
   maxDelay: 8_000,
   maxRetryAfter: 60_000,
+  budget: 30_000,
 };
 
 /** Answers that mean "not now" rather than "not this request": the service or a proxy in front of it is unavailable. */
@@ -26,26 +32,33 @@ const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
 /**
  * Milliseconds to wait before retry number `retry` (1 for the first retry) after `failure`, or
- * null when it must not be retried. Every call of the API is safe to repeat (an outcome
- * posted twice is applied once; a repeated context call is a new decision), so connection
- * failures and timeouts are retried too. Other 4xx answers are final: repeating the same
- * request cannot change them.
+ * null when it must not be retried; `elapsed` is the time since the call's first attempt. Every
+ * call of the API is safe to repeat (an outcome posted twice is applied once; a repeated context
+ * call is a new decision), so connection failures and timeouts are retried too. Other 4xx
+ * answers are final: repeating the same request cannot change them.
+ *
+ * - 429: `Retry-After` plus a full-jitter backoff — never sooner than the service asked, and
+ *   clients refused together do not all come back in the same instant; null when `Retry-After`
+ *   is longer than `maxRetryAfter`.
+ * - 503, 502, 504, no answer: the longer of `Retry-After` and the backoff, while the call stays
+ *   within `budget`.
  */
 export function retryDelay(
   failure: CosError | CosConnectionError,
   retry: number,
   policy: RetryPolicy,
   random: () => number = Math.random,
+  elapsed = 0,
 ): number | null {
   if (retry > policy.maxRetries) return null;
-  if (failure instanceof CosConnectionError) return backoff(retry, policy, random);
-  if (failure.statusCode === 429) {
-    // The service knows when the window reopens: wait exactly that long.
-    if (failure.retryAfter === undefined) return backoff(retry, policy, random);
-    const wait = failure.retryAfter * 1000;
-    return wait <= policy.maxRetryAfter ? wait : null;
+  const jitter = backoff(retry, policy, random);
+  if (failure instanceof CosError && failure.statusCode === 429) {
+    const asked = (failure.retryAfter ?? 0) * 1000;
+    return asked <= policy.maxRetryAfter ? asked + jitter : null;
   }
-  return TRANSIENT_STATUSES.has(failure.statusCode) ? backoff(retry, policy, random) : null;
+  if (failure instanceof CosError && !TRANSIENT_STATUSES.has(failure.statusCode)) return null;
+  const wait = Math.max((failure instanceof CosError ? (failure.retryAfter ?? 0) : 0) * 1000, jitter);
+  return elapsed + wait <= policy.budget ? wait : null;
 }
 
 /**

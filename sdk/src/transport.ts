@@ -72,12 +72,13 @@ export class Transport {
   async send<T>(call: Call, options: RequestOptions = {}): Promise<T> {
     const policy = { ...this.config.retry, maxRetries: options.maxRetries ?? this.config.retry.maxRetries };
     const requestId = newRequestId();
+    const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
         return successBody<T>(await this.attempt(call, attempt, requestId, options));
       } catch (error) {
         if (!(error instanceof CosError || error instanceof CosConnectionError)) throw error;
-        const delay = retryDelay(error, attempt, policy);
+        const delay = retryDelay(error, attempt, policy, Math.random, Date.now() - started);
         if (delay === null) throw error;
         this.config.onRetry?.({ method: call.method, path: call.path, attempt, delay, error });
         await sleep(delay, options.signal);

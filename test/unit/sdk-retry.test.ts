@@ -3,7 +3,7 @@ import { errorFromResponse } from '../../sdk/src/response';
 import { DEFAULT_RETRY_POLICY, backoff, parseRetryAfter, retryDelay } from '../../sdk/src/retry';
 
 /** The SDK's retry rules as pure functions: which failures are retried, and after how long. */
-const policy = { ...DEFAULT_RETRY_POLICY, maxRetries: 5, baseDelay: 100, maxDelay: 1000, maxRetryAfter: 60_000 };
+const policy = { ...DEFAULT_RETRY_POLICY, maxRetries: 5, baseDelay: 100, maxDelay: 1000, maxRetryAfter: 60_000, budget: 30_000 };
 const failure = (statusCode: number, code: CosErrorCode, retryAfter?: number) =>
   new CosError({ code, message: 'm', statusCode, retryAfter, attempts: 1 });
 const connectionFailure = (timedOut: boolean) => new CosConnectionError('m', { timedOut, attempts: 1 });
@@ -18,9 +18,14 @@ describe('backoff', () => {
 });
 
 describe('retryDelay', () => {
-  it('waits exactly Retry-After on a 429', () => {
-    expect(retryDelay(failure(429, 'RATE_LIMIT_EXCEEDED', 1), 1, policy, highest)).toBe(1000);
-    expect(retryDelay(failure(429, 'RATE_LIMIT_EXCEEDED', 7), 4, policy, highest)).toBe(7000);
+  it('waits Retry-After plus the jittered backoff on a 429: never sooner, and not all clients at once', () => {
+    expect(retryDelay(failure(429, 'RATE_LIMIT_EXCEEDED', 1), 1, policy, () => 0)).toBe(1000);
+    expect(retryDelay(failure(429, 'RATE_LIMIT_EXCEEDED', 1), 1, policy, highest)).toBe(1099);
+    expect(retryDelay(failure(429, 'RATE_LIMIT_EXCEEDED', 7), 4, policy, highest)).toBe(7799);
+    // Clients refused in the same instant come back spread over the backoff, none before Retry-After.
+    const waits = Array.from({ length: 50 }, () => retryDelay(failure(429, 'RATE_LIMIT_EXCEEDED', 1), 2, policy)!);
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(1000);
+    expect(new Set(waits).size).toBeGreaterThan(10);
   });
 
   it('hands a 429 whose Retry-After is longer than maxRetryAfter (a spent monthly quota) back at once', () => {
@@ -31,8 +36,9 @@ describe('retryDelay', () => {
     expect(retryDelay(failure(429, 'UNEXPECTED_RESPONSE'), 2, policy, highest)).toBe(199);
   });
 
-  it('backs off on 503, on 502/504 from a proxy, on connection failures and on timeouts', () => {
-    expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE', 1), 1, policy, highest)).toBe(99);
+  it('backs off on 503, on 502/504 from a proxy, on connection failures and on timeouts, never sooner than a Retry-After', () => {
+    expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE', 1), 1, policy, highest)).toBe(1000);
+    expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE'), 1, policy, highest)).toBe(99);
     expect(retryDelay(failure(502, 'UNEXPECTED_RESPONSE'), 2, policy, highest)).toBe(199);
     expect(retryDelay(failure(504, 'UNEXPECTED_RESPONSE'), 3, policy, highest)).toBe(399);
     expect(retryDelay(connectionFailure(false), 1, policy, highest)).toBe(99);
@@ -60,6 +66,14 @@ describe('retryDelay', () => {
     expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE'), 5, policy)).not.toBeNull();
     expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE'), 6, policy)).toBeNull();
     expect(retryDelay(connectionFailure(true), 6, policy)).toBeNull();
+  });
+
+  it('keeps retrying an unavailable service while the call stays within its budget, then stops', () => {
+    expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE', 1), 2, policy, highest, 28_000)).toBe(1000);
+    expect(retryDelay(failure(503, 'SERVICE_UNAVAILABLE', 1), 2, policy, highest, 29_500)).toBeNull();
+    expect(retryDelay(connectionFailure(false), 2, policy, highest, 29_900)).toBeNull();
+    // The defaults bridge a Redis restart: 10 retries, 30 s.
+    expect(DEFAULT_RETRY_POLICY).toMatchObject({ maxRetries: 10, budget: 30_000 });
   });
 });
 
@@ -104,9 +118,19 @@ describe('errorFromResponse', () => {
     expect(errorFromResponse(received(429, text)).details).toEqual(details);
   });
 
-  it('answers anything but the envelope (a proxy page, an unknown code) with UNEXPECTED_RESPONSE and the status', () => {
+  it('answers anything but the envelope (a proxy page) with UNEXPECTED_RESPONSE and the status', () => {
     expect(errorFromResponse(received(502, '<html>Bad gateway</html>'))).toMatchObject({ code: 'UNEXPECTED_RESPONSE', statusCode: 502 });
-    const unknown = JSON.stringify({ error: { code: 'SOMETHING_NEW', message: 'm', statusCode: 400 } });
-    expect(errorFromResponse(received(400, unknown))).toMatchObject({ code: 'UNEXPECTED_RESPONSE', statusCode: 400 });
+  });
+
+  it('keeps a code this SDK does not know (a newer service), with its message and details', () => {
+    const unknown = JSON.stringify({
+      error: { code: 'SOMETHING_NEW', message: 'A newer refusal', statusCode: 400, details: { hint: 'h' } },
+    });
+    expect(errorFromResponse(received(400, unknown))).toMatchObject({
+      code: 'SOMETHING_NEW',
+      message: 'A newer refusal',
+      statusCode: 400,
+      details: { hint: 'h' },
+    });
   });
 });
