@@ -126,7 +126,7 @@ export interface VersionPage {
 
 export interface ListVersionsOptions {
   /** 1–100 (the service's default is 20). */
-  limit?: number;
+  limit?: number | undefined;
   /** Only versions below this one: `"v12"` or `12`. */
-  before?: string | number;
+  before?: string | number | undefined;
 }
