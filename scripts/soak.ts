@@ -201,26 +201,23 @@ if (scenario !== 'mixed') {
     users: flag('users', 200),
     warmS: flag('warm', 30),
   };
-  withCleanup('cos-soak-', (dir, onCleanup) => runDependencyFault(dir, onCleanup, outage)).then(
-    (result) => {
-      if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else printOutageReport(result);
-      process.exit(result.pass ? 0 : 1);
-    },
-    (error: unknown) => {
-      log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      process.exit(1);
-    },
+  report(
+    withCleanup('cos-soak-', (dir, onCleanup) => runDependencyFault(dir, onCleanup, outage)),
+    printOutageReport,
   );
 } else {
-  runMixed();
+  report(
+    withCleanup('cos-soak-', run, () => traffic?.stop()),
+    printReport,
+  );
 }
 
-function runMixed(): void {
-  withCleanup('cos-soak-', run, () => traffic?.stop()).then(
+/** Prints the result (or its JSON), and exits 0 only when it passed. */
+function report<R extends { pass: boolean }>(running: Promise<R>, print: (result: R) => void): void {
+  running.then(
     (result) => {
       if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else printReport(result);
+      else print(result);
       process.exit(result.pass ? 0 : 1);
     },
     (error: unknown) => {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -8,6 +7,7 @@ import { HOST, log, sleep, startBenchBackend, startProc, startServer, waitUntil 
 import { EventQueues, keysOf } from '../bench/event-queues';
 import { machineDescription, runSource } from '../bench/provenance';
 import { outcomeLedger } from './ledger';
+import { signalTree } from '../process-tree';
 
 /**
  * `npm run soak -- --scenario postgres-outage` (or `postgres-freeze`, `redis-freeze`): the built
@@ -147,7 +147,7 @@ export async function runDependencyFault(
   const linesBefore = worker.lines();
   const service = o.fault === 'redis-freeze' ? services.redis! : services.postgres!;
   if (o.fault === 'postgres-outage') await service.stop('clean');
-  else signalAll(service.child.pid!, 'SIGSTOP');
+  else signalTree(service.child.pid!, 'SIGSTOP');
   phase = 'during';
   log(`${o.fault}: for ${o.downS} s`);
   await sleep(o.downS * 1000);
@@ -155,7 +155,7 @@ export async function runDependencyFault(
   const waitingBefore = o.fault === 'redis-freeze' ? undefined : (await queues.counts()).pending;
   const acceptedDuringOutage = accepted.size;
   if (o.fault === 'postgres-outage') await service.start();
-  else signalAll(service.child.pid!, 'SIGCONT');
+  else signalTree(service.child.pid!, 'SIGCONT');
   const returned = Date.now();
   phase = 'after';
   const backlogJobsAtReturn = waitingBefore ?? (await queues.counts()).pending;
@@ -207,22 +207,6 @@ function summary(values: number[]): { p50: number; p99: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 10) / 10;
   return { p50: at(0.5), p99: at(0.99), max: Math.round((sorted.at(-1) ?? 0) * 10) / 10 };
-}
-
-/** Sends `signal` to the process and every process it started (Postgres's backends call setsid()). */
-function signalAll(pid: number, signal: 'SIGSTOP' | 'SIGCONT'): void {
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // none
-  }
-  // Stopped parent first (it forks no new child meanwhile); continued parent last.
-  const order = signal === 'SIGSTOP' ? [pid, ...children] : [...children, pid];
-  for (const target of order) process.kill(target, signal);
 }
 
 function redisFor(url: string, onCleanup: (step: () => Promise<void>) => void): Redis {

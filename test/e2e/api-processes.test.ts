@@ -1,28 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { KeyService } from '../../shared/keys/key.service';
 import { eventually } from '../support/harness';
 import { client, spawnApi, statusOnNewConnection, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
+import { alive, childrenOf } from '../../scripts/process-tree';
 
 /** API_PROCESSES=N: N API processes share the port; a dead one is replaced; SIGTERM stops them all. */
 let env: TestEnv;
 let api: Spawned & { url: string };
-
-const childrenOf = (pid: number): number[] => {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(async () => {
   env = await createTestEnv();

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { freePort, startPostgres, startRedis, type ServiceProcess } from '../../scripts/local-services';
+import { signalTree } from '../../scripts/process-tree';
 import { redisKeys } from '../../shared/cache/keys';
 import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { migrateToLatest } from '../../shared/db/migrator';
@@ -82,37 +82,10 @@ afterAll(async () => {
   for (const folder of [postgres.dataDir, dir]) rmSync(folder, { recursive: true, force: true });
 });
 
-/** The server's process and, for Postgres, every process it started. */
-function processesOf(server: ServiceProcess): number[] {
-  const main = server.child.pid!;
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(main)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // none
-  }
-  return [main, ...children];
-}
-
-/** Stops the server and its children (the main process first, so it forks no new one meanwhile). */
-function freeze(server: ServiceProcess): void {
-  process.kill(server.child.pid!, 'SIGSTOP');
-  for (const pid of processesOf(server)) process.kill(pid, 'SIGSTOP');
-}
-
-function thaw(server: ServiceProcess | undefined): void {
-  if (!server?.child.pid) return;
-  for (const pid of processesOf(server).reverse()) {
-    try {
-      process.kill(pid, 'SIGCONT');
-    } catch {
-      // gone already
-    }
-  }
-}
+const freeze = (server: ServiceProcess) => signalTree(server.child.pid!, 'SIGSTOP');
+const thaw = (server: ServiceProcess | undefined) => {
+  if (server?.child.pid) signalTree(server.child.pid, 'SIGCONT');
+};
 
 /** The call's result and how long it took. */
 async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {

@@ -8,6 +8,7 @@ import { freePort, serviceSpecs, startLocalServices, type LocalServices } from '
 import { Supervisor } from '../../scripts/supervisor';
 import { eventually } from '../support/harness';
 import { createTestEnv, type TestEnv } from '../support/test-env';
+import { alive, childrenOf } from '../../scripts/process-tree';
 
 /**
  * `npm start` supervises what it starts: the Supervisor (scripts/supervisor.ts) with real child
@@ -30,26 +31,11 @@ function run(args: string[], env: NodeJS.ProcessEnv, options: { detached?: boole
   return { child, output: () => output, exited };
 }
 
-const childrenOf = (pid: number): number[] => {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
 const commandLine = (pid: number): string[] => {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   } catch {
     return [];
-  }
-};
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 };
 
