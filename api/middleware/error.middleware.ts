@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, isAppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
 import type { DependencyWatch } from '../../shared/health/dependency-watch';
+import { passedDeadline } from '../../shared/http/request-deadlines';
 import { BODY_LIMIT_BYTES } from './json-body.middleware';
 import type { Logger } from '../../shared/logger/logger';
 import { requestIdOf } from './request-log.middleware';
@@ -39,14 +40,9 @@ function fromHttpError(error: unknown): AppError | null {
   return null;
 }
 
-/** Marks a response answered by its deadline: whatever its handler does later is dropped. */
-const DEADLINE_PASSED = 'deadlinePassed';
-
 /** Answers a request whose deadline passed: 503 with Retry-After. */
 export function expireRequest(onError: ReturnType<typeof errorHandler>) {
-  return (res: Response): void => {
-    // The connection closes after this answer: a client still sending its body slowly is freed now.
-    res.setHeader('Connection', 'close');
+  return (res: Response): void =>
     onError(
       new AppError('SERVICE_UNAVAILABLE', 'The request did not complete within its deadline; retry shortly', undefined, {
         'Retry-After': '1',
@@ -55,8 +51,6 @@ export function expireRequest(onError: ReturnType<typeof errorHandler>) {
       res,
       () => undefined,
     );
-    res.locals[DEADLINE_PASSED] = true;
-  };
 }
 
 /**
@@ -68,7 +62,7 @@ export const errorHandler =
   (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     // Answered 503 at its deadline: what its handler failed with afterwards (often that very
     // answer already being sent) is no news.
-    if (res.locals[DEADLINE_PASSED] === true) return;
+    if (passedDeadline(res)) return;
     const log = (level: 'warn' | 'error', fields: object, message: string) =>
       logger[level]({ reqId: requestIdOf(res), ...fields }, message);
     let appError = isAppError(error) ? error : (fromParserError((error ?? {}) as { type?: string }) ?? fromHttpError(error));

@@ -5,7 +5,7 @@ import { KeyNotFoundError } from '../../shared/keys/key.service';
 import type { Logger } from '../../shared/logger/logger';
 import { errorPage } from '../views/error.view';
 import type { DependencyWatch } from '../../shared/health/dependency-watch';
-import { RequestDeadlines } from '../../shared/http/request-deadlines';
+import { passedDeadline, RequestDeadlines } from '../../shared/http/request-deadlines';
 import { performance } from 'node:perf_hooks';
 import { fromFormParserError } from './form';
 
@@ -34,7 +34,7 @@ export const dashboardErrorHandler =
   (logger: Logger, watch: DependencyWatch) =>
   (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     // Answered 503 at its deadline: what its handler failed with afterwards is no news.
-    if (res.locals[DEADLINE_PASSED] === true) return;
+    if (passedDeadline(res)) return;
     const appError = toAppError(error, logger, watch);
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
@@ -45,8 +45,6 @@ export const dashboardErrorHandler =
       default: () => res.json(appError.toBody()),
     });
   };
-
-const DEADLINE_PASSED = 'deadlinePassed';
 
 /**
  * Gives every page the request deadline (docs/adr/0018-deadlines.md): one not answered in time
@@ -59,14 +57,12 @@ export function pageDeadlines(
 ) {
   const deadlines = new RequestDeadlines<Response>(deadlineMs, (res) => {
     void watch.failed(new Error('a page passed its deadline'));
-    res.setHeader('Connection', 'close'); // frees a client still sending its body slowly
     onError(
       new AppError('SERVICE_UNAVAILABLE', 'The page did not load within its deadline; retry shortly', undefined, { 'Retry-After': '1' }),
       res.req,
       res,
       () => undefined,
     );
-    res.locals[DEADLINE_PASSED] = true;
   });
   const middleware = (_req: Request, res: Response, next: NextFunction): void => {
     deadlines.start(res, performance.now());

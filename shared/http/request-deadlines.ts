@@ -1,6 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
+/** Responses answered at their deadline (kept only as long as the response lives). */
+const answeredAtDeadline = new WeakSet<ServerResponse>();
+
+/**
+ * Whether `res` was answered 503 at its deadline: whatever its handler does afterwards — an
+ * answer, an error — is dropped by the error handlers.
+ */
+export const passedDeadline = (res: ServerResponse): boolean => answeredAtDeadline.has(res);
+
 /**
  * The deadline of every request in flight (docs/adr/0018-deadlines.md). Each dependency call has
  * its own time-out, but a request may make several in turn; this bounds the whole: a request
@@ -53,7 +62,10 @@ export class RequestDeadlines<R extends ServerResponse = ServerResponse> {
       if (res.headersSent || res.destroyed) continue;
       this.expired++;
       try {
+        // The connection closes after this answer: a client still sending its body is freed too.
+        res.setHeader('Connection', 'close');
         this.expire(res);
+        answeredAtDeadline.add(res);
       } catch {
         // The answer could not be written (its socket failed meanwhile): nothing more to do for it.
         res.destroy();
