@@ -57,7 +57,7 @@ export const OPERATIONS: Record<RouteName, OperationDoc> = {
         metadata: { profilePhase: 'learning', interactionCount: 1, explorationMode: false },
       },
     },
-    errors: ['INVALID_USER_ID', 'VALIDATION_ERROR'],
+    errors: ['INVALID_USER_ID', 'VALIDATION_ERROR', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'],
   },
   outcome: {
     tag: 'Outcomes',
@@ -81,7 +81,7 @@ export const OPERATIONS: Record<RouteName, OperationDoc> = {
       schema: outcomeAcceptedSchema,
       example: { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' },
     },
-    errors: ['INVALID_REQUEST_ID', 'VALIDATION_ERROR', 'REQUEST_NOT_FOUND', 'OUTCOME_CONFLICT', 'OUTCOME_WINDOW_CLOSED'],
+    errors: ['INVALID_REQUEST_ID', 'VALIDATION_ERROR', 'REQUEST_NOT_FOUND', 'OUTCOME_CONFLICT', 'OUTCOME_WINDOW_CLOSED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'],
   },
   'profile.get': {
     tag: 'Profiles',

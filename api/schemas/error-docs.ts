@@ -69,6 +69,14 @@ export const ERROR_DOCS: Record<ErrorCode, ErrorDoc> = {
     when: 'An outcome with different signals was already accepted for this requestId.',
     example: { message: 'A different outcome was already recorded for this requestId' },
   },
+  IDEMPOTENCY_KEY_REUSED: {
+    when: 'An Idempotency-Key already used within the idempotency window with a different request (another body, path or method).',
+    example: { message: 'This Idempotency-Key was already used with a different request' },
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    when: 'A request with this Idempotency-Key is still being processed; Retry-After says when to retry.',
+    example: { message: 'A request with this Idempotency-Key is still in progress; retry shortly' },
+  },
   OUTCOME_WINDOW_CLOSED: {
     when: 'The context call is older than the outcome window (7 days by default).',
     example: {
