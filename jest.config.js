@@ -53,6 +53,7 @@ const CLUSTER_SUITES = [
   'e2e/postgres-outage',
   'integration/auth-postgres-down',
   'integration/health',
+  'integration/idempotency',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
   'e2e/traffic-processes',

@@ -30,6 +30,8 @@ import { ProfileLoader } from './services/profile-loader';
 import { KnownUsers } from './services/known-users';
 import type { Learner } from '../shared/domain/learner';
 import { ProfileService } from './services/profile.service';
+import { IdempotentPosts } from './services/idempotent-posts';
+import { IdempotencyRecords } from '../shared/idempotency/idempotency.repository';
 
 /** Postgres connections per API process: it serves many requests at once. */
 const API_POOL_SIZE = 20;
@@ -94,6 +96,7 @@ export function buildApiDependencies(
   // Its own connection: a blocking stream read holds it, and the subscriber's cannot read streams.
   const changes = new CredentialChanges(createRedis(target, 'consumer'), keys, credentials, clock);
   const limiter = new Limiter(redis, keys, clock);
+  const idempotencyRecords = new IdempotencyRecords(redis, keys);
   const traffic = new TrafficRecorder(redis, keys, countryResolver(), quiet, clock);
   traffic.start();
 
@@ -119,7 +122,13 @@ export function buildApiDependencies(
     },
     context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
-    profiles: new ProfileService(db, cache, loader, learner, config.COS_SECRET),
+    profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET }),
+    idempotency: new IdempotentPosts({
+      records: idempotencyRecords,
+      windowMs: config.IDEMPOTENCY_WINDOW,
+      leaseMs: config.REQUEST_DEADLINE,
+      logger: quiet,
+    }),
     metrics,
     metricsText: cluster.isWorker ? clusterMetricsText(metrics.registry) : () => metrics.registry.metrics(),
     readiness,

@@ -8,6 +8,7 @@ import { printReport, type LoadResult } from './bench/load-report';
 import { LoadRig, type LoadOptions } from './bench/load-rig';
 import { judge } from './bench/load-targets';
 import { outcomePhase } from './bench/outcome-phase';
+import { idempotencyMemory } from './bench/idempotency-memory';
 import { log, stopProc, withCleanup } from './bench/processes';
 import { workerPhase } from './bench/worker-phase';
 
@@ -55,6 +56,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const rig = await LoadRig.start(dir, onCleanup, opts);
   const context = await contextPhases(rig);
   const outcome = await outcomePhase(rig, context);
+  // Every POST so far carried an Idempotency-Key; their records are all still inside the window.
+  const idempotency = await idempotencyMemory(rig.redis);
   const worker = await workerPhase(rig, outcome.backlog);
   const apiProcesses = await apiProcessesPhase(rig, opts.apiProcesses);
   await rig.stopWorkers();
@@ -79,6 +82,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
     },
     context,
     outcome,
+    idempotency,
     worker,
     apiProcesses,
     targets,

@@ -19,6 +19,7 @@ import type { OutcomeAccepted } from '../schemas/response.schemas';
 import type { ContextService } from '../services/context.service';
 import type { OutcomeService } from '../services/outcome.service';
 import type { ProfileService } from '../services/profile.service';
+import { idempotencyKeyOf, type IdempotentPosts } from '../services/idempotent-posts';
 import { parseOrThrow } from '../validation';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
@@ -28,6 +29,7 @@ export interface V1Services {
   context: ContextService;
   outcome: OutcomeService;
   profiles: ProfileService;
+  idempotency: IdempotentPosts;
 }
 
 function pathUserId(req: Request): string {
@@ -95,12 +97,32 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
   const handlers: Record<RouteName, Handler> = {
     context: async (req, res) => {
       const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
-      sendJson(res, 200, await services.context.decide(authContext(res).tenant, body, deferredAdmission(res)));
+      const key = idempotencyKeyOf(req);
+      const { tenant } = authContext(res);
+      const admission = deferredAdmission(res);
+      if (key === undefined) return sendJson(res, 200, await services.context.decide(tenant, body, admission));
+      const userHash = services.context.userHash(tenant, body.userId);
+      await services.idempotency.answer(res, { tenant, userHash, key, operation: 'context', request: body }, admission, async () => ({
+        status: 200,
+        body: await services.context.decide(tenant, body, admission),
+      }));
     },
     outcome: async (req, res) => {
       const body = parseOrThrow(outcomeRequestSchema, req.body, { requestId: 'INVALID_REQUEST_ID' });
-      await services.outcome.record(authContext(res).tenant, body);
-      sendJson(res, 202, OUTCOME_ACCEPTED);
+      const key = idempotencyKeyOf(req);
+      const { tenant } = authContext(res);
+      const claims = services.outcome.open(tenant, body);
+      const accept = async () => {
+        await services.outcome.record(tenant, body, claims);
+        return { status: 202, body: OUTCOME_ACCEPTED };
+      };
+      if (key === undefined) return sendJson(res, 202, (await accept()).body);
+      await services.idempotency.answer(
+        res,
+        { tenant, userHash: claims.userHash, key, operation: 'outcome', request: body },
+        undefined,
+        accept,
+      );
     },
     'profile.get': async (req, res) => {
       sendJson(res, 200, await services.profiles.get(authContext(res).tenant, pathUserId(req)));

@@ -29,6 +29,11 @@ export class ContextService {
     this.states = new ParsedStates(learner);
   }
 
+  /** The user's hash: where the user's keys live. */
+  userHash(tenant: Tenant, userId: string): string {
+    return this.users.of(tenant, userId).hash;
+  }
+
   /** `limit`: a live key's limit check, made with the profile's first read (it throws the refusal). */
   async decide(tenant: Tenant, request: ContextRequest, limit?: LimitWithRead): Promise<ContextResponse> {
     const user = this.users.of(tenant, request.userId);

@@ -8,7 +8,7 @@ import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import type { OutcomeJob } from '../../shared/jobs/catalog';
 import type { RedisClient } from '../../shared/redis/redis';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
-import { isWellFormedRequestId, verifyRequestId } from '../../shared/keys/request-id';
+import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/keys/request-id';
 import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
 import type { OutcomeRequest } from '../schemas/request.schemas';
 
@@ -53,7 +53,7 @@ export function outcomeFingerprint(signals: OutcomeSignals): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
-/** POST /v1/outcome: validate the signed requestId, claim it, enqueue the outcome. */
+/** POST /v1/outcome: open the signed requestId, claim it, enqueue the outcome. */
 export class OutcomeService {
   constructor(
     private readonly redis: RedisClient,
@@ -68,7 +68,8 @@ export class OutcomeService {
     }
   }
 
-  async record(tenant: Tenant, request: OutcomeRequest, now = Date.now()): Promise<void> {
+  /** The requestId's claims, once it is well formed, this tenant's and within the outcome window. */
+  open(tenant: Tenant, request: OutcomeRequest, now = Date.now()): RequestIdClaims {
     if (!isWellFormedRequestId(request.requestId)) {
       throw new AppError('INVALID_REQUEST_ID', 'requestId must be a requestId returned by POST /v1/context (req_…)');
     }
@@ -82,6 +83,11 @@ export class OutcomeService {
         windowSeconds: Math.round(this.windowMs / 1000),
       });
     }
+    return claims;
+  }
+
+  /** Claims the outcome of an opened requestId and enqueues it. */
+  async record(tenant: Tenant, request: OutcomeRequest, claims: RequestIdClaims, now = Date.now()): Promise<void> {
     const { requestId, metadata, ...signals } = request;
     const fingerprintKey = this.keys.outcomeFingerprint(requestId, claims.userHash);
     const ttl = Math.ceil(this.windowMs / 1000) + OUTCOME_FINGERPRINT_GRACE_SECONDS;

@@ -6,6 +6,7 @@ import type { Learner } from '../../shared/domain/learner';
 import { AppError } from '../../shared/errors/app-error';
 import { changedFields, toProfileResponse, type ProfileResponse } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
+import type { IdempotencyRecords } from '../../shared/idempotency/idempotency.repository';
 import {
   eraseUser,
   findProfile,
@@ -25,14 +26,34 @@ import { requestedPins } from './profile-update';
 const userNotFound = (userId: string) => new AppError('USER_NOT_FOUND', `No profile for user ${JSON.stringify(userId)}`);
 
 /** GET/PUT/DELETE /v1/profile/:userId and its version history. */
+export interface ProfileServiceDeps {
+  db: Db;
+  cache: ProfileCache;
+  loader: ProfileLoader;
+  learner: Learner;
+  /** Erased with the user. */
+  idempotency: IdempotencyRecords;
+  secret: string;
+}
+
 export class ProfileService {
-  constructor(
-    private readonly db: Db,
-    private readonly cache: ProfileCache,
-    private readonly loader: ProfileLoader,
-    private readonly learner: Learner,
-    private readonly secret: string,
-  ) {}
+  private readonly db: Db;
+  private readonly cache: ProfileCache;
+  private readonly loader: ProfileLoader;
+  private readonly learner: Learner;
+  private readonly idempotency: IdempotencyRecords;
+  private readonly secret: string;
+
+  constructor(deps: ProfileServiceDeps) {
+    ({
+      db: this.db,
+      cache: this.cache,
+      loader: this.loader,
+      learner: this.learner,
+      idempotency: this.idempotency,
+      secret: this.secret,
+    } = deps);
+  }
 
   async get(tenant: Tenant, userId: string): Promise<ProfileResponse> {
     const profile = await this.loader.find(tenant, userId);
@@ -82,6 +103,7 @@ export class ProfileService {
     });
     const generations = [erased.generation, cached?.generation].filter((g): g is string => typeof g === 'string');
     await this.cache.erase(tenant, userId, [...new Set(generations)], { userHash: hash, outcomeRequestIds: erased.outcomeRequestIds });
+    await this.idempotency.erase(tenant, hash);
   }
 
   async versions(tenant: Tenant, userId: string, limit: number, before?: number): Promise<VersionsPage> {

@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LoadRun } from './load-stats';
@@ -48,9 +49,18 @@ export function stopLoad(): void {
   for (const stop of running) stop();
 }
 
-/** A JSON POST to `path` whose body `body()` makes anew for every request. */
+/**
+ * A JSON POST to `path` whose body `body()` makes anew for every request, with an
+ * Idempotency-Key of its own, as the SDKs send every POST (the bare server receives the same
+ * header and ignores it).
+ */
 export function postEach(path: string, headers: Record<string, string>, body: () => string): AcRequest {
-  return { method: 'POST', path, headers, setupRequest: (req) => ({ ...req, body: body() }) };
+  return {
+    method: 'POST',
+    path,
+    headers,
+    setupRequest: (req) => ({ ...req, headers: { ...headers, 'Idempotency-Key': randomUUID() }, body: body() }),
+  };
 }
 
 export interface CannonOptions {
@@ -146,7 +156,7 @@ export async function openLoop(o: OpenLoopOptions): Promise<LoadRun> {
   const send = (i: number) => {
     const payload = o.body();
     maxSendLagMs = Math.max(maxSendLagMs, performance.now() - schedule.dueAt(i));
-    const headers = { ...o.headers, 'Content-Length': String(Buffer.byteLength(payload)) };
+    const headers = { ...o.headers, 'Idempotency-Key': randomUUID(), 'Content-Length': String(Buffer.byteLength(payload)) };
     const req = http.request({ host: HOST, port: o.port, method: 'POST', path: o.path, agent, headers }, (res) => {
       res.resume();
       res.on('end', () => {

@@ -1,3 +1,4 @@
+import type { IdempotencyMemory } from './idempotency-memory';
 import type { AbResult, SideResult } from './ab';
 import type { ApiProcessesPhase } from './api-processes-phase';
 import type { ContextPhases } from './context-phase';
@@ -28,6 +29,7 @@ export interface LoadResult {
   };
   context: ContextPhases;
   outcome: OutcomePhase;
+  idempotency: IdempotencyMemory;
   worker: WorkerPhase;
   apiProcesses: ApiProcessesPhase;
   targets: Target[];
@@ -99,6 +101,11 @@ export function printReport(r: LoadResult): void {
   out('  on two more backlogs made alike (the comparison):');
   workerLine(r.worker.baseline);
   workerLine(r.worker.comparison);
+
+  const m = r.idempotency;
+  out(
+    `\nidempotency records (every POST carried a key): ${m.records} records, ${m.bytesPerRecord} B each + ${m.indexBytesPerRecord} B of index = ${m.mbPerMillionRequests} MiB per million keyed requests`,
+  );
 
   out('\nRSS at the end of the load phases:');
   out(`  api after the context phases ${mib(r.context.rssAfter.api)}, after the outcome phase ${mib(r.outcome.rssAfter.api)}`);

@@ -61,6 +61,8 @@ export class LoadRig {
     readonly opts: LoadOptions,
     private readonly dir: string,
     private readonly redisPort: string,
+    /** The rig's own connection to the run's Redis (what the api stores there is read through it). */
+    readonly redis: Redis,
     readonly db: Db,
     /** Every partition of the events queue, read as one. */
     readonly queues: EventQueues,
@@ -100,6 +102,7 @@ export class LoadRig {
       opts,
       dir,
       new URL(services.redisUrl).port,
+      redis,
       db,
       queues,
       { ...env, API_PROCESSES: '1' },

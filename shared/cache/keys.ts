@@ -93,6 +93,14 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     credentialChanges: `${base}:credential-changes`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one), in its user's slot. */
     outcomeFingerprint: (requestId: string, userHash: string) => `${base}:outcome:${requestId}${tag(userHash)}`,
+    /**
+     * An idempotent POST's record (its lease while in flight, then its response) by the digest
+     * of its Idempotency-Key, in the user's slot so erasure reaches it through the user's index.
+     */
+    idempotency: (tenant: Tenant, userHash: string, keyDigest: string) =>
+      `${base}:idem:${tenantKey(tenant, userHash, keyDigest)}${tag(userHash)}`,
+    /** Sorted set of a user's idempotency records: key digest → ms when it expires. */
+    idempotencyIndex: (tenant: Tenant, userHash: string) => `${base}:idem-index:${tenantKey(tenant, userHash)}${tag(userHash)}`,
     /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s; in its account's usage shard. */
     rateLog: (accountId: string, keyId: string) => `${base}:rl:${keyId}${shardTag(usageShard(accountId))}`,
     /** Requests admitted for an account's live keys together in a UTC month (YYYY-MM); kept 40 days past the month. */

@@ -1,0 +1,128 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Tenant } from '../../shared/domain/environment';
+import { AppError } from '../../shared/errors/app-error';
+import type { IdempotencyRecords } from '../../shared/idempotency/idempotency.repository';
+import type { Logger } from '../../shared/logger/logger';
+import { sendJson } from '../http/send-json';
+import type { Admission } from '../middleware/rate-limit.middleware';
+
+/** Stripe's limit: long enough for any UUID or composite key a client makes. */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * The request's Idempotency-Key, or undefined without one; a malformed key is a 400
+ * (docs/API.md#idempotent-requests).
+ */
+export function idempotencyKeyOf(req: Request): string | undefined {
+  const key = req.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key === 'string' && KEY_PATTERN.test(key)) return key;
+  throw new AppError('VALIDATION_ERROR', 'Invalid request: Idempotency-Key must be 1 to 255 printable ASCII characters', {
+    fields: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
+  });
+}
+
+/** An idempotent POST: whose it is, its key, and what identifies the request. */
+export interface IdempotentCall {
+  tenant: Tenant;
+  /** The user the request concerns: records live in the user's slot and go with the user's erasure. */
+  userHash: string;
+  key: string;
+  /** The operation and its validated request: the same key with another of either is a 409. */
+  operation: 'context' | 'outcome';
+  request: object;
+}
+
+/** A response worth replaying: the success the request ended with. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Runs POSTs that carry an Idempotency-Key once per key and window: the first request holds a
+ * lease while it runs, and its success is stored and replayed to every later request with the
+ * same key and request; an error is not stored (the key is freed, a retry runs again).
+ */
+export class IdempotentPosts {
+  constructor(
+    private readonly deps: {
+      records: IdempotencyRecords;
+      /** How long a response is replayed. */
+      windowMs: number;
+      /** How long a request in flight holds its key: its deadline, so a crashed process frees it. */
+      leaseMs: number;
+      logger: Logger;
+    },
+  ) {}
+
+  /**
+   * Answers `res` with the stored response, a 409, or what `execute` returns (stored first).
+   * `admission`: a live request's limit that the route deferred to its profile read, settled
+   * before a replay is answered.
+   */
+  async answer(res: Response, call: IdempotentCall, admission: Admission | undefined, execute: () => Promise<Answer>): Promise<void> {
+    const { records, windowMs, leaseMs } = this.deps;
+    const { tenant, userHash } = call;
+    const digest = keyDigest(call.key);
+    const fingerprint = requestFingerprint(call.operation, call.request);
+    const claim = await records.claim(tenant, userHash, digest, { token: randomUUID(), fingerprint, leaseMs, windowMs, now: Date.now() });
+    if (claim.kind === 'found') {
+      const { record } = claim;
+      if (record.fingerprint !== fingerprint) {
+        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
+      }
+      if (record.state === 'in-flight') {
+        throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry shortly', undefined, {
+          'Retry-After': '1',
+        });
+      }
+      if (admission?.pending) await admission.alone();
+      res.setHeader('Idempotent-Replayed', 'true');
+      return sendJson(res, record.status, record.response);
+    }
+    let answer: Answer;
+    try {
+      answer = await execute();
+    } catch (error) {
+      records.release(tenant, userHash, digest, claim.lease).catch((failure: unknown) => this.lost(failure));
+      throw error;
+    }
+    // Stored before it is sent: a client that gets the answer and sends the key again is replayed, not told "in use".
+    await records
+      .complete(tenant, userHash, digest, claim.lease, { fingerprint, status: answer.status, response: answer.body, windowMs })
+      .catch((failure: unknown) => this.lost(failure));
+    sendJson(res, answer.status, answer.body);
+  }
+
+  /** The answer is sent anyway; the lease expires within the deadline and a retry runs again. */
+  private lost(error: unknown): void {
+    this.deps.logger.warn({ err: error }, 'idempotency record not written');
+  }
+}
+
+/** 128 bits of SHA-256, base64url: a compact, fixed-size identity. */
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}
+
+/** What a record is stored under: the key's digest (the client's key itself is not kept). */
+export const keyDigest = (key: string): string => digestOf(key);
+
+/** The identity of a request: its operation and its validated body, keys in any order. */
+export const requestFingerprint = (operation: IdempotentCall['operation'], request: object): string =>
+  digestOf(`${operation}\n${canonicalJson(request)}`);
+
+/** JSON with object keys sorted at every level: the same request however its keys were ordered. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
