@@ -21,6 +21,15 @@ import { freePort, startLocalServices, type LocalServices } from './local-servic
 const ROOT = path.join(__dirname, '../..');
 const DIST = path.join(ROOT, 'dist');
 
+/** Set by Ctrl-C or a CI timeout: each step checks it, and what was started is stopped. */
+let interrupted = false;
+
+class Interrupted extends Error {}
+
+function checkpoint(): void {
+  if (interrupted) throw new Interrupted('interrupted');
+}
+
 interface Spawned {
   name: string;
   child: ChildProcess;
@@ -35,8 +44,14 @@ function spawnBuilt(name: string, entry: string, env: NodeJS.ProcessEnv): Spawne
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  return { name, child, output: () => output, exited };
+  const spawned = { name, child, output: () => output, exited };
+  running.add(spawned);
+  void exited.then(() => running.delete(spawned));
+  return spawned;
 }
+
+/** Every api and worker started and not yet exited, whatever step started it. */
+const running = new Set<Spawned>();
 
 async function stop(spawned: Spawned): Promise<void> {
   if (spawned.child.exitCode !== null || spawned.child.signalCode !== null) return;
@@ -67,6 +82,7 @@ async function startApi(env: NodeJS.ProcessEnv): Promise<Spawned & { url: string
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && api.child.exitCode === null) {
+      checkpoint();
       if ((await status(`${url}/readyz`)) === 200) return { ...api, url };
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -111,15 +127,17 @@ async function main(): Promise<number> {
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cos-pysdk-'));
   chmodSync(dir, 0o755); // the postgres user must reach its data folder inside
+  // Undone in reverse order; each step registers its undoing as soon as it has succeeded.
   const cleanups: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true, force: true })];
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => console.error(error));
-  };
-  // Ctrl-C or a CI timeout: stop what was started rather than leave servers behind.
+  let python: ChildProcess | undefined;
+  // A first signal stops the tests and lets the steps below unwind; a second one exits at once.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanUp().then(() => process.exit(130)));
+    process.on(signal, () => {
+      if (interrupted) process.exit(130);
+      interrupted = true;
+      if (python && python.exitCode === null && python.signalCode === null) python.kill('SIGTERM');
+    });
   }
-  const processes: Spawned[] = [];
   try {
     const services: LocalServices = await startLocalServices(dir, {
       databaseUrl: process.env.DATABASE_URL,
@@ -127,10 +145,12 @@ async function main(): Promise<number> {
       durable: false,
     });
     cleanups.push(() => services.stop());
+    checkpoint();
     // A database of this run's own, also on a server that was given (and may be shared).
     const database = `cos_pysdk_${randomBytes(6).toString('hex')}`;
     await adminQuery(services.databaseUrl, `create database ${database}`);
     cleanups.push(() => adminQuery(services.databaseUrl, `drop database if exists ${database} with (force)`));
+    checkpoint();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       NODE_ENV: 'test',
@@ -144,15 +164,17 @@ async function main(): Promise<number> {
     };
     const migrate = spawnSync(process.execPath, [path.join(DIST, 'shared/db/migrate.main.js')], { env, encoding: 'utf8' });
     if (migrate.status !== 0) throw new Error(`migration failed: ${migrate.stderr}${migrate.stdout}`);
+    checkpoint();
 
-    cleanups.push(() => Promise.all(processes.map(stop)).then(() => undefined));
+    // Stopped before the database and servers they use (the cleanups run in reverse).
+    cleanups.push(async () => void (await Promise.all([...running].map(stop))));
     const api = await startApi(env);
-    processes.push(api);
-    processes.push(spawnBuilt('worker', 'worker/main.js', env));
+    const worker = spawnBuilt('worker', 'worker/main.js', env);
     const keys = { test: createKey(env, 'test'), live: createKey(env, 'live') };
+    checkpoint();
 
     const noProxy = [process.env.NO_PROXY ?? process.env.no_proxy, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
-    const python = spawn('python3', [path.join(ROOT, 'sdk-python/tests/run.py'), ...(report ? ['--report', report] : []), ...passOn], {
+    python = spawn('python3', [path.join(ROOT, 'sdk-python/tests/run.py'), ...(report ? ['--report', report] : []), ...passOn], {
       cwd: ROOT,
       stdio: 'inherit',
       env: {
@@ -166,13 +188,18 @@ async function main(): Promise<number> {
         PYTHONDONTWRITEBYTECODE: '1',
       },
     });
-    const code = await new Promise<number>((resolve) => python.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+    const tests = python;
+    const code = await new Promise<number>((resolve) => tests.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+    checkpoint();
     if (code !== 0) {
-      for (const spawned of processes) process.stderr.write(`--- ${spawned.name} output (last lines) ---\n${spawned.output()}\n`);
+      for (const spawned of [api, worker]) process.stderr.write(`--- ${spawned.name} output (last lines) ---\n${spawned.output()}\n`);
     }
     return code;
+  } catch (error) {
+    if (error instanceof Interrupted) return 130;
+    throw error;
   } finally {
-    await cleanUp();
+    while (cleanups.length > 0) await cleanups.pop()!().catch((error: unknown) => console.error(error));
   }
 }
 
