@@ -169,6 +169,37 @@ class ServiceTest(unittest.TestCase):
                     self.client.get_profile(user_id)
                 self.assertEqual(raised.exception.code, "USER_NOT_FOUND")
 
+    def test_an_idempotency_key_replays_the_first_answer(self) -> None:
+        user_id = unique("idempotent")
+        key = str(uuid.uuid4())
+        first = self.client.context({"userId": user_id, "task": "Plan the week"}, idempotency_key=key)
+        again = self.client.context({"userId": user_id, "task": "Plan the week"}, idempotency_key=key)
+        self.assertEqual(again, first)
+        self.assertEqual([a.idempotent_replayed for a in self.answers[-2:]], [False, True])
+        outcome_key = str(uuid.uuid4())
+        signals = {"requestId": first["requestId"], "started": True}
+        self.client.outcome(signals, idempotency_key=outcome_key)  # type: ignore[arg-type]
+        self.client.outcome(signals, idempotency_key=outcome_key)  # type: ignore[arg-type]
+        self.assertTrue(self.answers[-1].idempotent_replayed)
+
+    def test_a_reused_idempotency_key_is_refused_and_not_retried(self) -> None:
+        retries: list[RetryInfo] = []
+        client = CosClient(API_KEY, BASE_URL, on_retry=retries.append)
+        key = str(uuid.uuid4())
+        user_id = unique("reused")
+        client.context({"userId": user_id, "task": "one"}, idempotency_key=key)
+        with self.assertRaises(CosError) as raised:
+            client.context({"userId": user_id, "task": "another"}, idempotency_key=key)
+        self.assertEqual((raised.exception.code, raised.exception.status_code, raised.exception.attempts), ("IDEMPOTENCY_KEY_REUSED", 409, 1))
+        self.assertEqual(retries, [])
+
+    def test_concurrent_calls_with_one_key_make_one_decision(self) -> None:
+        key = str(uuid.uuid4())
+        request = {"userId": unique("in-flight"), "task": "Tidy the desk"}
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            decisions = list(pool.map(lambda _: self.client.context(request, idempotency_key=key), range(6)))  # type: ignore[arg-type]
+        self.assertEqual(len({d["requestId"] for d in decisions}), 1)
+
     def test_a_bad_key_is_refused_once(self) -> None:
         retries: list[RetryInfo] = []
         for key in ("cos_sk_test_" + "x" * 40, "not-a-key"):
