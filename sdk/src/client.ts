@@ -14,25 +14,29 @@ import type {
 } from './types';
 import { SDK_VERSION } from './version';
 
+/**
+ * Every option but `apiKey` may be left out or given as `undefined` (a value read from an
+ * optional setting): both mean its default.
+ */
 export interface CosClientOptions {
   /** `cos_sk_test_…` or `cos_sk_live_…`. */
   apiKey: string;
   /** Default `http://localhost:3000`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Milliseconds each attempt may take; default 10,000. */
-  timeout?: number;
-  /** Retries after the first attempt; default 3. */
-  maxRetries?: number;
+  timeout?: number | undefined;
+  /** Retries after the first attempt; default 10. */
+  maxRetries?: number | undefined;
   /** Backoff tuning in milliseconds (see RetryPolicy). */
-  retry?: Partial<Omit<RetryPolicy, 'maxRetries'>>;
+  retry?: { [K in Exclude<keyof RetryPolicy, 'maxRetries'>]?: number | undefined } | undefined;
   /** Default: the global `fetch` (Node ≥ 18). */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /** Your application's name and version, sent before the SDK's own in User-Agent. */
-  userAgent?: string;
+  userAgent?: string | undefined;
   /** Called for every HTTP answer (rate-limit state, X-Request-Id, status). */
-  onResponse?: (info: ResponseInfo) => void;
+  onResponse?: ((info: ResponseInfo) => void) | undefined;
   /** Called before every retry with the failure and the wait. */
-  onRetry?: (info: RetryInfo) => void;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
 }
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
@@ -50,7 +54,7 @@ export class CosClient {
       apiKey: options.apiKey,
       baseUrl: (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
       timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
-      retry: { ...DEFAULT_RETRY_POLICY, ...options.retry, maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries },
+      retry: retryPolicy(options),
       // Called through a closure: some runtimes refuse a `fetch` invoked as another object's method.
       fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
       userAgent: [options.userAgent, `cos-sdk/${SDK_VERSION}`].filter(Boolean).join(' '),
@@ -108,6 +112,12 @@ export class CosClient {
       before = last.profileVersion;
     }
   }
+}
+
+/** The defaults, overridden by the values given: an `undefined` one keeps its default. */
+function retryPolicy(options: CosClientOptions): RetryPolicy {
+  const given = Object.entries({ ...options.retry, maxRetries: options.maxRetries }).filter(([, value]) => value !== undefined);
+  return { ...DEFAULT_RETRY_POLICY, ...Object.fromEntries(given) };
 }
 
 const profilePath = (userId: string) => `/v1/profile/${encodeURIComponent(userId)}`;

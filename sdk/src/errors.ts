@@ -61,10 +61,10 @@ export interface CosErrorInit {
   code: CosErrorCode;
   message: string;
   statusCode: number;
-  details?: ErrorDetails;
-  requestId?: string;
-  retryAfter?: number;
-  rateLimit?: RateLimit;
+  details?: ErrorDetails | undefined;
+  requestId?: string | undefined;
+  retryAfter?: number | undefined;
+  rateLimit?: RateLimit | undefined;
   attempts: number;
 }
 
@@ -72,13 +72,13 @@ export interface CosErrorInit {
 export class CosError extends Error {
   readonly code: CosErrorCode;
   readonly statusCode: number;
-  readonly details?: ErrorDetails;
+  readonly details?: ErrorDetails | undefined;
   /** The response's `X-Request-Id`, to find the request in the service's logs. */
-  readonly requestId?: string;
+  readonly requestId?: string | undefined;
   /** Seconds the service asked to wait (`Retry-After`), on 429 and 503. */
-  readonly retryAfter?: number;
+  readonly retryAfter?: number | undefined;
   /** The key's rate-limit state (live keys). */
-  readonly rateLimit?: RateLimit;
+  readonly rateLimit?: RateLimit | undefined;
   /** HTTP attempts made, retries included. */
   readonly attempts: number;
 

@@ -33,8 +33,8 @@ export interface Received {
   statusCode: number;
   headers: Headers;
   text: string;
-  requestId?: string;
-  rateLimit?: RateLimit;
+  requestId?: string | undefined;
+  rateLimit?: RateLimit | undefined;
   attempt: number;
 }
 

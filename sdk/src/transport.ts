@@ -11,10 +11,10 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** Per-call overrides of the client's options. */
 export interface RequestOptions {
   /** Aborts the call, retries and waits included; the promise rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Milliseconds each attempt may take, reading the answer included. */
-  timeout?: number;
-  maxRetries?: number;
+  timeout?: number | undefined;
+  maxRetries?: number | undefined;
 }
 
 /** Reported for every HTTP answer, error answers and answers that are retried included. */
@@ -23,8 +23,8 @@ export interface ResponseInfo {
   path: string;
   statusCode: number;
   /** `X-Request-Id` of the answer. */
-  requestId?: string;
-  rateLimit?: RateLimit;
+  requestId?: string | undefined;
+  rateLimit?: RateLimit | undefined;
   /** 1 for the first attempt of a call. */
   attempt: number;
 }
@@ -48,8 +48,8 @@ export interface TransportConfig {
   fetch: FetchLike;
   /** The full User-Agent header. */
   userAgent: string;
-  onResponse?: (info: ResponseInfo) => void;
-  onRetry?: (info: RetryInfo) => void;
+  onResponse?: ((info: ResponseInfo) => void) | undefined;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
 }
 
 export interface Call {
@@ -105,7 +105,7 @@ export class Transport {
       response = await this.config.fetch(this.url(call), {
         method: call.method,
         headers: this.headers(call, requestId),
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        body: call.body === undefined ? null : JSON.stringify(call.body),
         signal: controller.signal,
       });
       text = await response.text();
