@@ -63,6 +63,8 @@ export interface CosErrorInit {
   statusCode: number;
   details?: ErrorDetails | undefined;
   requestId?: string | undefined;
+  traceId?: string | undefined;
+  docUrl?: string | undefined;
   retryAfter?: number | undefined;
   rateLimit?: RateLimit | undefined;
   attempts: number;
@@ -75,6 +77,13 @@ export class CosError extends Error {
   readonly details?: ErrorDetails | undefined;
   /** The response's `X-Request-Id`, to find the request in the service's logs. */
   readonly requestId?: string | undefined;
+  /**
+   * The error body's `traceId`: the `X-Request-Id` of the HTTP exchange that answered it, to
+   * quote to support. Taken from the response's `X-Request-Id` when the body has none.
+   */
+  readonly traceId?: string | undefined;
+  /** A link to this code's section of the API reference, when the service sent one. */
+  readonly docUrl?: string | undefined;
   /** Seconds the service asked to wait (`Retry-After`), on 429 and 503. */
   readonly retryAfter?: number | undefined;
   /** The key's rate-limit state (live keys). */
@@ -89,6 +98,8 @@ export class CosError extends Error {
     this.statusCode = init.statusCode;
     this.details = init.details;
     this.requestId = init.requestId;
+    this.traceId = init.traceId;
+    this.docUrl = init.docUrl;
     this.retryAfter = init.retryAfter;
     this.rateLimit = init.rateLimit;
     this.attempts = init.attempts;

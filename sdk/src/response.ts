@@ -3,7 +3,7 @@ import type { RateLimit } from './rate-limit';
 import { parseRetryAfter } from './retry';
 
 interface ErrorBody {
-  error: { code: string; message: string; details?: ErrorDetails };
+  error: { code: string; message: string; traceId?: unknown; docUrl?: unknown; details?: ErrorDetails };
 }
 
 function isErrorBody(value: unknown): value is ErrorBody {
@@ -18,6 +18,11 @@ function isErrorBody(value: unknown): value is ErrorBody {
     'message' in error &&
     typeof error.message === 'string'
   );
+}
+
+/** Fields a newer or older service may leave out are read only when they hold text. */
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -49,6 +54,8 @@ export function errorFromResponse(received: Received): CosError {
     statusCode: received.statusCode,
     details: body?.details,
     requestId: received.requestId,
+    traceId: nonEmptyString(body?.traceId) ?? received.requestId,
+    docUrl: nonEmptyString(body?.docUrl),
     retryAfter,
     rateLimit: received.rateLimit,
     attempts: received.attempt,
@@ -68,6 +75,7 @@ export function successBody<T>(received: Received): T {
     message: `HTTP ${received.statusCode} answer from the service is not JSON`,
     statusCode: received.statusCode,
     requestId: received.requestId,
+    traceId: received.requestId,
     rateLimit: received.rateLimit,
     attempts: received.attempt,
   });

@@ -118,6 +118,18 @@ describe('errorFromResponse', () => {
     expect(errorFromResponse(received(429, text)).details).toEqual(details);
   });
 
+  it("carries the body's traceId and docUrl; without them, traceId is the answer's X-Request-Id", () => {
+    const docUrl = 'https://cos.example.com/docs#error-USER_NOT_FOUND';
+    const full = { error: { code: 'USER_NOT_FOUND', message: 'm', statusCode: 404, traceId: 'trace-9', docUrl } };
+    expect(errorFromResponse(received(404, JSON.stringify(full)))).toMatchObject({ traceId: 'trace-9', docUrl, requestId: 'rid-1' });
+    const bare = { error: { code: 'USER_NOT_FOUND', message: 'm', statusCode: 404 } };
+    const error = errorFromResponse(received(404, JSON.stringify(bare)));
+    expect(error.traceId).toBe('rid-1');
+    expect(error.docUrl).toBeUndefined();
+    // Not the envelope: still the exchange's id, to find it in the logs.
+    expect(errorFromResponse(received(502, '<html>Bad gateway</html>')).traceId).toBe('rid-1');
+  });
+
   it('answers anything but the envelope (a proxy page) with UNEXPECTED_RESPONSE and the status', () => {
     expect(errorFromResponse(received(502, '<html>Bad gateway</html>'))).toMatchObject({ code: 'UNEXPECTED_RESPONSE', statusCode: 502 });
   });
