@@ -70,7 +70,10 @@ export interface CosErrorInit {
   attempts: number;
 }
 
-/** The service answered with an error (after any retries). */
+/**
+ * The service answered with an error (after any retries), or the SDK refused a call it could not
+ * send faithfully: then `statusCode` is 0 and `attempts` 0.
+ */
 export class CosError extends Error {
   readonly code: CosErrorCode;
   readonly statusCode: number;
