@@ -68,6 +68,7 @@ export interface CosErrorInit {
   retryAfter?: number | undefined;
   rateLimit?: RateLimit | undefined;
   attempts: number;
+  idempotencyKey?: string | undefined;
 }
 
 /**
@@ -93,6 +94,11 @@ export class CosError extends Error {
   readonly rateLimit?: RateLimit | undefined;
   /** HTTP attempts made, retries included. */
   readonly attempts: number;
+  /**
+   * The `Idempotency-Key` the call sent (POST calls): the same call made again with this key is
+   * the same request, run at most once.
+   */
+  readonly idempotencyKey?: string | undefined;
 
   constructor(init: CosErrorInit) {
     super(init.message);
@@ -106,6 +112,7 @@ export class CosError extends Error {
     this.retryAfter = init.retryAfter;
     this.rateLimit = init.rateLimit;
     this.attempts = init.attempts;
+    this.idempotencyKey = init.idempotencyKey;
   }
 }
 
@@ -113,11 +120,17 @@ export class CosError extends Error {
 export class CosConnectionError extends Error {
   readonly timedOut: boolean;
   readonly attempts: number;
+  /**
+   * The `Idempotency-Key` the call sent (POST calls). An attempt may have reached the service
+   * before the connection failed: making the call again with this key cannot run it twice.
+   */
+  readonly idempotencyKey?: string | undefined;
 
-  constructor(message: string, options: { timedOut: boolean; attempts: number; cause?: unknown }) {
+  constructor(message: string, options: { timedOut: boolean; attempts: number; cause?: unknown; idempotencyKey?: string | undefined }) {
     super(message, { cause: options.cause });
     this.name = 'CosConnectionError';
     this.timedOut = options.timedOut;
     this.attempts = options.attempts;
+    this.idempotencyKey = options.idempotencyKey;
   }
 }

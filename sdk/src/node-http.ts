@@ -1,5 +1,6 @@
 import type * as Http from 'node:http';
 import type * as Https from 'node:https';
+import { nodeBuiltin } from './builtin';
 import type { FetchLike } from './transport';
 
 interface NodeHttp {
@@ -15,27 +16,15 @@ interface NodeHttp {
  * does not exist (browsers, edge runtimes).
  */
 export function nodeHttpFetch(): FetchLike | undefined {
-  const modules = loadNodeHttp();
-  if (modules === undefined) return undefined;
+  const http = nodeBuiltin<typeof Http>('node:http');
+  const https = nodeBuiltin<typeof Https>('node:https');
+  if (http === undefined || https === undefined) return undefined;
+  const modules = { http, https };
   const agents = {
     'http:': new modules.http.Agent({ keepAlive: true }),
     'https:': new modules.https.Agent({ keepAlive: true }),
   };
   return (url, init) => request(modules, agents, url, init);
-}
-
-/**
- * Loaded when a client is made, not imported: the package also runs where node:http does not
- * exist, and bundlers for those runtimes leave a require they cannot resolve statically alone.
- */
-function loadNodeHttp(): NodeHttp | undefined {
-  try {
-    const load = typeof require === 'function' ? require : undefined;
-    if (load === undefined) return undefined;
-    return { http: load('node:http') as typeof Http, https: load('node:https') as typeof Https };
-  } catch {
-    return undefined;
-  }
 }
 
 /** The parts of an absolute http(s) URL that `http.request` takes, the path untouched. */

@@ -41,6 +41,8 @@ export interface Received {
   requestId?: string | undefined;
   rateLimit?: RateLimit | undefined;
   attempt: number;
+  /** The `Idempotency-Key` the attempt sent (POST calls). */
+  idempotencyKey?: string | undefined;
 }
 
 /** The service's error envelope as a CosError (its code kept, known or not); anything else as UNEXPECTED_RESPONSE. */
@@ -59,6 +61,7 @@ export function errorFromResponse(received: Received): CosError {
     retryAfter,
     rateLimit: received.rateLimit,
     attempts: received.attempt,
+    idempotencyKey: received.idempotencyKey,
   });
 }
 
@@ -78,5 +81,6 @@ export function successBody<T>(received: Received): T {
     traceId: received.requestId,
     rateLimit: received.rateLimit,
     attempts: received.attempt,
+    idempotencyKey: received.idempotencyKey,
   });
 }

@@ -45,6 +45,15 @@ describe('retryDelay', () => {
     expect(retryDelay(connectionFailure(true), 1, policy, highest)).toBe(99);
   });
 
+  it('retries 409 IDEMPOTENCY_KEY_IN_USE after Retry-After plus the jittered backoff, within the budget', () => {
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 1, policy, () => 0)).toBe(1000);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 3, policy, highest)).toBe(1399);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE'), 2, policy, highest)).toBe(199);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 1, policy, highest, 28_900)).toBe(1099);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 1, policy, highest, 28_902)).toBeNull();
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 6, policy)).toBeNull();
+  });
+
   it('never retries other 4xx answers, nor 500', () => {
     const final: Array<[number, CosErrorCode]> = [
       [400, 'VALIDATION_ERROR'],
@@ -54,6 +63,7 @@ describe('retryDelay', () => {
       [404, 'USER_NOT_FOUND'],
       [405, 'METHOD_NOT_ALLOWED'],
       [409, 'OUTCOME_CONFLICT'],
+      [409, 'IDEMPOTENCY_KEY_REUSED'],
       [410, 'OUTCOME_WINDOW_CLOSED'],
       [413, 'PAYLOAD_TOO_LARGE'],
       [415, 'UNSUPPORTED_MEDIA_TYPE'],
