@@ -1,5 +1,6 @@
 // Lint rules: the recommended sets, plus the layering rules: api/ and worker/ never import
-// each other, and the SDK (a package of its own, without dependencies) imports only its own files.
+// each other, and the SDK (a package of its own, without dependencies) imports only its own files
+// and Node's built-in modules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -59,7 +60,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(?!\\./)', message: 'sdk/ stands alone: no dependencies, no imports from the service' }] },
+        {
+          patterns: [
+            { regex: '^(?!\\./|node:)', message: "sdk/ stands alone: Node's built-ins only, no dependencies, no imports from the service" },
+          ],
+        },
       ],
     },
   },

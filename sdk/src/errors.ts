@@ -63,26 +63,44 @@ export interface CosErrorInit {
   code: CosErrorCode;
   message: string;
   statusCode: number;
-  details?: ErrorDetails;
-  requestId?: string;
-  retryAfter?: number;
-  rateLimit?: RateLimit;
+  details?: ErrorDetails | undefined;
+  requestId?: string | undefined;
+  traceId?: string | undefined;
+  docUrl?: string | undefined;
+  retryAfter?: number | undefined;
+  rateLimit?: RateLimit | undefined;
   attempts: number;
+  idempotencyKey?: string | undefined;
 }
 
-/** The service answered with an error (after any retries). */
+/**
+ * The service answered with an error (after any retries), or the SDK refused a call it could not
+ * send faithfully: then `statusCode` is 0 and `attempts` 0.
+ */
 export class CosError extends Error {
   readonly code: CosErrorCode;
   readonly statusCode: number;
-  readonly details?: ErrorDetails;
+  readonly details?: ErrorDetails | undefined;
   /** The response's `X-Request-Id`, to find the request in the service's logs. */
-  readonly requestId?: string;
+  readonly requestId?: string | undefined;
+  /**
+   * The error body's `traceId`: the `X-Request-Id` of the HTTP exchange that answered it, to
+   * quote to support. Taken from the response's `X-Request-Id` when the body has none.
+   */
+  readonly traceId?: string | undefined;
+  /** A link to this code's section of the API reference, when the service sent one. */
+  readonly docUrl?: string | undefined;
   /** Seconds the service asked to wait (`Retry-After`), on 429 and 503. */
-  readonly retryAfter?: number;
+  readonly retryAfter?: number | undefined;
   /** The key's rate-limit state (live keys). */
-  readonly rateLimit?: RateLimit;
+  readonly rateLimit?: RateLimit | undefined;
   /** HTTP attempts made, retries included. */
   readonly attempts: number;
+  /**
+   * The `Idempotency-Key` the call sent (POST calls): the same call made again with this key is
+   * the same request, run at most once.
+   */
+  readonly idempotencyKey?: string | undefined;
 
   constructor(init: CosErrorInit) {
     super(init.message);
@@ -91,9 +109,12 @@ export class CosError extends Error {
     this.statusCode = init.statusCode;
     this.details = init.details;
     this.requestId = init.requestId;
+    this.traceId = init.traceId;
+    this.docUrl = init.docUrl;
     this.retryAfter = init.retryAfter;
     this.rateLimit = init.rateLimit;
     this.attempts = init.attempts;
+    this.idempotencyKey = init.idempotencyKey;
   }
 }
 
@@ -101,11 +122,17 @@ export class CosError extends Error {
 export class CosConnectionError extends Error {
   readonly timedOut: boolean;
   readonly attempts: number;
+  /**
+   * The `Idempotency-Key` the call sent (POST calls). An attempt may have reached the service
+   * before the connection failed: making the call again with this key cannot run it twice.
+   */
+  readonly idempotencyKey?: string | undefined;
 
-  constructor(message: string, options: { timedOut: boolean; attempts: number; cause?: unknown }) {
+  constructor(message: string, options: { timedOut: boolean; attempts: number; cause?: unknown; idempotencyKey?: string | undefined }) {
     super(message, { cause: options.cause });
     this.name = 'CosConnectionError';
     this.timedOut = options.timedOut;
     this.attempts = options.attempts;
+    this.idempotencyKey = options.idempotencyKey;
   }
 }

@@ -3,7 +3,7 @@ import type { RateLimit } from './rate-limit';
 import { parseRetryAfter } from './retry';
 
 interface ErrorBody {
-  error: { code: string; message: string; details?: ErrorDetails };
+  error: { code: string; message: string; traceId?: unknown; docUrl?: unknown; details?: ErrorDetails };
 }
 
 function isErrorBody(value: unknown): value is ErrorBody {
@@ -20,6 +20,11 @@ function isErrorBody(value: unknown): value is ErrorBody {
   );
 }
 
+/** Fields a newer or older service may leave out are read only when they hold text. */
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -33,9 +38,11 @@ export interface Received {
   statusCode: number;
   headers: Headers;
   text: string;
-  requestId?: string;
-  rateLimit?: RateLimit;
+  requestId?: string | undefined;
+  rateLimit?: RateLimit | undefined;
   attempt: number;
+  /** The `Idempotency-Key` the attempt sent (POST calls). */
+  idempotencyKey?: string | undefined;
 }
 
 /** The service's error envelope as a CosError (its code kept, known or not); anything else as UNEXPECTED_RESPONSE. */
@@ -49,9 +56,12 @@ export function errorFromResponse(received: Received): CosError {
     statusCode: received.statusCode,
     details: body?.details,
     requestId: received.requestId,
+    traceId: nonEmptyString(body?.traceId) ?? received.requestId,
+    docUrl: nonEmptyString(body?.docUrl),
     retryAfter,
     rateLimit: received.rateLimit,
     attempts: received.attempt,
+    idempotencyKey: received.idempotencyKey,
   });
 }
 
@@ -68,7 +78,9 @@ export function successBody<T>(received: Received): T {
     message: `HTTP ${received.statusCode} answer from the service is not JSON`,
     statusCode: received.statusCode,
     requestId: received.requestId,
+    traceId: received.requestId,
     rateLimit: received.rateLimit,
     attempts: received.attempt,
+    idempotencyKey: received.idempotencyKey,
   });
 }

@@ -33,13 +33,17 @@ const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 /**
  * Milliseconds to wait before retry number `retry` (1 for the first retry) after `failure`, or
  * null when it must not be retried; `elapsed` is the time since the call's first attempt. Every
- * call of the API is safe to repeat (an outcome posted twice is applied once; a repeated context
- * call is a new decision), so connection failures and timeouts are retried too. Other 4xx
- * answers are final: repeating the same request cannot change them.
+ * call of the API is safe to repeat (a POST's attempts share one `Idempotency-Key`, so the
+ * service runs it once and answers the others with its stored answer; the other methods are
+ * idempotent), so connection failures and timeouts are retried too. Other 4xx answers are
+ * final: repeating the same request cannot change them.
  *
  * - 429: `Retry-After` plus a full-jitter backoff — never sooner than the service asked, and
  *   clients refused together do not all come back in the same instant; null when `Retry-After`
  *   is longer than `maxRetryAfter`.
+ * - 409 `IDEMPOTENCY_KEY_IN_USE` (an earlier attempt of the call is still running): `Retry-After`
+ *   plus the backoff, while the call stays within `budget`; by then that attempt has an answer
+ *   to replay. 409 `IDEMPOTENCY_KEY_REUSED` (the key came with another request) is final.
  * - 503, 502, 504, no answer: the longer of `Retry-After` and the backoff, while the call stays
  *   within `budget`.
  */
@@ -55,6 +59,10 @@ export function retryDelay(
   if (failure instanceof CosError && failure.statusCode === 429) {
     const asked = (failure.retryAfter ?? 0) * 1000;
     return asked <= policy.maxRetryAfter ? asked + jitter : null;
+  }
+  if (failure instanceof CosError && failure.statusCode === 409 && failure.code === 'IDEMPOTENCY_KEY_IN_USE') {
+    const wait = (failure.retryAfter ?? 0) * 1000 + jitter;
+    return elapsed + wait <= policy.budget ? wait : null;
   }
   if (failure instanceof CosError && !TRANSIENT_STATUSES.has(failure.statusCode)) return null;
   const wait = Math.max((failure instanceof CosError ? (failure.retryAfter ?? 0) : 0) * 1000, jitter);

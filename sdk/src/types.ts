@@ -1,7 +1,8 @@
 /**
  * Request and response shapes of the service's /v1 API (its docs/API.md). The package stands
  * alone, so the value sets are written out here; the service's test suite checks that they
- * match the ones it validates with.
+ * match the ones it validates with. An optional request field given as `undefined` is left out of
+ * the JSON, the same as not giving it, so values read from optional settings fit as they are.
  */
 
 export const FRAMINGS = ['micro_steps', 'time_boxed', 'purpose', 'challenge', 'curiosity'] as const;
@@ -30,10 +31,10 @@ export interface ContextRequest {
   /** 1–8000 characters. */
   task: string;
   /** The task's complexity; leave it out when unknown. */
-  complexity?: TaskComplexity;
+  complexity?: TaskComplexity | undefined;
   /** At most 100 characters. */
-  taskType?: string;
-  metadata?: Metadata;
+  taskType?: string | undefined;
+  metadata?: Metadata | undefined;
 }
 
 export interface ContextResponse {
@@ -57,13 +58,13 @@ export interface ContextResponse {
 export interface OutcomeRequest {
   requestId: string;
   started: boolean;
-  completed?: boolean;
+  completed?: boolean | undefined;
   /** Seconds, ≥ 0. */
-  timeToStart?: number;
-  flowState?: boolean;
+  timeToStart?: number | undefined;
+  flowState?: boolean | undefined;
   /** 0–1. */
-  satisfaction?: number;
-  metadata?: Metadata;
+  satisfaction?: number | undefined;
+  metadata?: Metadata | undefined;
 }
 
 export interface OutcomeResponse {
@@ -98,16 +99,16 @@ export interface Profile {
  * present only the dimensions whose value changed are pinned.
  */
 export interface ProfileUpdate {
-  preferredFraming?: Framing | null;
-  communicationStyle?: CommunicationStyle | null;
-  complexityPreference?: ComplexityHandling | null;
-  encouragementLevel?: EncouragementLevel | null;
-  userId?: string;
-  pinned?: PinnableField[];
-  profilePhase?: ProfilePhase;
-  interactionCount?: number;
-  lastUpdated?: string;
-  profileVersion?: string;
+  preferredFraming?: Framing | null | undefined;
+  communicationStyle?: CommunicationStyle | null | undefined;
+  complexityPreference?: ComplexityHandling | null | undefined;
+  encouragementLevel?: EncouragementLevel | null | undefined;
+  userId?: string | undefined;
+  pinned?: PinnableField[] | undefined;
+  profilePhase?: ProfilePhase | undefined;
+  interactionCount?: number | undefined;
+  lastUpdated?: string | undefined;
+  profileVersion?: string | undefined;
 }
 
 export interface ProfileVersion {

@@ -9,7 +9,7 @@ import {
   type ProfileVersion,
   type ResponseInfo,
 } from '../../sdk/src';
-import { eventually, startHarness, type Harness } from '../support/harness';
+import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { eventsQueues } from '../support/ledger';
 import { recordingFetch } from '../support/recording-fetch';
 
@@ -86,6 +86,42 @@ describe('CosClient round trip', () => {
       }
     },
   );
+});
+
+describe('user ids that are path syntax, through the default transport', () => {
+  // Dots (which fetch would resolve as path steps), a slash, percent signs, query and fragment
+  // marks, and non-ASCII letters: each must reach its own user, never another path.
+  it.each(['.', '..', 'a/b', '%2E', '50%', 'a?b#c', 'ünï'])(
+    'round-trips %j: context, profile get, put, versions, delete',
+    async (userId) => {
+      const client = new CosClient({ apiKey: keys.test, baseUrl });
+      await client.context({ userId, task: 'Plan the week', complexity: 'low' });
+      expect(await client.getProfile(userId)).toMatchObject({ userId, profileVersion: 'v0' });
+
+      const pinned = await client.updateProfile(userId, { preferredFraming: 'challenge' });
+      expect(pinned).toMatchObject({ userId, preferredFraming: 'challenge', pinned: ['preferredFraming'], profileVersion: 'v1' });
+      const page = await client.listVersions(userId);
+      expect(page).toEqual({ data: [expect.objectContaining({ profileVersion: 'v1', cause: 'manual' })], hasMore: false });
+
+      await client.deleteProfile(userId);
+      await expect(client.getProfile(userId)).rejects.toMatchObject({ code: 'USER_NOT_FOUND', statusCode: 404 });
+    },
+  );
+
+  it('the service decodes %2E segments to dots, in either case, and keeps the users apart', async () => {
+    const client = new CosClient({ apiKey: keys.test, baseUrl });
+    for (const userId of ['.', '..', 'versions']) await client.updateProfile(userId, { communicationStyle: 'warm' });
+    const read = async (path: string) => {
+      const res = await h.http().get(path).set(bearer(keys.test));
+      return [res.status, res.body.userId ?? res.body.data?.length] as const;
+    };
+    expect(await read('/v1/profile/%2E')).toEqual([200, '.']);
+    expect(await read('/v1/profile/%2e')).toEqual([200, '.']);
+    expect(await read('/v1/profile/%2E%2E')).toEqual([200, '..']);
+    expect(await read('/v1/profile/.%2e')).toEqual([200, '..']);
+    expect(await read('/v1/profile/%2E/versions')).toEqual([200, 1]);
+    expect(await read('/v1/profile/versions')).toEqual([200, 'versions']);
+  });
 });
 
 describe('answers the SDK never retries', () => {

@@ -45,6 +45,15 @@ describe('retryDelay', () => {
     expect(retryDelay(connectionFailure(true), 1, policy, highest)).toBe(99);
   });
 
+  it('retries 409 IDEMPOTENCY_KEY_IN_USE after Retry-After plus the jittered backoff, within the budget', () => {
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 1, policy, () => 0)).toBe(1000);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 3, policy, highest)).toBe(1399);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE'), 2, policy, highest)).toBe(199);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 1, policy, highest, 28_900)).toBe(1099);
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 1, policy, highest, 28_902)).toBeNull();
+    expect(retryDelay(failure(409, 'IDEMPOTENCY_KEY_IN_USE', 1), 6, policy)).toBeNull();
+  });
+
   it('never retries other 4xx answers, nor 500', () => {
     const final: Array<[number, CosErrorCode]> = [
       [400, 'VALIDATION_ERROR'],
@@ -54,6 +63,7 @@ describe('retryDelay', () => {
       [404, 'USER_NOT_FOUND'],
       [405, 'METHOD_NOT_ALLOWED'],
       [409, 'OUTCOME_CONFLICT'],
+      [409, 'IDEMPOTENCY_KEY_REUSED'],
       [410, 'OUTCOME_WINDOW_CLOSED'],
       [413, 'PAYLOAD_TOO_LARGE'],
       [415, 'UNSUPPORTED_MEDIA_TYPE'],
@@ -116,6 +126,18 @@ describe('errorFromResponse', () => {
     expect(errorFromResponse(received(429, text, { 'Retry-After': '1' })).retryAfter).toBe(1);
     expect(errorFromResponse(received(429, text)).retryAfter).toBe(3);
     expect(errorFromResponse(received(429, text)).details).toEqual(details);
+  });
+
+  it("carries the body's traceId and docUrl; without them, traceId is the answer's X-Request-Id", () => {
+    const docUrl = 'https://cos.example.com/docs#error-USER_NOT_FOUND';
+    const full = { error: { code: 'USER_NOT_FOUND', message: 'm', statusCode: 404, traceId: 'trace-9', docUrl } };
+    expect(errorFromResponse(received(404, JSON.stringify(full)))).toMatchObject({ traceId: 'trace-9', docUrl, requestId: 'rid-1' });
+    const bare = { error: { code: 'USER_NOT_FOUND', message: 'm', statusCode: 404 } };
+    const error = errorFromResponse(received(404, JSON.stringify(bare)));
+    expect(error.traceId).toBe('rid-1');
+    expect(error.docUrl).toBeUndefined();
+    // Not the envelope: still the exchange's id, to find it in the logs.
+    expect(errorFromResponse(received(502, '<html>Bad gateway</html>')).traceId).toBe('rid-1');
   });
 
   it('answers anything but the envelope (a proxy page) with UNEXPECTED_RESPONSE and the status', () => {
