@@ -8,7 +8,7 @@ import { sendJson } from '../http/send-json';
 import type { Admission } from '../middleware/rate-limit.middleware';
 
 /** Stripe's limit: long enough for any UUID or composite key a client makes. */
-const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * The request's Idempotency-Key, or undefined without one; a malformed key is a 400
@@ -18,8 +18,8 @@ export function idempotencyKeyOf(req: Request): string | undefined {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (typeof key === 'string' && KEY_PATTERN.test(key)) return key;
-  throw new AppError('VALIDATION_ERROR', 'Invalid request: Idempotency-Key must be 1 to 255 printable ASCII characters', {
-    fields: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
+  throw new AppError('VALIDATION_ERROR', 'Invalid request: Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)', {
+    fields: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters (no spaces)' }],
   });
 }
 

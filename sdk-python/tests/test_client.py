@@ -80,6 +80,12 @@ class RequestsTest(StubTestCase):
         self.assertNotEqual(first.headers["idempotency-key"], second.headers["idempotency-key"])
         self.assertEqual(first.json(), {"requestId": "req_x", "started": True})
 
+    def test_an_idempotency_key_the_service_would_refuse_is_refused_before_sending(self) -> None:
+        for key in ("with space", "x" * 256, "ünï", ""):
+            with self.subTest(key=key), self.assertRaises(ValueError):
+                self.client().context({"userId": "u", "task": "Write"}, idempotency_key=key or "\t")
+        self.assertEqual(self.stub.requests, [])
+
     def test_gets_puts_and_deletes_carry_no_idempotency_key(self) -> None:
         self.stub.reply(200, PROFILE)
         self.stub.reply(200, PROFILE)

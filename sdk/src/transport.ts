@@ -185,7 +185,7 @@ export class Transport {
       throw new TypeError(`requestId must be 1–128 characters of [A-Za-z0-9._-], not ${JSON.stringify(requestId)}`);
     const idempotencyKey = call.method === 'POST' ? (options.idempotencyKey ?? randomUuid()) : undefined;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey))
-      throw new TypeError(`idempotencyKey must be visible ASCII characters without spaces, not ${JSON.stringify(idempotencyKey)}`);
+      throw new TypeError(`idempotencyKey must be 1 to 255 visible ASCII characters without spaces, not ${JSON.stringify(idempotencyKey)}`);
     const extra = options.headers ?? {};
     for (const name of Object.keys(extra)) {
       const managed = MANAGED_HEADERS.get(name.toLowerCase());
@@ -219,7 +219,7 @@ interface Exchange {
 
 /** The X-Request-Id values the service keeps; it replaces any other with its own. */
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]+$/;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Headers the client sets, with where to set them instead; `headers` cannot replace them. */
 const MANAGED_HEADERS = new Map([

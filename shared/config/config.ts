@@ -89,7 +89,14 @@ const apiSchema = z.object({
   ADMIN_TOKEN: adminToken,
   REQUEST_DEADLINE: requestDeadline,
   /** How long a POST's Idempotency-Key replays its first response (docs/API.md#idempotent-requests). */
-  IDEMPOTENCY_WINDOW: durationMs.pipe(z.number().min(1000).max(7 * 86_400_000)).default(3_600_000),
+  IDEMPOTENCY_WINDOW: durationMs
+    .pipe(
+      z
+        .number()
+        .min(1000)
+        .max(7 * 86_400_000),
+    )
+    .default(3_600_000),
   /** How often each API instance checks Postgres for changed keys/accounts. */
   KEY_REFRESH_INTERVAL: durationMs.default(1000),
   /** API processes on this host sharing PORT (node:cluster); limits stay exact across them. */

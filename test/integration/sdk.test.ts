@@ -209,3 +209,35 @@ it('posts an outcome again when its answer was lost, and the service applies it 
   const rows = await h.env.db.selectFrom('outcomes').select('request_id').where('user_id', '=', userId).execute();
   expect(rows).toEqual([{ request_id: requestId }]);
 });
+
+describe('Idempotency-Key against the service', () => {
+  it('makes one decision when the answer to the first attempt is lost: the retry is replayed', async () => {
+    const answers: ResponseInfo[] = [];
+    const lost: string[] = [];
+    // The service answers the first attempt, but the answer never reaches the caller.
+    const losing: FetchLike = async (url, init) => {
+      const response = await fetch(url, init);
+      if (lost.length > 0) return response;
+      lost.push(((await response.json()) as { requestId: string }).requestId);
+      throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
+    };
+    const client = new CosClient({ apiKey: keys.test, baseUrl, fetch: losing, onResponse: (info) => answers.push(info) });
+    const decision = await client.context({ userId: 'sdk-lost-answer', task: 'Book the trip' });
+    expect(decision.requestId).toBe(lost[0]);
+    // The caller saw one answer: the replay of the lost one.
+    expect(answers.map((a) => a.replayed)).toEqual([true]);
+  });
+
+  it('refuses a key reused with another request, without retrying', async () => {
+    const answers: ResponseInfo[] = [];
+    const client = new CosClient({ apiKey: keys.test, baseUrl, onResponse: (info) => answers.push(info) });
+    const idempotencyKey = `sdk-reused-${Date.now()}`;
+    await client.context({ userId: 'sdk-reused', task: 'One' }, { idempotencyKey });
+    const again = await client.context({ userId: 'sdk-reused', task: 'One' }, { idempotencyKey });
+    expect(answers.at(-1)?.replayed).toBe(true);
+    const refused = await client.context({ userId: 'sdk-reused', task: 'Another' }, { idempotencyKey }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', statusCode: 409 });
+    expect(answers.filter((a) => a.statusCode === 409)).toHaveLength(1);
+    expect(again.requestId).toMatch(/^req_/);
+  });
+});

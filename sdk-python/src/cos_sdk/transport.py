@@ -17,6 +17,9 @@ from .errors import UNEXPECTED_RESPONSE, CosConnectionError, CosError
 from .rate_limit import RateLimit, read_rate_limit
 from .retry import RetryPolicy, parse_retry_after, retry_delay
 
+#: What the service accepts as an Idempotency-Key: checked before anything is sent.
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
 Method = Literal["GET", "POST", "PUT", "DELETE"]
 
 #: What an error body's code looks like; anything else is not the service's envelope.
@@ -137,6 +140,8 @@ class Transport:
         policy = self.policy if options.max_retries is None else replace(self.policy, max_retries=options.max_retries)
         request_id = options.request_id or str(uuid.uuid4())
         idempotency_key = (options.idempotency_key or str(uuid.uuid4())) if call.method == "POST" else None
+        if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):
+            raise ValueError(f"idempotency_key must be 1 to 255 visible ASCII characters without spaces, not {idempotency_key!r}")
         # Serialized once: every attempt sends the same bytes, which is what the service compares
         # an Idempotency-Key's requests by. NaN and infinities are refused here, as JSON has none.
         data = None if call.body is None else json.dumps(call.body, allow_nan=False, separators=(",", ":")).encode("utf-8")
