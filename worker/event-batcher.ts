@@ -1,11 +1,10 @@
-import { UnrecoverableError, type Queue } from 'bullmq';
+import { UnrecoverableError } from 'bullmq';
 import { tenantKey } from '../shared/cache/keys';
 import type { Db } from '../shared/db/database';
 import { errorCode, PG_BAD_DATA } from '../shared/db/pg-errors';
 import { retryTransaction } from '../shared/db/transaction-retry';
 import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
-import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import type { WorkerMetrics } from '../shared/metrics/metrics';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
@@ -19,7 +18,7 @@ import { applyTenantEvents } from './handlers/apply-events';
 import type { BatchEvent, BatchItem, StoredDecision } from './handlers/event-batch';
 import { KnownProfiles } from './handlers/known-profiles';
 import { PriorMemo } from './handlers/population-prior';
-import { DecisionNotFoundError } from './job-failures';
+import { UnreadableRequestIdError } from './handlers/resolve-decisions';
 
 /** How long a batch with an outcome waits for more jobs: outcomes are awaited by readers. */
 export const FLUSH_DELAY_MS = 2;
@@ -29,8 +28,9 @@ export const FLUSH_DELAY_MS = 2;
  * decisions it carries, so a longer wait makes moderate traffic as cheap as a backlog.
  */
 export const DECISION_FLUSH_DELAY_MS = 200;
-/** A job whose data Postgres refuses fails for good: retrying cannot help. */
+/** A job whose data Postgres refuses, or whose requestId holds no decision, fails for good: retrying cannot help. */
 function unrecoverableIfBadData(error: unknown): unknown {
+  if (error instanceof UnreadableRequestIdError) return new UnrecoverableError(error.message);
   const code = errorCode(error);
   return code && PG_BAD_DATA.has(code) && error instanceof Error
     ? new UnrecoverableError(`the database refused this job's data: ${error.message}`)
@@ -45,8 +45,6 @@ export interface EventBatcherDeps {
   cache: ProfileCache;
   populations: PopulationCache;
   pendingOutcomes: PendingOutcomes;
-  /** The events-queue partition of a user (docs/adr/0014-redis-cluster-partitions.md). */
-  queueOf: (userHash: string) => Pick<Queue, 'getJob'>;
   learner: Learner;
   logger: Logger;
   /** Most jobs applied in one transaction. */
@@ -97,11 +95,8 @@ export class EventBatcher {
   async submitAll(items: BatchEvent[]): Promise<string> {
     const settled = await Promise.allSettled(items.map((item) => this.submit(item)));
     const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
-    // Lost decisions park the job after a few attempts (job-failures.ts): only when nothing else failed.
-    const lost = failures.flatMap((error) => (error instanceof DecisionNotFoundError ? error.requestIds : []));
-    const transient = failures.find((error) => !(error instanceof UnrecoverableError) && !(error instanceof DecisionNotFoundError));
+    const transient = failures.find((error) => !(error instanceof UnrecoverableError));
     if (transient !== undefined) throw transient;
-    if (lost.length > 0) throw new DecisionNotFoundError(lost);
     if (failures.length > 0) throw new UnrecoverableError(`${failures.length} of ${items.length} items refused: ${String(failures[0])}`);
     const counts = new Map<string, number>();
     for (const s of settled) if (s.status === 'fulfilled') counts.set(s.value, (counts.get(s.value) ?? 0) + 1);
@@ -168,8 +163,6 @@ export class EventBatcher {
       group.items.push(item);
       byTenant.set(key, group);
     }
-    // Queued decision batches read by this apply, each once (many outcomes share one).
-    const batches = new Map<string, Promise<DecisionJob[]>>();
     const results = await retryTransaction(() =>
       this.deps.db.transaction().execute(async (tx) => {
         const now = new Date();
@@ -187,7 +180,6 @@ export class EventBatcher {
                   learner: this.deps.learner,
                   now,
                   carriedDecision: (t, requestId) => this.carriedDecision(t, requestId),
-                  findQueuedDecision: (requestId) => this.findQueuedDecision(requestId, batches),
                   hashUser: (t, userId) => this.hashes.of(t, userId),
                   priors: this.priors,
                   knownProfiles: this.knownProfiles,
@@ -227,53 +219,26 @@ export class EventBatcher {
       new Set(results.flatMap(({ result }) => [...pick(result)]));
     const droppedDecisions = all((r) => r.droppedDecisions);
     const droppedOutcomes = all((r) => r.droppedOutcomes);
-    const missingOutcomes = all((r) => r.missingOutcomes);
     const applied = all((r) => r.appliedOutcomes);
     // The cache shows every settled outcome now: profile reads need not wait for them any more.
     // A failure here costs readers a short wait, not the outcome.
     await this.deps.pendingOutcomes
-      .clear(batch.flatMap((item) => (item.kind === 'outcome' && !missingOutcomes.has(item.data.requestId) ? [item.data.requestId] : [])))
+      .clear(batch.flatMap((item) => (item.kind === 'outcome' ? [item.data.requestId] : [])))
       .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'clearing pending-outcome marks failed'));
     for (const item of batch) {
       const id = item.data.requestId;
       if (item.kind === 'decision') item.resolve(droppedDecisions.has(id) ? 'dropped: user erased' : 'stored');
       else if (droppedOutcomes.has(id)) item.resolve('dropped: user erased or test data reset');
-      else if (missingOutcomes.has(id)) item.reject(new DecisionNotFoundError([id]));
       else item.resolve(applied.has(id) ? 'applied' : 'already applied');
     }
   }
 
-  /** The decision sealed in a version 4 requestId issued to `tenant` (the API verified its MAC). */
+  /** The decision sealed in a requestId issued to `tenant` (the API verified its MAC). */
   private carriedDecision(tenant: Tenant, requestId: string): StoredDecision | null {
     const claims = readRequestIdClaims(requestId);
     if (!claims || claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) return null;
     const decision = openRequestId(requestId, this.deps.secret);
     return decision ? { ...decision, issuedAt: claims.issuedAt } : null;
-  }
-
-  /**
-   * For ids before version 4: a decision still in the queue (not yet applied, or kept after completion): in the batch job
-   * its requestId names, or — for ids issued before decisions were batched — in its own job.
-   */
-  private async findQueuedDecision(requestId: string, batches: Map<string, Promise<DecisionJob[]>>): Promise<DecisionJob | null> {
-    const claims = readRequestIdClaims(requestId);
-    if (!claims) return null;
-    const queue = this.deps.queueOf(claims.userHash);
-    const batchId = claims.decisionBatch;
-    if (batchId) {
-      let batch = batches.get(batchId);
-      if (!batch) {
-        batch = queue.getJob(JOBS.decisions.jobId({ batchId })).then((job) => {
-          const parsed = job ? JOBS.decisions.schema.safeParse(job.data) : null;
-          return parsed?.success ? parsed.data.decisions : [];
-        });
-        batches.set(batchId, batch);
-      }
-      return (await batch).find((d) => d.requestId === requestId) ?? null;
-    }
-    const job = await queue.getJob(JOBS.decision.jobId({ requestId } as DecisionJob));
-    const parsed = job ? JOBS.decision.schema.safeParse(job.data) : null;
-    return parsed?.success ? parsed.data : null;
   }
 
   /** Applies whatever is pending (used when the worker drains on SIGTERM). */

@@ -4,36 +4,12 @@ import type { Logger } from '../shared/logger/logger';
 /**
  * What becomes of a job whose attempt failed (docs/adr/0002-exactly-once-outcomes.md): it is
  * retried without an end (shared/jobs/retry.ts) unless it can never succeed — an invalid
- * payload, data Postgres refuses, an outcome whose decision is lost — and is then parked in
+ * payload, data Postgres refuses, a requestId that holds no decision — and is then parked in
  * the failed set with a log line to alert on.
  */
 
 /** The log message of a parked job: alert on it, or on cos_worker_jobs_failed_total{final="true"}. */
 export const PARKED_MESSAGE = 'job parked in the failed set: it will not be retried';
-
-/** Outcomes whose decision is in neither Postgres nor the queue, and whose user was not erased. */
-export class DecisionNotFoundError extends Error {
-  constructor(readonly requestIds: string[]) {
-    super(`the decision of ${requestIds.join(', ')} is in neither Postgres nor the queue`);
-    this.name = 'DecisionNotFoundError';
-  }
-}
-
-/**
- * Attempts in all for an outcome whose decision cannot be found. The API writes a decision to
- * the queue before it returns its requestId, and the queue keeps the job until Postgres has
- * the decision; so a decision missing from both was lost (Redis data lost, a job removed by
- * hand, Postgres restored from an older backup), and waiting longer cannot bring it back.
- */
-export const DECISION_NOT_FOUND_ATTEMPTS = 3;
-
-/** What the processor throws for a handler's failure: an UnrecoverableError parks the job, anything else is retried. */
-export function jobFailure(error: unknown, job: Job): unknown {
-  if (error instanceof DecisionNotFoundError && job.attemptsMade + 1 >= DECISION_NOT_FOUND_ATTEMPTS) {
-    return new UnrecoverableError(`${error.message} after ${job.attemptsMade + 1} attempts: it is lost`);
-  }
-  return error;
-}
 
 const isPowerOfTwo = (n: number) => n > 0 && (n & (n - 1)) === 0;
 

@@ -20,8 +20,6 @@ export interface PartitionConsumersOptions {
   group: WorkerGroup;
   /** The BullMQ prefix of each event-queue partition, by partition number. */
   partitionPrefixes: readonly string[];
-  /** The unpartitioned events queue of older releases, consumed by the owner of partition 0. */
-  legacyPrefix?: string;
   /** Jobs held at once over all the queues this worker consumes (WORKER_CONCURRENCY). */
   concurrency: number;
   heartbeatMs: number;
@@ -128,7 +126,6 @@ export class PartitionConsumers {
     if (this.stopped) return;
     const wanted = this.wanted;
     const prefixes = wanted.map((partition) => this.o.partitionPrefixes[partition]!);
-    if (this.o.legacyPrefix && wanted.includes(0)) prefixes.push(this.o.legacyPrefix);
     const shares = shareOut(this.o.concurrency, prefixes.length);
     const stopping = [...this.running.keys()].filter((prefix) => !prefixes.includes(prefix));
     const starting: QueueConsumer[] = [];
@@ -152,7 +149,7 @@ export class PartitionConsumers {
     this.o.metrics.partitionsAssigned(wanted.length, this.members);
     if (changed) {
       this.o.logger.info(
-        { workerId: this.o.workerId, partitions: wanted, workers: this.members, legacyQueue: prefixes.length > wanted.length },
+        { workerId: this.o.workerId, partitions: wanted, workers: this.members },
         'event-queue partitions assigned',
       );
     }

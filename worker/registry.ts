@@ -2,7 +2,6 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { JOBS, JOB_NAMES, type JobName, type JobPayload } from '../shared/jobs/catalog';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import type { DependencyWatch } from '../shared/health/dependency-watch';
-import { jobFailure } from './job-failures';
 
 /** A job's handler, typed by its catalog payload. */
 export type Handler<N extends JobName> = (data: JobPayload<N>, job: Job) => Promise<string>;
@@ -51,7 +50,7 @@ export function processorFor(registry: Handlers, watch: Pick<DependencyWatch, 'f
             throw new DelayedError();
           }
         }
-        throw jobFailure(error, job);
+        throw error;
       }
     }
   };

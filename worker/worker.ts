@@ -77,13 +77,10 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const watch = new DependencyWatch({ probes, logger });
   // Connection errors during an outage are the watch's to log, once.
   const quiet = outageAwareLogger(logger, watch);
-  // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md), and on one node
-  // the unpartitioned queue of older releases; read here for queued decisions and the metrics.
-  const eventQueue = (prefix: string) => new Queue(EVENTS_QUEUE, { connection: redis, prefix });
-  const events = keys.queuePrefixes.map(eventQueue);
-  const legacy = keys.legacyQueuePrefix ? eventQueue(keys.legacyQueuePrefix) : undefined;
+  // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md), read here for the metrics.
+  const events = keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.maintenanceQueuePrefix });
-  const queues = [...events, ...(legacy ? [legacy] : []), maintenance];
+  const queues = [...events, maintenance];
   for (const queue of queues) queue.on('error', (error) => quiet.warn({ err: error }, 'queue connection error'));
   const metrics = new WorkerMetrics(queues, readiness);
   dependencyOutageMetrics(metrics.registry, watch);
@@ -92,13 +89,6 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     cache: new ProfileCache(redis, keys),
     populations: new PopulationCache(redis, keys),
     pendingOutcomes: new PendingOutcomes(redis, keys),
-    // A decision queued by an older API waits in the legacy queue: looked for there when its
-    // user's partition does not have it (only outcomes whose decision is not in Postgres get here).
-    queueOf: (userHash) => {
-      const partition = events[keys.queuePartition(userHash)]!;
-      if (!legacy) return partition;
-      return { getJob: async (jobId: string) => (await partition.getJob(jobId)) ?? legacy.getJob(jobId) };
-    },
     learner: engine as Learner,
     logger,
     maxBatch: config.WORKER_BATCH_SIZE,
@@ -109,8 +99,6 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const registry = buildRegistry({
     decisions: (data) => batcher.submitAll(data.decisions.map((decision) => ({ kind: 'decision', data: decision }))),
     outcomes: (data) => batcher.submitAll(data.outcomes.map((outcome) => ({ kind: 'outcome', data: outcome }))),
-    decision: (data) => batcher.submit({ kind: 'decision', data }),
-    outcome: (data) => batcher.submit({ kind: 'outcome', data }),
     usageFlush: async () => {
       const result = await flushUsage(redis, keys, db).catch((error: unknown) => {
         metrics.usageFlushRun(false);
@@ -198,7 +186,6 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     workerId,
     group: new WorkerGroup(redis, keys),
     partitionPrefixes: keys.queuePrefixes,
-    legacyPrefix: keys.legacyQueuePrefix,
     concurrency: config.WORKER_CONCURRENCY,
     heartbeatMs: config.WORKER_HEARTBEAT_INTERVAL,
     timeoutMs: config.WORKER_HEARTBEAT_TIMEOUT,

@@ -18,7 +18,7 @@ export interface QueueCounts {
 }
 
 /**
- * Every events queue of a bench's deployment — its partitions and the legacy queue — read,
+ * Every events queue of a bench's deployment — one per partition — read,
  * paused and resumed as one, and the workers' group, to know when they have shared the
  * partitions out (docs/adr/0015-worker-partition-ownership.md).
  */
@@ -30,7 +30,7 @@ export class EventQueues {
     redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    this.queues = keys.eventQueuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
+    this.queues = keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
     for (const queue of this.queues) queue.on('error', () => undefined);
     this.group = new WorkerGroup(redis, keys);
   }

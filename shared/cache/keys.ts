@@ -2,8 +2,8 @@ import type { Environment, Tenant } from '../domain/environment';
 
 /**
  * Every Redis key the service owns, with its TTL, under a versioned prefix
- * (`<prefix>:v1:`). BullMQ queues use one hash-tagged prefix per event-queue partition, and
- * `<prefix>:q` for the maintenance queue on one node, as their own prefix.
+ * (`<prefix>:v1:`). BullMQ queues use one hash-tagged prefix per event-queue partition
+ * (`{<prefix>:q:<n>}`); the maintenance queue lives under the first.
  */
 export const CACHE_SCHEMA_VERSION = 'v1';
 
@@ -67,13 +67,8 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
   const usageShards = cluster ? CLUSTER_USAGE_SHARDS : 1;
   const usageShard = (accountId: string) => (usageShards === 1 ? 0 : spread(accountId, usageShards));
   const shardTag = (shard: number) => tag(`k${shard}`);
-  const partitioned = cluster || queuePartitions > 1;
-  /** The one queue prefix of a deployment with one partition on one node, as before partitions. */
-  const unpartitioned = `${prefix}:q`;
-  const queuePrefixes = Array.from({ length: queuePartitions }, (_, partition) =>
-    partitioned ? `{${prefix}:q:${partition}}` : unpartitioned,
-  );
-  const legacyQueuePrefix = !cluster && partitioned ? unpartitioned : undefined;
+  // Each partition's prefix is a hash tag: its queue's keys share a slot on a cluster.
+  const queuePrefixes = Array.from({ length: queuePartitions }, (_, partition) => `{${prefix}:q:${partition}}`);
   return {
     /** On a cluster, a user's keys and an API key's limiter keys live in different slots: no script touches both. */
     cluster,
@@ -147,16 +142,8 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     workerPartitions: `${base}:{workers}:partitions`,
     /** BullMQ prefix of each event-queue partition. */
     queuePrefixes,
-    /**
-     * The events queue of a release before partitions on one node (`<prefix>:q`): consumed with
-     * partition 0 so that jobs an older API left there are applied; undefined where no such queue
-     * can exist (one partition, whose queue it is, or a cluster).
-     */
-    legacyQueuePrefix,
-    /** Every events queue to consume or read: the partitions, then the legacy queue if any. */
-    eventQueuePrefixes: legacyQueuePrefix ? [...queuePrefixes, legacyQueuePrefix] : queuePrefixes,
-    /** BullMQ prefix of the maintenance queue: `<prefix>:q` on one node, the first partition's on a cluster. */
-    maintenanceQueuePrefix: cluster ? queuePrefixes[0]! : unpartitioned,
+    /** BullMQ prefix of the maintenance queue: the first partition's (another queue name under it). */
+    maintenanceQueuePrefix: queuePrefixes[0]!,
     /** The event-queue partition of a user: all of a user's decisions and outcomes go there, in order. */
     queuePartition: (userHash: string) => (queuePartitions === 1 ? 0 : spread(userHash, queuePartitions)),
   };

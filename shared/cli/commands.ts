@@ -325,12 +325,12 @@ async function withRedis<T>(config: CliConfig, run: (redis: ReturnType<typeof cr
   }
 }
 
-/** The named queue: every partition of the events queue (and the legacy one), or the maintenance queue. */
+/** The named queue: every partition of the events queue, or the maintenance queue. */
 async function withQueues(config: CliConfig, args: ParsedArgs, run: (queues: Queue[]) => Promise<CommandOutput>): Promise<CommandOutput> {
   const name = parseWith(z.enum([EVENTS_QUEUE, MAINTENANCE_QUEUE]), stringFlag(args, 'queue') ?? EVENTS_QUEUE, 'queue');
   const redis = createRedis(redisTarget(config), 'consumer');
   const keys = keysFor(config);
-  const prefixes = name === EVENTS_QUEUE ? keys.eventQueuePrefixes : [keys.maintenanceQueuePrefix];
+  const prefixes = name === EVENTS_QUEUE ? keys.queuePrefixes : [keys.maintenanceQueuePrefix];
   const queues = prefixes.map((prefix) => new Queue(name, { connection: redis, prefix }));
   try {
     return await run(queues);

@@ -49,9 +49,9 @@ export type OutcomeJob = z.infer<typeof outcomeJobSchema>;
 
 /**
  * Group commit (docs/adr/0010-group-commit.md): the API collects the decisions, and the
- * outcomes, that arrive within one event-loop turn and enqueues each group as one job. A
- * decision batch's id is carried by every requestId issued in it, so an outcome whose decision
- * is not in Postgres yet finds it in its queued batch.
+ * outcomes, that arrive within one event-loop turn and enqueues each group as one job, its
+ * batch id the job's id. Decisions travel for the decision log only: an outcome carries its
+ * own decision, sealed in its requestId.
  */
 export const decisionBatchJobSchema = z.object({
   batchId: z.string().regex(/^[0-9a-f]{16}$/),
@@ -102,20 +102,6 @@ export const JOBS = {
     schema: outcomeBatchJobSchema,
     options: retrying,
     jobId: (data: Pick<OutcomeBatchJob, 'batchId'>) => `outcomes-${data.batchId}`,
-  },
-  /** One decision per job: what API versions before group commit enqueued (still applied). */
-  decision: {
-    queue: EVENTS_QUEUE,
-    schema: decisionJobSchema,
-    options: retrying,
-    jobId: (data: DecisionJob) => `decision-${data.requestId}`,
-  },
-  /** One outcome per job: what API versions before group commit enqueued (still applied). */
-  outcome: {
-    queue: EVENTS_QUEUE,
-    schema: outcomeJobSchema,
-    options: retrying,
-    jobId: (data: OutcomeJob) => `outcome-${data.requestId}`,
   },
   usageFlush: {
     queue: MAINTENANCE_QUEUE,

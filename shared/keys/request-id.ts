@@ -20,24 +20,17 @@ import type { DecisionContext, SelectionProbabilities } from '../domain/learner'
  *
  * The sealed decision is everything an outcome is learned from, so an outcome never depends on
  * its decision's log row having been written (docs/adr/0010-group-commit.md); it is encrypted so
- * that the id shows neither the user nor the task type. Versions 2 and 3 (no sealed decision;
- * version 3 names the decision batch job instead) are still verified, so ids issued before an
- * upgrade keep their outcomes.
+ * that the id shows neither the user nor the task type. The version byte is the one place a
+ * later layout would be told apart; this is the only layout there is.
  */
 const VERSION = 4;
-const BATCHED_VERSION = 3;
-const UNBATCHED_VERSION = 2;
 const NONCE_OFFSET = 8;
 const NONCE_BYTES = 12;
 const USER_HASH_BYTES = 8;
-const BATCH_BYTES = 8;
 const MAC_BYTES = 16;
 const USER_HASH_OFFSET = NONCE_OFFSET + NONCE_BYTES;
-const BATCH_OFFSET = USER_HASH_OFFSET + USER_HASH_BYTES;
-/** Versions 2 and 3: the account follows the user hash (and the batch id), to the MAC. */
-const V3_HEADER_BYTES = BATCH_OFFSET + BATCH_BYTES;
-/** Version 4: a length byte, then the account. */
-const ACCOUNT_LENGTH_OFFSET = BATCH_OFFSET;
+/** A length byte, then the account. */
+const ACCOUNT_LENGTH_OFFSET = USER_HASH_OFFSET + USER_HASH_BYTES;
 const MAX_ACCOUNT_BYTES = 255;
 const NO_TASK_TYPE = 0xffff;
 /** complexity (1) + choice (4) + probabilities (16) + taskType length (2). */
@@ -49,18 +42,16 @@ const MAX_ID_BYTES = ACCOUNT_LENGTH_OFFSET + 1 + MAX_ACCOUNT_BYTES + MAX_SEALED_
 export const MAX_REQUEST_ID_LENGTH = 4 + Math.ceil((MAX_ID_BYTES * 4) / 3);
 export const REQUEST_ID_PATTERN = new RegExp(`^req_[A-Za-z0-9_-]{40,${MAX_REQUEST_ID_LENGTH - 4}}$`);
 
-/** What every version of a requestId says in clear: who it was issued to and when. */
+/** What a requestId says in clear: who it was issued to and when. */
 export interface RequestIdClaims {
   accountId: string;
   environment: Environment;
   issuedAt: number;
   /** userHash(secret, tenant, userId): 16 hex characters. */
   userHash: string;
-  /** Version 3 only: the id of the decision batch job (16 hex characters) that carried its decision. */
-  decisionBatch?: string;
 }
 
-/** What an outcome is learned from; sealed inside version 4 ids. */
+/** What an outcome is learned from; sealed inside the id. */
 export interface CarriedDecision {
   userId: string;
   choice: Choice;
@@ -119,7 +110,7 @@ function cryptInPlace(keys: SealKeys, nonce: Buffer, data: Buffer): void {
   for (let i = 0; i < data.length; i++) data[i] = data[i]! ^ stream[i]!;
 }
 
-/** The probabilities as a version 4 id carries them (float32). */
+/** The probabilities as an id carries them (float32). */
 export function sealable(probabilities: SelectionProbabilities): SelectionProbabilities {
   return {
     framing: Math.fround(probabilities.framing),
@@ -171,8 +162,8 @@ function openDecision(plain: Buffer): CarriedDecision | null {
   };
 }
 
-/** A new version 4 requestId for this decision. */
-export function issueRequestId(claims: Omit<RequestIdClaims, 'decisionBatch'> & { decision: CarriedDecision }, secret: string): string {
+/** A new requestId for this decision. */
+export function issueRequestId(claims: RequestIdClaims & { decision: CarriedDecision }, secret: string): string {
   const { decision } = claims;
   const accountBytes = Buffer.byteLength(claims.accountId, 'utf8');
   if (accountBytes > MAX_ACCOUNT_BYTES) throw new Error('accountId too long for a requestId');
@@ -196,29 +187,20 @@ export function issueRequestId(claims: Omit<RequestIdClaims, 'decisionBatch'> & 
 
 export const isWellFormedRequestId = (value: unknown): value is string => typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
 
-/** The claims of a payload (the id without its MAC), and where its sealed decision starts (version 4). */
+/** The claims of a payload (the id without its MAC), and where its sealed decision starts. */
 function decode(payload: Buffer): { claims: RequestIdClaims; sealedAt: number } | null {
-  if (payload.length <= BATCH_OFFSET) return null;
-  const version = payload.readUInt8(0);
-  let accountStart: number;
-  let accountEnd = payload.length;
-  if (version === VERSION) {
-    accountStart = ACCOUNT_LENGTH_OFFSET + 1;
-    accountEnd = accountStart + payload.readUInt8(ACCOUNT_LENGTH_OFFSET);
-    if (accountEnd > payload.length) return null;
-  } else if (version === BATCHED_VERSION) accountStart = V3_HEADER_BYTES;
-  else if (version === UNBATCHED_VERSION) accountStart = BATCH_OFFSET;
-  else return null;
-  if (accountEnd <= accountStart) return null;
+  if (payload.length <= ACCOUNT_LENGTH_OFFSET || payload.readUInt8(0) !== VERSION) return null;
+  const accountStart = ACCOUNT_LENGTH_OFFSET + 1;
+  const accountEnd = accountStart + payload.readUInt8(ACCOUNT_LENGTH_OFFSET);
+  if (accountEnd > payload.length || accountEnd <= accountStart) return null;
   return {
     claims: {
       environment: payload.readUInt8(1) === 1 ? 'live' : 'test',
       issuedAt: payload.readUIntBE(2, 6),
-      userHash: payload.toString('hex', USER_HASH_OFFSET, BATCH_OFFSET),
-      ...(version === BATCHED_VERSION ? { decisionBatch: payload.toString('hex', BATCH_OFFSET, V3_HEADER_BYTES) } : {}),
+      userHash: payload.toString('hex', USER_HASH_OFFSET, ACCOUNT_LENGTH_OFFSET),
       accountId: payload.toString('utf8', accountStart, accountEnd),
     },
-    sealedAt: version === VERSION ? accountEnd : -1,
+    sealedAt: accountEnd,
   };
 }
 
@@ -239,13 +221,13 @@ export function readRequestIdClaims(requestId: string): RequestIdClaims | null {
 }
 
 /**
- * The decision sealed in a version 4 requestId the API has already verified (the worker reads
- * it from outcome jobs), or null for earlier versions, whose decision is stored apart.
+ * The decision sealed in a requestId the API has already verified (the worker reads it from
+ * outcome jobs); null only for bytes that are not such an id.
  */
 export function openRequestId(requestId: string, secret: string): CarriedDecision | null {
   const payload = payloadOf(requestId);
   const decoded = payload ? decode(payload) : null;
-  if (!payload || !decoded || decoded.sealedAt < 0) return null;
+  if (!payload || !decoded) return null;
   const nonce = payload.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES);
   const plain = Buffer.from(payload.subarray(decoded.sealedAt));
   cryptInPlace(keysOf(secret), nonce, plain);
@@ -258,7 +240,7 @@ export function verifyRequestId(requestId: string, secret: string): RequestIdCla
   const raw = Buffer.from(requestId.slice(4), 'base64url');
   // Node decodes base64url leniently; accept only the canonical spelling of an id.
   if (raw.toString('base64url') !== requestId.slice(4)) return null;
-  if (raw.length <= BATCH_OFFSET + MAC_BYTES) return null;
+  if (raw.length <= ACCOUNT_LENGTH_OFFSET + MAC_BYTES) return null;
   const payload = raw.subarray(0, raw.length - MAC_BYTES);
   const given = raw.subarray(raw.length - MAC_BYTES);
   if (!timingSafeEqual(given, mac(secret, payload))) return null;

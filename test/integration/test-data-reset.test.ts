@@ -113,25 +113,31 @@ describe('monthly test-data reset', () => {
     await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
     const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefixes[0]! });
     const rid = `req_before_reset_${Date.now()}`;
+    const batchId = Date.now().toString(16).padStart(16, '0');
     await queue.add(
-      'decision',
+      'decisions',
       {
-        accountId: account.id,
-        environment: 'test',
-        requestId: rid,
-        userId: 'ghost',
-        generation: 'g-old',
-        context: { complexity: 'low' },
-        choice: { framing: 'purpose', style: 'warm', complexity: 'whole', encouragement: 'minimal' },
-        probabilities: { framing: 0.2, style: 0.25, complexity: 0.3, encouragement: 0.3 },
-        explored: [],
-        confidence: 0.01,
-        issuedAt,
+        batchId,
+        decisions: [
+          {
+            accountId: account.id,
+            environment: 'test',
+            requestId: rid,
+            userId: 'ghost',
+            generation: 'g-old',
+            context: { complexity: 'low' },
+            choice: { framing: 'purpose', style: 'warm', complexity: 'whole', encouragement: 'minimal' },
+            probabilities: { framing: 0.2, style: 0.25, complexity: 0.3, encouragement: 0.3 },
+            explored: [],
+            confidence: 0.01,
+            issuedAt,
+          },
+        ],
       },
-      { jobId: `decision-${rid}` },
+      { jobId: JOBS.decisions.jobId({ batchId }) },
     );
-    await eventually(async () => (await queue.getJob(`decision-${rid}`))?.isCompleted());
-    const job = await queue.getJob(`decision-${rid}`); // read again once settled
+    await eventually(async () => (await queue.getJob(JOBS.decisions.jobId({ batchId })))?.isCompleted());
+    const job = await queue.getJob(JOBS.decisions.jobId({ batchId })); // read again once settled
     expect(job!.returnvalue).toMatch(/dropped/);
     expect((await h.http().get('/v1/profile/ghost').set(bearer(key))).status).toBe(404);
     await queue.close();

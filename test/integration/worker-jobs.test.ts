@@ -6,10 +6,7 @@ import { bearer, eventually, startHarness, type Harness } from '../support/harne
 import { createLogger } from '../../shared/logger/logger';
 import { findAccount } from '../../shared/keys/account.repository';
 import { readRequestIdClaims } from '../../shared/keys/request-id';
-import { userHash } from '../../shared/keys/user-hash';
-import { TEST_SECRET } from '../support/test-env';
-import { issueEarlierRequestId } from '../support/request-ids';
-import { DECISION_NOT_FOUND_ATTEMPTS, PARKED_MESSAGE } from '../../worker/job-failures';
+import { PARKED_MESSAGE } from '../../worker/job-failures';
 import type { RunningWorker } from '../../worker/worker';
 import { sampleValue } from '../support/prometheus';
 
@@ -19,7 +16,7 @@ const storedDecision = (requestId: string) =>
 
 let h: Harness;
 let key: string;
-/** Every events-queue partition, then — on one node — the legacy queue. */
+/** Every events-queue partition. */
 let queues: Queue[];
 /** The partition a requestId's user's events go to. */
 const queueOf = (requestId: string) => queues[h.env.keys.queuePartition(readRequestIdClaims(requestId)!.userHash)]!;
@@ -29,7 +26,7 @@ const workerLog = capture();
 beforeAll(async () => {
   h = await startHarness();
   key = await h.key('jobs', 'test');
-  queues = h.env.keys.eventQueuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix }));
+  queues = h.env.keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix }));
   // Retries 100 times faster than by default: a job that should be parked is seen parked soon.
   worker = h.startWorker(createLogger('warn', 'worker-under-test', workerLog.stream), {
     JOB_RETRY_DELAY: '10ms',
@@ -53,34 +50,9 @@ afterAll(async () => {
   await h.close();
 });
 
-/** The tenant of the 'jobs' account, and an id as an API before version 4 issued it (no sealed decision). */
-async function earlierRequestId(userId: string, decisionBatch: string) {
-  const account = (await findAccount(h.env.db, 'jobs'))!;
-  const tenant = { accountId: account.id, environment: 'test' as const };
-  const requestId = issueEarlierRequestId(
-    { ...tenant, issuedAt: Date.now(), userHash: userHash(TEST_SECRET, tenant, userId), decisionBatch },
-    TEST_SECRET,
-  );
-  return { tenant, requestId };
-}
-
-/** A decision job's payload for an earlier id. */
-const decisionOf = (tenant: { accountId: string; environment: 'test' }, requestId: string, userId: string) => ({
-  ...tenant,
-  requestId,
-  userId,
-  generation: `g-${userId}`,
-  context: { complexity: 'high' as const },
-  choice: { framing: 'purpose' as const, style: 'warm' as const, complexity: 'chunked' as const, encouragement: 'moderate' as const },
-  probabilities: { framing: 0.5, style: 0.5, complexity: 0.5, encouragement: 0.5 },
-  explored: [],
-  confidence: 0.2,
-  issuedAt: readRequestIdClaims(requestId)!.issuedAt,
-});
-
 describe('worker job handling', () => {
   it('retries decisions, outcomes and the monthly reset without an end, with the capped backoff, and bounds every history', () => {
-    for (const spec of [JOBS.decisions, JOBS.outcomes, JOBS.decision, JOBS.outcome, JOBS.testDataReset]) {
+    for (const spec of [JOBS.decisions, JOBS.outcomes, JOBS.testDataReset]) {
       expect(spec.options).toMatchObject({ attempts: UNBOUNDED_ATTEMPTS, backoff: { type: RETRY_BACKOFF } });
     }
     // A usage flush that fails is redone by the next tick: a few quick retries, then dropped.
@@ -90,12 +62,12 @@ describe('worker job handling', () => {
 
   it('puts a job with an invalid payload in the failed set without retries, where the operator CLI lists it', async () => {
     const queue = queues[3]!;
-    await queue.add('outcome', { requestId: 42 }, { jobId: 'broken-outcome', attempts: 5 });
+    await queue.add('outcomes', { batchId: 'not-hex', outcomes: [{ requestId: 42 }] }, { jobId: 'broken-outcome', attempts: 5 });
     await eventually(async () => (await queue.getJob('broken-outcome'))?.isFailed());
     const job = await queue.getJob('broken-outcome'); // read again: the state is settled now
     expect(job!.attemptsMade).toBe(1);
-    expect(job!.failedReason).toMatch(/invalid outcome payload/);
-    expect(logLines(PARKED_MESSAGE)).toContainEqual(expect.objectContaining({ level: 50, jobId: 'broken-outcome', name: 'outcome' }));
+    expect(job!.failedReason).toMatch(/invalid outcomes payload/);
+    expect(logLines(PARKED_MESSAGE)).toContainEqual(expect.objectContaining({ level: 50, jobId: 'broken-outcome', name: 'outcomes' }));
     const { code, out } = await runCliCaptured(['jobs', 'failed', '--json'], h.env.processEnv());
     expect(code).toBe(0);
     const listed = JSON.parse(out);
@@ -123,10 +95,15 @@ describe('worker job handling', () => {
       issuedAt: Date.now(),
     };
     await queue.addBulk([
-      { name: 'decision', data: poison, opts: { jobId: 'poison-decision', attempts: 1 } },
+      { name: 'decisions', data: { batchId: '00000000000000aa', decisions: [poison] }, opts: { jobId: 'poison-decision', attempts: 1 } },
       {
-        name: 'outcome',
-        data: { accountId: stored.account_id, environment: 'test', requestId: rid, signals: { started: true }, receivedAt: Date.now() },
+        name: 'outcomes',
+        data: {
+          batchId: '00000000000000bb',
+          outcomes: [
+            { accountId: stored.account_id, environment: 'test', requestId: rid, signals: { started: true }, receivedAt: Date.now() },
+          ],
+        },
         opts: { jobId: 'good-outcome' },
       },
     ]);
@@ -156,73 +133,26 @@ describe('worker job handling', () => {
     expect(versions).toEqual([{ cause: 'outcome' }]);
   });
 
-  it('applies an outcome of an id issued before decisions were sealed in ids, from its decision job still queued', async () => {
-    const batchId = '0123456789abcdef';
-    const { tenant, requestId: rid } = await earlierRequestId('early-outcome', batchId);
-    // Its batch still waiting (delayed) when the outcome arrives.
+  it('parks an outcome job whose requestId holds no decision of its tenant at once, with a line to alert on, instead of retrying it', async () => {
+    // A requestId issued to another account, enqueued as this one's: data no retry can mend.
+    const other = await h.key('jobs-other', 'test');
+    const rid = (await h.http().post('/v1/context').set(bearer(other)).send({ userId: 'misfiled', task: 't' }).expect(200)).body.requestId;
+    const account = (await findAccount(h.env.db, 'jobs'))!;
+    const batchId = 'fedcba9876543210';
+    const parkedBefore = (await parkedEvents()) ?? 0;
     await queueOf(rid).add(
-      'decisions',
-      { batchId, decisions: [decisionOf(tenant, rid, 'early-outcome')] },
-      { ...JOBS.decisions.options, jobId: JOBS.decisions.jobId({ batchId }), delay: 60_000 },
-    );
-    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
-    await eventually(async () => (await h.http().get('/v1/profile/early-outcome').set(bearer(key))).body.interactionCount === 1);
-    const row = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', '=', rid).executeTakeFirst();
-    expect(row?.user_id).toBe('early-outcome');
-  });
-
-  it('applies what an older API left in the unpartitioned events queue: decisions, and outcomes there or in a partition whose decision waits there', async () => {
-    // Only one node had that queue: a deployment on a cluster started with partitions.
-    if (h.env.clusterNodes) return void expect(h.env.keys.legacyQueuePrefix).toBeUndefined();
-    const legacy = queues[queues.length - 1]!;
-    expect(legacy.opts.prefix).toBe(`${h.env.prefix}:q`);
-    const batchId = 'abcdefabcdefabcd';
-    const a = await earlierRequestId('upgraded-a', batchId);
-    const b = await earlierRequestId('upgraded-b', batchId);
-    // Their decisions as an older API left them: queued (delayed, so the outcomes come first) in
-    // the unpartitioned queue, not in Postgres.
-    await legacy.add(
-      'decisions',
-      { batchId, decisions: [decisionOf(a.tenant, a.requestId, 'upgraded-a'), decisionOf(b.tenant, b.requestId, 'upgraded-b')] },
-      { ...JOBS.decisions.options, jobId: JOBS.decisions.jobId({ batchId }), delay: 60_000 },
-    );
-    // One outcome posted now (its user's partition), one left in the old queue by the older API.
-    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: a.requestId, started: true })).status).toBe(202);
-    const outcomeBatch = 'feedfacefeedface';
-    await legacy.add(
       'outcomes',
       {
-        batchId: outcomeBatch,
-        outcomes: [{ ...b.tenant, requestId: b.requestId, signals: { started: true }, receivedAt: Date.now() }],
+        batchId,
+        outcomes: [{ accountId: account.id, environment: 'test', requestId: rid, signals: { started: true }, receivedAt: Date.now() }],
       },
-      { ...JOBS.outcomes.options, jobId: JOBS.outcomes.jobId({ batchId: outcomeBatch }) },
+      { ...JOBS.outcomes.options, jobId: JOBS.outcomes.jobId({ batchId }) },
     );
-    for (const userId of ['upgraded-a', 'upgraded-b']) {
-      await eventually(async () => (await h.http().get(`/v1/profile/${userId}`).set(bearer(key))).body.interactionCount === 1);
-    }
-    const stored = await h.env.db.selectFrom('decisions').select('user_id').where('request_id', 'in', [a.requestId, b.requestId]).execute();
-    expect(stored.map((row) => row.user_id).sort()).toEqual(['upgraded-a', 'upgraded-b']);
-    expect(await (await legacy.getJob(JOBS.outcomes.jobId({ batchId: outcomeBatch })))!.getState()).toBe('completed');
-  });
-
-  it('parks an outcome of an earlier id whose decision is in neither Postgres nor the queue after 3 attempts, with a line to alert on, instead of retrying it forever', async () => {
-    // The decision is lost as when Redis loses data and Postgres is restored from an older backup.
-    const { requestId: rid } = await earlierRequestId('decision-lost', 'fedcba9876543210');
-    const queue = queueOf(rid);
-    const parkedBefore = (await parkedEvents()) ?? 0;
-    expect((await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId: rid, started: true })).status).toBe(202);
-    const job = await eventually(async () =>
-      (await queue.getFailed()).find(
-        (j) => j.name === 'outcomes' && JOBS.outcomes.schema.parse(j.data).outcomes.some((o) => o.requestId === rid),
-      ),
-    );
-    expect(job.attemptsMade).toBe(DECISION_NOT_FOUND_ATTEMPTS); // kept with its payload for 30 days
-    expect(job.failedReason).toMatch(/in neither Postgres nor the queue after 3 attempts/);
+    const job = await eventually(async () => (await queueOf(rid).getFailed()).find((j) => j.id === JOBS.outcomes.jobId({ batchId })));
+    expect(job.attemptsMade).toBe(1); // kept with its payload for 30 days
+    expect(job.failedReason).toMatch(/no decision of this tenant sealed in/);
     expect(await parkedEvents()).toBe(parkedBefore + 1);
-    expect(logLines(PARKED_MESSAGE)).toContainEqual(
-      expect.objectContaining({ level: 50, jobId: job.id, name: 'outcomes', attempts: DECISION_NOT_FOUND_ATTEMPTS }),
-    );
-    expect((await h.http().get('/v1/profile/decision-lost').set(bearer(key))).status).toBe(404);
+    expect(logLines(PARKED_MESSAGE)).toContainEqual(expect.objectContaining({ level: 50, jobId: job.id, name: 'outcomes', attempts: 1 }));
   });
 
   it('replaces an unreadable learner state with a fresh one, logs it without the user id, and keeps counting outcomes', async () => {

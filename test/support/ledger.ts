@@ -37,12 +37,9 @@ export function eventsQueue(redis: RedisClient, queuePrefix: string): Queue {
   return queue;
 }
 
-/**
- * Every events queue of a test's keys, read as one: the partitions, and on one node the
- * unpartitioned queue of older releases.
- */
+/** Every events queue of a test's keys (one per partition), read as one. */
 export function eventsQueues(redis: RedisClient, keys: RedisKeys) {
-  const queues = keys.eventQueuePrefixes.map((prefix) => eventsQueue(redis, prefix));
+  const queues = keys.queuePrefixes.map((prefix) => eventsQueue(redis, prefix));
   return {
     queues,
     getJobs: async (types: JobType[]): Promise<Job[]> => (await Promise.all(queues.map((queue) => queue.getJobs(types)))).flat(),

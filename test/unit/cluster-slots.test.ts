@@ -136,7 +136,7 @@ it('keeps every key name of a single-node deployment', () => {
     single.usageSnapshot('s'),
     single.usageSnapshots(),
     single.maintenanceQueuePrefix,
-    single.legacyQueuePrefix,
+    single.queuePrefixes[7],
   ]).toEqual([
     'cos:v1:profile:acct:live:dQ',
     'cos:v1:pending:acct:live:ab',
@@ -148,7 +148,7 @@ it('keeps every key name of a single-node deployment', () => {
     'cos:v1:usage-days',
     'cos:v1:usage-flush:s',
     'cos:v1:usage-flushes',
-    'cos:q',
-    'cos:q',
+    '{cos:q:0}',
+    '{cos:q:7}',
   ]);
 });

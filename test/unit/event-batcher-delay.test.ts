@@ -16,7 +16,6 @@ function batcher(applied: Applied[]): EventBatcher {
     cache: none,
     populations: none,
     pendingOutcomes: none,
-    queueOf: none,
     learner: none,
     logger: none,
     maxBatch: 4000,

@@ -11,7 +11,7 @@ import {
   type RequestIdClaims,
 } from '../../shared/keys/request-id';
 import { userHash } from '../../shared/keys/user-hash';
-import { buildCarriedDecision, issueEarlierRequestId } from '../support/request-ids';
+import { buildCarriedDecision } from '../support/request-ids';
 
 const SECRET = 'unit-test-secret-0123456789';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -106,15 +106,17 @@ describe('request ids', () => {
     expect(readRequestIdClaims(id)).toEqual({ ...tenant, issuedAt: 5, userHash: hash });
   });
 
-  it.each([
-    ['version 2 (no batch)', undefined],
-    ['version 3 (a decision batch)', '00112233445566ff'],
-  ])('still accepts a %s id issued before decisions were sealed in ids, with nothing to open', (_label, decisionBatch) => {
-    const earlier: RequestIdClaims = decisionBatch ? { ...claims, decisionBatch } : claims;
-    const id = issueEarlierRequestId(earlier, SECRET);
-    expect(verifyRequestId(id, SECRET)).toEqual(earlier);
-    expect(readRequestIdClaims(id)).toEqual(earlier);
-    expect(openRequestId(id, SECRET)).toBeNull();
+  it('refuses an authentic payload of another layout version', () => {
+    const raw = Buffer.from(issueRequestId(issued, SECRET).slice(4), 'base64url');
+    const payload = Buffer.from(raw.subarray(0, raw.length - 16));
+    for (const version of [2, 3, 5]) {
+      payload.writeUInt8(version, 0);
+      const mac = createHmac('sha256', SECRET).update('rid:').update(payload).digest().subarray(0, 16);
+      const id = `req_${Buffer.concat([payload, mac]).toString('base64url')}`;
+      expect(verifyRequestId(id, SECRET)).toBeNull();
+      expect(readRequestIdClaims(id)).toBeNull();
+      expect(openRequestId(id, SECRET)).toBeNull();
+    }
   });
 
   it('is refused under another secret', () => {

@@ -8,7 +8,7 @@ import { seedAndLockProfiles } from './seed-profiles';
 
 /**
  * Applies one tenant's decisions and outcomes inside the caller's transaction
- * (docs/adr/0002-exactly-once-outcomes.md), in four phases: find each outcome's decision; lock
+ * (docs/adr/0002-exactly-once-outcomes.md), in four phases: open each outcome's sealed decision; lock
  * the users and drop what erasures and resets voided; create and lock the profiles and store
  * the decisions; apply the outcomes exactly once.
  */
@@ -20,7 +20,6 @@ export async function applyTenantEvents(
     droppedDecisions: new Set(),
     appliedOutcomes: new Set(),
     droppedOutcomes: new Set(),
-    missingOutcomes: new Set(),
     updatedProfiles: [],
     population: null,
     replacedStates: [],
@@ -28,7 +27,7 @@ export async function applyTenantEvents(
   };
   const batch: TenantBatch = { ...target, result };
   const { tx, tenant, deps } = batch;
-  const resolved = await resolveDecisions(batch, decisions, outcomes);
+  const resolved = resolveDecisions(batch, decisions, outcomes);
   const live = await dropVoided(batch, resolved);
   // New profiles start from the population prior as it is now (read unlocked: it is locked,
   // merged and written only at the end, so batches queue on it briefly). Read only when a

@@ -16,7 +16,7 @@ export type BatchItem =
   | { kind: 'decision'; data: DecisionJob; resolve: (result: string) => void; reject: (error: unknown) => void }
   | { kind: 'outcome'; data: OutcomeJob; resolve: (result: string) => void; reject: (error: unknown) => void };
 
-/** What an outcome is learned from: its decision, as stored or as found in the batch or queue. */
+/** What an outcome is learned from: its decision, as sealed in its requestId. */
 export type StoredDecision = {
   userId: string;
   choice: Choice;
@@ -28,10 +28,8 @@ export type StoredDecision = {
 export interface ApplyDeps {
   learner: Learner;
   now: Date;
-  /** The decision sealed in a version 4 requestId of this tenant, or null (an earlier id). */
+  /** The decision sealed in a requestId of this tenant, or null when the id holds none (bad data). */
   carriedDecision: (tenant: Tenant, requestId: string) => StoredDecision | null;
-  /** For ids before version 4: the payload of a decision job still in the queue, or null. */
-  findQueuedDecision: (requestId: string) => Promise<DecisionJob | null>;
   /** userHash(secret, tenant, userId) — erasures are recorded under it. */
   hashUser: (tenant: Tenant, userId: string) => string;
   /** The population priors this process last read or wrote, parsed. */
@@ -58,8 +56,6 @@ export interface TenantBatchResult {
   appliedOutcomes: Set<string>;
   /** Outcomes dropped because their user was erased (or test data reset) after the decision. */
   droppedOutcomes: Set<string>;
-  /** Outcomes whose decision is nowhere to be found and whose user was not erased: retry. */
-  missingOutcomes: Set<string>;
   /** Profiles changed by this batch or touched by a retried outcome, to refresh in the cache. */
   updatedProfiles: StoredProfile[];
   /** The tenant's population prior after this batch's outcomes, when they changed it. */

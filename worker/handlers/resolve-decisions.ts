@@ -1,54 +1,37 @@
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import type { StoredDecision, TenantBatch } from './event-batch';
-import { findDecisions } from './events.repository';
 
-/** A tenant's events with each outcome's decision found where it is. */
+/** A tenant's events with each outcome's decision opened from its requestId. */
 export interface ResolvedEvents {
-  /** Decisions to store: the batch's own, and those read from their queued jobs for its outcomes. */
+  /** Decisions to log (the decision log is an analytics record: no outcome reads it). */
   decisions: DecisionJob[];
-  /**
-   * Decisions of the batch's outcomes known apart from the decisions to store, by request id:
-   * sealed in the requestId (version 4), or, for earlier ids, already in Postgres.
-   */
-  stored: Map<string, StoredDecision>;
+  /** The decision sealed in each outcome's requestId, by request id. */
+  sealed: Map<string, StoredDecision>;
   /** The batch's outcomes, each request id once. */
   outcomes: OutcomeJob[];
 }
 
+/** Thrown for an outcome whose requestId holds no decision of its tenant: bad data, never retried. */
+export class UnreadableRequestIdError extends Error {
+  constructor(readonly requestIds: string[]) {
+    super(`no decision of this tenant sealed in ${requestIds.join(', ')}`);
+    this.name = 'UnreadableRequestIdError';
+  }
+}
+
 /**
- * Finds each outcome's decision: sealed in its requestId, or — for ids issued before decisions
- * were sealed in them — in Postgres, in this batch, or in its decision job still queued, so
- * outcomes never wait on decision jobs (docs/adr/0010-group-commit.md).
+ * Opens the decision sealed in each outcome's requestId (the API verified the id before it
+ * enqueued the outcome, docs/adr/0010-group-commit.md): an outcome never waits on anything else.
  */
-export async function resolveDecisions(
-  { tx, tenant, deps }: TenantBatch,
-  decisions: DecisionJob[],
-  outcomes: OutcomeJob[],
-): Promise<ResolvedEvents> {
+export function resolveDecisions({ tenant, deps }: TenantBatch, decisions: DecisionJob[], outcomes: OutcomeJob[]): ResolvedEvents {
   const unique = [...new Map(outcomes.map((o) => [o.requestId, o] as const)).values()];
   const sealed = new Map<string, StoredDecision>();
-  const earlier: OutcomeJob[] = [];
+  const unreadable: string[] = [];
   for (const outcome of unique) {
     const carried = deps.carriedDecision(tenant, outcome.requestId);
     if (carried) sealed.set(outcome.requestId, carried);
-    else earlier.push(outcome);
+    else unreadable.push(outcome.requestId);
   }
-  if (earlier.length === 0) return { decisions, stored: sealed, outcomes: unique };
-  const stored = await findDecisions(
-    tx,
-    tenant,
-    earlier.map((o) => o.requestId),
-  );
-  for (const [requestId, decision] of sealed) stored.set(requestId, decision);
-  const inBatch = new Set(decisions.map((d) => d.requestId));
-  const unresolved = unique.filter((o) => !stored.has(o.requestId) && !inBatch.has(o.requestId));
-  if (unresolved.length === 0) return { decisions, stored, outcomes: unique };
-  const queued = (await Promise.all(unresolved.map((o) => deps.findQueuedDecision(o.requestId)))).filter(
-    (d): d is DecisionJob => d !== null && d.accountId === tenant.accountId && d.environment === tenant.environment,
-  );
-  // A decision job may have completed (and been removed) since the first read: read again.
-  const queuedIds = new Set(queued.map((d) => d.requestId));
-  const recheck = unresolved.filter((o) => !queuedIds.has(o.requestId)).map((o) => o.requestId);
-  for (const [requestId, decision] of await findDecisions(tx, tenant, recheck)) stored.set(requestId, decision);
-  return { decisions: [...decisions, ...queued], stored, outcomes: unique };
+  if (unreadable.length > 0) throw new UnreadableRequestIdError(unreadable);
+  return { decisions, sealed, outcomes: unique };
 }
