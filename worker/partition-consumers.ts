@@ -148,10 +148,7 @@ export class PartitionConsumers {
     this.owned = wanted;
     this.o.metrics.partitionsAssigned(wanted.length, this.members);
     if (changed) {
-      this.o.logger.info(
-        { workerId: this.o.workerId, partitions: wanted, workers: this.members },
-        'event-queue partitions assigned',
-      );
+      this.o.logger.info({ workerId: this.o.workerId, partitions: wanted, workers: this.members }, 'event-queue partitions assigned');
     }
     this.settleFirst();
   }
