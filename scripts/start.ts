@@ -4,8 +4,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_METRICS_PORT } from '../shared/config/config';
 import { projectRoot } from '../shared/config/dev-env';
-import { createDb, DB_ROLES } from '../shared/db/database';
-import { migrateToLatest } from '../shared/db/migrator';
+import { createDb, DB_ROLES, type Db } from '../shared/db/database';
+import { discardSchema, migrateToLatest, preBaselineMigrations } from '../shared/db/migrator';
+import { createRedis } from '../shared/redis/redis';
 import { hashApiKey } from '../shared/keys/api-key';
 import { apiNodeArgs } from '../api/node-flags';
 import { findCredentialByHash } from '../shared/keys/key.repository';
@@ -33,11 +34,35 @@ function devSecret(): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function demoCredentials(databaseUrl: string, secret: string): Promise<{ key: string; login: { email: string; password: string } }> {
+/**
+ * Migrates. Data in .cos/ from a release before the schema baseline cannot be carried over
+ * (pre-1.0): Postgres and Redis of npm start's own are emptied, with a line saying so; a
+ * DATABASE_URL given from outside is never emptied, only refused (migrateToLatest's error).
+ */
+async function migrate(db: Db, own: { postgres: boolean; redisUrl: string | undefined }): Promise<void> {
+  const earlier = own.postgres ? await preBaselineMigrations(db) : [];
+  if (earlier.length > 0) {
+    log(`.cos/ holds data of a release before the schema baseline (${earlier.join(', ')}); it cannot be carried over: starting empty`);
+    await discardSchema(db);
+    if (own.redisUrl) {
+      const redis = createRedis(own.redisUrl, 'once');
+      await redis.connect();
+      await redis.flushdb();
+      redis.disconnect();
+    }
+  }
+  const { error } = await migrateToLatest(db);
+  if (error) throw error;
+}
+
+async function demoCredentials(
+  databaseUrl: string,
+  secret: string,
+  own: { postgres: boolean; redisUrl: string | undefined },
+): Promise<{ key: string; login: { email: string; password: string } }> {
   const db = createDb(databaseUrl, DB_ROLES.tool);
   try {
-    const { error } = await migrateToLatest(db);
-    if (error) throw error;
+    await migrate(db, own);
     const file = path.join(dotCos, 'demo-key');
     if (existsSync(file)) {
       const saved = readFileSync(file, 'utf8').trim();
@@ -142,7 +167,11 @@ async function main(): Promise<void> {
       COS_SECRET: secret,
       NODE_ENV: env.NODE_ENV,
     });
-    const { key, login } = await demoCredentials(databaseUrl, secret);
+    const ownRedis = !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES;
+    const { key, login } = await demoCredentials(databaseUrl, secret, {
+      postgres: !process.env.DATABASE_URL,
+      redisUrl: ownRedis ? redisUrl : undefined,
+    });
     if (stopping) return;
     await supervisor.start((['api', 'worker', 'dashboard'] as const).map((role) => appSpec(role, env)));
     await waitForHttp('API', `http://127.0.0.1:${port}/readyz`, () => stopping);

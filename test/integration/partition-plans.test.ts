@@ -5,7 +5,7 @@ import { issueRequestId } from '../../shared/keys/request-id';
 import { versionsQuery } from '../../shared/profile/profile.repository';
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { countersQuery } from '../../shared/traffic/traffic-queries';
-import { decisionsByRequestIdQuery, insertOutcomesQuery } from '../../worker/handlers/events.repository';
+import { insertOutcomesQuery } from '../../worker/handlers/events.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 import { buildCarriedDecision } from '../support/request-ids';
 
@@ -81,12 +81,6 @@ const scans = (root: PlanNode) =>
 const filledMonths = (table: string, months = MONTHS) => months.map((m) => `${table}_y${m.slice(0, 4)}m${m.slice(5)}`);
 
 describe('hot queries on monthly partitions', () => {
-  it('decision lookup by requestId reads only the month each id carries, through the key', async () => {
-    const found = scans(await plan(decisionsByRequestIdQuery(env.db, hot, hotIds).compile()));
-    expect(found.map((s) => s.relation)).toEqual(['decisions_y2026m07']);
-    expect(found[0]!.type).toMatch(/Index/);
-  });
-
   it('the outcome insert checks conflicts on the tenant-leading key and scans no partition', async () => {
     const root = await plan(
       insertOutcomesQuery(env.db, hot, [

@@ -2,8 +2,6 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import { readRequestIdClaims } from '../../shared/keys/request-id';
-import type { StoredDecision } from './event-batch';
 
 /**
  * The worker's reads and writes of decisions, outcomes, erasures and resets. A batch's rows go
@@ -50,42 +48,6 @@ export async function insertDecisions(db: DbOrTx, tenant: Tenant, decisions: Dec
     from jsonb_to_recordset(${JSON.stringify(decisions)}::jsonb) as r("requestId" text, "userId" text, choice jsonb, probabilities jsonb,
       context jsonb, explored jsonb, confidence float8, "issuedAt" bigint)
     on conflict (account_id, environment, request_id, issued_at) do nothing`.execute(db);
-}
-
-/**
- * The decisions of these request ids, read from their months only: each request id carries
- * its issue time, the decisions' partition key (docs/adr/0013-monthly-partitions.md), so the
- * span of those times names the partitions to read.
- */
-export function decisionsByRequestIdQuery(db: DbOrTx, tenant: Tenant, requestIds: string[]) {
-  const query = db
-    .selectFrom('decisions')
-    .select(['request_id', 'user_id', 'chosen', 'probabilities', 'context', 'issued_at'])
-    .where('account_id', '=', tenant.accountId)
-    .where('environment', '=', tenant.environment)
-    .where('request_id', 'in', requestIds);
-  const times = requestIds.flatMap((id) => readRequestIdClaims(id)?.issuedAt ?? []);
-  // Ids the worker reads come from the API, which verified them; were one unreadable, all months are read.
-  if (times.length < requestIds.length) return query;
-  return query.where('issued_at', '>=', new Date(Math.min(...times))).where('issued_at', '<=', new Date(Math.max(...times)));
-}
-
-/** The stored decisions of these request ids (the worker wrote them from checked jobs: not parsed again). */
-export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: string[]): Promise<Map<string, StoredDecision>> {
-  if (requestIds.length === 0) return new Map();
-  const rows = await decisionsByRequestIdQuery(db, tenant, requestIds).execute();
-  return new Map(
-    rows.map((row) => [
-      row.request_id,
-      {
-        userId: row.user_id,
-        choice: row.chosen,
-        probabilities: row.probabilities,
-        context: { complexity: row.context.complexity, taskType: row.context.taskType },
-        issuedAt: new Date(row.issued_at).getTime(),
-      },
-    ]),
-  );
 }
 
 export interface OutcomeRow {
