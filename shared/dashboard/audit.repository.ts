@@ -77,7 +77,7 @@ export async function failedSignInsSinceLastSignIn(db: DbOrTx, accountId: string
     .where('account_id', '=', accountId)
     .where('actor', '=', actor)
     .where('action', 'in', ['session.sign-in-failed', 'session.sign-in-refused'])
-    .where((eb) => eb('id', '>', eb.fn.coalesce(previous, eb.val('0'))))
+    .where((eb) => eb('id', '>', eb.fn.coalesce(previous, eb.val(0))))
     .orderBy('id', 'desc')
     .limit(1)
     .execute();
@@ -92,7 +92,7 @@ export async function failedSignInsSinceLastSignIn(db: DbOrTx, accountId: string
 /** An account's entries, newest first; `beforeId` pages back. */
 export async function listAudit(db: DbOrTx, accountId: string, limit: number, beforeId?: string): Promise<AuditEntry[]> {
   let query = db.selectFrom('dashboard_audit').selectAll().where('account_id', '=', accountId);
-  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
+  if (beforeId !== undefined) query = query.where('id', '<', Number(beforeId));
   const rows = await query.orderBy('id', 'desc').limit(limit).execute();
   return rows.map((row) => ({
     id: String(row.id),

@@ -1,9 +1,14 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type Transaction } from 'kysely';
 import { Pool, types, type PoolClient } from 'pg';
-import type { Database } from './schema';
+import type { DB } from './schema';
 
-// bigint columns (bigserial ids, counts) come back as strings unless parsed.
+// The generated table types (schema.ts, kysely-codegen) map these as the parsers return them:
+// bigint columns (bigserial ids, counts, versions) as numbers, dates as their 'YYYY-MM-DD' text.
 types.setTypeParser(20, (value) => Number(value));
+types.setTypeParser(1082, (value) => value);
+
+/** The database's tables and views, as generated from the migrated schema. */
+export type Database = DB;
 
 export type Db = Kysely<Database>;
 /** Repositories take the database or a transaction. */

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../db/database';
+import type { ApiKeys } from '../db/schema';
 import type { Environment } from '../domain/environment';
 import type { Plan } from './account.repository';
 import { randomBase62, type Scope } from './api-key';
@@ -31,21 +32,8 @@ export interface KeyCredential extends ApiKeyRecord {
 
 const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString());
 
-type KeyRow = {
-  id: string;
-  account_id: string;
-  environment: Environment;
-  name: string;
-  last4: string;
-  scopes: string[];
-  rate_limit_rps: number | null;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-  deleted_at: Date | null;
-  expires_at: Date | null;
-  replaced_by: string | null;
-};
+/** An api_keys row as selected (with or without its account's columns joined). */
+type KeyRow = Omit<Selectable<ApiKeys>, 'key_hash' | 'updated_at'>;
 
 function toRecord(row: KeyRow): ApiKeyRecord {
   return {
@@ -104,12 +92,12 @@ export async function insertKey(db: DbOrTx, key: NewKey): Promise<ApiKeyRecord> 
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return toRecord(row as KeyRow);
+  return toRecord(row);
 }
 
 export async function findKeyById(db: DbOrTx, id: string): Promise<ApiKeyRecord | null> {
   const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
-  return row ? toRecord(row as KeyRow) : null;
+  return row ? toRecord(row) : null;
 }
 
 export async function listKeys(db: DbOrTx, accountId: string): Promise<ApiKeyRecord[]> {
@@ -121,7 +109,7 @@ export async function listKeys(db: DbOrTx, accountId: string): Promise<ApiKeyRec
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-  return rows.map((row) => toRecord(row as KeyRow));
+  return rows.map((row) => toRecord(row));
 }
 
 /**
@@ -168,7 +156,7 @@ export async function findCredentialByHash(db: DbOrTx, keyHash: Buffer): Promise
     .executeTakeFirst();
   if (!row) return null;
   return {
-    ...toRecord(row as unknown as KeyRow),
+    ...toRecord(row),
     keyHash: row.key_hash,
     accountName: row.account_name,
     plan: row.plan,

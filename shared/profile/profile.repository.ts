@@ -1,19 +1,15 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../db/database';
 import { archivedTables, PARTITIONED_TABLES } from '../db/partitions';
-import type { ProfilesTable } from '../db/schema';
+import type { Profiles } from '../db/schema';
 import type { Tenant } from '../domain/environment';
 import { pinsSchema } from '../domain/arms';
 import { compareStrings } from '../util/compare';
 import type { StoredProfile } from './profile';
 
-type ProfileRow = Pick<ProfilesTable, 'user_id' | 'generation' | 'profile_version' | 'interaction_count'> & {
-  state: unknown;
-  pins: unknown;
-  updated_at: Date;
-};
-
 const COLUMNS = ['user_id', 'generation', 'state', 'pins', 'profile_version', 'interaction_count', 'updated_at'] as const;
+
+type ProfileRow = Pick<Selectable<Profiles>, (typeof COLUMNS)[number]>;
 
 function toProfile(row: ProfileRow): StoredProfile {
   return {
@@ -38,7 +34,7 @@ export async function findProfile(db: DbOrTx, tenant: Tenant, userId: string, fo
     .where('user_id', '=', userId);
   if (forUpdate) query = query.forUpdate();
   const row = await query.executeTakeFirst();
-  return row ? toProfile(row as ProfileRow) : null;
+  return row ? toProfile(row) : null;
 }
 
 /** Locks the rows of these users in a stable order (no deadlocks between workers). */
@@ -53,7 +49,7 @@ export async function lockProfiles(db: DbOrTx, tenant: Tenant, userIds: string[]
     .orderBy('user_id')
     .forUpdate()
     .execute();
-  return new Map(rows.map((row) => [row.user_id, toProfile(row as ProfileRow)]));
+  return new Map(rows.map((row) => [row.user_id, toProfile(row)]));
 }
 
 /** Inserts profiles that do not exist yet; existing rows are left as they are. */
@@ -171,7 +167,7 @@ export async function listVersions(
     data: rows.slice(0, limit).map((row) => ({
       version: row.profile_version,
       cause: row.cause,
-      changed: row.changed as unknown as string[],
+      changed: row.changed,
       createdAt: new Date(row.created_at).toISOString(),
     })),
     hasMore: rows.length > limit,

@@ -2,7 +2,7 @@ import type { RedisClient } from '../redis/redis';
 import { sql, type Insertable } from 'kysely';
 import type { RedisKeys } from '../cache/keys';
 import type { Db, DbOrTx } from '../db/database';
-import type { TrafficCountersTable } from '../db/schema';
+import type { TrafficMinute } from '../db/schema';
 import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
 import { MINUTE_PERIOD, parseTrafficField } from './traffic-fields';
 
@@ -50,7 +50,7 @@ async function writeTraffic(tx: DbOrTx, minute: string, counts: Record<string, s
   return rows.length;
 }
 
-export type TrafficCounterRow = Omit<Insertable<TrafficCountersTable>, 'at'>;
+export type TrafficCounterRow = Omit<Insertable<TrafficMinute>, 'at'>;
 
 /** Adds counts to one minute's or hour's rows; every row carries the same `at`, so one month's partition takes them. */
 export function addTrafficQuery(db: DbOrTx, table: 'traffic_minute' | 'traffic_hour', at: Date, rows: TrafficCounterRow[]) {

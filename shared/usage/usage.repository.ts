@@ -35,7 +35,7 @@ export async function usageForMonth(db: DbOrTx, accountId: string, month: string
     .orderBy('status_class')
     .execute();
   return rows.map((row) => ({
-    day: typeof row.day === 'string' ? row.day : new Date(row.day as unknown as Date).toISOString().slice(0, 10),
+    day: row.day,
     keyId: row.key_id,
     endpoint: row.endpoint,
     statusClass: row.status_class,

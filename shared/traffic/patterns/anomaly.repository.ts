@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database';
-import type { TrafficAnomaliesTable } from '../../db/schema';
+import type { TrafficAnomalies } from '../../db/schema';
 import type { Environment } from '../../domain/environment';
 import { AppError } from '../../errors/app-error';
 import type { KeyRef } from './pattern-data';
@@ -22,7 +22,7 @@ export interface Anomaly {
   acknowledgedBy: string | null;
 }
 
-type AnomalyRow = Selectable<TrafficAnomaliesTable>;
+type AnomalyRow = Selectable<TrafficAnomalies>;
 
 const toAnomaly = (row: AnomalyRow): Anomaly => ({
   id: Number(row.id),
