@@ -12,9 +12,15 @@ export const JSON_PROBLEMS = {
   text: () => 'must contain only valid Unicode text without NUL characters',
 };
 
+declare global {
+  interface String {
+    /** ES2024, in Node since 20; the ES2022 library this project compiles against lacks it. */
+    isWellFormed(): boolean;
+  }
+}
+
 /** Text Postgres can store and that means one thing: no NUL, no unpaired surrogate. */
-export const isStorableText = (value: string): boolean =>
-  !value.includes('\u0000') && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+export const isStorableText = (value: string): boolean => !value.includes('\u0000') && value.isWellFormed();
 
 /** Bytes of a string as a JSON string literal; stops early (returning more than `budget`) when it cannot fit. */
 function stringBytes(value: string, budget: number): number {
