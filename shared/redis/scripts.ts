@@ -1,16 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RedisCommander } from 'ioredis';
-import { projectRoot } from '../config/dev-env';
 import type { RedisClient } from './redis';
 
 /**
  * The service's Redis scripts, kept as BullMQ keeps its own (docs/ARCHITECTURE.md#redis-scripts):
  * one Lua file per script in shared/redis/lua/, named `<name>-<numberOfKeys>.lua`, its header
- * listing its KEYS, ARGV and reply. Read from the source tree, like the dashboard's assets, so
- * the built processes in dist/ run the same files.
+ * listing its KEYS, ARGV and reply. `npm run build` copies the folder beside this module in
+ * dist/, so a copy of dist/ alone runs its own scripts.
  */
-export const LUA_DIR = path.join(projectRoot(), 'shared', 'redis', 'lua');
+export const LUA_DIR = path.join(__dirname, 'lua');
 
 /**
  * A script's command: `cos` and its file's name, `limitAndMeter-4.lua` → `cosLimitAndMeter`. Its
