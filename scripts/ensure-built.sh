@@ -10,6 +10,6 @@ stamp=dist/.build-stamp
 if [ ! -f "$stamp" ] || [ -n "$(find api worker dashboard shared scripts tsconfig.json tsconfig.build.json package.json -newer "$stamp" -type f -print -quit)" ]; then
   echo "[cos] building…" >&2
   rm -rf dist
-  npx tsc -p tsconfig.build.json >&2
+  npm run --silent build >&2
   touch "$stamp"
 fi

@@ -7,6 +7,7 @@ import { AppError } from '../../shared/errors/app-error';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import type { OutcomeJob } from '../../shared/jobs/catalog';
 import type { RedisClient } from '../../shared/redis/redis';
+import { defineScripts } from '../../shared/redis/scripts';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/keys/request-id';
 import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
@@ -14,19 +15,9 @@ import type { OutcomeRequest } from '../schemas/request.schemas';
 
 /**
  * First outcome for a requestId wins; a retry with the same signals is accepted again. A first
- * outcome is also marked pending for its user until a worker has applied it.
+ * outcome is also marked pending for its user until a worker has applied it
+ * (shared/redis/lua/claimOutcome-2.lua).
  */
-const CLAIM_OUTCOME = `
-local cur = redis.call('GET', KEYS[1])
-if not cur then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
-  redis.call('EXPIRE', KEYS[2], ARGV[5])
-  return 'new'
-end
-if cur == ARGV[1] then return 'same' end
-return 'conflict'`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosClaimOutcome(
@@ -63,9 +54,7 @@ export class OutcomeService {
     private readonly windowMs: number,
     private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosClaimOutcome !== 'function') {
-      redis.defineCommand('cosClaimOutcome', { numberOfKeys: 2, lua: CLAIM_OUTCOME });
-    }
+    defineScripts(redis, ['cosClaimOutcome']);
   }
 
   /** The requestId's claims, once it is well formed, this tenant's and within the outcome window. */

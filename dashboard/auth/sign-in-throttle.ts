@@ -1,38 +1,17 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../../shared/redis/redis';
+import { defineScripts } from '../../shared/redis/scripts';
 import type { RedisKeys } from '../../shared/cache/keys';
 
 export const SIGN_IN_FAILURE_LIMIT = 5;
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 /**
- * Reserves one attempt in every set of KEYS, or in none: each set holds the attempts of the last
- * window (score: epoch ms), failed ones and ones still being verified.
- * KEYS: the attempt sets of the attempt's subjects (an email and a client address, or a device).
- * ARGV[1] now (epoch ms), ARGV[2] window (ms), ARGV[3] limit, ARGV[4] this attempt's member.
- * Returns 0 when reserved, else the ms until the fullest set lets an attempt in again.
+ * Reserves one attempt in every set of its keys, or in none (shared/redis/lua/reserveSignIn.lua):
+ * one set for a device, two for an email and a client address, so the caller passes the key
+ * count first. Replies 0 when reserved, else the ms until the fullest set lets an attempt in.
  */
-const RESERVE = `
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local wait = 0
-for i = 1, #KEYS do
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[i]) >= limit then
-    local entry = redis.call('ZREVRANGE', KEYS[i], limit - 1, limit - 1, 'WITHSCORES')
-    local free = tonumber(entry[2]) + window - now
-    if free > wait then wait = free end
-  end
-end
-if wait > 0 then return wait end
-for i = 1, #KEYS do
-  redis.call('ZADD', KEYS[i], now, ARGV[4])
-  redis.call('PEXPIRE', KEYS[i], window)
-end
-return 0`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosReserveSignIn(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number, Context>;
@@ -66,9 +45,7 @@ export class SignInThrottle {
     private readonly secret: string,
     private readonly clock: () => number = Date.now,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosReserveSignIn !== 'function') {
-      redis.defineCommand('cosReserveSignIn', { lua: RESERVE });
-    }
+    defineScripts(redis, ['cosReserveSignIn']);
   }
 
   private hash(text: string): string {

@@ -3,27 +3,19 @@ import type { Result } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../db/database';
 import type { RedisClient } from '../redis/redis';
+import { defineScripts } from '../redis/scripts';
 
 /**
  * Moves counter hashes from Redis into Postgres exactly once (docs/adr/0006-usage-flush.md), for
  * any counters kept as one hash per period (a day of usage, a minute of traffic):
  * 1. snapshot: each period's hash is atomically renamed to a snapshot and the snapshot id
- *    recorded; new counts start a fresh hash;
+ *    recorded (shared/redis/lua/snapshotPeriod-4.lua); new counts start a fresh hash;
  * 2. for each recorded snapshot, one transaction inserts its id into the ledger and, only when
  *    that insert is new, writes its counts;
  * 3. after the commit, the snapshot is deleted.
  * A crash before 2 leaves the snapshot for the next run; a crash between 2 and 3 makes the next
  * run find the id in the ledger and only delete the snapshot. Nothing is lost or counted twice.
  */
-const SNAPSHOT_PERIOD = `
-redis.call('SREM', KEYS[4], ARGV[2])
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('RENAME', KEYS[1], KEYS[2])
-  redis.call('SADD', KEYS[3], ARGV[1])
-  return 1
-end
-return 0`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosSnapshotPeriod(
@@ -78,9 +70,7 @@ export async function flushSnapshots(
   write: SnapshotWriter,
   hooks: FlushHooks = {},
 ): Promise<FlushResult> {
-  if (typeof (redis as Partial<RedisClient>).cosSnapshotPeriod !== 'function') {
-    redis.defineCommand('cosSnapshotPeriod', { numberOfKeys: 4, lua: SNAPSHOT_PERIOD });
-  }
+  defineScripts(redis, ['cosSnapshotPeriod']);
   const all = Array.isArray(sources) ? sources : [sources as SnapshotSource];
   for (const source of all) {
     for (const period of await redis.smembers(source.periods)) {

@@ -2,6 +2,7 @@ import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
 import type { RedisClient } from '../redis/redis';
+import { defineScripts } from '../redis/scripts';
 
 /**
  * The records of idempotent POSTs (docs/API.md#idempotent-requests), one string per key: while
@@ -18,31 +19,10 @@ export type IdempotencyRecord =
 export type Claim = { kind: 'acquired'; lease: string } | { kind: 'found'; record: IdempotencyRecord };
 
 /**
- * KEYS[1] the record, KEYS[2] the user's index. ARGV: the lease value, lease ms, the key digest
- * (index member), now ms, window ms. Takes the lease when the key is free, listing it in the
- * index (members scored by expiry; expired ones pruned here); otherwise returns what it holds.
+ * Claim, complete and release are scripts (shared/redis/lua/idempotencyClaim-2.lua,
+ * idempotencyComplete-1.lua, idempotencyRelease-1.lua): each reads the key and writes it only
+ * when it holds what the caller expects.
  */
-const CLAIM = `
-local current = redis.call('GET', KEYS[1])
-if current then return current end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local now = tonumber(ARGV[4])
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-return false`;
-
-/** KEYS[1] the record. ARGV: the lease value, the response record, window ms. Replaces the lease, if still held, by the response. */
-const COMPLETE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1`;
-
-/** KEYS[1] the record. ARGV: the lease value. Frees the key, if the lease is still held. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosIdempotencyClaim(
@@ -64,11 +44,7 @@ export class IdempotencyRecords {
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosIdempotencyClaim !== 'function') {
-      redis.defineCommand('cosIdempotencyClaim', { numberOfKeys: 2, lua: CLAIM });
-      redis.defineCommand('cosIdempotencyComplete', { numberOfKeys: 1, lua: COMPLETE });
-      redis.defineCommand('cosIdempotencyRelease', { numberOfKeys: 1, lua: RELEASE });
-    }
+    defineScripts(redis, ['cosIdempotencyClaim', 'cosIdempotencyComplete', 'cosIdempotencyRelease']);
   }
 
   /** Takes the key for a request with this fingerprint, or returns what the key holds. */

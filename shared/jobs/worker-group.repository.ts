@@ -1,31 +1,18 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { execPipeline, type RedisClient } from '../redis/redis';
+import { defineScripts } from '../redis/scripts';
 
 /**
  * The live workers of a deployment, in Redis (docs/adr/0015-worker-partition-ownership.md): each
  * worker beats every WORKER_HEARTBEAT_INTERVAL and learns who else is alive; a worker not heard
  * from for WORKER_HEARTBEAT_TIMEOUT is pruned by the next beat of any other.
  *
- * Last-seen times are the Redis server's clock, read inside the script, so workers on hosts whose
- * clocks disagree never prune each other early. Both keys are refreshed with every beat and
- * expire when no worker beats for twice the timeout.
+ * Last-seen times are the Redis server's clock, read inside the script
+ * (shared/redis/lua/workerHeartbeat-2.lua), so workers on hosts whose clocks disagree never prune
+ * each other early. Both keys are refreshed with every beat and expire when no worker beats for
+ * twice the timeout.
  */
-const HEARTBEAT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local timeout = tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - timeout)
-for i = 1, #dead do
-  redis.call('ZREM', KEYS[1], dead[i])
-  redis.call('HDEL', KEYS[2], dead[i])
-end
-redis.call('PEXPIRE', KEYS[1], 2 * timeout)
-redis.call('PEXPIRE', KEYS[2], 2 * timeout)
-return redis.call('ZRANGE', KEYS[1], 0, -1)`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosWorkerHeartbeat(
@@ -54,9 +41,7 @@ export class WorkerGroup {
     private readonly redis: RedisClient,
     private readonly keys: Pick<RedisKeys, 'workerHeartbeats' | 'workerPartitions'>,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosWorkerHeartbeat !== 'function') {
-      redis.defineCommand('cosWorkerHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT });
-    }
+    defineScripts(redis, ['cosWorkerHeartbeat']);
   }
 
   /**

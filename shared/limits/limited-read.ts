@@ -1,38 +1,16 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
-import { readFreshLua } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
-import { scriptSlots } from '../redis/script-slots';
-import {
-  LIMIT_ARGS,
-  LIMIT_KEYS,
-  limitAndMeterLua,
-  type LimitCall,
-  type LimitDecision,
-  type LimitInput,
-  type LimitReply,
-  type Limiter,
-} from './limiter';
+import { defineScripts } from '../redis/scripts';
+import type { LimitCall, LimitDecision, LimitInput, LimitReply, Limiter } from './limiter';
 
 /**
- * The limiter's script, then — when it admits the request — the profile read, in one script:
- * replies {verdict}, {verdict, read}, or {verdict, error message} when the read failed (a script
- * does not roll back: the limiter's counts stand, and the caller must still meter the request).
+ * The limiter's script, then — when it admits the request — the profile read, in one script
+ * (shared/redis/lua/limitThenReadProfile-6.lua): replies {verdict}, {verdict, read}, or
+ * {verdict, error message} when the read failed (a script does not roll back: the limiter's
+ * counts stand, and the caller must still meter the request).
  */
-const LIMIT_THEN_READ = `
-local function limit_and_meter()
-${limitAndMeterLua(scriptSlots())}
-end
-local function read_profile()
-${readFreshLua(scriptSlots(LIMIT_KEYS, LIMIT_ARGS))}
-end
-local verdict = limit_and_meter()
-if verdict[1] ~= 1 then return {verdict} end
-local ok, fresh = pcall(read_profile)
-if not ok then return {verdict, type(fresh) == 'table' and fresh.err or tostring(fresh)} end
-return {verdict, fresh}`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosLimitThenReadProfile(
@@ -73,9 +51,7 @@ export class LimitedProfileRead {
     private readonly limiter: Limiter,
     private readonly cache: Pick<ProfileCache, 'sendFresh'>,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosLimitThenReadProfile !== 'function') {
-      redis.defineCommand('cosLimitThenReadProfile', { numberOfKeys: LIMIT_KEYS + 2, lua: LIMIT_THEN_READ });
-    }
+    defineScripts(redis, ['cosLimitThenReadProfile']);
   }
 
   /** `read` comes from ProfileCache.prepareFresh (whose cache, on this client, also sends it alone). */

@@ -2,78 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from './calendar';
-import { remaining, resetAt, retryAfter, WINDOW_MICROS, type WindowState } from './sliding-window';
+import { remaining, resetAt, retryAfter, type WindowState } from './sliding-window';
 import type { RedisClient } from '../redis/redis';
-import { scriptSlots, type ScriptSlots } from '../redis/script-slots';
+import { defineScripts } from '../redis/scripts';
 
 /**
- * A key's log expires this long after its last admission (real time): by then every entry is
- * older than the window, and an idle key costs no memory.
+ * One atomic Redis script per live request, `cosLimitAndMeter` (shared/redis/lua/limitAndMeter-4.lua,
+ * docs/adr/0005-rate-limiter.md): checks the account's monthly quota, then the key's per-second
+ * limit as a sliding log, and meters the request — as 2xx optimistically, or as 429 when refused.
+ * A request that ends with another status moves its count afterwards (`reclassify`). A request
+ * refused before the limiter is metered by `cosMeterRefused` (meterRefused-4.lua).
  */
-const LOG_TTL_MS = 5000;
-
-/** Reads the script's clock: the injected time (first argument, epoch µs) or Redis server time. */
-const now = (at: ScriptSlots) => `
-local now = tonumber(${at.arg(1)})
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end`;
-
-/** Keys and arguments of the limiter's script: LIMIT_KEYS keys, then LIMIT_ARGS arguments. */
-export const LIMIT_KEYS = 4;
-export const LIMIT_ARGS = 8;
-
-/**
- * One atomic Redis script per live request (docs/adr/0005-rate-limiter.md): checks the account's
- * monthly quota, then the key's per-second limit as a sliding log (a sorted set of the admission
- * times of the last second, at most `limit` entries), and meters the request — as 2xx
- * optimistically, or as 429 when refused. A request that ends with another status moves its
- * count afterwards (`reclassify`). Returns {admitted, monthRefusal, counted, now, oldest}.
- * Written as a fragment (script-slots.ts) so that a request's first read can ride in the same
- * script (limited-read.ts).
- */
-export const limitAndMeterLua = (at: ScriptSlots) => `${now(at)}
-local limit = tonumber(${at.arg(2)})
-local quota = tonumber(${at.arg(3)})
-redis.call('SADD', ${at.key(4)}, ${at.arg(7)})
-local used = tonumber(redis.call('GET', ${at.key(2)}) or '0')
-if quota > 0 and used >= quota then
-  redis.call('HINCRBY', ${at.key(3)}, ${at.arg(5)}, 1)
-  return {0, 1, used, now, now}
-end
-redis.call('ZREMRANGEBYSCORE', ${at.key(1)}, '-inf', now - ${WINDOW_MICROS})
-local n = redis.call('ZCARD', ${at.key(1)})
-if n >= limit then
-  redis.call('HINCRBY', ${at.key(3)}, ${at.arg(5)}, 1)
-  return {0, 0, n, now, tonumber(redis.call('ZRANGE', ${at.key(1)}, 0, 0, 'WITHSCORES')[2] or now)}
-end
-redis.call('ZADD', ${at.key(1)}, now, ${at.arg(8)})
-redis.call('PEXPIRE', ${at.key(1)}, ${LOG_TTL_MS})
-redis.call('INCR', ${at.key(2)})
-redis.call('EXPIRE', ${at.key(2)}, ${at.arg(6)})
-redis.call('HINCRBY', ${at.key(3)}, ${at.arg(4)}, 1)
-local oldest = now
-if n > 0 then oldest = tonumber(redis.call('ZRANGE', ${at.key(1)}, 0, 0, 'WITHSCORES')[2]) end
-return {1, 0, n + 1, now, oldest}`;
-
-const LIMIT_AND_METER = limitAndMeterLua(scriptSlots());
-
-/**
- * Meters a request refused before the limiter (403: restricted account or missing scope) and
- * reads the key's sliding log and monthly count, without counting the request in either.
- * Returns {counted, used, now, oldest}.
- */
-const METER_REFUSED = `${now(scriptSlots())}
-redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
-redis.call('SADD', KEYS[4], ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${WINDOW_MICROS})
-local n = redis.call('ZCARD', KEYS[1])
-local oldest = now
-if n > 0 then oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) end
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-return {n, used, now, oldest}`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosLimitAndMeter(...keysThenArgs: [...LimitCall['keys'], ...LimitCall['args']]): Result<LimitReply, Context>;
@@ -142,12 +81,7 @@ export class Limiter {
     private readonly keys: RedisKeys,
     private readonly clock?: () => number,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosLimitAndMeter !== 'function') {
-      redis.defineCommand('cosLimitAndMeter', { numberOfKeys: 4, lua: LIMIT_AND_METER });
-    }
-    if (typeof (redis as Partial<RedisClient>).cosMeterRefused !== 'function') {
-      redis.defineCommand('cosMeterRefused', { numberOfKeys: 4, lua: METER_REFUSED });
-    }
+    defineScripts(redis, ['cosLimitAndMeter', 'cosMeterRefused']);
   }
 
   /** The time for the calendar, and for the script: the injected time in µs, or '' for TIME. */
@@ -163,8 +97,8 @@ export class Limiter {
   }
 
   /**
-   * The script's keys and arguments for `input` (LIMIT_KEYS and LIMIT_ARGS of them), and how
-   * its reply reads as a decision: `check` sends them alone, limited-read.ts with a read.
+   * The script's keys and arguments for `input`, and how its reply reads as a decision: `check`
+   * sends them alone, limited-read.ts with a read.
    */
   prepare(input: LimitInput): LimitCall {
     const { now, scriptNow } = this.time();

@@ -2,19 +2,14 @@ import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
 import { execEach, type RedisClient } from '../redis/redis';
+import { defineScripts } from '../redis/scripts';
 import type { StoredPopulation } from './population.repository';
 
 /**
- * Redis copy of each tenant's population prior. Writes never replace a newer version: versions
- * come from a Postgres sequence, so whatever order workers (and resets) write in, the cache
- * only moves forward.
+ * Redis copy of each tenant's population prior. Writes never replace a newer version
+ * (shared/redis/lua/writePopulationIfNewer-1.lua): versions come from a Postgres sequence, so
+ * whatever order workers (and resets) write in, the cache only moves forward.
  */
-const WRITE_IF_NEWER = `
-local cur = redis.call('HGET', KEYS[1], 'v')
-if cur and tonumber(cur) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
-return 1`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosWritePopulationIfNewer(key: string, version: number, data: string): Result<number, Context>;
@@ -26,9 +21,7 @@ export class PopulationCache {
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosWritePopulationIfNewer !== 'function') {
-      redis.defineCommand('cosWritePopulationIfNewer', { numberOfKeys: 1, lua: WRITE_IF_NEWER });
-    }
+    defineScripts(redis, ['cosWritePopulationIfNewer']);
   }
 
   async read(tenant: Tenant): Promise<StoredPopulation | null> {

@@ -2,47 +2,17 @@ import type { Result } from 'ioredis';
 import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
 import { execEach, execPipeline, type RedisClient } from '../redis/redis';
-import { scriptSlots, type ScriptSlots } from '../redis/script-slots';
+import { defineScripts } from '../redis/scripts';
 import { storedProfileSchema, type StoredProfile } from './profile';
 
 /**
  * Redis cache of profiles (docs/adr/0003-cache-versioning.md). A write never replaces a newer
  * version of the same generation, and never revives a generation that was erased, so the
- * cache cannot move backwards whatever order API and workers write in.
+ * cache cannot move backwards whatever order API and workers write in. Its scripts are
+ * shared/redis/lua/writeProfileIfNewer-2.lua, putProfileIfAbsent-1.lua and readProfileFresh-2.lua.
  */
 /** Fingerprint keys deleted per command when a user is erased. */
 const FINGERPRINTS_PER_DEL = 500;
-
-const WRITE_IF_NEWER = `
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
-if cur[1] and cur[2] == ARGV[2] and tonumber(cur[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'u', ARGV[5], 'd', ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return 1`;
-
-const PUT_IF_ABSENT = `
-local cur = redis.call('HGET', KEYS[1], 'd')
-if cur then return cur end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'u', ARGV[5], 'd', ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return ARGV[3]`;
-
-/**
- * A profile read with its user's pending outcomes, in one call (a fragment, script-slots.ts).
- * KEYS: profile hash, the user's pending marks. ARGV: marks counted from (ms), the version, generation and update time the
- * caller holds. Returns {pending} when nothing is cached, {pending, version} when the caller's
- * copy is current, and the cached JSON as a third element otherwise. The update time tells
- * apart the two seeds of a new user (version 0), made by the API and by the worker.
- */
-export const readFreshLua = (at: ScriptSlots) => `
-local pending = redis.call('ZCOUNT', ${at.key(2)}, ${at.arg(1)}, '+inf')
-local cur = redis.call('HMGET', ${at.key(1)}, 'v', 'g', 'u')
-if not cur[1] then return {pending} end
-if cur[1] == ${at.arg(2)} and cur[2] == ${at.arg(3)} and cur[3] == ${at.arg(4)} then return {pending, cur[1]} end
-return {pending, cur[1], redis.call('HGET', ${at.key(1)}, 'd')}`;
-
-const READ_FRESH = readFreshLua(scriptSlots());
 
 /** A profile read's reply: {pending}, {pending, version} or {pending, version, JSON}. */
 export type FreshReply = [number, string?, string?];
@@ -83,13 +53,6 @@ declare module 'ioredis' {
   }
 }
 
-export function defineProfileCacheScripts(redis: RedisClient): void {
-  if (typeof (redis as Partial<RedisClient>).cosWriteProfileIfNewer === 'function') return;
-  redis.defineCommand('cosWriteProfileIfNewer', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
-  redis.defineCommand('cosPutProfileIfAbsent', { numberOfKeys: 1, lua: PUT_IF_ABSENT });
-  redis.defineCommand('cosReadProfileFresh', { numberOfKeys: 2, lua: READ_FRESH });
-}
-
 function decode(data: string | null | undefined): StoredProfile | null {
   if (!data) return null;
   const parsed = storedProfileSchema.safeParse(JSON.parse(data));
@@ -101,7 +64,7 @@ export class ProfileCache {
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    defineProfileCacheScripts(redis);
+    defineScripts(redis, ['cosWriteProfileIfNewer', 'cosPutProfileIfAbsent', 'cosReadProfileFresh']);
   }
 
   async read(tenant: Tenant, userId: string): Promise<StoredProfile | null> {

@@ -1,5 +1,6 @@
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/redis';
+import { defineScripts } from '../redis/scripts';
 import type { RedisKeys } from '../cache/keys';
 import type { Logger } from '../logger/logger';
 import { LATENCY_BUCKETS, latencyBucket } from './latency-histogram';
@@ -23,17 +24,10 @@ export interface RecordedRequest {
 export const TRAFFIC_FLUSH_INTERVAL_MS = 1000;
 
 /**
- * Adds one minute's counts (ARGV: minute, then field and count pairs) and marks the minute for
- * the worker's flush. One script call per minute rather than a command per field: building
- * thousands of commands would cost the API more CPU than the counting itself.
+ * Adds one minute's counts and marks the minute for the worker's flush, one script call per
+ * minute (shared/redis/lua/addTraffic-2.lua): building thousands of commands would cost the API
+ * more CPU than the counting itself.
  */
-const ADD_TRAFFIC = `
-for i = 2, #ARGV, 2 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
-end
-redis.call('SADD', KEYS[2], ARGV[1])
-return 1`;
-
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cosAddTraffic(minuteKey: string, minutesKey: string, ...args: (string | number)[]): Result<number, Context>;
@@ -73,9 +67,7 @@ export class TrafficRecorder {
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
   ) {
-    if (typeof (redis as Partial<RedisClient>).cosAddTraffic !== 'function') {
-      redis.defineCommand('cosAddTraffic', { numberOfKeys: 2, lua: ADD_TRAFFIC });
-    }
+    defineScripts(redis, ['cosAddTraffic']);
   }
 
   start(intervalMs = TRAFFIC_FLUSH_INTERVAL_MS): void {

@@ -1,0 +1,102 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { RedisCommander } from 'ioredis';
+import type { RedisClient } from './redis';
+
+/**
+ * The service's Redis scripts, kept as BullMQ keeps its own (docs/ARCHITECTURE.md#redis-scripts):
+ * one Lua file per script in shared/redis/lua/, named `<name>-<numberOfKeys>.lua`, its header
+ * listing its KEYS, ARGV and reply. `npm run build` copies the folder beside this module in
+ * dist/, so a copy of dist/ alone runs its own scripts.
+ */
+export const LUA_DIR = path.join(__dirname, 'lua');
+
+/**
+ * A script's command: `cos` and its file's name, `limitAndMeter-4.lua` → `cosLimitAndMeter`. Its
+ * typed signature is an augmentation of ioredis's `RedisCommander` beside its caller.
+ */
+export type ScriptCommand = Extract<keyof RedisCommander, `cos${string}`>;
+
+export interface LuaScript {
+  command: string;
+  /** From the file name; undefined for a script whose caller passes the key count first. */
+  numberOfKeys: number | undefined;
+  /** The file's text with its includes resolved. */
+  lua: string;
+}
+
+const SCRIPT_FILE = /^([a-z][A-Za-z0-9]*)(?:-(\d+))?\.lua$/;
+/** A line `--- @include "<name>"` stands for includes/<name>.lua (BullMQ's directive). */
+const INCLUDE = /^--- @include "([A-Za-z0-9]+)"\s*$/;
+
+/**
+ * Every script of `dir`, by command. Fails on a misnamed file or a missing or circular include,
+ * so that a broken script stops a process at start rather than at its first call.
+ */
+export function loadScripts(dir: string = LUA_DIR): Map<string, LuaScript> {
+  const scripts = new Map<string, LuaScript>();
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.lua')) continue;
+    const match = SCRIPT_FILE.exec(entry.name);
+    if (!match) throw new Error(`${path.join(dir, entry.name)}: a script's file is named <name>-<numberOfKeys>.lua`);
+    const name = match[1]!;
+    const keys = match[2];
+    const command = `cos${name[0]!.toUpperCase()}${name.slice(1)}`;
+    scripts.set(command, {
+      command,
+      numberOfKeys: keys === undefined ? undefined : Number(keys),
+      lua: resolveIncludes(dir, entry.name),
+    });
+  }
+  return scripts;
+}
+
+/**
+ * The script's text with each include directive replaced by the included file (itself resolved
+ * the same way). An include already inserted earlier in the script is dropped: includes define
+ * local functions and constants, which Lua needs once, before their first use.
+ */
+export function resolveIncludes(dir: string, file: string): string {
+  const inserted = new Set<string>();
+  const expand = (text: string, chain: string[]): string =>
+    text
+      .split('\n')
+      .map((line) => {
+        const name = INCLUDE.exec(line)?.[1];
+        if (name === undefined) return line;
+        if (chain.includes(name)) throw new Error(`${file}: circular include ${[...chain, name].join(' → ')}`);
+        if (inserted.has(name)) return '';
+        inserted.add(name);
+        let included: string;
+        try {
+          included = readFileSync(path.join(dir, 'includes', `${name}.lua`), 'utf8');
+        } catch (error) {
+          throw new Error(`${file}: cannot include "${name}" (includes/${name}.lua)`, { cause: error });
+        }
+        return expand(included.replace(/\n$/, ''), [...chain, name]);
+      })
+      .join('\n');
+  return expand(readFileSync(path.join(dir, file), 'utf8'), []);
+}
+
+let library: Map<string, LuaScript> | undefined;
+const defined = new WeakMap<RedisClient, Set<string>>();
+
+/**
+ * Defines `commands` on `redis` once per client, each as ioredis runs a defined command: EVALSHA,
+ * the script's text sent only when Redis does not hold it yet. Only the caller's scripts: a
+ * client's pipelines copy every script defined on it when they are made.
+ */
+export function defineScripts(redis: RedisClient, commands: readonly ScriptCommand[]): void {
+  library ??= loadScripts();
+  let done = defined.get(redis);
+  if (!done) defined.set(redis, (done = new Set()));
+  for (const command of commands) {
+    if (done.has(command)) continue;
+    const script = library.get(command);
+    if (!script) throw new Error(`${command}: no script for it in ${LUA_DIR}`);
+    const { numberOfKeys, lua } = script;
+    redis.defineCommand(command, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
+    done.add(command);
+  }
+}
