@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { oas32 } from 'zod-openapi';
+import { errorAnchor, type ErrorCode } from '../../shared/errors/app-error';
 import type { OpenApiDocument } from './document';
 import { escapeHtml, isRef, prose, refName, schemaAnchor, schemaHtml, schemaSummary } from './schema-html';
 
@@ -59,7 +60,9 @@ export function renderDocsPage(document: OpenApiDocument): string {
     const errorCodes = variants.flatMap((variant) => {
       const component = variant && isRef(variant) ? resolve(variant, 'schemas') : undefined;
       const code = errorEnvelope(component)?.code;
-      return code ? [`<li><a href="#error-${code}"><code>${code}</code></a>: ${prose(object(component)?.description ?? '')}</li>`] : [];
+      return code
+        ? [`<li><a href="#${errorAnchor(code)}"><code>${code}</code></a>: ${prose(object(component)?.description ?? '')}</li>`]
+        : [];
     });
     const shape = errorCodes.length ? `<ul>${errorCodes.join('\n')}</ul>` : `<p>Body: ${schemaSummary(schema)}</p>`;
     const examples = Object.entries(media.examples ?? {}).map(([name, value]) =>
@@ -125,7 +128,10 @@ ${operations
     if (!envelope) return [];
     const description = typeof schema === 'object' && !isRef(schema) ? (schema.description ?? '') : '';
     return [
-      { status: envelope.status, row: [`<code id="error-${envelope.code}">${envelope.code}</code>`, prose(description), envelope.details] },
+      {
+        status: envelope.status,
+        row: [`<code id="${errorAnchor(envelope.code)}">${envelope.code}</code>`, prose(description), envelope.details],
+      },
     ];
   });
   errors.sort((a, b) => a.status - b.status);
@@ -160,7 +166,7 @@ ${operations.map(({ path, method, operation }) => `<li><a href="#${operationAnch
 <section id="introduction"><h2>Introduction</h2>${paragraphs(document.info.description)}<h3>Authentication</h3>${scheme.join('\n')}</section>
 ${tagSections}
 <section id="any-path"><h2>Responses to any path</h2>${anyPath.join('\n')}</section>
-<section id="errors"><h2>Error codes</h2><p>Every error body is <code>{"error": {"code", "message", "statusCode", "details"?}}</code>.</p>
+<section id="errors"><h2>Error codes</h2><p>Every error body is <code>{"error": {"code", "message", "statusCode", "traceId", "docUrl", "details"?}}</code>: <code>traceId</code> is the response's X-Request-Id, <code>docUrl</code> links to the code's row below.</p>
 ${table(
   ['Status', 'Code', 'When', 'Details'],
   errors.map(({ status, row }) => [String(status), ...row]),
@@ -189,7 +195,7 @@ const object = (schema: Schema): oas32.SchemaObjectValue | undefined =>
   schema && typeof schema === 'object' && !isRef(schema) ? schema : undefined;
 
 /** For an error-envelope schema: its code, status and `details` as `field: type` pairs ("—" for none). */
-function errorEnvelope(schema: Schema): { code: string; status: number; details: string } | undefined {
+function errorEnvelope(schema: Schema): { code: ErrorCode; status: number; details: string } | undefined {
   const error = object(object(schema)?.properties?.error);
   const code = object(error?.properties?.code)?.const;
   if (!error || typeof code !== 'string') return undefined;
@@ -198,7 +204,11 @@ function errorEnvelope(schema: Schema): { code: string; status: number; details:
     ([name, field]) => `<code>${escapeHtml(name)}</code>: ${schemaSummary(field)}`,
   );
   const sometimes = error.required?.includes('details') ? '' : 'Sometimes: ';
-  return { code, status: Number(object(error.properties?.statusCode)?.const), details: details ? `${sometimes}${fields.join('; ')}` : '—' };
+  return {
+    code: code as ErrorCode,
+    status: Number(object(error.properties?.statusCode)?.const),
+    details: details ? `${sometimes}${fields.join('; ')}` : '—',
+  };
 }
 
 const CSS = `

@@ -6,21 +6,24 @@ import {
   type ZodOpenApiResponseObject,
   type ZodOpenApiResponsesObject,
 } from 'zod-openapi';
-import { ERROR_STATUS, type ErrorCode } from '../../shared/errors/app-error';
+import { ERROR_STATUS, errorDocUrl, type ErrorCode } from '../../shared/errors/app-error';
 import { V1_ROUTES, type V1Route } from '../routes/v1.routes';
 import { ERROR_DOCS } from '../schemas/error-docs';
 import { contextRequestSchema, outcomeRequestSchema, profilePathSchema, profileUpdateSchema } from '../schemas/request.schemas';
-import { ERROR_SCHEMAS } from '../schemas/response.schemas';
+import { ERROR_SCHEMAS, TRACE_ID_PATTERN } from '../schemas/response.schemas';
 import { API_DESCRIPTION, TAGS } from './introduction';
 import { OPERATIONS, type OperationDoc } from './operations';
 
 const digits = () => z.string().regex(/^\d+$/);
 
+/** The X-Request-Id (and traceId) of the examples: a generated one. */
+const EXAMPLE_TRACE_ID = '5b0e7c1e-2f7d-4a43-9a0e-1f7b3c0a9d52';
+
 /** Response headers, each a component; the rate-limit ones are optional (live keys only) but on a 429. */
 const HEADERS = {
   'X-Request-Id': z
     .string()
-    .regex(/^[A-Za-z0-9._-]{1,128}$/)
+    .regex(TRACE_ID_PATTERN)
     .meta({ description: "The client's X-Request-Id when it is 1–128 of [A-Za-z0-9._-], else a generated UUID." }),
   'X-RateLimit-Limit': digits().meta({ description: 'Live keys: the per-second limit (the monthly quota on a monthly refusal).' }),
   'X-RateLimit-Remaining': digits().meta({ description: 'Live keys: requests left in the current one-second window.' }),
@@ -59,7 +62,19 @@ function errorResponse(status: number, codes: ErrorCode[], responseHeaders = err
   const schemas = codes.map((code) => ERROR_SCHEMAS[code]);
   const examples = codes.map((code) => [
     code,
-    { summary: code, value: { error: { code, statusCode: status, ...ERROR_DOCS[code].example } } },
+    {
+      summary: code,
+      value: {
+        error: {
+          code,
+          message: ERROR_DOCS[code].example.message,
+          statusCode: status,
+          traceId: EXAMPLE_TRACE_ID,
+          docUrl: errorDocUrl(code),
+          ...(ERROR_DOCS[code].example.details ? { details: ERROR_DOCS[code].example.details } : {}),
+        },
+      },
+    },
   ]);
   return {
     description: codes.join(', '),

@@ -81,7 +81,15 @@ export const OPERATIONS: Record<RouteName, OperationDoc> = {
       schema: outcomeAcceptedSchema,
       example: { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' },
     },
-    errors: ['INVALID_REQUEST_ID', 'VALIDATION_ERROR', 'REQUEST_NOT_FOUND', 'OUTCOME_CONFLICT', 'OUTCOME_WINDOW_CLOSED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'],
+    errors: [
+      'INVALID_REQUEST_ID',
+      'VALIDATION_ERROR',
+      'REQUEST_NOT_FOUND',
+      'OUTCOME_CONFLICT',
+      'OUTCOME_WINDOW_CLOSED',
+      'IDEMPOTENCY_KEY_REUSED',
+      'IDEMPOTENCY_KEY_IN_USE',
+    ],
   },
   'profile.get': {
     tag: 'Profiles',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { complexityHandlingSchema, encouragementSchema, framingSchema, profilePhaseSchema, styleSchema } from '../../shared/domain/arms';
-import { ERROR_STATUS, type ErrorCode } from '../../shared/errors/app-error';
+import { ERROR_STATUS, errorDocUrl, type ErrorCode } from '../../shared/errors/app-error';
 import { scopeSchema } from '../../shared/keys/api-key';
 import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
 import { changeableFieldSchema, profileResponseSchema } from '../../shared/profile/profile';
@@ -72,6 +72,11 @@ const fieldErrorsDetails = z.object({
     .min(1),
 });
 
+/** What the API's request log accepts as a client's X-Request-Id; else it gives a UUID, which matches too. */
+export const TRACE_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+const DETAILS_DESCRIPTION = 'More about the error, in the shape its code defines.';
+
 /** `details` per code: `always` when every error with that code carries them. */
 const ERROR_DETAILS: { [C in ErrorCode]?: { schema: z.ZodType; always: boolean } } = {
   INVALID_USER_ID: { schema: fieldErrorsDetails, always: false },
@@ -105,10 +110,19 @@ function errorSchema(code: ErrorCode) {
   return z
     .object({
       error: z.object({
-        code: z.literal(code),
-        message: z.string(),
-        statusCode: z.literal(ERROR_STATUS[code]),
-        ...(details ? { details: details.always ? details.schema : details.schema.optional() } : {}),
+        code: z.literal(code).meta({ description: 'What went wrong, for a client to decide on.' }),
+        message: z.string().meta({ description: 'What went wrong, for people; the wording may change.' }),
+        statusCode: z.literal(ERROR_STATUS[code]).meta({ description: "The response's HTTP status." }),
+        traceId: z.string().regex(TRACE_ID_PATTERN).meta({
+          description:
+            "The response's X-Request-Id header, under which the service logs the request: quote it when reporting a problem. Not a decision's requestId.",
+        }),
+        docUrl: z.literal(errorDocUrl(code)).meta({
+          description: "Where this code is explained: its section of the API reference (GET /docs), relative to the API's address.",
+        }),
+        ...(details
+          ? { details: (details.always ? details.schema : details.schema.optional()).meta({ description: DETAILS_DESCRIPTION }) }
+          : {}),
       }),
     })
     .meta({ id: errorSchemaId(code), description: ERROR_DOCS[code].when });

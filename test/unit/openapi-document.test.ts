@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { openApiPath } from '../../api/openapi/document';
 import { V1_ROUTES } from '../../api/routes/v1.routes';
 import { versionsQuerySchema } from '../../api/schemas/request.schemas';
-import { ERROR_STATUS, type ErrorCode } from '../../shared/errors/app-error';
+import { apiReference } from '../../api/openapi/reference';
+import { ERROR_STATUS, errorAnchor, errorDocUrl, type ErrorCode } from '../../shared/errors/app-error';
 import { document } from '../support/openapi';
 
 const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
@@ -94,6 +95,12 @@ describe('the OpenAPI document', () => {
         expect(headers).toEqual(expect.arrayContaining(['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
       if (status === '503') expect(headers).toContain('Retry-After');
     }
+  });
+
+  it.each(CODES)('gives %s an anchor on /docs, the one its docUrl names', (code) => {
+    const anchor = errorDocUrl(code).slice(errorDocUrl(code).indexOf('#') + 1);
+    expect(anchor).toBe(errorAnchor(code));
+    expect(apiReference().html).toContain(`<code id="${anchor}">${code}</code>`);
   });
 
   it('documents the query parameters of the versions route from the schema it validates them with', () => {
