@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { oas32 } from 'zod-openapi';
-import { errorAnchor, type ErrorCode } from '../../shared/errors/app-error';
+import { ERROR_DOCS_PAGE, errorAnchor, type ErrorCode } from '../../shared/errors/app-error';
 import type { OpenApiDocument } from './document';
 import { escapeHtml, isRef, prose, refName, schemaAnchor, schemaHtml, schemaSummary } from './schema-html';
 
@@ -71,12 +71,21 @@ export function renderDocsPage(document: OpenApiDocument): string {
     return [shape, media.example !== undefined ? example('Example', media.example) : '', ...examples].join('\n');
   }
 
+  /** A body that is not JSON (metrics text, this page): its media type, what it is, an example. */
+  function otherBodyHtml(type: string, media: oas32.MediaTypeObject): string {
+    const schema = object(media.schema);
+    const example = typeof media.example === 'string' ? `<pre><code>${escapeHtml(media.example)}</code></pre>` : '';
+    return `<p>Body: <code>${escapeHtml(type)}</code>${schema?.description ? `, ${prose(schema.description)}` : ''}</p>${example}`;
+  }
+
   function responseHtml(heading: string, value: oas32.ResponseObject | oas32.ReferenceObject): string {
     const response = resolve(value, 'responses');
-    const media = response.content?.['application/json'];
+    const bodies = Object.entries(response.content ?? {}).flatMap(([type, media]) =>
+      isRef(media) ? [] : [type === 'application/json' ? bodyHtml(media) : otherBodyHtml(type, media)],
+    );
     return `<section class="response"><h5>${escapeHtml(heading)}</h5>
 <p>${prose(response.description ?? '')}</p>${headersHtml(response.headers)}
-${media && !isRef(media) ? bodyHtml(media) : '<p>No body.</p>'}</section>`;
+${bodies.length ? bodies.join('\n') : '<p>No body.</p>'}</section>`;
   }
 
   function operationHtml({ path, method, operation }: (typeof operations)[number]): string {
@@ -135,6 +144,7 @@ ${operations
     ];
   });
   errors.sort((a, b) => a.status - b.status);
+  const withDetails = schemas.map(([, schema]) => object(object(schema)?.properties?.error)).find((error) => error?.properties?.details);
   const scheme = Object.entries(components.securitySchemes ?? {}).map(
     ([name, value]) =>
       `<p><code>${escapeHtml(name)}</code>: ${isRef(value) ? '' : `HTTP ${escapeHtml(value.scheme ?? '')}, <code>${escapeHtml(value.bearerFormat ?? '')}</code>. ${prose(value.description ?? '')}`}</p>`,
@@ -166,7 +176,8 @@ ${operations.map(({ path, method, operation }) => `<li><a href="#${operationAnch
 <section id="introduction"><h2>Introduction</h2>${paragraphs(document.info.description)}<h3>Authentication</h3>${scheme.join('\n')}</section>
 ${tagSections}
 <section id="any-path"><h2>Responses to any path</h2>${anyPath.join('\n')}</section>
-<section id="errors"><h2>Error codes</h2><p>Every error body is <code>{"error": {"code", "message", "statusCode", "traceId", "docUrl", "details"?}}</code>: <code>traceId</code> is the response's X-Request-Id, <code>docUrl</code> links to the code's row below.</p>
+<section id="errors"><h2>Error codes</h2><p>Every error body is <code>{"error": {…}}</code>. <code>error</code>: ${prose(withDetails?.description ?? '')}</p>
+${withDetails ? envelopeHtml(withDetails) : ''}
 ${table(
   ['Status', 'Code', 'When', 'Details'],
   errors.map(({ status, row }) => [String(status), ...row]),
@@ -191,6 +202,27 @@ ${schemas
 }
 
 type Schema = oas32.SchemaObject | oas32.ReferenceObject | undefined;
+
+/** The envelope's fields, described once from one error's schema (the same for every code); each code's own values are in the table of codes. */
+function envelopeHtml(error: oas32.SchemaObjectValue): string {
+  const field = (name: string, presence: string, type: string) => [
+    `<code>${name}</code>`,
+    presence,
+    type,
+    prose(object(error.properties?.[name])?.description ?? ''),
+  ];
+  return table(
+    ['Field', 'Presence', 'Type', 'Description'],
+    [
+      field('code', 'required', 'string: a code below'),
+      field('message', 'required', 'string'),
+      field('statusCode', 'required', "integer: the code's status"),
+      field('traceId', 'required', schemaSummary(error.properties?.traceId)),
+      field('docUrl', 'required', `string: <code>${ERROR_DOCS_PAGE}#error-…</code>`),
+      field('details', 'per code', 'object: the Details column below'),
+    ],
+  );
+}
 const object = (schema: Schema): oas32.SchemaObjectValue | undefined =>
   schema && typeof schema === 'object' && !isRef(schema) ? schema : undefined;
 
@@ -200,9 +232,10 @@ function errorEnvelope(schema: Schema): { code: ErrorCode; status: number; detai
   const code = object(error?.properties?.code)?.const;
   if (!error || typeof code !== 'string') return undefined;
   const details = object(error.properties?.details);
-  const fields = Object.entries(details?.properties ?? {}).map(
-    ([name, field]) => `<code>${escapeHtml(name)}</code>: ${schemaSummary(field)}`,
-  );
+  const fields = Object.entries(details?.properties ?? {}).map(([name, field]) => {
+    const description = object(field)?.description;
+    return `<code>${escapeHtml(name)}</code>: ${schemaSummary(field)}${description ? ` (${prose(description)})` : ''}`;
+  });
   const sometimes = error.required?.includes('details') ? '' : 'Sometimes: ';
   return {
     code: code as ErrorCode,

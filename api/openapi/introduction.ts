@@ -12,4 +12,6 @@ export const TAGS = [
   { name: 'Context', description: 'Ask how to present a task.' },
   { name: 'Outcomes', description: 'Report what happened, so the service learns.' },
   { name: 'Profiles', description: 'What the service has learned per user: read, pin, erase, history.' },
+  { name: 'Operations', description: 'Probes and metrics for the platform running the service; no API key.' },
+  { name: 'Reference', description: 'This document and its web page; no API key.' },
 ];
