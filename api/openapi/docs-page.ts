@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { oas32 } from 'zod-openapi';
 import { ERROR_DOCS_PAGE, errorAnchor, type ErrorCode } from '../../shared/errors/app-error';
 import type { OpenApiDocument } from './document';
-import { escapeHtml, isRef, prose, refName, schemaAnchor, schemaHtml, schemaSummary } from './schema-html';
+import { escapeHtml, htmlTable, isRef, prose, refName, schemaAnchor, schemaHtml, schemaSummary } from './schema-html';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
@@ -17,10 +17,7 @@ const json = (value: unknown) => `<pre><code>${escapeHtml(JSON.stringify(value, 
 
 const example = (label: string, value: unknown) => `<details><summary>${escapeHtml(label)}</summary>${json(value)}</details>`;
 
-const table = (head: string[], rows: string[][]) =>
-  `<table><thead><tr>${head.map((cell) => `<th scope="col">${cell}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`)
-    .join('\n')}</tbody></table>`;
+const table = htmlTable;
 
 const operationAnchor = (operation: oas32.OperationObject) => `op-${operation.operationId ?? ''}`;
 
@@ -253,7 +250,7 @@ a { color: var(--accent); } a:focus-visible { outline: 2px solid var(--accent); 
 h2 { border-bottom: 1px solid var(--line); padding-bottom: .25rem; margin-top: 3rem; }
 h3 { margin-top: 2rem; } h5 { font-size: 1rem; margin: 1.25rem 0 .25rem; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
-code { background: var(--code); padding: .1em .3em; border-radius: 4px; overflow-wrap: anywhere; }
+code { background: var(--code); padding: .1em .3em; border-radius: 4px; overflow-wrap: break-word; }
 pre { background: var(--code); padding: .75rem; overflow-x: auto; border-radius: 6px; } pre code { padding: 0; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0; } th, td { border: 1px solid var(--line); padding: .35rem .5rem; text-align: left; vertical-align: top; }
 .method { display: inline-block; min-width: 4.5em; font: bold .8em ui-monospace, monospace; text-align: center; border-radius: 4px; padding: .1em .4em; color: #fff; background: #57606a; }
@@ -261,4 +258,12 @@ table { border-collapse: collapse; width: 100%; margin: .5rem 0; } th, td { bord
 .operation { border-top: 2px solid var(--line); margin-top: 2.5rem; } .summary { font-size: 1.1rem; }
 .response { border-left: 3px solid var(--line); padding-left: .75rem; } .note { color: var(--muted); font-size: .9em; }
 nav ul { list-style: none; padding-left: 0; columns: 2 18rem; } nav li { margin: .2rem 0; }
+pre, table { max-width: 100%; } h1, h2, h3 { overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  body { padding: .75rem 1rem 3rem; } h1 { font-size: 1.6rem; }
+  .response { padding-left: .5rem; }
+  table, tbody, tr, td { display: block; } thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  tr { border: 1px solid var(--line); border-radius: 6px; margin: .5rem 0; padding: .35rem .6rem; }
+  td { border: 0; padding: .1rem 0; } td::before { content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
+}
 `;

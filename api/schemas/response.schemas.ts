@@ -174,7 +174,7 @@ function errorSchema(code: ErrorCode) {
             ? { details: (details.always ? details.schema : details.schema.optional()).meta({ description: DETAILS_DESCRIPTION }) }
             : {}),
         })
-        .meta({ description: 'What went wrong.' }),
+        .meta({ description: 'The error. Every code has these fields; some have details.' }),
     })
     .meta({ id: errorSchemaId(code), description: ERROR_DOCS[code].when });
 }
