@@ -2,6 +2,8 @@
 const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
+  // Every response the tests get from the API is checked against its OpenAPI document.
+  setupFilesAfterEnv: ['<rootDir>/test/support/openapi-checks.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: 'tsconfig.json' }] },
 };
 

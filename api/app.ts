@@ -63,6 +63,12 @@ export function createApp(deps: AppDeps): ApiApp {
   const reference = apiReference();
   app.get('/v1/openapi.json', routeName('openapi'), (_req, res) => void res.type('json').send(reference.json));
   app.get('/docs', routeName('docs'), (_req, res) => void res.type('html').send(reference.html));
+  // Like every other path the document lists: OPTIONS lists the methods, another method is a 405.
+  app.all(['/v1/openapi.json', '/docs'], (req, res, next) => {
+    res.setHeader('Allow', 'GET, HEAD');
+    if (req.method === 'OPTIONS') return void res.status(204).end();
+    next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use GET, HEAD`));
+  });
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
   app.use(onError);
   const messages = ownMessages(app);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { AppError } from '../shared/errors/app-error';
 import type { Readiness } from '../shared/health/readiness';
@@ -23,7 +24,11 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   body: JSON.stringify(body),
 });
 
-const failure = (error: AppError, headers: Record<string, string> = {}): Answer => json(error.statusCode, error.toBody(), headers);
+/** An error answer, with an X-Request-Id that its body's traceId repeats, as the API's have. */
+const failure = (error: AppError, headers: Record<string, string> = {}): Answer => {
+  const traceId = randomUUID();
+  return json(error.statusCode, error.toBody(traceId), { 'X-Request-Id': traceId, ...headers });
+};
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 

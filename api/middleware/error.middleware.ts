@@ -3,6 +3,7 @@ import { AppError, isAppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
 import type { DependencyWatch } from '../../shared/health/dependency-watch';
 import { passedDeadline } from '../../shared/http/request-deadlines';
+import { traceIdOf } from '../../shared/http/trace-id';
 import { BODY_LIMIT_BYTES } from './json-body.middleware';
 import type { Logger } from '../../shared/logger/logger';
 import { requestIdOf } from './request-log.middleware';
@@ -77,5 +78,5 @@ export const errorHandler =
     if (res.headersSent) return;
     if (appError.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer realm="cos"');
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    res.status(appError.statusCode).json(appError.toBody());
+    res.status(appError.statusCode).json(appError.toBody(traceIdOf(res)));
   };

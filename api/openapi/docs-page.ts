@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { oas32 } from 'zod-openapi';
+import { ERROR_DOCS_PAGE, errorAnchor, type ErrorCode } from '../../shared/errors/app-error';
 import type { OpenApiDocument } from './document';
-import { escapeHtml, isRef, prose, refName, schemaAnchor, schemaHtml, schemaSummary } from './schema-html';
+import { escapeHtml, htmlTable, isRef, prose, refName, schemaAnchor, schemaHtml, schemaSummary } from './schema-html';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
@@ -16,10 +17,7 @@ const json = (value: unknown) => `<pre><code>${escapeHtml(JSON.stringify(value, 
 
 const example = (label: string, value: unknown) => `<details><summary>${escapeHtml(label)}</summary>${json(value)}</details>`;
 
-const table = (head: string[], rows: string[][]) =>
-  `<table><thead><tr>${head.map((cell) => `<th scope="col">${cell}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`)
-    .join('\n')}</tbody></table>`;
+const table = htmlTable;
 
 const operationAnchor = (operation: oas32.OperationObject) => `op-${operation.operationId ?? ''}`;
 
@@ -59,7 +57,9 @@ export function renderDocsPage(document: OpenApiDocument): string {
     const errorCodes = variants.flatMap((variant) => {
       const component = variant && isRef(variant) ? resolve(variant, 'schemas') : undefined;
       const code = errorEnvelope(component)?.code;
-      return code ? [`<li><a href="#error-${code}"><code>${code}</code></a>: ${prose(object(component)?.description ?? '')}</li>`] : [];
+      return code
+        ? [`<li><a href="#${errorAnchor(code)}"><code>${code}</code></a>: ${prose(object(component)?.description ?? '')}</li>`]
+        : [];
     });
     const shape = errorCodes.length ? `<ul>${errorCodes.join('\n')}</ul>` : `<p>Body: ${schemaSummary(schema)}</p>`;
     const examples = Object.entries(media.examples ?? {}).map(([name, value]) =>
@@ -68,12 +68,21 @@ export function renderDocsPage(document: OpenApiDocument): string {
     return [shape, media.example !== undefined ? example('Example', media.example) : '', ...examples].join('\n');
   }
 
+  /** A body that is not JSON (metrics text, this page): its media type, what it is, an example. */
+  function otherBodyHtml(type: string, media: oas32.MediaTypeObject): string {
+    const schema = object(media.schema);
+    const example = typeof media.example === 'string' ? `<pre><code>${escapeHtml(media.example)}</code></pre>` : '';
+    return `<p>Body: <code>${escapeHtml(type)}</code>${schema?.description ? `, ${prose(schema.description)}` : ''}</p>${example}`;
+  }
+
   function responseHtml(heading: string, value: oas32.ResponseObject | oas32.ReferenceObject): string {
     const response = resolve(value, 'responses');
-    const media = response.content?.['application/json'];
+    const bodies = Object.entries(response.content ?? {}).flatMap(([type, media]) =>
+      isRef(media) ? [] : [type === 'application/json' ? bodyHtml(media) : otherBodyHtml(type, media)],
+    );
     return `<section class="response"><h5>${escapeHtml(heading)}</h5>
 <p>${prose(response.description ?? '')}</p>${headersHtml(response.headers)}
-${media && !isRef(media) ? bodyHtml(media) : '<p>No body.</p>'}</section>`;
+${bodies.length ? bodies.join('\n') : '<p>No body.</p>'}</section>`;
   }
 
   function operationHtml({ path, method, operation }: (typeof operations)[number]): string {
@@ -125,10 +134,14 @@ ${operations
     if (!envelope) return [];
     const description = typeof schema === 'object' && !isRef(schema) ? (schema.description ?? '') : '';
     return [
-      { status: envelope.status, row: [`<code id="error-${envelope.code}">${envelope.code}</code>`, prose(description), envelope.details] },
+      {
+        status: envelope.status,
+        row: [`<code id="${errorAnchor(envelope.code)}">${envelope.code}</code>`, prose(description), envelope.details],
+      },
     ];
   });
   errors.sort((a, b) => a.status - b.status);
+  const withDetails = schemas.map(([, schema]) => object(object(schema)?.properties?.error)).find((error) => error?.properties?.details);
   const scheme = Object.entries(components.securitySchemes ?? {}).map(
     ([name, value]) =>
       `<p><code>${escapeHtml(name)}</code>: ${isRef(value) ? '' : `HTTP ${escapeHtml(value.scheme ?? '')}, <code>${escapeHtml(value.bearerFormat ?? '')}</code>. ${prose(value.description ?? '')}`}</p>`,
@@ -160,7 +173,8 @@ ${operations.map(({ path, method, operation }) => `<li><a href="#${operationAnch
 <section id="introduction"><h2>Introduction</h2>${paragraphs(document.info.description)}<h3>Authentication</h3>${scheme.join('\n')}</section>
 ${tagSections}
 <section id="any-path"><h2>Responses to any path</h2>${anyPath.join('\n')}</section>
-<section id="errors"><h2>Error codes</h2><p>Every error body is <code>{"error": {"code", "message", "statusCode", "details"?}}</code>.</p>
+<section id="errors"><h2>Error codes</h2><p>Every error body is <code>{"error": {…}}</code>. <code>error</code>: ${prose(withDetails?.description ?? '')}</p>
+${withDetails ? envelopeHtml(withDetails) : ''}
 ${table(
   ['Status', 'Code', 'When', 'Details'],
   errors.map(({ status, row }) => [String(status), ...row]),
@@ -185,20 +199,46 @@ ${schemas
 }
 
 type Schema = oas32.SchemaObject | oas32.ReferenceObject | undefined;
+
+/** The envelope's fields, described once from one error's schema (the same for every code); each code's own values are in the table of codes. */
+function envelopeHtml(error: oas32.SchemaObjectValue): string {
+  const field = (name: string, presence: string, type: string) => [
+    `<code>${name}</code>`,
+    presence,
+    type,
+    prose(object(error.properties?.[name])?.description ?? ''),
+  ];
+  return table(
+    ['Field', 'Presence', 'Type', 'Description'],
+    [
+      field('code', 'required', 'string: a code below'),
+      field('message', 'required', 'string'),
+      field('statusCode', 'required', "integer: the code's status"),
+      field('traceId', 'required', schemaSummary(error.properties?.traceId)),
+      field('docUrl', 'required', `string: <code>${ERROR_DOCS_PAGE}#error-…</code>`),
+      field('details', 'per code', 'object: the Details column below'),
+    ],
+  );
+}
 const object = (schema: Schema): oas32.SchemaObjectValue | undefined =>
   schema && typeof schema === 'object' && !isRef(schema) ? schema : undefined;
 
 /** For an error-envelope schema: its code, status and `details` as `field: type` pairs ("—" for none). */
-function errorEnvelope(schema: Schema): { code: string; status: number; details: string } | undefined {
+function errorEnvelope(schema: Schema): { code: ErrorCode; status: number; details: string } | undefined {
   const error = object(object(schema)?.properties?.error);
   const code = object(error?.properties?.code)?.const;
   if (!error || typeof code !== 'string') return undefined;
   const details = object(error.properties?.details);
-  const fields = Object.entries(details?.properties ?? {}).map(
-    ([name, field]) => `<code>${escapeHtml(name)}</code>: ${schemaSummary(field)}`,
-  );
+  const fields = Object.entries(details?.properties ?? {}).map(([name, field]) => {
+    const description = object(field)?.description;
+    return `<code>${escapeHtml(name)}</code>: ${schemaSummary(field)}${description ? ` (${prose(description)})` : ''}`;
+  });
   const sometimes = error.required?.includes('details') ? '' : 'Sometimes: ';
-  return { code, status: Number(object(error.properties?.statusCode)?.const), details: details ? `${sometimes}${fields.join('; ')}` : '—' };
+  return {
+    code: code as ErrorCode,
+    status: Number(object(error.properties?.statusCode)?.const),
+    details: details ? `${sometimes}${fields.join('; ')}` : '—',
+  };
 }
 
 const CSS = `
@@ -210,7 +250,7 @@ a { color: var(--accent); } a:focus-visible { outline: 2px solid var(--accent); 
 h2 { border-bottom: 1px solid var(--line); padding-bottom: .25rem; margin-top: 3rem; }
 h3 { margin-top: 2rem; } h5 { font-size: 1rem; margin: 1.25rem 0 .25rem; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
-code { background: var(--code); padding: .1em .3em; border-radius: 4px; overflow-wrap: anywhere; }
+code { background: var(--code); padding: .1em .3em; border-radius: 4px; overflow-wrap: break-word; }
 pre { background: var(--code); padding: .75rem; overflow-x: auto; border-radius: 6px; } pre code { padding: 0; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0; } th, td { border: 1px solid var(--line); padding: .35rem .5rem; text-align: left; vertical-align: top; }
 .method { display: inline-block; min-width: 4.5em; font: bold .8em ui-monospace, monospace; text-align: center; border-radius: 4px; padding: .1em .4em; color: #fff; background: #57606a; }
@@ -218,4 +258,12 @@ table { border-collapse: collapse; width: 100%; margin: .5rem 0; } th, td { bord
 .operation { border-top: 2px solid var(--line); margin-top: 2.5rem; } .summary { font-size: 1.1rem; }
 .response { border-left: 3px solid var(--line); padding-left: .75rem; } .note { color: var(--muted); font-size: .9em; }
 nav ul { list-style: none; padding-left: 0; columns: 2 18rem; } nav li { margin: .2rem 0; }
+pre, table { max-width: 100%; } h1, h2, h3 { overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  body { padding: .75rem 1rem 3rem; } h1 { font-size: 1.6rem; }
+  .response { padding-left: .5rem; }
+  table, tbody, tr, td { display: block; } thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  tr { border: 1px solid var(--line); border-radius: 6px; margin: .5rem 0; padding: .35rem .6rem; }
+  td { border: 0; padding: .1rem 0; } td::before { content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
+}
 `;

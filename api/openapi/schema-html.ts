@@ -75,17 +75,32 @@ function rows(schema: Schema, prefix = ''): Row[] {
 
 const description = (schema: Schema) => (typeof schema === 'object' && schema.description ? prose(schema.description) : '');
 
+/**
+ * A table whose cells name their column (`data-label`): on a narrow screen the page's CSS
+ * shows each row as a card of labelled lines instead of columns wider than the screen. The
+ * explicit roles keep it a table for screen readers when CSS changes its display.
+ */
+export function htmlTable(head: string[], body: string[][]): string {
+  const labels = head.map((cell) => escapeHtml(cell.replace(/<[^>]*>/g, '')));
+  const headRow = head.map((cell) => `<th scope="col" role="columnheader">${cell}</th>`).join('');
+  const bodyRows = body.map(
+    (row) => `<tr role="row">${row.map((cell, i) => `<td role="cell" data-label="${labels[i] ?? ''}">${cell}</td>`).join('')}</tr>`,
+  );
+  return `<table role="table"><thead role="rowgroup"><tr role="row">${headRow}</tr></thead><tbody role="rowgroup">${bodyRows.join('\n')}</tbody></table>`;
+}
+
 /** A schema as HTML: a field table for objects, else its summary. */
 export function schemaHtml(schema: Schema): string {
   const fields = rows(schema);
   if (fields.length === 0) return `<p>${schemaSummary(schema)}</p>`;
-  const body = fields
-    .map(
-      (row) =>
-        `<tr><td><code>${escapeHtml(row.name)}</code></td><td>${row.required ? 'required' : 'optional'}</td><td>${schemaSummary(row.schema)}</td><td>${description(row.schema)}</td></tr>`,
-    )
-    .join('\n');
   const strict = typeof schema === 'object' && !isRef(schema) && schema.additionalProperties === false;
-  return `<table><thead><tr><th scope="col">Field</th><th scope="col">Presence</th><th scope="col">Type</th><th scope="col">Description</th></tr></thead><tbody>
-${body}</tbody></table>${strict ? '<p class="note">No other fields.</p>' : ''}`;
+  return `${htmlTable(
+    ['Field', 'Presence', 'Type', 'Description'],
+    fields.map((row) => [
+      `<code>${escapeHtml(row.name)}</code>`,
+      row.required ? 'required' : 'optional',
+      schemaSummary(row.schema),
+      description(row.schema),
+    ]),
+  )}${strict ? '<p class="note">No other fields.</p>' : ''}`;
 }

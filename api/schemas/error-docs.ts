@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../../shared/errors/app-error';
 
-interface ErrorDoc {
+export interface ErrorDoc {
   /** When the code is emitted (docs/API.md, Errors). */
   when: string;
   /** An example error body's message and details. */

@@ -28,7 +28,9 @@ const text = (min: number, max: number) =>
 export const userIdSchema = text(1, 256).refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
 
 /** Path parameters of /v1/profile/:userId routes. */
-export const profilePathSchema = z.object({ userId: userIdSchema });
+export const profilePathSchema = z.object({
+  userId: userIdSchema.meta({ description: 'The user, URL-encoded: as userId in POST /v1/context.' }),
+});
 
 /** Depth, size and text are checked in one bounded walk (json-bounds.ts): no input can make it recurse. */
 export const metadataSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
@@ -36,28 +38,58 @@ export const metadataSchema = z.record(z.string(), z.unknown()).superRefine((val
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
-/** An optional field for which `null` means absent, as for every optional request field (PUT pins aside). */
-const absentWhenNull = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === null ? undefined : value), schema.optional());
+/**
+ * An optional field for which `null` means absent, as for every optional request field (PUT
+ * pins aside). Nullable before the transform, so the OpenAPI document, which shows what a
+ * request may send, lists `null` among the field's types.
+ */
+const absentWhenNull = <T extends z.ZodType>(schema: T, description: string) =>
+  schema
+    .nullable()
+    .transform((value) => value ?? undefined)
+    .optional()
+    .meta({ description: `${description} \`null\` means absent.` });
 
-export const contextRequestSchema = z.strictObject({
-  userId: userIdSchema,
-  task: text(1, 8000),
-  complexity: absentWhenNull(taskComplexitySchema),
-  taskType: absentWhenNull(text(0, 100)),
-  metadata: absentWhenNull(metadataSchema),
-});
+export const contextRequestSchema = z
+  .strictObject({
+    userId: userIdSchema.meta({
+      description: 'Your id of the end user: 1–256 characters, no control characters. An unknown user is created (cold_start).',
+    }),
+    task: text(1, 8000).meta({ description: 'The task the user is about to face, as shown to them: 1–8000 characters.' }),
+    complexity: absentWhenNull(
+      taskComplexitySchema,
+      "How demanding the task is. Without it the choice draws on the user's beliefs across complexities.",
+    ),
+    taskType: absentWhenNull(
+      text(0, 100),
+      'A kind of task, e.g. "email": at most 100 characters. Up to 3 task types are learned apart per user.',
+    ),
+    metadata: absentWhenNull(
+      metadataSchema,
+      'Any JSON object, recorded with the decision and not used to make it: at most 8 KiB serialized, nested at most 8 levels deep.',
+    ),
+  })
+  .meta({ id: 'ContextRequest', description: 'A user about to face a task.' });
 export type ContextRequest = z.infer<typeof contextRequestSchema>;
 
 const signals = outcomeSignalsSchema.shape;
-export const outcomeRequestSchema = z.strictObject({
-  requestId: z.string().regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)'),
-  started: signals.started,
-  completed: absentWhenNull(signals.completed),
-  timeToStart: absentWhenNull(signals.timeToStart),
-  flowState: absentWhenNull(signals.flowState),
-  satisfaction: absentWhenNull(signals.satisfaction),
-  metadata: absentWhenNull(metadataSchema),
-});
+export const outcomeRequestSchema = z
+  .strictObject({
+    requestId: z
+      .string()
+      .regex(REQUEST_ID_PATTERN, 'must be a requestId returned by POST /v1/context (req_…)')
+      .meta({ description: 'The requestId of the context call whose outcome this is; the outcome applies to its user and choice.' }),
+    started: signals.started.meta({ description: 'Whether the user started the task.' }),
+    completed: absentWhenNull(signals.completed, 'Whether the user completed the task.'),
+    timeToStart: absentWhenNull(signals.timeToStart, 'Seconds from the context call until the user started: finite, at least 0.'),
+    flowState: absentWhenNull(signals.flowState, 'Whether the user was in flow while doing the task.'),
+    satisfaction: absentWhenNull(signals.satisfaction, "The user's satisfaction, from 0 to 1."),
+    metadata: absentWhenNull(
+      metadataSchema,
+      'Any JSON object, stored with the outcome and not used for learning: at most 8 KiB serialized, nested at most 8 levels deep.',
+    ),
+  })
+  .meta({ id: 'OutcomeRequest', description: 'What happened after a context call: its signals, absent ones unknown.' });
 export type OutcomeRequest = z.infer<typeof outcomeRequestSchema>;
 
 const profile = profileResponseSchema.shape;
@@ -67,24 +99,36 @@ const PINNABLE_FIELDS = DIMENSION_NAMES.map((dim) => DIMENSIONS[dim].profileFiel
  * that a profile as GET returns it can be sent back (checked against the profile by
  * profile-update.ts); `null` for them means absent.
  */
+const pin = <T extends z.ZodType>(schema: T, dimension: string) =>
+  schema
+    .nullable()
+    .optional()
+    .meta({ description: `A value pins the ${dimension}: context calls return it. \`null\` unpins it (back to the learned value).` });
+const readOnly = (field: string) =>
+  `Read-only, accepted so that a profile as GET returns it can be sent back: must be the profile's current ${field}.`;
+
 export const profileUpdateSchema = z
   .strictObject({
-    preferredFraming: framingSchema.nullable().optional(),
-    communicationStyle: styleSchema.nullable().optional(),
-    complexityPreference: complexityHandlingSchema.nullable().optional(),
-    encouragementLevel: encouragementSchema.nullable().optional(),
-    userId: absentWhenNull(profile.userId),
-    pinned: absentWhenNull(profile.pinned),
-    profilePhase: absentWhenNull(profile.profilePhase),
-    interactionCount: absentWhenNull(profile.interactionCount),
+    preferredFraming: pin(framingSchema, 'framing'),
+    communicationStyle: pin(styleSchema, 'communication style'),
+    complexityPreference: pin(complexityHandlingSchema, 'complexity handling'),
+    encouragementLevel: pin(encouragementSchema, 'encouragement level'),
+    userId: absentWhenNull(
+      profile.userId,
+      'Read-only, accepted so that a profile as GET returns it can be sent back: the userId in the path.',
+    ),
+    pinned: absentWhenNull(profile.pinned, readOnly('pins, in any order')),
+    profilePhase: absentWhenNull(profile.profilePhase, readOnly('phase')),
+    interactionCount: absentWhenNull(profile.interactionCount, readOnly('interactionCount')),
     // Any spelling of the same instant: clients may re-serialize the timestamp with an offset.
-    lastUpdated: absentWhenNull(z.iso.datetime({ offset: true })),
-    profileVersion: absentWhenNull(profile.profileVersion),
+    lastUpdated: absentWhenNull(z.iso.datetime({ offset: true }), readOnly('lastUpdated, as the same instant in any offset')),
+    profileVersion: absentWhenNull(profile.profileVersion, readOnly('profileVersion')),
   })
   .refine((body) => PINNABLE_FIELDS.some((field) => body[field] !== undefined), {
     message: 'provide at least one field to update',
     path: [],
-  });
+  })
+  .meta({ id: 'ProfileUpdate', description: 'Pins to set or clear: at least one of the four dimensions.' });
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;
 
 export const versionsQuerySchema = z.strictObject({

@@ -6,6 +6,7 @@ import type { Logger } from '../../shared/logger/logger';
 import { errorPage } from '../views/error.view';
 import type { DependencyWatch } from '../../shared/health/dependency-watch';
 import { passedDeadline, RequestDeadlines } from '../../shared/http/request-deadlines';
+import { traceIdOf } from '../../shared/http/trace-id';
 import { performance } from 'node:perf_hooks';
 import { fromFormParserError } from './form';
 
@@ -42,7 +43,7 @@ export const dashboardErrorHandler =
     res.setHeader('Cache-Control', 'no-store');
     res.status(appError.statusCode).format({
       html: () => res.send(errorPage(appError, viewer)),
-      default: () => res.json(appError.toBody()),
+      default: () => res.json(appError.toBody(traceIdOf(res))),
     });
   };
 

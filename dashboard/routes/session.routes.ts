@@ -4,6 +4,7 @@ import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/dashboar
 import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard/password';
 import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard/user.repository';
 import { AppError } from '../../shared/errors/app-error';
+import { traceIdOf } from '../../shared/http/trace-id';
 import { auditViewer } from '../audit';
 import { requireViewer } from '../auth/current-user';
 import { VerificationBusyError } from '../auth/verification-gate';
@@ -38,7 +39,7 @@ function refuse(req: Request, res: Response, error: AppError, idleMs: number, em
   for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
   res.status(error.statusCode).format({
     html: () => res.send(signInPage({ csrfToken: signInToken(req, idleMs), email, error: error.message })),
-    default: () => res.json(error.toBody()),
+    default: () => res.json(error.toBody(traceIdOf(res))),
   });
 }
 

@@ -26,6 +26,36 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * The page where every code has its own section: the API reference the API serves at GET /docs
+ * (docs/API.md carries the same anchors). Relative to the API's address, so one value is right
+ * for every deployment, whatever its public URL.
+ */
+export const ERROR_DOCS_PAGE = '/docs';
+
+/** A code's anchor on that page and in docs/API.md: `OUTCOME_CONFLICT` → `error-outcome_conflict`. */
+export const errorAnchor = (code: ErrorCode): string => `error-${code.toLowerCase()}`;
+
+/** Each code's `docUrl`, made once: error bodies reuse the strings. */
+const DOC_URLS = Object.fromEntries(
+  (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => [code, `${ERROR_DOCS_PAGE}#${errorAnchor(code)}`]),
+) as Record<ErrorCode, string>;
+
+export const errorDocUrl = (code: ErrorCode): string => DOC_URLS[code];
+
+/** Every error response's body (docs/API.md, Errors). */
+export interface ErrorBody {
+  error: {
+    code: ErrorCode;
+    message: string;
+    statusCode: number;
+    /** The response's X-Request-Id. */
+    traceId: string;
+    docUrl: string;
+    details?: Record<string, unknown>;
+  };
+}
+
 export interface FieldError {
   field: string;
   message: string;
@@ -47,12 +77,15 @@ export class AppError extends Error {
     this.statusCode = ERROR_STATUS[code];
   }
 
-  toBody(): { error: { code: ErrorCode; message: string; statusCode: number; details?: Record<string, unknown> } } {
+  /** The response body; `traceId` must be the X-Request-Id header the same response carries. */
+  toBody(traceId: string): ErrorBody {
     return {
       error: {
         code: this.code,
         message: this.message,
         statusCode: this.statusCode,
+        traceId,
+        docUrl: DOC_URLS[this.code],
         ...(this.details ? { details: this.details } : {}),
       },
     };

@@ -86,7 +86,7 @@ export function answerClientErrors<S extends Server>(server: S, logger?: Logger)
     // The API's request log gives ids with randomUUID too; a request already dispatched keeps its own.
     const requestId = inFlightRequestId(socket) ?? randomUUID();
     logger?.info({ reqId: requestId, status: appError.statusCode, code: error.code }, 'client error');
-    const body = JSON.stringify(appError.toBody());
+    const body = JSON.stringify(appError.toBody(requestId));
     const head = [
       `HTTP/1.1 ${appError.statusCode} ${STATUS_CODES[appError.statusCode]}`,
       'Content-Type: application/json; charset=utf-8',

@@ -45,7 +45,15 @@ describe('Postgres unreachable at authentication', () => {
     await proxy.interrupt();
     const res = await authenticated(unseen!.key);
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message: 'Key store unavailable, retry shortly', statusCode: 503 } });
+    expect(res.body).toEqual({
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'Key store unavailable, retry shortly',
+        statusCode: 503,
+        traceId: res.headers['x-request-id'],
+        docUrl: '/docs#error-service_unavailable',
+      },
+    });
     expect(res.headers['retry-after']).toBe('1');
   });
 

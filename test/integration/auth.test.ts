@@ -33,7 +33,9 @@ describe('authentication', () => {
   ])('says what is wrong with %s, as a 401 with WWW-Authenticate', async (_label, header, message) => {
     const res = await profileGet(undefined, header);
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message, statusCode: 401 } });
+    expect(res.body).toEqual({
+      error: { code: 'UNAUTHORIZED', message, statusCode: 401, traceId: res.headers['x-request-id'], docUrl: '/docs#error-unauthorized' },
+    });
     expect(res.headers['www-authenticate']).toBe('Bearer realm="cos"');
     expect(res.headers['x-request-id']).toBeTruthy();
   });

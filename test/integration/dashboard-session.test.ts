@@ -72,7 +72,13 @@ describe('dashboard sign-in and sessions', () => {
     const envelope = await asJson.post('/signin', { email: 'owner@acme.test', password: 'x' }, { Accept: 'application/json' });
     expect(envelope.status).toBe(429);
     expect(JSON.parse(envelope.body)).toEqual({
-      error: { code: 'RATE_LIMIT_EXCEEDED', statusCode: 429, message: expect.stringContaining('Too many failed sign-ins') },
+      error: {
+        code: 'RATE_LIMIT_EXCEEDED',
+        statusCode: 429,
+        message: expect.stringContaining('Too many failed sign-ins'),
+        traceId: envelope.headers.get('x-request-id'),
+        docUrl: '/docs#error-rate_limit_exceeded',
+      },
     });
     await h.env.redis.del(...(await h.env.keysMatching(`${h.env.prefix}:v1:{signin}:failures:email:*`)));
   });

@@ -6,6 +6,7 @@ import { KeyService } from '../../shared/keys/key.service';
 import { engine } from '../../shared/domain/engine/engine';
 import { PopulationCache } from '../../shared/population/population-cache.repository';
 import { createLogger } from '../../shared/logger/logger';
+import { apiListener } from '../support/api-responses';
 import { bearer } from '../support/harness';
 import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
 import { startRedisProxy, type RedisProxy } from '../support/redis-proxy';
@@ -37,7 +38,7 @@ beforeAll(async () => {
   // The credential watermark poll is background work; park it so it cannot blur the count.
   const config = loadApiConfig(env.processEnv({ ...redisProxy.env, DATABASE_URL: pgProxy.url, KEY_REFRESH_INTERVAL: '1h' }));
   deps = buildApiDependencies(config, createLogger('silent', 'test'));
-  app = createApp(deps).listener;
+  app = apiListener(createApp(deps).listener);
   await deps.started; // the first key-change poll reads Postgres once, in the background
   // The dashboard's traffic counts go to Redis once a second, not per request: stop that timer
   // too, so that a slow run cannot count a send against the requests.

@@ -114,7 +114,15 @@ function expectContractError(answer: Answer, code: ErrorCode, status: number): v
   expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
   expect(answer.headers.connection).toBe('close');
   expect(answer.headers['x-request-id']).toMatch(/^[A-Za-z0-9._-]{1,128}$/);
-  expect(answer.body).toEqual({ error: expect.objectContaining({ code, statusCode: status, message: expect.any(String) }) });
+  expect(answer.body).toEqual({
+    error: expect.objectContaining({
+      code,
+      statusCode: status,
+      message: expect.any(String),
+      traceId: answer.headers['x-request-id'],
+      docUrl: `/docs#error-${code.toLowerCase()}`,
+    }),
+  });
   expect(ERROR_SCHEMAS[code].parse(answer.body)).toEqual(answer.body);
 }
 

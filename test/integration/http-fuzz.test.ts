@@ -46,9 +46,11 @@ function expectWellFormed(res: Response, method: Method): void {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   const body = res.body as { error?: Record<string, unknown> };
   expect(Object.keys(body)).toEqual(['error']);
-  const { code, message, statusCode, details, ...rest } = body.error!;
+  const { code, message, statusCode, traceId, docUrl, details, ...rest } = body.error!;
   expect(rest).toEqual({});
   expect(statusCode).toBe(res.status);
+  expect(traceId).toBe(res.headers['x-request-id']);
+  expect(docUrl).toBe(`/docs#error-${String(code).toLowerCase()}`);
   expect(typeof message).toBe('string');
   expect(ERROR_STATUS[code as ErrorCode]).toBe(res.status);
   if (details !== undefined) expect(typeof details).toBe('object');

@@ -163,7 +163,15 @@ describe('HTTP protocol and error envelope', () => {
     expect(res.status).toBe(500);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['x-request-id']).toBeTruthy();
-    expect(res.body).toEqual({ error: { code: 'INTERNAL_ERROR', statusCode: 500, message: expect.any(String) } });
+    expect(res.body).toEqual({
+      error: {
+        code: 'INTERNAL_ERROR',
+        statusCode: 500,
+        message: expect.any(String),
+        traceId: res.headers['x-request-id'],
+        docUrl: '/docs#error-internal_error',
+      },
+    });
     expect(res.text).not.toMatch(/at .*\.(ts|js):\d+/);
     expect(res.text).not.toMatch(/TypeError|framing/);
   });

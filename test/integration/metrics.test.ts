@@ -161,7 +161,15 @@ describe('GET /metrics with ADMIN_TOKEN configured', () => {
       const req = guarded.http().get('/metrics');
       const res = await (authorization ? req.set('Authorization', authorization) : req);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.stringContaining('ADMIN_TOKEN'), statusCode: 401 } });
+      expect(res.body).toEqual({
+        error: {
+          code: 'UNAUTHORIZED',
+          message: expect.stringContaining('ADMIN_TOKEN'),
+          statusCode: 401,
+          traceId: res.headers['x-request-id'],
+          docUrl: '/docs#error-unauthorized',
+        },
+      });
     }
     const res = await guarded.http().get('/metrics').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);

@@ -32,6 +32,16 @@ describe('GET /v1/openapi.json and GET /docs', () => {
     // Nothing fetched from elsewhere: no scripts, no external stylesheets, images or fonts.
     expect(res.text).not.toMatch(/<script|<link|src=|url\(|https?:\/\//i);
   });
+
+  it('answers OPTIONS and other methods on both as on every documented path (the checks hold them to the document)', async () => {
+    for (const path of ['/v1/openapi.json', '/docs']) {
+      const options = await h.http().options(path);
+      expect([options.status, options.headers.allow]).toEqual([204, 'GET, HEAD']);
+      const post = await h.http().post(path).send({});
+      expect([post.status, post.body.error?.code, post.headers.allow]).toEqual([405, 'METHOD_NOT_ALLOWED', 'GET, HEAD']);
+      expect((await h.http().head(path)).status).toBe(200);
+    }
+  });
 });
 
 describe('responses to live keys against the document', () => {

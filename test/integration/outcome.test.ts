@@ -134,7 +134,13 @@ describe('POST /v1/outcome', () => {
     const theirs = await newRequestId('o-theirs', otherKey);
     const res = await postOutcome({ requestId: theirs, started: true });
     expect(res.status).toBe(404);
-    expect(res.body.error).toEqual({ code: 'REQUEST_NOT_FOUND', statusCode: 404, message: expect.any(String) });
+    expect(res.body.error).toEqual({
+      code: 'REQUEST_NOT_FOUND',
+      statusCode: 404,
+      message: expect.any(String),
+      traceId: res.headers['x-request-id'],
+      docUrl: '/docs#error-request_not_found',
+    });
     const liveKey = await h.key('outcomes', 'live');
     const sameAccountOtherEnv = await postOutcome({ requestId: await newRequestId('o-env'), started: true }, liveKey);
     expect(sameAccountOtherEnv.status).toBe(404);

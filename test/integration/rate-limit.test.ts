@@ -81,6 +81,8 @@ describe('per-second rate limit (live keys)', () => {
         code: 'RATE_LIMIT_EXCEEDED',
         message: expect.any(String),
         statusCode: 429,
+        traceId: third!.headers['x-request-id'],
+        docUrl: '/docs#error-rate_limit_exceeded',
         details: { limit: 2, window: '1s', retryAfter: 1, scope: 'second' },
       },
     });

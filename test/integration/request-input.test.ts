@@ -23,6 +23,9 @@ const validationError = (field: string, message: string) => ({
     code: 'VALIDATION_ERROR',
     statusCode: 400,
     message: expect.any(String),
+    // The exchange's X-Request-Id, as the OpenAPI checks verify for every response.
+    traceId: expect.any(String),
+    docUrl: '/docs#error-validation_error',
     details: { fields: [{ field, message }] },
   },
 });

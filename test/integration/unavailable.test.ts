@@ -50,7 +50,15 @@ describe('Redis unreachable', () => {
     const res = await badBody(live);
     expect(res.status).toBe(503);
     const message = clusterHolds() ? DEADLINE_MESSAGE : 'The rate limiter is unavailable; retry shortly';
-    expect(res.body).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message, statusCode: 503 } });
+    expect(res.body).toEqual({
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message,
+        statusCode: 503,
+        traceId: res.headers['x-request-id'],
+        docUrl: '/docs#error-service_unavailable',
+      },
+    });
     expect(res.headers['retry-after']).toBe('1');
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
     // A test key skips the limiter, so the same request reaches the body check.

@@ -50,7 +50,15 @@ describe('worker ops listener', () => {
     const res = await get('/metrics', { headers: { Authorization: 'Bearer not-the-token-0123456789' } });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect(await res.json()).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.stringContaining('ADMIN_TOKEN'), statusCode: 401 } });
+    expect(await res.json()).toEqual({
+      error: {
+        code: 'UNAUTHORIZED',
+        message: expect.stringContaining('ADMIN_TOKEN'),
+        statusCode: 401,
+        traceId: res.headers.get('x-request-id'),
+        docUrl: '/docs#error-unauthorized',
+      },
+    });
   });
 
   it('answers OPTIONS with 204, other methods with 405 and other paths with 404, in the error envelope', async () => {

@@ -10,6 +10,7 @@ import type { Scope } from '../../shared/keys/api-key';
 import { KeyService } from '../../shared/keys/key.service';
 import { createLogger, type Logger } from '../../shared/logger/logger';
 import { startWorker, type RunningWorker } from '../../worker/worker';
+import { apiListener, apiUrl } from './api-responses';
 import { createTestEnv, TEST_SECRET, type TestEnv } from './test-env';
 
 export interface Harness {
@@ -54,13 +55,14 @@ export async function startHarness(
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
   const deps = buildApiDependencies(loadApiConfig(env.processEnv({ KEY_REFRESH_INTERVAL: '1s', ...extraEnv })), logger, clock);
   const api = createApp(deps);
-  const app = api.listener;
+  const app = apiListener(api.listener);
   // A cluster client takes a moment to learn the slot map; until then the API answers 503, as a
   // process does before its readiness probe passes. A test that made Redis unreachable on
   // purpose (a dead seed node) goes on once the wait is over.
   if (env.clusterNodes) {
     await eventually(async () => (await deps.readiness()).checks.redis === 'ok', 10_000).catch(() => undefined);
   }
+  const apiServer = api.createServer();
   const keys = new KeyService(env.db, TEST_SECRET);
   const workers: RunningWorker[] = [];
   const servers: Server[] = [];
@@ -68,15 +70,17 @@ export async function startHarness(
     env,
     app,
     deps,
-    appWith: (overrides) => createApp({ ...deps, ...overrides }).listener,
-    http: () => request(app),
+    appWith: (overrides) => apiListener(createApp({ ...deps, ...overrides }).listener),
+    // The server the API runs in (its parser errors answered as in production), started by
+    // supertest for each batch of requests.
+    http: () => request(apiServer),
     keys,
     key: async (account, environment = 'test', scopes) => (await keys.create({ account, environment, scopes })).key,
     listen: async () => {
       const server = api.createServer().listen(0, '127.0.0.1');
       servers.push(server);
       await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return apiUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     },
     startWorker: (workerLogger = logger, workerEnv = {}) => {
       const config = loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv, ...workerEnv }));

@@ -2,6 +2,8 @@ import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../scripts/local-services';
+import { apiUrl, checkApiExchange, isApiUrl } from './api-responses';
+import { sentPath } from './openapi';
 
 const DIST = path.join(__dirname, '../../dist');
 
@@ -30,8 +32,13 @@ export const statusOnNewConnection = (url: string, headers: http.OutgoingHttpHea
   new Promise<number>((resolve) => {
     http
       .get(url, { agent: false, headers }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          if (isApiUrl(url)) checkApiExchange({ method: 'GET', path: sentPath(url), status: res.statusCode!, headers: res.headers, text });
+          resolve(res.statusCode!);
+        });
       })
       .on('error', () => resolve(0));
   });
@@ -48,7 +55,7 @@ export async function spawnApi(env: NodeJS.ProcessEnv): Promise<Spawned & { url:
     const port = await freePort();
     const api = spawnBuilt('api/main.js', { ...env, PORT: String(port) });
     const url = `http://127.0.0.1:${port}`;
-    if (await untilApiReady(api, url, Math.max(1, Number(env.API_PROCESSES ?? 1)) * 3)) return { ...api, url };
+    if (await untilApiReady(api, url, Math.max(1, Number(env.API_PROCESSES ?? 1)) * 3)) return { ...api, url: apiUrl(url) };
     api.child.kill('SIGKILL');
     await api.exited;
     if (attempt >= 3 || !api.output().includes('EADDRINUSE')) throw new Error(`api did not start: ${api.output()}`);

@@ -1,4 +1,6 @@
-import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../shared/errors/app-error';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { AppError, ERROR_STATUS, errorAnchor, errorDocUrl, isAppError, type ErrorCode } from '../../shared/errors/app-error';
 
 /** The error table of docs/API.md, transcribed. */
 const DOCUMENTED_STATUS: Record<ErrorCode, number> = {
@@ -26,6 +28,8 @@ const DOCUMENTED_STATUS: Record<ErrorCode, number> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
+const API_MD = readFileSync(path.join(__dirname, '../../docs/API.md'), 'utf8');
+
 describe('AppError', () => {
   it('knows exactly the documented codes', () => {
     expect(Object.keys(ERROR_STATUS).sort()).toEqual(Object.keys(DOCUMENTED_STATUS).sort());
@@ -40,16 +44,33 @@ describe('AppError', () => {
   });
 
   it('renders the documented body without details when there are none', () => {
-    const body = new AppError('USER_NOT_FOUND', 'No such user').toBody();
-    expect(body).toEqual({ error: { code: 'USER_NOT_FOUND', message: 'No such user', statusCode: 404 } });
+    const body = new AppError('USER_NOT_FOUND', 'No such user').toBody('trace-1');
+    expect(body).toEqual({
+      error: { code: 'USER_NOT_FOUND', message: 'No such user', statusCode: 404, traceId: 'trace-1', docUrl: '/docs#error-user_not_found' },
+    });
     expect('details' in body.error).toBe(false);
   });
 
   it('renders details when given', () => {
     const details = { fields: [{ field: 'complexity', message: 'must be one of: low, medium, high', allowed: ['low', 'medium', 'high'] }] };
-    expect(new AppError('VALIDATION_ERROR', 'Invalid request', details).toBody()).toEqual({
-      error: { code: 'VALIDATION_ERROR', message: 'Invalid request', statusCode: 400, details },
+    expect(new AppError('VALIDATION_ERROR', 'Invalid request', details).toBody('trace-2')).toEqual({
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: 'Invalid request',
+        statusCode: 400,
+        traceId: 'trace-2',
+        docUrl: '/docs#error-validation_error',
+        details,
+      },
     });
+  });
+
+  it.each(Object.keys(DOCUMENTED_STATUS))('links %s to its own anchor in docs/API.md', (code) => {
+    const anchor = errorAnchor(code as ErrorCode);
+    expect(errorDocUrl(code as ErrorCode)).toBe(`/docs#${anchor}`);
+    // The anchor sits in the code's row of the error table, next to the code itself.
+    const row = API_MD.split('\n').find((line) => line.includes(`<a id="${anchor}"></a>`));
+    expect(row).toMatch(new RegExp(`^\\| ${DOCUMENTED_STATUS[code as ErrorCode]} \\| <a id="${anchor}"></a>\`${code}\` \\|`));
   });
 
   it('is not confused with plain errors', () => {
