@@ -134,7 +134,7 @@ describe('operator CLI', () => {
   });
 
   it('runs as the built `cos` binary with exit codes and one-line errors', () => {
-    const bin = path.join(__dirname, '../../dist/shared/cli/main.js');
+    const bin = path.join(__dirname, '../../dist/cli/main.js');
     const ok = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'cli-bin', '--env', 'test', '--json'], {
       env: h.env.processEnv(),
       encoding: 'utf8',

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { ConfigError, loadCliConfig } from '../config/config';
-import { loadDotCosEnv } from '../config/dev-env';
-import { createDb, DB_ROLES } from '../db/database';
-import { isDependencyUnavailable } from '../errors/unavailable';
-import { KeyNotFoundError, PlanLimitError } from '../keys/key.service';
+import { ConfigError, loadCliConfig } from '../shared/config/config';
+import { loadDotCosEnv } from '../shared/config/dev-env';
+import { createDb, DB_ROLES } from '../shared/db/database';
+import { isDependencyUnavailable } from '../shared/errors/unavailable';
+import { KeyNotFoundError, PlanLimitError } from '../shared/keys/key.service';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS as OPERATOR_COMMANDS } from './commands';
 import { PARTITION_COMMANDS } from './partition-commands';

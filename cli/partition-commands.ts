@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { detachPartitionsBefore, listPartitions, MONTH_PATTERN, type PartitionInfo } from '../db/partitions';
-import { startOfMonth } from '../limits/calendar';
+import { detachPartitionsBefore, listPartitions, MONTH_PATTERN, type PartitionInfo } from '../shared/db/partitions';
+import { startOfMonth } from '../shared/limits/calendar';
 import { stringFlag, UsageError } from './args';
 import type { CommandContext, CommandOutput } from './commands';
 

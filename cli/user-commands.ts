@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { generatePassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../dashboard/password';
+import { generatePassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../shared/dashboard/password';
 import {
   createUser,
   deleteUser,
@@ -8,7 +8,7 @@ import {
   roleSchema,
   setPasswordHash,
   type DashboardUser,
-} from '../dashboard/user.repository';
+} from '../shared/dashboard/user.repository';
 import { stringFlag, UsageError, type ParsedArgs } from './args';
 import { parseWith, requireAccount, type CommandContext, type CommandOutput } from './commands';
 
