@@ -4,31 +4,12 @@ import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createDb, DB_ROLES } from '../shared/db/database';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { KeyNotFoundError, PlanLimitError } from '../shared/keys/key.service';
-import { parseArgs, UsageError } from './args';
-import { COMMANDS as OPERATOR_COMMANDS } from './commands';
-import { PARTITION_COMMANDS } from './partition-commands';
-import { USER_COMMANDS } from './user-commands';
+import { CommandLineError, readCommandLine } from './command-line';
+import { UsageError, type Command } from './command-spec';
+import { COMMANDS } from './commands';
+import { commandHelp, tableHelp } from './help';
 
-const COMMANDS = { ...OPERATOR_COMMANDS, ...USER_COMMANDS, ...PARTITION_COMMANDS };
-
-const USAGE = `usage: cos <command> [--json]
-  accounts create --name N [--plan starter|pro|enterprise]
-  accounts list
-  accounts set-plan N starter|pro|enterprise [--live-keys K]
-  accounts restrict N | accounts unrestrict N
-  keys create --account N --env test|live [--name L] [--scopes context,outcome,profile] [--rps R]
-  keys list --account N
-  keys revoke ID | keys delete ID | keys rotate ID [--grace 24h]
-  test-data reset [--account N]
-  usage --account N [--month YYYY-MM] [--format json|csv]
-  evaluate --account N --env live|test [--since DATE]
-  jobs failed [--queue events|maintenance] [--limit N] | jobs retry-failed [--queue …]
-  users create --account N --email E [--role owner|viewer] [--password-stdin]
-  users list --account N
-  users delete E | users reset-password E [--password-stdin]
-  partitions list | partitions detach --before YYYY-MM`;
-
-/** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
+/** Where the CLI reads and writes; tests give their own. */
 export interface CliIo {
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
@@ -43,28 +24,36 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return text;
 }
 
+/** `cos --help` and its per-group and per-command variants, all from the command table. */
+export const helpFor = ({ group, command }: { group?: string; command?: (typeof COMMANDS)[number] }): string =>
+  command ? commandHelp(command) : tableHelp(COMMANDS, group);
+
+/** Runs one CLI command; returns the exit code. Output: one JSON object with --json. */
 export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<number> {
   const { out = process.stdout, err = process.stderr, env = process.env, input = process.stdin } = io;
-  const args = parseArgs(argv);
-  const name = COMMANDS[args.positionals[0] ?? ''] ? args.positionals[0]! : args.positionals.slice(0, 2).join(' ');
-  const command = COMMANDS[name];
-  if (args.flags.has('help') || args.positionals.length === 0) {
-    (args.flags.has('help') ? out : err).write(`${USAGE}\n`);
-    return args.flags.has('help') ? 0 : 2;
-  }
-  if (!command) {
-    err.write(`cos: unknown command "${args.positionals.join(' ')}"; run cos --help for the list\n`);
+  let line;
+  try {
+    line = readCommandLine(argv, COMMANDS, helpFor);
+  } catch (error) {
+    if (!(error instanceof CommandLineError)) throw error;
+    err.write(`${error.line()}\n`);
     return 2;
   }
+  if (line.kind !== 'run') {
+    (line.kind === 'help' ? out : err).write(`${line.text}\n`);
+    return line.kind === 'help' ? 0 : 2;
+  }
+  const { command, flags, args } = line;
   loadDotCosEnv(env);
   let db;
   try {
     const config = loadCliConfig(env);
     db = createDb(config.DATABASE_URL, DB_ROLES.tool);
-    const result = await command({ db, config, args, readInput: () => readAll(input) });
+    const ctx: Parameters<Command['run']>[0] = { db, config, flags, args, readInput: () => readAll(input) };
+    const result = await command.run(ctx);
     if (result.raw !== undefined) out.write(`${result.raw}\n`);
-    else out.write(args.flags.get('json') ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
-    if (result.warning) err.write(`cos ${name}: warning: ${result.warning}\n`);
+    else out.write(flags.json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    if (result.warning) err.write(`cos ${command.name}: warning: ${result.warning}\n`);
     return 0;
   } catch (error) {
     const known =
@@ -74,7 +63,7 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
     // did not make it (a revocation included), and running it again is the remedy.
     const unreachable = !known && isDependencyUnavailable(error);
     err.write(
-      `cos ${name}: ${
+      `cos ${command.name}: ${
         known
           ? message.replace(/\n\s*/g, '; ')
           : unreachable

@@ -145,6 +145,13 @@ describe('operator CLI', () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stdout).toBe('');
+    // A misspelt flag is refused before anything runs, not read as the default month.
+    const misspelt = spawnSync(process.execPath, [bin, 'usage', '--account', 'cli-bin', '--mnth', '2026-01'], {
+      env: h.env.processEnv(),
+      encoding: 'utf8',
+    });
+    expect(misspelt).toMatchObject({ status: 2, stdout: '' });
+    expect(misspelt.stderr).toBe('cos usage: unknown flag --mnth (did you mean --month?); run cos usage --help\n');
   });
   it("writes the key commands to the account's audit log as the operator's, without a country", async () => {
     const created = await json('keys', 'create', '--account', 'cli-audited', '--env', 'live');
