@@ -8,7 +8,7 @@ import { publishCredentialChange, type CredentialChange } from '../../shared/key
 import { findKeyById, listKeys, type ApiKeyRecord } from '../../shared/keys/key.repository';
 import { auditViewer } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
-import type { DashboardDeps } from '../deps';
+import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
 import { requestGuards } from '../http/request-guards';
 import { keysPage, ROTATION_GRACE_CHOICES, type KeysPageInput } from '../views/keys.view';

@@ -7,7 +7,7 @@ import { AppError } from '../../shared/errors/app-error';
 import { auditViewer } from '../audit';
 import { requireViewer } from '../auth/current-user';
 import { VerificationBusyError } from '../auth/verification-gate';
-import type { DashboardDeps } from '../deps';
+import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
 import { SESSION_COOKIE } from '../http/session';
