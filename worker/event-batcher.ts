@@ -15,10 +15,10 @@ import { UserHashes } from '../shared/keys/user-hash';
 import { openRequestId, readRequestIdClaims } from '../shared/keys/request-id';
 import { compareStrings } from '../shared/util/compare';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
-import { applyTenantEvents } from './handlers/apply-events';
-import type { BatchEvent, BatchItem, StoredDecision } from './handlers/event-batch';
-import { KnownProfiles } from './handlers/known-profiles';
-import { PriorMemo } from './handlers/population-prior';
+import { applyTenantEvents } from './phases/apply-events';
+import type { BatchEvent, BatchItem, StoredDecision } from './phases/event-batch';
+import { KnownProfiles } from './phases/known-profiles';
+import { PriorMemo } from './phases/population-prior';
 import { DecisionNotFoundError } from './job-failures';
 
 /** How long a batch with an outcome waits for more jobs: outcomes are awaited by readers. */

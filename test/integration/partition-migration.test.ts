@@ -8,7 +8,7 @@ import { ensureMonthPartition, ensurePartitions, MONTHLY_TABLES, monthAfter, par
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { trafficSeries } from '../../shared/traffic/traffic-queries';
 import { issueRequestId } from '../../shared/keys/request-id';
-import { findDecisions, insertOutcomes } from '../../worker/handlers/events.repository';
+import { findDecisions, insertOutcomes } from '../../worker/phases/events.repository';
 import { withDatabase } from '../support/global-setup';
 import { buildCarriedDecision } from '../support/request-ids';
 

@@ -5,7 +5,7 @@ import { issueRequestId } from '../../shared/keys/request-id';
 import { versionsQuery } from '../../shared/profile/profile.repository';
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { countersQuery } from '../../shared/traffic/traffic-queries';
-import { decisionsByRequestIdQuery, insertOutcomesQuery } from '../../worker/handlers/events.repository';
+import { decisionsByRequestIdQuery, insertOutcomesQuery } from '../../worker/phases/events.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 import { buildCarriedDecision } from '../support/request-ids';
 
