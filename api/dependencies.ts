@@ -13,7 +13,7 @@ import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
-import { CredentialChanges } from '../shared/keys/credential-changes.repository';
+import { CredentialChanges } from '../shared/credentials/credential-changes.repository';
 import { countryResolver } from '../shared/geo/country';
 import { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import type { AppDeps } from './app';

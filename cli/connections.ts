@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { CliConfig } from '../shared/config/config';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
-import { publishCredentialChange, type CredentialChange } from '../shared/keys/credential-changes.repository';
+import { publishCredentialChange, type CredentialChange } from '../shared/credentials/credential-changes.repository';
 import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
 
 /** The Redis connections and queues a command opens, each for that command alone. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { generatePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../shared/dashboard/password';
 import type { Db } from '../shared/db/database';
-import { findAccount, type Account } from '../shared/keys/account.repository';
+import { findAccount, type Account } from '../shared/accounts/account.repository';
 import { UsageError } from './command-spec';
 
 /** Reading the values of flags and arguments; a value that does not fit is a usage error naming the flag. */

@@ -3,7 +3,7 @@ import { ConfigError, loadCliConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createDb, DB_ROLES } from '../shared/db/database';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
-import { KeyNotFoundError, PlanLimitError } from '../shared/keys/key.service';
+import { KeyNotFoundError, PlanLimitError } from '../shared/credentials/key.service';
 import { CommandLineError, readCommandLine } from './command-line';
 import { UsageError, type Command } from './command-spec';
 import { COMMANDS } from './commands';

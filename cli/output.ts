@@ -1,8 +1,8 @@
 import type { PartitionInfo } from '../shared/db/partitions';
 import type { DashboardUser } from '../shared/dashboard/user.repository';
-import { type Account } from '../shared/keys/account.repository';
-import { keyStatus, type ApiKeyRecord } from '../shared/keys/key.repository';
-import type { IssuedKey } from '../shared/keys/key.service';
+import { type Account } from '../shared/accounts/account.repository';
+import { keyStatus, type ApiKeyRecord } from '../shared/credentials/key.repository';
+import type { IssuedKey } from '../shared/credentials/key.service';
 import { liveKeyCap } from '../shared/limits/plans';
 
 /** How commands print what they show: the JSON of --json and the text lines for people. */

@@ -1,5 +1,5 @@
 import { UnrecoverableError, type Queue } from 'bullmq';
-import { tenantKey } from '../shared/cache/keys';
+import { tenantKey } from '../shared/redis/key-names';
 import type { Db } from '../shared/db/database';
 import { errorCode, PG_BAD_DATA } from '../shared/db/pg-errors';
 import { retryTransaction } from '../shared/db/transaction-retry';
@@ -11,8 +11,8 @@ import type { WorkerMetrics } from '../shared/metrics/metrics';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { UserHashes } from '../shared/keys/user-hash';
-import { openRequestId, readRequestIdClaims } from '../shared/keys/request-id';
+import { UserHashes } from '../shared/ids/user-hash';
+import { openRequestId, readRequestIdClaims } from '../shared/ids/request-id';
 import { compareStrings } from '../shared/util/compare';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { applyTenantEvents } from './phases/apply-events';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Result } from 'ioredis';
-import { OUTCOME_FINGERPRINT_GRACE_SECONDS, type RedisKeys } from '../../shared/cache/keys';
+import { OUTCOME_FINGERPRINT_GRACE_SECONDS, type RedisKeys } from '../../shared/redis/key-names';
 import type { Tenant } from '../../shared/domain/environment';
 import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
@@ -8,7 +8,7 @@ import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import type { OutcomeJob } from '../../shared/jobs/catalog';
 import type { RedisClient } from '../../shared/redis/redis';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
-import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/keys/request-id';
+import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/ids/request-id';
 import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
 import type { OutcomeRequest } from '../schemas/request.schemas';
 

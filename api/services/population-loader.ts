@@ -1,5 +1,5 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import { tenantKey } from '../../shared/cache/keys';
+import { tenantKey } from '../../shared/redis/key-names';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../shared/errors/app-error';
-import { listKeys } from '../../shared/keys/key.repository';
+import { listKeys } from '../../shared/credentials/key.repository';
 import { acknowledgeAnomaly, listAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
 import { auditViewer } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';

@@ -1,4 +1,4 @@
-import type { Account } from '../../shared/keys/account.repository';
+import type { Account } from '../../shared/accounts/account.repository';
 import type { FailedSignIns } from '../../shared/dashboard/audit.repository';
 import type { DashboardUser } from '../../shared/dashboard/user.repository';
 import { formatTime } from './format';

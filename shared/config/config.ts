@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { durationMs } from './duration';
 import { ENVIRONMENTS } from '../domain/environment';
-import { DEFAULT_QUEUE_PARTITIONS } from '../cache/keys';
+import { DEFAULT_QUEUE_PARTITIONS } from '../redis/key-names';
 
 const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
 /** The worker's /metrics port unless METRICS_PORT says otherwise (the Prometheus exporters' usual one). */

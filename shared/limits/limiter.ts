@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from './calendar';
 import { remaining, resetAt, retryAfter, WINDOW_MICROS, type WindowState } from './sliding-window';
 import type { RedisClient } from '../redis/redis';

@@ -1,4 +1,4 @@
-import type { Plan } from '../keys/account.repository';
+import type { Plan } from '../accounts/account.repository';
 
 /**
  * What each plan allows: requests per second per live key, requests per UTC month per account

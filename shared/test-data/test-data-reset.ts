@@ -1,5 +1,5 @@
-import type { RedisKeys } from '../cache/keys';
-import { ERASED_TTL_SECONDS } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
+import { ERASED_TTL_SECONDS } from '../redis/key-names';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../db/database';
 import { archivedTables, PARTITIONED_TABLES, type PartitionedTable } from '../db/partitions';

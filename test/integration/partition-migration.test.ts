@@ -7,7 +7,7 @@ import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { ensureMonthPartition, ensurePartitions, MONTHLY_TABLES, monthAfter, partitionName } from '../../shared/db/partitions';
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { trafficSeries } from '../../shared/traffic/traffic-queries';
-import { issueRequestId } from '../../shared/keys/request-id';
+import { issueRequestId } from '../../shared/ids/request-id';
 import { findDecisions, insertOutcomes } from '../../worker/phases/events.repository';
 import { withDatabase } from '../support/global-setup';
 import { buildCarriedDecision } from '../support/request-ids';

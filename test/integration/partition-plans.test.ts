@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { ensureMonthPartition, MONTHLY_TABLES } from '../../shared/db/partitions';
 import { loggedEventsQuery } from '../../shared/evaluation/evaluation.repository';
-import { issueRequestId } from '../../shared/keys/request-id';
+import { issueRequestId } from '../../shared/ids/request-id';
 import { versionsQuery } from '../../shared/profile/profile.repository';
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { countersQuery } from '../../shared/traffic/traffic-queries';

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { JOBS, MAINTENANCE_QUEUE } from '../../shared/jobs/catalog';
-import { findAccount } from '../../shared/keys/account.repository';
+import { findAccount } from '../../shared/accounts/account.repository';
 import { startOfNextMonth } from '../../shared/limits/calendar';
 import { catchUpTestDataReset, resetTestData } from '../../shared/test-data/test-data-reset';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { CarriedDecision, RequestIdClaims } from '../../shared/keys/request-id';
+import type { CarriedDecision, RequestIdClaims } from '../../shared/ids/request-id';
 
 /** A decision as a version 4 requestId seals it. */
 export function buildCarriedDecision(userId = 'user-1', overrides: Partial<CarriedDecision> = {}): CarriedDecision {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Cluster, Redis } from 'ioredis';
-import { DEFAULT_QUEUE_PARTITIONS, redisKeys } from '../../shared/cache/keys';
+import { DEFAULT_QUEUE_PARTITIONS, redisKeys } from '../../shared/redis/key-names';
 import { keyLayout, type RedisClient } from '../../shared/redis/redis';
 import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { withDatabase } from './global-setup';

@@ -8,7 +8,7 @@ import {
   lastFour,
   parseApiKey,
   randomBase62,
-} from '../../shared/keys/api-key';
+} from '../../shared/credentials/api-key';
 
 const SECRET = 'unit-test-secret-0123456789';
 const ID_32 = 'aZ09'.repeat(8);

@@ -1,6 +1,6 @@
 import { lockEventUsers } from '../../shared/db/locks';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import { readRequestIdClaims } from '../../shared/keys/request-id';
+import { readRequestIdClaims } from '../../shared/ids/request-id';
 import { compareStrings } from '../../shared/util/compare';
 import type { StoredDecision, TenantBatch } from './event-batch';
 import { findVoids } from './events.repository';

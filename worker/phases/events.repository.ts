@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
-import { readRequestIdClaims } from '../../shared/keys/request-id';
+import { readRequestIdClaims } from '../../shared/ids/request-id';
 import type { StoredDecision } from './event-batch';
 
 /**

@@ -1,5 +1,5 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import { tenantKey } from '../../shared/cache/keys';
+import { tenantKey } from '../../shared/redis/key-names';
 import type { Tenant } from '../../shared/domain/environment';
 
 /** Profiles a worker remembers as stored; the least recently used are forgotten first. */

@@ -86,7 +86,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('outcomes_user_idx').on('outcomes').columns(['account_id', 'environment', 'user_id']).execute();
 
-  // Erasure records keep a keyed hash of the userId (shared/keys/user-hash.ts), never the id.
+  // Erasure records keep a keyed hash of the userId (shared/ids/user-hash.ts), never the id.
   await db.schema
     .createTable('erasures')
     .addColumn('account_id', 'text', (c) => c.notNull())

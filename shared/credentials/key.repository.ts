@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database';
 import type { Environment } from '../domain/environment';
-import type { Plan } from './account.repository';
+import type { Plan } from '../accounts/account.repository';
 import { randomBase62, type Scope } from './api-key';
 
 export interface ApiKeyRecord {

@@ -31,7 +31,7 @@ export interface KeyLayout {
   cluster: boolean;
   /** Event-queue partitions (1 on one node: the one queue under `<prefix>:q`, as before partitions). */
   queuePartitions: number;
-  /** The user hash of a tenant's userId (shared/keys/user-hash.ts); used on a cluster only. */
+  /** The user hash of a tenant's userId (shared/ids/user-hash.ts); used on a cluster only. */
   userHash: (tenant: Tenant, userId: string) => string;
 }
 

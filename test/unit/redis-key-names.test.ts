@@ -1,4 +1,4 @@
-import { redisKeys, tenantKey } from '../../shared/cache/keys';
+import { redisKeys, tenantKey } from '../../shared/redis/key-names';
 
 /**
  * A tenant's Redis keys are spelled `<accountId>:<environment>:…` by one helper; the spelling

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { BoundedMap } from '../cache/bounded-map';
-import { tenantKey } from '../cache/keys';
+import { tenantKey } from '../redis/key-names';
 import type { Tenant } from '../domain/environment';
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { DbOrTx } from '../db/database';
-import { randomBase62 } from './api-key';
+import { randomBase62 } from '../credentials/api-key';
 
 export const PLANS = ['starter', 'pro', 'enterprise'] as const;
 export const planSchema = z.enum(PLANS);
