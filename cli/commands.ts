@@ -1,21 +1,29 @@
 import { z } from 'zod';
 import { parseDuration } from '../shared/config/duration';
-import { hashPassword } from '../shared/dashboard/password';
-import { recordAudit, type AuditAction } from '../shared/dashboard/audit.repository';
-import { createUser, deleteUser, emailSchema, listUsers, roleSchema, ROLES, setPasswordHash } from '../shared/dashboard/user.repository';
+import { hashPassword } from '../shared/dashboard-users/password';
+import { recordAudit } from '../shared/audit/audit.repository';
+import {
+  createUser,
+  deleteUser,
+  emailSchema,
+  listUsers,
+  roleSchema,
+  ROLES,
+  setPasswordHash,
+} from '../shared/dashboard-users/user.repository';
 import type { Db } from '../shared/db/database';
 import { detachPartitionsBefore, listPartitions, MONTH_PATTERN } from '../shared/db/partitions';
 import { ENVIRONMENTS, environmentSchema } from '../shared/domain/environment';
 import { evaluationJson, evaluationText } from '../shared/evaluation/evaluation-report';
 import { evaluateTenant } from '../shared/evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
-import { createAccount, findAccount, listAccounts, planSchema, PLANS, setRestricted } from '../shared/accounts/account.repository';
+import { createAccount, findAccount, listAccounts, setRestricted } from '../shared/accounts/account.repository';
 import { scopeSchema, SCOPES } from '../shared/credentials/api-key';
 import { findKeyById, keyStatus, listKeys } from '../shared/credentials/key.repository';
 import { KeyService } from '../shared/credentials/key.service';
 import { changePlan } from '../shared/accounts/plan-change';
-import { startOfMonth, utcMonth } from '../shared/limits/calendar';
-import { PLAN_LIMITS } from '../shared/limits/plans';
+import { startOfMonth, utcMonth } from '../shared/util/calendar';
+import { PLAN_LIMITS, planSchema, PLANS } from '../shared/limits/plans';
 import { keysFor } from '../shared/redis/redis';
 import { resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
@@ -24,6 +32,7 @@ import { command, UsageError, type Command } from './command-spec';
 import { announce, withQueues, withRedis, type QueueName } from './connections';
 import { newPassword, parseSince, parseWith, requireAccount } from './flag-values';
 import { accountJson, issuedJson, issuedText, keyJson, partitionJson, partitionText, passwordText, userJson } from './output';
+import type { AuditAction } from '../shared/domain/audit-actions';
 
 /*
  * The CLI's one command table: each command's name, summary, arguments, flags and handler,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { generatePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../shared/dashboard/password';
+import { generatePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../shared/dashboard-users/password';
 import type { Db } from '../shared/db/database';
 import { findAccount, type Account } from '../shared/accounts/account.repository';
 import { UsageError } from './command-spec';

@@ -1,5 +1,5 @@
 import type { PartitionInfo } from '../shared/db/partitions';
-import type { DashboardUser } from '../shared/dashboard/user.repository';
+import type { DashboardUser } from '../shared/dashboard-users/user.repository';
 import { type Account } from '../shared/accounts/account.repository';
 import { keyStatus, type ApiKeyRecord } from '../shared/credentials/key.repository';
 import type { IssuedKey } from '../shared/credentials/key.service';

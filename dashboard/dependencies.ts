@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { DashboardConfig } from '../shared/config/config';
-import { dummyPasswordHash } from '../shared/dashboard/password';
+import { dummyPasswordHash } from '../shared/dashboard-users/password';
 import { createDb, requestPoolSettings, type Db } from '../shared/db/database';
 import { DependencyWatch } from '../shared/health/dependency-watch';
 import type { RedisKeys } from '../shared/redis/key-names';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../shared/db/database';
-import { hashPassword } from '../shared/dashboard/password';
-import { createUser } from '../shared/dashboard/user.repository';
+import { hashPassword } from '../shared/dashboard-users/password';
+import { createUser } from '../shared/dashboard-users/user.repository';
 import { createAccount } from '../shared/accounts/account.repository';
 import { touchLastUsed, updateKey } from '../shared/credentials/key.repository';
 import { KeyService } from '../shared/credentials/key.service';

@@ -1,7 +1,6 @@
 import { UnrecoverableError, type Queue } from 'bullmq';
-import { tenantKey } from '../shared/redis/key-names';
 import type { Db } from '../shared/db/database';
-import { errorCode, PG_BAD_DATA } from '../shared/db/pg-errors';
+import { errorCode, PG_BAD_DATA } from '../shared/errors/pg-errors';
 import { retryTransaction } from '../shared/db/transaction-retry';
 import type { Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
@@ -20,6 +19,7 @@ import type { BatchEvent, BatchItem, StoredDecision } from './phases/event-batch
 import { KnownProfiles } from './phases/known-profiles';
 import { PriorMemo } from './phases/population-prior';
 import { DecisionNotFoundError } from './job-failures';
+import { tenantKey } from '../shared/domain/environment';
 
 /** How long a batch with an outcome waits for more jobs: outcomes are awaited by readers. */
 export const FLUSH_DELAY_MS = 2;

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { auditPage } from '../views/audit.view';

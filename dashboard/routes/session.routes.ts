@@ -1,8 +1,8 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/dashboard/audit.repository';
-import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard/password';
-import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard/user.repository';
+import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/audit/audit.repository';
+import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard-users/password';
+import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { auditViewer } from '../audit';
 import { requireViewer } from '../auth/current-user';

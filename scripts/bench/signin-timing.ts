@@ -1,6 +1,6 @@
 import http from 'node:http';
-import { hashPassword } from '../../shared/dashboard/password';
-import { createUser } from '../../shared/dashboard/user.repository';
+import { hashPassword } from '../../shared/dashboard-users/password';
+import { createUser } from '../../shared/dashboard-users/user.repository';
 import type { Db } from '../../shared/db/database';
 import { findOrCreateAccount } from '../../shared/accounts/account.repository';
 import { log, sleep } from './processes';

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database';
-import { liveKeyCap, PLAN_LIMITS } from '../limits/plans';
-import { lockAccount, PLANS, setPlan, type Account, type Plan } from './account.repository';
+import { liveKeyCap, PLAN_LIMITS, PLANS, type Plan } from '../limits/plans';
+import { lockAccount, setPlan, type Account } from './account.repository';
 import { clampKeyRps, countLiveKeys } from '../credentials/key.repository';
 
 export interface PlanChange {

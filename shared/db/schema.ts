@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { AuditAction } from '../dashboard/audit.repository';
 import type { Choice } from '../domain/arms';
 import type { DecisionContext, SelectionProbabilities } from '../domain/learner';
+import type { AuditAction } from '../domain/audit-actions';
 
 /** Kysely table types. snake_case names appear only here and in repositories. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
-import { utcMonth } from '../../shared/limits/calendar';
+import { utcMonth } from '../../shared/util/calendar';
 import { PLAN_LIMITS } from '../../shared/limits/plans';
 import { KeyService } from '../../shared/credentials/key.service';
 import { eventually } from '../support/harness';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 

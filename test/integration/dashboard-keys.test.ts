@@ -1,4 +1,4 @@
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { findKeyById, listKeys } from '../../shared/credentials/key.repository';
 import { addUser, DashboardClient, spawnDashboard, type PageResponse } from '../support/dashboard';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';

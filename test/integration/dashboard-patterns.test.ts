@@ -1,4 +1,4 @@
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { findAccount } from '../../shared/accounts/account.repository';
 import { KeyService } from '../../shared/credentials/key.service';
 import { listAnomalies, recordFinding } from '../../shared/traffic/patterns/anomaly.repository';
