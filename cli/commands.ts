@@ -24,7 +24,6 @@ import { KeyService } from '../shared/credentials/key.service';
 import { changePlan } from '../shared/accounts/plan-change';
 import { startOfMonth, utcMonth } from '../shared/util/calendar';
 import { PLAN_LIMITS, planSchema, PLANS } from '../shared/limits/plans';
-import { keysFor } from '../shared/redis/redis';
 import { resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
 import { monthlyTotals, usageForMonth } from '../shared/usage/usage.repository';
@@ -238,8 +237,8 @@ export const COMMANDS: readonly Command[] = [
     },
     run: async ({ db, config, flags }) => {
       const account = flags.account === undefined ? undefined : await requireAccount(db, flags.account);
-      const result = await withRedis(config, (redis) =>
-        resetTestData(db, redis, keysFor(config), { trigger: 'manual', accountId: account?.id }),
+      const result = await withRedis(config, (redis, keys) =>
+        resetTestData(db, redis, keys, { trigger: 'manual', accountId: account?.id }),
       );
       const scope = account ? `account ${account.name}` : 'all accounts';
       return {
@@ -263,7 +262,7 @@ export const COMMANDS: readonly Command[] = [
       const month = parseWith(MONTH, flags.month ?? utcMonth(Date.now()), 'month');
       const format = parseWith(z.enum(['json', 'csv']), flags.format ?? (flags.json ? 'json' : 'csv'), 'format');
       // Flush first so the report includes what is still metered in Redis (flushes are idempotent).
-      await withRedis(config, (redis) => flushUsage(redis, keysFor(config), db));
+      await withRedis(config, (redis, keys) => flushUsage(redis, keys, db));
       const rows = await usageForMonth(db, account.id, month);
       const totals = await monthlyTotals(db, account.id, month);
       const csv = [

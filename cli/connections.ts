@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import type { CliConfig } from '../shared/config/config';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import { publishCredentialChange, type CredentialChange } from '../shared/credentials/credential-changes.repository';
+import type { RedisKeys } from '../shared/redis/key-names';
 import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
 
 /** The Redis connections and queues a command opens, each for that command alone. */
@@ -25,10 +26,11 @@ export async function announce(config: CliConfig, change: CredentialChange): Pro
   }
 }
 
-export async function withRedis<T>(config: CliConfig, run: (redis: RedisClient) => Promise<T>): Promise<T> {
+/** A Redis connection, with the names of the keys it holds, for the time `run` takes. */
+export async function withRedis<T>(config: CliConfig, run: (redis: RedisClient, keys: RedisKeys) => Promise<T>): Promise<T> {
   const redis = createRedis(redisTarget(config), 'consumer');
   try {
-    return await run(redis);
+    return await run(redis, keysFor(config));
   } finally {
     redis.disconnect();
   }
