@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { COMMON_FLAGS, UsageError, type Command, type FlagSpec } from './command-spec';
+import { COMMON_FLAGS, UsageError, type Command, type Flag } from './command';
 
 /**
  * What the command line asks for: the help it asked for (stdout, exit 0), the help because it
@@ -78,28 +78,28 @@ export function readCommandLine(
 }
 
 function readArguments(command: Command, tokens: string[]): Pick<RunContext, 'flags' | 'args'> {
-  const specs: Record<string, FlagSpec> = { ...command.flags, ...COMMON_FLAGS };
+  const declared: Record<string, Flag> = { ...command.flags, ...COMMON_FLAGS };
   const options: NonNullable<ParseArgsConfig['options']> = {};
-  for (const [name, spec] of Object.entries(specs)) {
-    options[name] = spec.type === 'string' && spec.default !== undefined ? { type: 'string', default: spec.default } : { type: spec.type };
+  for (const [name, flag] of Object.entries(declared)) {
+    options[name] = flag.type === 'string' && flag.default !== undefined ? { type: 'string', default: flag.default } : { type: flag.type };
   }
   let parsed;
   try {
     parsed = parseArgs({ args: tokens, options, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new CommandLineError(parseFailure(error, Object.keys(specs)), command.name);
+    throw new CommandLineError(parseFailure(error, Object.keys(declared)), command.name);
   }
   const { values, positionals } = parsed;
   const missing = command.positionals[positionals.length];
   if (missing) throw new CommandLineError(`missing ${missing.value}, ${missing.description}`, command.name);
   const extra = positionals[command.positionals.length];
   if (extra !== undefined) throw new CommandLineError(`unexpected argument "${extra}"`, command.name);
-  for (const [name, spec] of Object.entries(command.flags)) {
-    if (spec.type === 'string' && spec.required && values[name] === undefined) {
+  for (const [name, flag] of Object.entries(command.flags)) {
+    if (flag.type === 'string' && flag.required && values[name] === undefined) {
       throw new CommandLineError(`--${name} is required`, command.name);
     }
   }
-  const args = Object.fromEntries(command.positionals.map((spec, i) => [spec.name, positionals[i]!]));
+  const args = Object.fromEntries(command.positionals.map((argument, i) => [argument.name, positionals[i]!]));
   // Typed as the command declared them: parseArgs was given exactly those flags.
   return { flags: values as RunContext['flags'], args };
 }

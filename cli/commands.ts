@@ -27,7 +27,7 @@ import { PLAN_LIMITS, planSchema, PLANS } from '../shared/limits/plans';
 import { resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
 import { monthlyTotals, usageForMonth } from '../shared/usage/usage.repository';
-import { command, UsageError, type Command } from './command-spec';
+import { command, UsageError, type Command } from './command';
 import { announce, withQueues, withRedis, type QueueName } from './connections';
 import { newPassword, parseSince, parseWith, requireAccount } from './flag-values';
 import { accountJson, issuedJson, issuedText, keyJson, partitionJson, partitionText, passwordText, userJson } from './output';

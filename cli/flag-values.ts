@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { generatePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../shared/dashboard-users/password';
 import type { Db } from '../shared/db/database';
 import { findAccount, type Account } from '../shared/accounts/account.repository';
-import { UsageError } from './command-spec';
+import { UsageError } from './command';
 
 /** Reading the values of flags and arguments; a value that does not fit is a usage error naming the flag. */
 

@@ -1,10 +1,10 @@
-import { COMMON_FLAGS, type Command, type FlagSpec } from './command-spec';
+import { COMMON_FLAGS, type Command, type Flag } from './command';
 
 /** `keys create --account N --env test|live [--name LABEL] …`: how a command is written. */
 export function synopsis(command: Command): string {
-  const flags = Object.entries(command.flags).map(([name, spec]) => {
-    const written = spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`;
-    return spec.type === 'string' && spec.required ? written : `[${written}]`;
+  const flags = Object.entries(command.flags).map(([name, flag]) => {
+    const written = flag.type === 'string' ? `--${name} ${flag.value}` : `--${name}`;
+    return flag.type === 'string' && flag.required ? written : `[${written}]`;
   });
   return [command.name, ...command.positionals.map((p) => p.value), ...flags].join(' ');
 }
@@ -30,9 +30,9 @@ export function tableHelp(commands: readonly Command[], group?: string): string 
 export function commandHelp(command: Command): string {
   const rows: Array<[string, string]> = [
     ...command.positionals.map((p): [string, string] => [p.value, p.description]),
-    ...Object.entries({ ...command.flags, ...COMMON_FLAGS }).map(([name, spec]): [string, string] => [
-      flagLabel(name, spec),
-      flagText(spec),
+    ...Object.entries({ ...command.flags, ...COMMON_FLAGS }).map(([name, flag]): [string, string] => [
+      flagLabel(name, flag),
+      flagText(flag),
     ]),
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
@@ -45,10 +45,10 @@ export function commandHelp(command: Command): string {
   ].join('\n');
 }
 
-const flagLabel = (name: string, spec: FlagSpec) => (spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`);
+const flagLabel = (name: string, flag: Flag) => (flag.type === 'string' ? `--${name} ${flag.value}` : `--${name}`);
 
-function flagText(spec: FlagSpec): string {
-  if (spec.type === 'boolean') return spec.description;
-  const notes = [spec.required ? 'required' : '', spec.default !== undefined ? `default ${spec.default}` : ''].filter(Boolean);
-  return notes.length > 0 ? `${spec.description} (${notes.join(', ')})` : spec.description;
+function flagText(flag: Flag): string {
+  if (flag.type === 'boolean') return flag.description;
+  const notes = [flag.required ? 'required' : '', flag.default !== undefined ? `default ${flag.default}` : ''].filter(Boolean);
+  return notes.length > 0 ? `${flag.description} (${notes.join(', ')})` : flag.description;
 }

@@ -5,7 +5,7 @@ import { createDb, DB_ROLES } from '../shared/db/database';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { KeyNotFoundError, PlanLimitError } from '../shared/credentials/key.service';
 import { CommandLineError, readCommandLine } from './command-line';
-import { UsageError, type Command } from './command-spec';
+import { UsageError, type Command } from './command';
 import { COMMANDS } from './commands';
 import { commandHelp, tableHelp } from './help';
 

@@ -82,8 +82,8 @@ describe('cos command line', () => {
     expect(new Set(names).size).toBe(names.length);
     for (const command of COMMANDS) {
       expect(command.summary).not.toBe('');
-      for (const spec of [...Object.values(command.flags), ...command.positionals]) expect(spec.description).not.toBe('');
-      for (const spec of Object.values(command.flags)) if (spec.type === 'string') expect(spec.value).toMatch(/\S/);
+      for (const declared of [...Object.values(command.flags), ...command.positionals]) expect(declared.description).not.toBe('');
+      for (const flag of Object.values(command.flags)) if (flag.type === 'string') expect(flag.value).toMatch(/\S/);
     }
   });
 

@@ -2,7 +2,7 @@ import type { CliConfig } from '../shared/config/config';
 import type { Db } from '../shared/db/database';
 
 /** A flag of a command: `--name value`, or a boolean `--name`. */
-export type FlagSpec =
+export type Flag =
   | {
       type: 'string';
       /** How the help writes its value: `--month YYYY-MM`. */
@@ -15,7 +15,7 @@ export type FlagSpec =
   | { type: 'boolean'; description: string };
 
 /** An argument given by position, after the command's name (`keys revoke ID`); every one is required. */
-export interface PositionalSpec {
+export interface Argument {
   name: string;
   /** How the help writes it: `ID`. */
   value: string;
@@ -26,12 +26,12 @@ export interface PositionalSpec {
 export const COMMON_FLAGS = {
   json: { type: 'boolean', description: 'print one JSON object on stdout' },
   help: { type: 'boolean', description: "print the command's flags and exit" },
-} as const satisfies Record<string, FlagSpec>;
+} as const satisfies Record<string, Flag>;
 
 type CommonFlags = typeof COMMON_FLAGS;
 
 /** What a handler receives for its flags: a string when required or defaulted, else maybe undefined. */
-export type FlagValues<F extends Record<string, FlagSpec>> = {
+export type FlagValues<F extends Record<string, Flag>> = {
   [K in keyof F]: F[K] extends { type: 'boolean' }
     ? boolean
     : F[K] extends { required: true } | { default: string }
@@ -39,7 +39,7 @@ export type FlagValues<F extends Record<string, FlagSpec>> = {
       : string | undefined;
 };
 
-export interface CommandContext<F extends Record<string, FlagSpec>, P extends readonly PositionalSpec[]> {
+export interface CommandContext<F extends Record<string, Flag>, P extends readonly Argument[]> {
   db: Db;
   config: CliConfig;
   flags: FlagValues<F & CommonFlags>;
@@ -59,10 +59,7 @@ export interface CommandOutput {
   warning?: string;
 }
 
-export interface Command<
-  F extends Record<string, FlagSpec> = Record<string, FlagSpec>,
-  P extends readonly PositionalSpec[] = readonly PositionalSpec[],
-> {
+export interface Command<F extends Record<string, Flag> = Record<string, Flag>, P extends readonly Argument[] = readonly Argument[]> {
   /** One or two words: `usage`, `keys create`. */
   name: string;
   /** One line for `cos --help`. */
@@ -73,10 +70,10 @@ export interface Command<
 }
 
 /** A command as the table holds it: its flag and argument types checked here, erased in the table. */
-export function command<const F extends Record<string, FlagSpec>, const P extends readonly PositionalSpec[] = []>(
-  spec: Omit<Command<F, P>, 'positionals'> & { positionals?: P },
+export function command<const F extends Record<string, Flag>, const P extends readonly Argument[] = []>(
+  declared: Omit<Command<F, P>, 'positionals'> & { positionals?: P },
 ): Command {
-  return { ...spec, positionals: spec.positionals ?? [] } as unknown as Command;
+  return { ...declared, positionals: declared.positionals ?? [] } as unknown as Command;
 }
 
 /** Wrong usage (a flag, an argument, a value): exit code 2. */
