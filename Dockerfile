@@ -9,6 +9,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY api ./api
 COPY dashboard ./dashboard
 COPY worker ./worker
+COPY cli ./cli
 COPY shared ./shared
 COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev

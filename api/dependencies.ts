@@ -12,8 +12,9 @@ import { EventQueues } from '../shared/jobs/event-queues';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { SettledOutcomes } from '../shared/profile/pending-outcomes.repository';
+import { OutcomeClaims } from '../shared/profile/outcome-claims.repository';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
-import { CredentialChanges } from '../shared/keys/credential-changes.repository';
+import { CredentialChanges } from '../shared/credentials/credential-changes.repository';
 import { countryResolver } from '../shared/geo/country';
 import { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import type { AppDeps } from './app';
@@ -121,7 +122,13 @@ export function buildApiDependencies(
       limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter, cache), logger: quiet, metrics }),
     },
     context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
-    outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
+    outcome: new OutcomeService(
+      new OutcomeClaims(redis, keys, config.OUTCOME_WINDOW),
+      producer,
+      config.COS_SECRET,
+      config.OUTCOME_WINDOW,
+      metrics,
+    ),
     profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET }),
     idempotency: new IdempotentPosts({
       records: idempotencyRecords,

@@ -4,7 +4,7 @@ import { keysRoutes } from './routes/keys.routes';
 import { patternsRoutes } from './routes/patterns.routes';
 import { sessionRoutes, signInWhileBusy } from './routes/session.routes';
 import { trafficRoutes } from './routes/traffic.routes';
-import type { DashboardDeps } from './deps';
+import type { DashboardDeps } from './dependencies';
 import { dashboardErrorHandler, notFound, pageDeadlines } from './http/errors';
 import { securityHeaders } from './http/security-headers';
 import { sessions } from './http/session';

@@ -1,8 +1,9 @@
 import type { Request, Response } from 'express';
-import { recordAudit, type AuditAction } from '../shared/dashboard/audit.repository';
+import { recordAudit } from '../shared/audit/audit.repository';
 import type { Environment } from '../shared/domain/environment';
 import { viewerOf } from './auth/current-user';
-import type { DashboardDeps } from './deps';
+import type { DashboardDeps } from './dependencies';
+import type { AuditAction } from '../shared/domain/audit-actions';
 
 /** Writes what the signed-in viewer just did to the account's audit log, with the client's country. */
 export function auditViewer(

@@ -1,17 +1,42 @@
 import { createHmac } from 'node:crypto';
 import type { DashboardConfig } from '../shared/config/config';
-import { dummyPasswordHash } from '../shared/dashboard/password';
-import { createDb, requestPoolSettings } from '../shared/db/database';
+import { dummyPasswordHash } from '../shared/dashboard-users/password';
+import { createDb, requestPoolSettings, type Db } from '../shared/db/database';
 import { DependencyWatch } from '../shared/health/dependency-watch';
+import type { RedisKeys } from '../shared/redis/key-names';
 import { dependencyProbes, probePool, requestProbeTimeout } from '../shared/health/readiness';
-import { countryResolver } from '../shared/geo/country';
-import { KeyService } from '../shared/keys/key.service';
+import { countryResolver, type CountryCode } from '../shared/geo/country';
+import { KeyService } from '../shared/credentials/key.service';
 import type { Logger } from '../shared/logger/logger';
-import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
+import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
 import { DeviceCookies } from './auth/device-cookie';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { VerificationGate } from './auth/verification-gate';
-import type { DashboardDeps } from './deps';
+
+/** What the dashboard's routes use; built below, replaced piecemeal in tests. */
+export interface DashboardDeps {
+  db: Db;
+  redis: RedisClient;
+  redisKeys: RedisKeys;
+  keyService: KeyService;
+  throttle: SignInThrottle;
+  /** Remembered devices: each keeps its own sign-in allowance. */
+  devices: DeviceCookies;
+  /** The cap on password verifications at once. */
+  verifications: VerificationGate;
+  logger: Logger;
+  /** The client's country (code only) from its address. */
+  countryOf: (address: string | undefined) => CountryCode | null;
+  session: { secret: string; idleMs: number; secureCookies: boolean };
+  /** `TRUST_PROXY`: the proxies whose X-Forwarded-For names the client. */
+  trustProxy: string[] | undefined;
+  clock: () => number;
+  /** Which dependency is away: told of every 503, it logs each outage once. */
+  watch: DependencyWatch;
+  /** No page is answered later than this (REQUEST_DEADLINE). */
+  requestDeadlineMs: number;
+  close(): Promise<void>;
+}
 
 /** Postgres connections of the dashboard: a few pages at once. */
 const DASHBOARD_POOL_SIZE = 4;

@@ -7,7 +7,7 @@ import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
 import { KnownUsers } from '../api/services/known-users';
 import { ParsedStates } from '../api/services/parsed-states';
-import { redisKeys } from '../shared/cache/keys';
+import { redisKeys } from '../shared/redis/key-names';
 import { newProfile } from '../shared/profile/profile';
 
 /**

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import express, { type Request, type Response } from 'express';
 import { Redis } from 'ioredis';
 import { trafficObserver } from '../api/middleware/traffic.middleware';
-import { redisKeys } from '../shared/cache/keys';
+import { redisKeys } from '../shared/redis/key-names';
 import { countryResolver } from '../shared/geo/country';
 import { createLogger } from '../shared/logger/logger';
 import { TrafficRecorder } from '../shared/traffic/traffic-recorder';

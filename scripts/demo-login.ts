@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Db } from '../shared/db/database';
-import { generatePassword, hashPassword, verifyPassword } from '../shared/dashboard/password';
-import { createUser, findUserForSignIn, setPasswordHash } from '../shared/dashboard/user.repository';
-import { findOrCreateAccount } from '../shared/keys/account.repository';
+import { generatePassword, hashPassword, verifyPassword } from '../shared/dashboard-users/password';
+import { createUser, findUserForSignIn, setPasswordHash } from '../shared/dashboard-users/user.repository';
+import { findOrCreateAccount } from '../shared/accounts/account.repository';
 
 export const DEMO_EMAIL = 'demo@example.com';
 

@@ -7,7 +7,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 stamp=dist/.build-stamp
-if [ ! -f "$stamp" ] || [ -n "$(find api worker dashboard shared scripts tsconfig.json tsconfig.build.json package.json -newer "$stamp" -type f -print -quit)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find api cli worker dashboard shared scripts tsconfig.json tsconfig.build.json package.json -newer "$stamp" -type f -print -quit)" ]; then
   echo "[cos] building…" >&2
   rm -rf dist
   npm run --silent build >&2

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../shared/db/database';
-import { hashPassword } from '../shared/dashboard/password';
-import { createUser } from '../shared/dashboard/user.repository';
-import { createAccount } from '../shared/keys/account.repository';
-import { touchLastUsed, updateKey } from '../shared/keys/key.repository';
-import { KeyService } from '../shared/keys/key.service';
+import { hashPassword } from '../shared/dashboard-users/password';
+import { createUser } from '../shared/dashboard-users/user.repository';
+import { createAccount } from '../shared/accounts/account.repository';
+import { touchLastUsed, updateKey } from '../shared/credentials/key.repository';
+import { KeyService } from '../shared/credentials/key.service';
 
 export const SCREENSHOT_PASSWORD = 'screenshots only, never used elsewhere';
 const DAY = 86_400_000;

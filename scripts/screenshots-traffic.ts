@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { redisKeys } from '../shared/cache/keys';
+import type { redisKeys } from '../shared/redis/key-names';
 import type { Db } from '../shared/db/database';
 import { recordFinding } from '../shared/traffic/patterns/anomaly.repository';
 import { latencyBucket } from '../shared/traffic/latency-histogram';

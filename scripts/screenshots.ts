@@ -9,7 +9,7 @@ import { migrateToLatest } from '../shared/db/migrator';
 import { launchChromium } from './chromium';
 import { freePort, startLocalServices } from './local-services';
 import { Redis } from 'ioredis';
-import { redisKeys } from '../shared/cache/keys';
+import { redisKeys } from '../shared/redis/key-names';
 import { flushTraffic } from '../shared/traffic/traffic-flush';
 import { trafficSeries } from '../shared/traffic/traffic-queries';
 import { SCREENSHOT_PASSWORD, seedScreenshotAccount, type ScreenshotAccount } from './screenshots-seed';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { KeyService } from '../shared/keys/key.service';
+import { KeyService } from '../shared/credentials/key.service';
 import { BENCH_SECRET, log, sleep, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { busyPercent, systemTicks } from './bench/cpu';
 import { EventQueues, keysOf } from './bench/event-queues';

@@ -94,7 +94,7 @@ async function startApi(env: NodeJS.ProcessEnv): Promise<Spawned & { url: string
 function createKey(env: NodeJS.ProcessEnv, environment: 'test' | 'live'): string {
   const cli = spawnSync(
     process.execPath,
-    [path.join(DIST, 'shared/cli/main.js'), 'keys', 'create', '--account', 'python-sdk', '--env', environment, '--json'],
+    [path.join(DIST, 'cli/main.js'), 'keys', 'create', '--account', 'python-sdk', '--env', environment, '--json'],
     { env, encoding: 'utf8' },
   );
   if (cli.status !== 0) throw new Error(`cos keys create --env ${environment} failed: ${cli.stderr}${cli.stdout}`);

@@ -1,24 +1,23 @@
 import { UnrecoverableError } from 'bullmq';
-import { tenantKey } from '../shared/cache/keys';
 import type { Db } from '../shared/db/database';
-import { errorCode, PG_BAD_DATA } from '../shared/db/pg-errors';
+import { errorCode, PG_BAD_DATA } from '../shared/errors/pg-errors';
 import { retryTransaction } from '../shared/db/transaction-retry';
-import type { Tenant } from '../shared/domain/environment';
+import { tenantKey, type Tenant } from '../shared/domain/environment';
 import type { Learner } from '../shared/domain/learner';
 import type { Logger } from '../shared/logger/logger';
 import type { WorkerMetrics } from '../shared/metrics/metrics';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { UserHashes } from '../shared/keys/user-hash';
-import { openRequestId, readRequestIdClaims } from '../shared/keys/request-id';
+import { UserHashes } from '../shared/ids/user-hash';
+import { openRequestId, readRequestIdClaims } from '../shared/ids/request-id';
 import { compareStrings } from '../shared/util/compare';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
-import { applyTenantEvents } from './handlers/apply-events';
-import type { BatchEvent, BatchItem, StoredDecision } from './handlers/event-batch';
-import { KnownProfiles } from './handlers/known-profiles';
-import { PriorMemo } from './handlers/population-prior';
-import { UnreadableRequestIdError } from './handlers/resolve-decisions';
+import { applyTenantEvents } from './phases/apply-events';
+import type { BatchEvent, BatchItem, StoredDecision } from './phases/event-batch';
+import { KnownProfiles } from './phases/known-profiles';
+import { PriorMemo } from './phases/population-prior';
+import { UnreadableRequestIdError } from './phases/resolve-decisions';
 
 /** How long a batch with an outcome waits for more jobs: outcomes are awaited by readers. */
 export const FLUSH_DELAY_MS = 2;

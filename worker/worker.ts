@@ -13,7 +13,7 @@ import type { Learner } from '../shared/domain/learner';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
-import { utcMonth } from '../shared/limits/calendar';
+import { utcMonth } from '../shared/util/calendar';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';

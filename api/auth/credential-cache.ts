@@ -1,6 +1,6 @@
 import type { Db } from '../../shared/db/database';
-import { credentialsWatermark, findCredentialByHash, touchLastUsed, type KeyCredential } from '../../shared/keys/key.repository';
-import type { CredentialChange, CredentialChangeListener } from '../../shared/keys/credential-changes.repository';
+import { credentialsWatermark, findCredentialByHash, touchLastUsed, type KeyCredential } from '../../shared/credentials/key.repository';
+import type { CredentialChange, CredentialChangeListener } from '../../shared/credentials/credential-changes.repository';
 import type { Logger } from '../../shared/logger/logger';
 import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 

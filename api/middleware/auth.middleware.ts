@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Environment, Tenant } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
-import { hashApiKey, hashesEqual, parseApiKey, type Scope } from '../../shared/keys/api-key';
-import type { KeyCredential } from '../../shared/keys/key.repository';
+import { hashApiKey, hashesEqual, parseApiKey, type Scope } from '../../shared/credentials/api-key';
+import type { KeyCredential } from '../../shared/credentials/key.repository';
 import { readBearerKey } from '../auth/authorization-header';
 import type { CredentialCache } from '../auth/credential-cache';
 import { BoundedMap } from '../../shared/cache/bounded-map';

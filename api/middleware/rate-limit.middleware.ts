@@ -3,7 +3,7 @@ import { AppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
 import { statusClass, type LimitDecision, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
-import type { KeyCredential } from '../../shared/keys/key.repository';
+import type { KeyCredential } from '../../shared/credentials/key.repository';
 import type { LimitedProfileRead } from '../../shared/limits/limited-read';
 import type { FreshProfile, FreshRead } from '../../shared/profile/profile-cache.repository';
 import type { Logger } from '../../shared/logger/logger';

@@ -1,5 +1,5 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Scope } from '../../shared/keys/api-key';
+import type { Scope } from '../../shared/credentials/api-key';
 import { AppError } from '../../shared/errors/app-error';
 import { authContext } from '../middleware/auth.middleware';
 import { deferredAdmission, type LimitMode } from '../middleware/rate-limit.middleware';

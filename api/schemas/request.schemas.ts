@@ -10,7 +10,7 @@ import {
 } from '../../shared/domain/arms';
 import { profileResponseSchema } from '../../shared/profile/profile';
 import { outcomeSignalsSchema } from '../../shared/domain/reward';
-import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
+import { REQUEST_ID_PATTERN } from '../../shared/ids/request-id';
 import { isStorableText, jsonProblem, type JsonBounds } from './json-bounds';
 
 /** Request bodies (docs/API.md). Strict: unknown fields are a VALIDATION_ERROR. */

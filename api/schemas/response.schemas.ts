@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { complexityHandlingSchema, encouragementSchema, framingSchema, profilePhaseSchema, styleSchema } from '../../shared/domain/arms';
 import { ERROR_STATUS, errorDocUrl, type ErrorCode } from '../../shared/errors/app-error';
-import { scopeSchema } from '../../shared/keys/api-key';
-import { REQUEST_ID_PATTERN } from '../../shared/keys/request-id';
+import { scopeSchema } from '../../shared/credentials/api-key';
+import { REQUEST_ID_PATTERN } from '../../shared/ids/request-id';
 import { changeableFieldSchema, profileResponseSchema } from '../../shared/profile/profile';
 import { ERROR_DOCS } from './error-docs';
 

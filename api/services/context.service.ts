@@ -3,7 +3,7 @@ import type { Tenant } from '../../shared/domain/environment';
 import type { DecisionContext, Learner } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import type { DecisionLog } from '../../shared/jobs/decision-log';
-import { issueRequestId, sealable } from '../../shared/keys/request-id';
+import { issueRequestId, sealable } from '../../shared/ids/request-id';
 import type { ContextRequest } from '../schemas/request.schemas';
 import type { ContextResponse } from '../schemas/response.schemas';
 import type { KnownUsers } from './known-users';

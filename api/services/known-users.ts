@@ -1,7 +1,7 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import type { RedisKeys } from '../../shared/cache/keys';
+import type { RedisKeys } from '../../shared/redis/key-names';
 import type { Tenant } from '../../shared/domain/environment';
-import { userHash } from '../../shared/keys/user-hash';
+import { userHash } from '../../shared/ids/user-hash';
 import type { StoredProfile } from '../../shared/profile/profile';
 
 /** Users the API keeps in memory (each holds its profile's stored state ≤ 8 KiB, and that state parsed). */

@@ -1,36 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { Result } from 'ioredis';
-import { OUTCOME_FINGERPRINT_GRACE_SECONDS, type RedisKeys } from '../../shared/cache/keys';
 import type { Tenant } from '../../shared/domain/environment';
 import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
 import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import type { OutcomeJob } from '../../shared/jobs/catalog';
-import type { RedisClient } from '../../shared/redis/redis';
-import { defineScripts } from '../../shared/redis/scripts';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
-import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/keys/request-id';
-import { PENDING_OUTCOME_TTL_SECONDS } from '../../shared/profile/pending-outcomes.repository';
+import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/ids/request-id';
+import type { OutcomeClaims } from '../../shared/profile/outcome-claims.repository';
 import type { OutcomeRequest } from '../schemas/request.schemas';
-
-/**
- * First outcome for a requestId wins; a retry with the same signals is accepted again. A first
- * outcome is also marked pending for its user until a worker has applied it
- * (shared/redis/lua/claimOutcome-2.lua).
- */
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    cosClaimOutcome(
-      key: string,
-      pendingKey: string,
-      fingerprint: string,
-      ttl: number,
-      requestId: string,
-      acceptedAt: number,
-      pendingTtl: number,
-    ): Result<'new' | 'same' | 'conflict', Context>;
-  }
-}
 
 /** Signals in a canonical order: the identity of an outcome for retries and conflicts. */
 export function outcomeFingerprint(signals: OutcomeSignals): string {
@@ -47,15 +24,12 @@ export function outcomeFingerprint(signals: OutcomeSignals): string {
 /** POST /v1/outcome: open the signed requestId, claim it, enqueue the outcome. */
 export class OutcomeService {
   constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: RedisKeys,
+    private readonly claims: OutcomeClaims,
     private readonly producer: BatchedProducer,
     private readonly secret: string,
     private readonly windowMs: number,
     private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>,
-  ) {
-    defineScripts(redis, ['cosClaimOutcome']);
-  }
+  ) {}
 
   /** The requestId's claims, once it is well formed, this tenant's and within the outcome window. */
   open(tenant: Tenant, request: OutcomeRequest, now = Date.now()): RequestIdClaims {
@@ -78,18 +52,7 @@ export class OutcomeService {
   /** Claims the outcome of an opened requestId and enqueues it. */
   async record(tenant: Tenant, request: OutcomeRequest, claims: RequestIdClaims, now = Date.now()): Promise<void> {
     const { requestId, metadata, ...signals } = request;
-    const fingerprintKey = this.keys.outcomeFingerprint(requestId, claims.userHash);
-    const ttl = Math.ceil(this.windowMs / 1000) + OUTCOME_FINGERPRINT_GRACE_SECONDS;
-    const pendingKey = this.keys.pendingOutcomes(tenant, claims.userHash);
-    const claim = await this.redis.cosClaimOutcome(
-      fingerprintKey,
-      pendingKey,
-      outcomeFingerprint(signals),
-      ttl,
-      requestId,
-      now,
-      PENDING_OUTCOME_TTL_SECONDS,
-    );
+    const claim = await this.claims.claim(tenant, requestId, claims.userHash, outcomeFingerprint(signals), now);
     if (claim === 'conflict') {
       throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
     }
@@ -100,13 +63,8 @@ export class OutcomeService {
       if (metadata) job.metadata = metadata;
       await this.producer.add(claims.userHash, job);
     } catch (error) {
-      if (claim === 'new')
-        await this.redis
-          .multi()
-          .del(fingerprintKey)
-          .zrem(pendingKey, requestId)
-          .exec()
-          .catch(() => undefined);
+      // Unclaimed, a retry of this outcome is accepted rather than refused as a conflict.
+      if (claim === 'new') await this.claims.release(tenant, requestId, claims.userHash).catch(() => undefined);
       throw error;
     }
     this.metrics.outcomeAccepted(claim === 'same');

@@ -1,11 +1,11 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import { tenantKey } from '../../shared/cache/keys';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
 import type { Logger } from '../../shared/logger/logger';
 import type { PopulationCache } from '../../shared/population/population-cache.repository';
 import { findPopulation } from '../../shared/population/population.repository';
+import { tenantKey } from '../../shared/domain/environment';
 
 /**
  * How long a tenant's prior is served from memory before the background refresh asks Redis for

@@ -18,7 +18,7 @@ import {
 import type { ProfileUpdate } from '../schemas/request.schemas';
 import type { VersionsPage } from '../schemas/response.schemas';
 import { lockUsers } from '../../shared/db/locks';
-import { userHash } from '../../shared/keys/user-hash';
+import { userHash } from '../../shared/ids/user-hash';
 import { compareStrings } from '../../shared/util/compare';
 import type { ProfileLoader } from './profile-loader';
 import { requestedPins } from './profile-update';

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Db } from '../../shared/db/database';
-import { findUserById } from '../../shared/dashboard/user.repository';
+import { findUserById } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
-import { findAccount } from '../../shared/keys/account.repository';
+import { findAccount } from '../../shared/accounts/account.repository';
 import { countOpenAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
 import { csrfToken } from '../http/request-guards';
 import type { Viewer } from '../views/layout';

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../../shared/redis/redis';
 import { defineScripts } from '../../shared/redis/scripts';
-import type { RedisKeys } from '../../shared/cache/keys';
+import type { RedisKeys } from '../../shared/redis/key-names';
 
 export const SIGN_IN_FAILURE_LIMIT = 5;
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, isAppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors/unavailable';
-import { KeyNotFoundError } from '../../shared/keys/key.service';
+import { KeyNotFoundError } from '../../shared/credentials/key.service';
 import type { Logger } from '../../shared/logger/logger';
 import { errorPage } from '../views/error.view';
 import type { DependencyWatch } from '../../shared/health/dependency-watch';

@@ -1,4 +1,4 @@
-import type { FailedSignIns } from '../../shared/dashboard/audit.repository';
+import type { FailedSignIns } from '../../shared/audit/audit.repository';
 import RedisStore from 'connect-redis';
 import session from 'express-session';
 import type { RedisClient } from '../../shared/redis/redis';

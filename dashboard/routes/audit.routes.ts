@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { requireViewer, viewerOf } from '../auth/current-user';
-import type { DashboardDeps } from '../deps';
+import type { DashboardDeps } from '../dependencies';
 import { auditPage } from '../views/audit.view';
 
 export const AUDIT_PAGE_SIZE = 50;

@@ -1,11 +1,11 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../shared/errors/app-error';
-import { listKeys } from '../../shared/keys/key.repository';
+import { listKeys } from '../../shared/credentials/key.repository';
 import { acknowledgeAnomaly, listAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
 import { auditViewer } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
-import type { DashboardDeps } from '../deps';
+import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
 import { requestGuards } from '../http/request-guards';
 import { patternsPage } from '../views/patterns.view';

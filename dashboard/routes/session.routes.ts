@@ -1,14 +1,14 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/dashboard/audit.repository';
-import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard/password';
-import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard/user.repository';
+import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/audit/audit.repository';
+import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard-users/password';
+import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { traceIdOf } from '../../shared/http/trace-id';
 import { auditViewer } from '../audit';
 import { requireViewer } from '../auth/current-user';
 import { VerificationBusyError } from '../auth/verification-gate';
-import type { DashboardDeps } from '../deps';
+import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
 import { SESSION_COOKIE } from '../http/session';

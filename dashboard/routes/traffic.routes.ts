@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { quotaForecasts } from '../../shared/traffic/quota-forecast';
 import { countryCounts, trafficSeries } from '../../shared/traffic/traffic-queries';
 import { requireViewer, viewerOf } from '../auth/current-user';
-import type { DashboardDeps } from '../deps';
+import type { DashboardDeps } from '../dependencies';
 import { worldMap } from '../geo/world-map';
 import { geographyPage } from '../views/geography.view';
 import { trafficPage } from '../views/traffic.view';

@@ -1,7 +1,8 @@
-import type { AuditAction, AuditEntry } from '../../shared/dashboard/audit.repository';
+import type { AuditEntry } from '../../shared/audit/audit.repository';
 import { formatTime } from './format';
 import { html } from './html';
 import { page, type Viewer } from './layout';
+import type { AuditAction } from '../../shared/domain/audit-actions';
 
 const ACTION_LABELS: Record<AuditAction, string> = {
   'key.create': 'Created a key',

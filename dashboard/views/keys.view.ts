@@ -1,8 +1,8 @@
 import type { Environment } from '../../shared/domain/environment';
-import type { Account } from '../../shared/keys/account.repository';
-import { SCOPES } from '../../shared/keys/api-key';
+import type { Account } from '../../shared/accounts/account.repository';
+import { SCOPES } from '../../shared/credentials/api-key';
 import { limitsFor, liveKeyCap, PLAN_LIMITS } from '../../shared/limits/plans';
-import { holdsLiveKeyPlace, keyStatus, type ApiKeyRecord } from '../../shared/keys/key.repository';
+import { holdsLiveKeyPlace, keyStatus, type ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { ageInDays, formatTime } from './format';
 import { html, type Html } from './html';
 import { csrfField, notice, page, type Viewer } from './layout';

@@ -1,6 +1,6 @@
-import type { Account } from '../../shared/keys/account.repository';
-import type { FailedSignIns } from '../../shared/dashboard/audit.repository';
-import type { DashboardUser } from '../../shared/dashboard/user.repository';
+import type { Account } from '../../shared/accounts/account.repository';
+import type { FailedSignIns } from '../../shared/audit/audit.repository';
+import type { DashboardUser } from '../../shared/dashboard-users/user.repository';
 import { formatTime } from './format';
 import { html, type Html } from './html';
 

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '../../shared/keys/key.repository';
+import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import type { Anomaly } from '../../shared/traffic/patterns/anomaly.repository';
 import type { PatternRule } from '../../shared/traffic/patterns/rules';
 import { formatTime } from './format';

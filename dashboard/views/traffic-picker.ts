@@ -1,5 +1,5 @@
 import type { Environment } from '../../shared/domain/environment';
-import type { ApiKeyRecord } from '../../shared/keys/key.repository';
+import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import type { TrafficWindow } from '../../shared/traffic/traffic-queries';
 import { html, type Html } from './html';
 

@@ -1,6 +1,6 @@
 import type { QuotaForecast } from '../../shared/traffic/quota-forecast';
 import type { TrafficPoint, TrafficSeries } from '../../shared/traffic/traffic-queries';
-import type { ApiKeyRecord } from '../../shared/keys/key.repository';
+import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { chartDataBlock, chartFigure, chartX, trafficCharts, type ChartSpec } from './charts';
 import { html, type Html } from './html';
 import { page, type Viewer } from './layout';

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '../../shared/keys/key.repository';
+import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { accountForecast, type QuotaForecast } from '../../shared/traffic/quota-forecast';
 import { html, type Html } from './html';
 

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { RedisKeys } from '../../shared/cache/keys';
+import type { RedisKeys } from '../../shared/redis/key-names';
 import { loadCliConfig } from '../../shared/config/config';
 import { EVENTS_QUEUE, outcomeBatchJobSchema } from '../../shared/jobs/catalog';
 import { assignPartitions } from '../../shared/jobs/partition-assignment';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { Db } from '../../shared/db/database';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } from './cpu';
 import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';

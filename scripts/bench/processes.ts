@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { migrateToLatest } from '../../shared/db/migrator';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { freePort, startLocalServices, type LocalServices } from '../local-services';
 
 /**

@@ -1,8 +1,8 @@
 import http from 'node:http';
-import { hashPassword } from '../../shared/dashboard/password';
-import { createUser } from '../../shared/dashboard/user.repository';
+import { hashPassword } from '../../shared/dashboard-users/password';
+import { createUser } from '../../shared/dashboard-users/user.repository';
 import type { Db } from '../../shared/db/database';
-import { findOrCreateAccount } from '../../shared/keys/account.repository';
+import { findOrCreateAccount } from '../../shared/accounts/account.repository';
 import { log, sleep } from './processes';
 import { answerLabel, attemptSignIn, clientAddress, openSession, type SignInSession } from './signin-client';
 import { percentile } from './stats';

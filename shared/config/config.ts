@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { durationMs } from './duration';
 import { ENVIRONMENTS } from '../domain/environment';
-import { DEFAULT_QUEUE_PARTITIONS } from '../cache/keys';
+
+/**
+ * Event-queue partitions unless QUEUE_PARTITIONS says otherwise, on one node as on a cluster:
+ * the live workers share them out, so a worker beyond this many has none
+ * (docs/adr/0015-worker-partition-ownership.md).
+ */
+export const DEFAULT_QUEUE_PARTITIONS = 8;
 
 const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
 /** The worker's /metrics port unless METRICS_PORT says otherwise (the Prometheus exporters' usual one). */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { startOfMonth, utcMonth } from '../limits/calendar';
+import { startOfMonth, utcMonth } from '../util/calendar';
 import type { Db, DbOrTx } from './database';
 
 /**

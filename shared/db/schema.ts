@@ -3,8 +3,8 @@
  * Please do not edit it manually.
  */
 
-import type { AuditAction } from "../dashboard/audit.repository";
 import type { Choice } from "../domain/arms";
+import type { AuditAction } from "../domain/audit-actions";
 import type { DecisionContext, SelectionProbabilities } from "../domain/learner";
 import type { ColumnType } from "kysely";
 

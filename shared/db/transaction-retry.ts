@@ -1,4 +1,4 @@
-import { errorCode, PG_RETRYABLE_TRANSACTION } from './pg-errors';
+import { errorCode, PG_RETRYABLE_TRANSACTION } from '../errors/pg-errors';
 
 /** Runs of a transaction that keeps losing deadlocks or serialization conflicts, in all. */
 export const TRANSACTION_ATTEMPTS = 3;

@@ -9,3 +9,11 @@ export interface Tenant {
   accountId: string;
   environment: Environment;
 }
+
+/**
+ * A tenant's partition, with more parts after it: `<accountId>:<environment>[:<part>…]`. The one
+ * spelling for Redis keys and for in-memory maps keyed by tenant (or tenant and user).
+ */
+export function tenantKey(tenant: Tenant, ...parts: string[]): string {
+  return [tenant.accountId, tenant.environment, ...parts].join(':');
+}

@@ -1,4 +1,4 @@
-import { errorCode, PG_CONNECTION_LOST } from '../db/pg-errors';
+import { errorCode, PG_CONNECTION_LOST } from './pg-errors';
 import { AppError } from './app-error';
 
 /** Node's errno names for a connection refused, reset, timed out or broken. */

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { RedisClient } from '../redis/redis';
 import { JOBS, type DecisionBatchJob, type OutcomeBatchJob, type ProducedJobName } from './catalog';
 

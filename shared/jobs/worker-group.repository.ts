@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import { execPipeline, type RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
 

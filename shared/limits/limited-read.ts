@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';

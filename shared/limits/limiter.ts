@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
-import type { RedisKeys } from '../cache/keys';
-import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from './calendar';
+import type { RedisKeys } from '../redis/key-names';
+import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from '../util/calendar';
 import { remaining, resetAt, retryAfter, type WindowState } from './sliding-window';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';

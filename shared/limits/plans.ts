@@ -1,4 +1,9 @@
-import type { Plan } from '../keys/account.repository';
+import { z } from 'zod';
+
+/** The plans an account can be on. */
+export const PLANS = ['starter', 'pro', 'enterprise'] as const;
+export const planSchema = z.enum(PLANS);
+export type Plan = z.infer<typeof planSchema>;
 
 /**
  * What each plan allows: requests per second per live key, requests per UTC month per account

@@ -1,7 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { Tenant } from '../domain/environment';
-import { readRequestIdClaims } from '../keys/request-id';
+import { readRequestIdClaims } from '../ids/request-id';
 import { execEach, type RedisClient } from '../redis/redis';
 
 /**

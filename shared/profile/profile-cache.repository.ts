@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../cache/keys';
+import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '../redis/key-names';
 import type { Tenant } from '../domain/environment';
 import { execEach, execPipeline, type RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';

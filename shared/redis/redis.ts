@@ -1,6 +1,6 @@
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { redisKeys, type KeyLayout, type RedisKeys } from '../cache/keys';
-import { UserHashes } from '../keys/user-hash';
+import { redisKeys, type KeyLayout, type RedisKeys } from './key-names';
+import { UserHashes } from '../ids/user-hash';
 
 /** One Redis node, or a Redis Cluster: every repository takes either. */
 export type RedisClient = Redis | Cluster;

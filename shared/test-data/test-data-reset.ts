@@ -1,10 +1,10 @@
-import type { RedisKeys } from '../cache/keys';
-import { ERASED_TTL_SECONDS } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
+import { ERASED_TTL_SECONDS } from '../redis/key-names';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../db/database';
 import { archivedTables, PARTITIONED_TABLES, type PartitionedTable } from '../db/partitions';
 import { lockTestDataReset } from '../db/locks';
-import { utcMonth } from '../limits/calendar';
+import { utcMonth } from '../util/calendar';
 import { PopulationCache } from '../population/population-cache.repository';
 import { nextPopulationVersion } from '../population/population.repository';
 import type { Tenant } from '../domain/environment';

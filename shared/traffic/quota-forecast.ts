@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database';
-import { startOfMonth, startOfNextMonth, utcMonth } from '../limits/calendar';
+import { startOfMonth, startOfNextMonth, utcMonth } from '../util/calendar';
 import { PLAN_LIMITS } from '../limits/plans';
 
 /** The trailing span whose request rate is projected to the month's end. */

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis/redis';
 import { sql, type Insertable } from 'kysely';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { Db, DbOrTx } from '../db/database';
 import type { TrafficMinute } from '../db/schema';
 import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';

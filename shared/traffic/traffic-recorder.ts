@@ -1,7 +1,7 @@
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { Logger } from '../logger/logger';
 import { LATENCY_BUCKETS, latencyBucket } from './latency-histogram';
 import { trafficField, trafficStatus, UNKNOWN_COUNTRY, utcMinute, type TrafficStatus } from './traffic-fields';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { Db, DbOrTx } from '../db/database';
 import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
 import type { RedisClient } from '../redis/redis';

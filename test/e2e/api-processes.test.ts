@@ -1,4 +1,4 @@
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { eventually } from '../support/harness';
 import { client, spawnApi, statusOnNewConnection, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';

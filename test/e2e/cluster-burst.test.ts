@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
-import { utcMonth } from '../../shared/limits/calendar';
+import { utcMonth } from '../../shared/util/calendar';
 import { PLAN_LIMITS } from '../../shared/limits/plans';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { eventually } from '../support/harness';
 import { outcomeLedger } from '../support/ledger';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';

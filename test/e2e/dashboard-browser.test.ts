@@ -4,7 +4,7 @@ import { addUser, spawnDashboard } from '../support/dashboard';
 import { eventually } from '../support/harness';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 
 /**
  * The dashboard in Debian's chromium, against the built dashboard, API and worker processes.

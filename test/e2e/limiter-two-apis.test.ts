@@ -1,4 +1,4 @@
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { spawnApi, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { freePort } from '../../scripts/local-services';
 import { DEFAULT_METRICS_PORT } from '../../shared/config/config';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { eventually } from '../support/harness';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { sampleValue } from '../support/prometheus';

@@ -1,4 +1,4 @@
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { flushTraffic } from '../../shared/traffic/traffic-flush';
 import { trafficSeries } from '../../shared/traffic/traffic-queries';
 import { eventually } from '../support/harness';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { eventually } from '../support/harness';
 import { eventsIdle, eventsQueues, type EventsQueues } from '../support/ledger';
 import { startRedisProxy } from '../support/redis-proxy';

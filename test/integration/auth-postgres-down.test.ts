@@ -1,9 +1,9 @@
 import { CredentialCache, FOLLOWED_GRACE_MS, STALE_GRACE_MS } from '../../api/auth/credential-cache';
 import { createDb, DB_ROLES } from '../../shared/db/database';
-import { hashApiKey } from '../../shared/keys/api-key';
+import { hashApiKey } from '../../shared/credentials/api-key';
 import { createLogger } from '../../shared/logger/logger';
 import { TEST_SECRET } from '../support/test-env';
-import { findAccount } from '../../shared/keys/account.repository';
+import { findAccount } from '../../shared/accounts/account.repository';
 import { runCliCaptured } from '../support/cli';
 import { startCountingProxy, type CountingProxy } from '../support/counting-proxy';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { findAccount, setRestricted } from '../../shared/keys/account.repository';
+import { findAccount, setRestricted } from '../../shared/accounts/account.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 import { runCliCaptured } from '../support/cli';
 import { startHarness, type Harness } from '../support/harness';
-import { verifyPassword } from '../../shared/dashboard/password';
-import { findUserForSignIn } from '../../shared/dashboard/user.repository';
+import { verifyPassword } from '../../shared/dashboard-users/password';
+import { findUserForSignIn } from '../../shared/dashboard-users/user.repository';
 
 let h: Harness;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { runCliCaptured } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
@@ -134,7 +134,7 @@ describe('operator CLI', () => {
   });
 
   it('runs as the built `cos` binary with exit codes and one-line errors', () => {
-    const bin = path.join(__dirname, '../../dist/shared/cli/main.js');
+    const bin = path.join(__dirname, '../../dist/cli/main.js');
     const ok = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'cli-bin', '--env', 'test', '--json'], {
       env: h.env.processEnv(),
       encoding: 'utf8',
@@ -145,6 +145,13 @@ describe('operator CLI', () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stdout).toBe('');
+    // A misspelt flag is refused before anything runs, not read as the default month.
+    const misspelt = spawnSync(process.execPath, [bin, 'usage', '--account', 'cli-bin', '--mnth', '2026-01'], {
+      env: h.env.processEnv(),
+      encoding: 'utf8',
+    });
+    expect(misspelt).toMatchObject({ status: 2, stdout: '' });
+    expect(misspelt.stderr).toBe('cos usage: unknown flag --mnth (did you mean --month?); run cos usage --help\n');
   });
   it("writes the key commands to the account's audit log as the operator's, without a country", async () => {
     const created = await json('keys', 'create', '--account', 'cli-audited', '--env', 'live');

@@ -1,4 +1,4 @@
-import { CredentialChanges, publishCredentialChange, type CredentialChange } from '../../shared/keys/credential-changes.repository';
+import { CredentialChanges, publishCredentialChange, type CredentialChange } from '../../shared/credentials/credential-changes.repository';
 import { createRedis } from '../../shared/redis/redis';
 import { eventually } from '../support/harness';
 import { startRedisProxy, type RedisProxy } from '../support/redis-proxy';

@@ -1,5 +1,5 @@
-import { listAudit } from '../../shared/dashboard/audit.repository';
-import { findKeyById, listKeys } from '../../shared/keys/key.repository';
+import { listAudit } from '../../shared/audit/audit.repository';
+import { findKeyById, listKeys } from '../../shared/credentials/key.repository';
 import { addUser, DashboardClient, spawnDashboard, type PageResponse } from '../support/dashboard';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { stop, type Spawned } from '../support/processes';

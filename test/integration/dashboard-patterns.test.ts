@@ -1,6 +1,6 @@
-import { listAudit } from '../../shared/dashboard/audit.repository';
-import { findAccount } from '../../shared/keys/account.repository';
-import { KeyService } from '../../shared/keys/key.service';
+import { listAudit } from '../../shared/audit/audit.repository';
+import { findAccount } from '../../shared/accounts/account.repository';
+import { KeyService } from '../../shared/credentials/key.service';
 import { listAnomalies, recordFinding } from '../../shared/traffic/patterns/anomaly.repository';
 import { addUser, DashboardClient, spawnDashboard, type PageResponse } from '../support/dashboard';
 import { stop, type Spawned } from '../support/processes';

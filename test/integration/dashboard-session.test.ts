@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { setPasswordHash } from '../../shared/dashboard/user.repository';
-import { hashPassword } from '../../shared/dashboard/password';
-import { listAudit } from '../../shared/dashboard/audit.repository';
+import { setPasswordHash } from '../../shared/dashboard-users/user.repository';
+import { hashPassword } from '../../shared/dashboard-users/password';
+import { listAudit } from '../../shared/audit/audit.repository';
 import { addUser, DashboardClient, spawnDashboard } from '../support/dashboard';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { stop, type Spawned } from '../support/processes';

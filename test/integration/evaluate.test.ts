@@ -2,7 +2,7 @@ import { runCliCaptured } from '../support/cli';
 import { DIMENSION_NAMES, DIMENSIONS, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
 import { engine } from '../../shared/domain/engine/engine';
 import type { Environment } from '../../shared/domain/environment';
-import { createAccount, type Account } from '../../shared/keys/account.repository';
+import { createAccount, type Account } from '../../shared/accounts/account.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 let env: TestEnv;

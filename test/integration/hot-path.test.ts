@@ -2,7 +2,7 @@ import request from 'supertest';
 import { createApp } from '../../api/app';
 import { buildApiDependencies } from '../../api/dependencies';
 import { loadApiConfig } from '../../shared/config/config';
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { engine } from '../../shared/domain/engine/engine';
 import { PopulationCache } from '../../shared/population/population-cache.repository';
 import { createLogger } from '../../shared/logger/logger';

@@ -1,4 +1,4 @@
-import { utcMonth } from '../../shared/limits/calendar';
+import { utcMonth } from '../../shared/util/calendar';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { parseSamples, sampleValue } from '../support/prometheus';
 

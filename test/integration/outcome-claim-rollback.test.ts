@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { readRequestIdClaims } from '../../shared/keys/request-id';
+import { readRequestIdClaims } from '../../shared/ids/request-id';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { clusterNodeAddresses } from '../support/redis-proxy';
 

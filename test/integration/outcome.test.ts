@@ -1,5 +1,5 @@
-import { issueRequestId } from '../../shared/keys/request-id';
-import { findAccount } from '../../shared/keys/account.repository';
+import { issueRequestId } from '../../shared/ids/request-id';
+import { findAccount } from '../../shared/accounts/account.repository';
 import { JOBS } from '../../shared/jobs/catalog';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { expectMatchesOpenApi } from '../support/openapi';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { Queue } from 'bullmq';
 import { ensureMonthPartition, monthAfter, MONTHLY_TABLES, partitionName } from '../../shared/db/partitions';
 import { JOBS, MAINTENANCE_QUEUE } from '../../shared/jobs/catalog';
-import { findAccount } from '../../shared/keys/account.repository';
+import { findAccount } from '../../shared/accounts/account.repository';
 import { resetTestData } from '../../shared/test-data/test-data-reset';
 import { runCliCaptured } from '../support/cli';
 import { bearer, startHarness, type Harness } from '../support/harness';

@@ -1,11 +1,11 @@
 import { CompiledQuery, sql } from 'kysely';
 import { ensureMonthPartition, MONTHLY_TABLES } from '../../shared/db/partitions';
 import { loggedEventsQuery } from '../../shared/evaluation/evaluation.repository';
-import { issueRequestId } from '../../shared/keys/request-id';
+import { issueRequestId } from '../../shared/ids/request-id';
 import { versionsQuery } from '../../shared/profile/profile.repository';
 import { addTrafficQuery } from '../../shared/traffic/traffic-flush';
 import { countersQuery } from '../../shared/traffic/traffic-queries';
-import { insertOutcomesQuery } from '../../worker/handlers/events.repository';
+import { insertOutcomesQuery } from '../../worker/phases/events.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 import { buildCarriedDecision } from '../support/request-ids';
 

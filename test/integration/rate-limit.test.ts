@@ -1,4 +1,4 @@
-import { findAccount, setRestricted } from '../../shared/keys/account.repository';
+import { findAccount, setRestricted } from '../../shared/accounts/account.repository';
 import { bearer, eventually, eventuallyEqual, startHarness, type Harness } from '../support/harness';
 
 /**

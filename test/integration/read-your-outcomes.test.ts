@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
-import { findAccount } from '../../shared/keys/account.repository';
-import { userHash } from '../../shared/keys/user-hash';
+import { findAccount } from '../../shared/accounts/account.repository';
+import { userHash } from '../../shared/ids/user-hash';
 import { PENDING_OUTCOME_HORIZON_MS, SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import type { Tenant } from '../../shared/domain/environment';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';

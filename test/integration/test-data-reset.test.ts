@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { JOBS, MAINTENANCE_QUEUE } from '../../shared/jobs/catalog';
-import { findAccount } from '../../shared/keys/account.repository';
-import { startOfNextMonth } from '../../shared/limits/calendar';
+import { findAccount } from '../../shared/accounts/account.repository';
+import { startOfNextMonth } from '../../shared/util/calendar';
 import { catchUpTestDataReset, resetTestData } from '../../shared/test-data/test-data-reset';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { runCliCaptured } from '../support/cli';

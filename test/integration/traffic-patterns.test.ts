@@ -1,4 +1,4 @@
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { acknowledgeAnomaly, listAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
 import { detectPatterns } from '../../shared/traffic/patterns/pattern-job';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';

@@ -1,4 +1,4 @@
-import { KeyService } from '../../shared/keys/key.service';
+import { KeyService } from '../../shared/credentials/key.service';
 import { quotaForecasts } from '../../shared/traffic/quota-forecast';
 import { countryCounts, trafficSeries } from '../../shared/traffic/traffic-queries';
 import { pruneTraffic } from '../../shared/traffic/traffic-retention';

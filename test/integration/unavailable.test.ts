@@ -30,8 +30,8 @@ describe('Redis unreachable', () => {
   });
 
   it('never answers 202 for an outcome it could not enqueue', async () => {
-    const { issueRequestId } = await import('../../shared/keys/request-id');
-    const { findAccount } = await import('../../shared/keys/account.repository');
+    const { issueRequestId } = await import('../../shared/ids/request-id');
+    const { findAccount } = await import('../../shared/accounts/account.repository');
     const { TEST_SECRET } = await import('../support/test-env');
     const account = (await findAccount(h.env.db, 'no-redis'))!;
     const requestId = issueRequestId(

@@ -5,8 +5,8 @@ import { findPopulation, mergeIntoPopulation } from '../../shared/population/pop
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import { findProfile, insertNewProfiles, insertProfilesIfMissing, updateProfiles } from '../../shared/profile/profile.repository';
 import { seededRandom } from '../../shared/domain/random';
-import { mergeDelta, PriorMemo, readPrior } from '../../worker/handlers/population-prior';
-import { insertDecisions } from '../../worker/handlers/events.repository';
+import { mergeDelta, PriorMemo, readPrior } from '../../worker/phases/population-prior';
+import { insertDecisions } from '../../worker/phases/events.repository';
 import type { Job } from 'bullmq';
 import { lockEventUsers } from '../../shared/db/locks';
 import { JOBS } from '../../shared/jobs/catalog';

@@ -1,7 +1,7 @@
-import { findAccount } from '../../shared/keys/account.repository';
+import { findAccount } from '../../shared/accounts/account.repository';
 import { assignPartitions } from '../../shared/jobs/partition-assignment';
 import { WorkerGroup } from '../../shared/jobs/worker-group.repository';
-import { userHash } from '../../shared/keys/user-hash';
+import { userHash } from '../../shared/ids/user-hash';
 import { createLogger } from '../../shared/logger/logger';
 import type { RunningWorker } from '../../worker/worker';
 import { capture } from '../support/cli';

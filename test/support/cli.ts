@@ -1,5 +1,5 @@
 import { Readable, Writable } from 'node:stream';
-import { runCli } from '../../shared/cli/main';
+import { runCli } from '../../cli/main';
 
 /** A stream that keeps everything written to it (a log destination, the CLI's output). */
 export function capture(): { stream: Writable; text: () => string } {

@@ -1,8 +1,8 @@
 import { freePort } from '../../scripts/local-services';
-import { hashPassword } from '../../shared/dashboard/password';
-import { createUser, type Role } from '../../shared/dashboard/user.repository';
+import { hashPassword } from '../../shared/dashboard-users/password';
+import { createUser, type Role } from '../../shared/dashboard-users/user.repository';
 import type { Db } from '../../shared/db/database';
-import { findOrCreateAccount } from '../../shared/keys/account.repository';
+import { findOrCreateAccount } from '../../shared/accounts/account.repository';
 import { spawnBuilt, type Spawned } from './processes';
 
 /** The built dashboard as a real process on a free port; resolves once /healthz answers. */

@@ -1,5 +1,5 @@
 import { Queue, type Job, type JobType } from 'bullmq';
-import type { RedisKeys } from '../../shared/cache/keys';
+import type { RedisKeys } from '../../shared/redis/key-names';
 import { sql } from 'kysely';
 import type { Db } from '../../shared/db/database';
 import { EVENTS_QUEUE } from '../../shared/jobs/catalog';

@@ -1,4 +1,4 @@
-import type { CarriedDecision } from '../../shared/keys/request-id';
+import type { CarriedDecision } from '../../shared/ids/request-id';
 
 /** A decision as a requestId seals it. */
 export function buildCarriedDecision(userId = 'user-1', overrides: Partial<CarriedDecision> = {}): CarriedDecision {

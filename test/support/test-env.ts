@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Cluster, Redis } from 'ioredis';
-import { DEFAULT_QUEUE_PARTITIONS, redisKeys } from '../../shared/cache/keys';
+import { redisKeys } from '../../shared/redis/key-names';
 import { keyLayout, type RedisClient } from '../../shared/redis/redis';
 import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
 import { withDatabase } from './global-setup';
+import { DEFAULT_QUEUE_PARTITIONS } from '../../shared/config/config';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Response } from 'express';
 import { Admission, type AdmissionDeps } from '../../api/middleware/rate-limit.middleware';
-import type { KeyCredential } from '../../shared/keys/key.repository';
+import type { KeyCredential } from '../../shared/credentials/key.repository';
 import type { LimitDecision } from '../../shared/limits/limiter';
 import type { FreshRead } from '../../shared/profile/profile-cache.repository';
 import { createLogger } from '../../shared/logger/logger';

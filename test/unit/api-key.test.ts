@@ -7,8 +7,8 @@ import {
   hashesEqual,
   lastFour,
   parseApiKey,
-  randomBase62,
-} from '../../shared/keys/api-key';
+} from '../../shared/credentials/api-key';
+import { randomBase62 } from '../../shared/util/random-base62';
 
 const SECRET = 'unit-test-secret-0123456789';
 const ID_32 = 'aZ09'.repeat(8);

@@ -2,8 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { CredentialCache } from '../../api/auth/credential-cache';
 import { authenticate, type PresentedKey } from '../../api/middleware/auth.middleware';
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import { hashApiKey } from '../../shared/keys/api-key';
-import type { KeyCredential } from '../../shared/keys/key.repository';
+import { hashApiKey } from '../../shared/credentials/api-key';
+import type { KeyCredential } from '../../shared/credentials/key.repository';
 
 /**
  * What the API remembers of Authorization headers: a header in the canonical `Bearer <key>`

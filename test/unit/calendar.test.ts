@@ -1,4 +1,4 @@
-import { secondsInMonth, startOfMonth, startOfNextMonth, utcDay, utcMonth } from '../../shared/limits/calendar';
+import { secondsInMonth, startOfMonth, startOfNextMonth, utcDay, utcMonth } from '../../shared/util/calendar';
 
 describe('UTC calendar', () => {
   it('names the day and month of a moment, across day, month and year ends in either order', () => {

@@ -1,9 +1,9 @@
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
-import { redisKeys, SINGLE_NODE } from '../../shared/cache/keys';
+import { redisKeys, SINGLE_NODE } from '../../shared/redis/key-names';
 import { ENVIRONMENTS, type Tenant } from '../../shared/domain/environment';
-import { issueRequestId, readRequestIdClaims } from '../../shared/keys/request-id';
-import { userHash } from '../../shared/keys/user-hash';
+import { issueRequestId, readRequestIdClaims } from '../../shared/ids/request-id';
+import { userHash } from '../../shared/ids/user-hash';
 import { keyLayout } from '../../shared/redis/redis';
 import { buildCarriedDecision } from '../support/request-ids';
 

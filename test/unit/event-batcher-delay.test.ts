@@ -1,5 +1,5 @@
 import { DECISION_FLUSH_DELAY_MS, EventBatcher, FLUSH_DELAY_MS } from '../../worker/event-batcher';
-import type { BatchEvent, BatchItem } from '../../worker/handlers/event-batch';
+import type { BatchEvent, BatchItem } from '../../worker/phases/event-batch';
 
 /**
  * When the batcher flushes: a batch with an outcome after FLUSH_DELAY_MS (readers await

@@ -1,6 +1,6 @@
 import { KnownUsers } from '../../api/services/known-users';
 import { ParsedStates } from '../../api/services/parsed-states';
-import { redisKeys } from '../../shared/cache/keys';
+import { redisKeys } from '../../shared/redis/key-names';
 import { engine } from '../../shared/domain/engine/engine';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';

@@ -9,8 +9,8 @@ import {
   sealable,
   verifyRequestId,
   type RequestIdClaims,
-} from '../../shared/keys/request-id';
-import { userHash } from '../../shared/keys/user-hash';
+} from '../../shared/ids/request-id';
+import { userHash } from '../../shared/ids/user-hash';
 import { buildCarriedDecision } from '../support/request-ids';
 
 const SECRET = 'unit-test-secret-0123456789';

@@ -1,5 +1,5 @@
 --[[
-  cosClaimOutcome (api/services/outcome.service.ts): claims a requestId's outcome
+  cosClaimOutcome (shared/profile/outcome-claims.repository.ts): claims a requestId's outcome
   (docs/adr/0002-exactly-once-outcomes.md). The first outcome wins; a retry with the same
   signals is accepted again. A first outcome is also marked pending for its user until a worker
   has applied it (docs/adr/0008-read-your-outcomes.md).

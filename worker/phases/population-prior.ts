@@ -1,5 +1,4 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import { tenantKey } from '../../shared/cache/keys';
 import type { DbOrTx } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Learner } from '../../shared/domain/learner';
@@ -9,6 +8,7 @@ import {
   storePopulation,
   type StoredPopulation,
 } from '../../shared/population/population.repository';
+import { tenantKey } from '../../shared/domain/environment';
 
 /** Tenants whose parsed prior a worker keeps, least recently used dropped (read again from Postgres when next needed). */
 export const MAX_MEMO_PRIORS = 10_000;

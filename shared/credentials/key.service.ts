@@ -2,7 +2,7 @@ import type { Db, DbOrTx } from '../db/database';
 import type { Environment } from '../domain/environment';
 import { AppError } from '../errors/app-error';
 import { liveKeyCap, maxKeyRps, type LimitSetter } from '../limits/plans';
-import { findOrCreateAccount, lockAccount, type Account } from './account.repository';
+import { findOrCreateAccount, lockAccount, type Account } from '../accounts/account.repository';
 import { generateApiKey, hashApiKey, lastFour, SCOPES, type Scope } from './api-key';
 import { countLiveKeys, findKeyById, insertKey, newKeyId, updateKey, type ApiKeyRecord } from './key.repository';
 

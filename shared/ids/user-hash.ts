@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { BoundedMap } from '../cache/bounded-map';
-import { tenantKey } from '../cache/keys';
 import type { Tenant } from '../domain/environment';
+import { tenantKey } from '../domain/environment';
 
 /**
  * A keyed, truncated hash of a tenant's userId. Request ids carry it (so an outcome can be tied

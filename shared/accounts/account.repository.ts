@@ -1,11 +1,7 @@
 import { sql } from 'kysely';
-import { z } from 'zod';
+import type { Plan } from '../limits/plans';
 import type { DbOrTx } from '../db/database';
-import { randomBase62 } from './api-key';
-
-export const PLANS = ['starter', 'pro', 'enterprise'] as const;
-export const planSchema = z.enum(PLANS);
-export type Plan = z.infer<typeof planSchema>;
+import { randomBase62 } from '../util/random-base62';
 
 export interface Account {
   id: string;

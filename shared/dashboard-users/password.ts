@@ -1,5 +1,5 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2';
-import { randomBase62 } from '../keys/api-key';
+import { randomBase62 } from '../util/random-base62';
 
 /** argon2id with the library's recommended cost (19 MiB, 2 passes): OWASP's first choice. */
 const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;

@@ -1,6 +1,6 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
-import { tenantKey } from '../../shared/cache/keys';
 import type { Tenant } from '../../shared/domain/environment';
+import { tenantKey } from '../../shared/domain/environment';
 
 /** Profiles a worker remembers as stored; the least recently used are forgotten first. */
 export const MAX_KNOWN_PROFILES = 100_000;

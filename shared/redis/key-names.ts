@@ -1,4 +1,5 @@
-import type { Environment, Tenant } from '../domain/environment';
+import { DEFAULT_QUEUE_PARTITIONS } from '../config/config';
+import { tenantKey, type Environment, type Tenant } from '../domain/environment';
 
 /**
  * Every Redis key the service owns, with its TTL, under a versioned prefix
@@ -14,14 +15,6 @@ export const ERASED_TTL_SECONDS = 2 * 86_400;
 export const OUTCOME_FINGERPRINT_GRACE_SECONDS = 86_400;
 
 /**
- * A tenant's partition, with more parts after it: `<accountId>:<environment>[:<part>…]`. The one
- * spelling for Redis keys and for in-memory maps keyed by tenant (or tenant and user).
- */
-export function tenantKey(tenant: Tenant, ...parts: string[]): string {
-  return [tenant.accountId, tenant.environment, ...parts].join(':');
-}
-
-/**
  * Where keys live (docs/adr/0014-redis-cluster-partitions.md). On one node every key keeps the
  * name it always had. On a Redis Cluster each key a script or MULTI touches together ends in
  * the same hash tag: a user's keys in `{<userHash>}`, an account's limiter, quota and usage keys
@@ -31,16 +24,9 @@ export interface KeyLayout {
   cluster: boolean;
   /** Event-queue partitions (1 on one node: the one queue under `<prefix>:q`, as before partitions). */
   queuePartitions: number;
-  /** The user hash of a tenant's userId (shared/keys/user-hash.ts); used on a cluster only. */
+  /** The user hash of a tenant's userId (shared/ids/user-hash.ts); used on a cluster only. */
   userHash: (tenant: Tenant, userId: string) => string;
 }
-
-/**
- * Event-queue partitions unless QUEUE_PARTITIONS says otherwise, on one node as on a cluster:
- * the live workers share them out, so a worker beyond this many has none
- * (docs/adr/0015-worker-partition-ownership.md).
- */
-export const DEFAULT_QUEUE_PARTITIONS = 8;
 
 export const SINGLE_NODE: KeyLayout = { cluster: false, queuePartitions: DEFAULT_QUEUE_PARTITIONS, userHash: () => '' };
 

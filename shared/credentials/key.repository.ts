@@ -2,8 +2,9 @@ import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../db/database';
 import type { ApiKeys } from '../db/schema';
 import type { Environment } from '../domain/environment';
-import type { Plan } from './account.repository';
-import { randomBase62, type Scope } from './api-key';
+import { type Scope } from './api-key';
+import type { Plan } from '../limits/plans';
+import { randomBase62 } from '../util/random-base62';
 
 export interface ApiKeyRecord {
   id: string;

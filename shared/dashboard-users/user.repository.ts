@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { DbOrTx } from '../db/database';
-import { randomBase62 } from '../keys/api-key';
+import { randomBase62 } from '../util/random-base62';
 
 export const ROLES = ['owner', 'viewer'] as const;
 export const roleSchema = z.enum(ROLES);

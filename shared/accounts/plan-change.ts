@@ -1,7 +1,7 @@
 import type { Db } from '../db/database';
-import { liveKeyCap, PLAN_LIMITS } from '../limits/plans';
-import { lockAccount, PLANS, setPlan, type Account, type Plan } from './account.repository';
-import { clampKeyRps, countLiveKeys } from './key.repository';
+import { liveKeyCap, PLAN_LIMITS, PLANS, type Plan } from '../limits/plans';
+import { lockAccount, setPlan, type Account } from './account.repository';
+import { clampKeyRps, countLiveKeys } from '../credentials/key.repository';
 
 export interface PlanChange {
   /** Keys whose per-second override was above the new plan's limit and now equals it. */

@@ -1,4 +1,5 @@
-import { redisKeys, tenantKey } from '../../shared/cache/keys';
+import { redisKeys } from '../../shared/redis/key-names';
+import { tenantKey } from '../../shared/domain/environment';
 
 /**
  * A tenant's Redis keys are spelled `<accountId>:<environment>:…` by one helper; the spelling

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RedisKeys } from '../cache/keys';
+import type { RedisKeys } from '../redis/key-names';
 import type { RedisClient } from '../redis/redis';
 
 /**

@@ -1,8 +1,8 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ENVIRONMENTS, type Environment } from '../domain/environment';
+import { randomBase62 } from '../util/random-base62';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_ID_LENGTH = 40;
 /** `cos_sk_<env>_<id>`: env test|live, id ≥ 32 base62 characters. */
 export const API_KEY_PATTERN = /^cos_sk_(test|live)_([0-9A-Za-z]{32,128})$/;
@@ -10,17 +10,6 @@ export const API_KEY_PATTERN = /^cos_sk_(test|live)_([0-9A-Za-z]{32,128})$/;
 export const SCOPES = ['context', 'outcome', 'profile'] as const;
 export const scopeSchema = z.enum(SCOPES);
 export type Scope = z.infer<typeof scopeSchema>;
-
-/** Uniform base62 string from rejection-sampled random bytes (no modulo bias). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
-    }
-  }
-  return out;
-}
 
 export function generateApiKey(environment: Environment): string {
   return `cos_sk_${environment}_${randomBase62(KEY_ID_LENGTH)}`;
