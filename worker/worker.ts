@@ -12,16 +12,11 @@ import { engine } from '../shared/domain/engine/engine';
 import type { Learner } from '../shared/domain/learner';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
-import { utcMonth } from '../shared/util/calendar';
+import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
-import { catchUpTestDataReset, resetTestData } from '../shared/test-data/test-data-reset';
-import { flushUsage } from '../shared/usage/usage-flush';
-import { flushTraffic } from '../shared/traffic/traffic-flush';
-import { pruneTraffic } from '../shared/traffic/traffic-retention';
-import { detectPatterns } from '../shared/traffic/patterns/pattern-job';
+import { catchUpTestDataReset } from '../shared/test-data/test-data-reset';
 import { cappedBackoff } from '../shared/jobs/retry';
 import { WorkerGroup } from '../shared/jobs/worker-group.repository';
 import { EventBatcher } from './event-batcher';
@@ -30,6 +25,8 @@ import { LostLocks } from './lost-locks';
 import { PartitionConsumers, type QueueConsumer } from './partition-consumers';
 import { batchPoolSettings, jobTimings } from './job-timings';
 import { buildRegistry, processorFor } from './registry';
+import { registerSchedules } from './schedules';
+import { maintenanceHandlers } from './maintenance-handlers';
 
 export interface RunningWorker {
   /** This worker's id in the group the event-queue partitions are shared out over. */
@@ -99,33 +96,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const registry = buildRegistry({
     decisions: (data) => batcher.submitAll(data.decisions.map((decision) => ({ kind: 'decision', data: decision }))),
     outcomes: (data) => batcher.submitAll(data.outcomes.map((outcome) => ({ kind: 'outcome', data: outcome }))),
-    usageFlush: async () => {
-      const result = await flushUsage(redis, keys, db).catch((error: unknown) => {
-        metrics.usageFlushRun(false);
-        throw error;
-      });
-      metrics.usageFlushRun(true);
-      return `flushed ${result.snapshots} snapshots, ${result.rows} rows`;
-    },
-    trafficFlush: async () => {
-      const result = await flushTraffic(redis, keys, db);
-      return `flushed ${result.snapshots} traffic snapshots, ${result.rows} rows`;
-    },
-    trafficRetention: async () => JSON.stringify(await pruneTraffic(db, clock())),
-    trafficPatterns: async () => {
-      const run = await detectPatterns(db, clock());
-      return run ? `${run.keys} keys, ${run.findings} findings, ${run.created} new` : 'another run holds the lock';
-    },
-    partitionUpkeep: async () => {
-      const created = await ensurePartitions(maintenanceDb, clock());
-      if (created.length > 0) logger.info({ created }, 'monthly partitions created');
-      return created.length > 0 ? `created ${created.join(', ')}` : 'partitions up to date';
-    },
-    testDataReset: async () => {
-      const result = await resetTestData(maintenanceDb, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
-      if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');
-      return result.ran ? `reset ${result.period}: ${JSON.stringify(result.rowsRemoved)}` : `reset ${result.period} already done`;
-    },
+    ...maintenanceHandlers({ redis, keys, db, maintenanceDb, logger, metrics, clock }),
   });
 
   const common = {
@@ -196,33 +167,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   consumers.start();
 
   const ready = (async () => {
-    const { usageFlush, testDataReset, trafficFlush, trafficRetention, trafficPatterns, partitionUpkeep } = JOBS;
-    await maintenance.upsertJobScheduler(
-      usageFlush.scheduler.id,
-      { every: config.USAGE_FLUSH_INTERVAL },
-      { name: 'usageFlush', data: {}, opts: usageFlush.options },
-    );
-    await maintenance.upsertJobScheduler(
-      trafficFlush.scheduler.id,
-      { every: config.USAGE_FLUSH_INTERVAL },
-      { name: 'trafficFlush', data: {}, opts: trafficFlush.options },
-    );
-    for (const [name, job] of [
-      ['trafficRetention', trafficRetention],
-      ['trafficPatterns', trafficPatterns],
-      ['partitionUpkeep', partitionUpkeep],
-    ] as const) {
-      await maintenance.upsertJobScheduler(
-        job.scheduler.id,
-        { pattern: job.scheduler.pattern, tz: job.scheduler.tz },
-        { name, data: {}, opts: job.options },
-      );
-    }
-    await maintenance.upsertJobScheduler(
-      testDataReset.scheduler.id,
-      { pattern: testDataReset.scheduler.pattern, tz: testDataReset.scheduler.tz },
-      { name: 'testDataReset', data: {}, opts: testDataReset.options },
-    );
+    await registerSchedules(maintenance, config);
     const caughtUp = await catchUpTestDataReset(maintenanceDb, redis, keys, clock());
     if (caughtUp?.ran) logger.info({ period: caughtUp.period, rowsRemoved: caughtUp.rowsRemoved }, 'missed test-data reset caught up');
     const created = await ensurePartitions(maintenanceDb, clock());

@@ -108,7 +108,7 @@ export const JOBS = {
     schema: usageFlushJobSchema,
     options: redoneNextTick,
     /** Run by a job scheduler every USAGE_FLUSH_INTERVAL; flushes are idempotent. */
-    scheduler: { id: 'usage-flush' },
+    scheduler: { id: 'usage-flush', every: 'USAGE_FLUSH_INTERVAL' },
     jobId: null,
   },
   testDataReset: {
@@ -126,7 +126,7 @@ export const JOBS = {
     schema: trafficFlushJobSchema,
     options: redoneNextTick,
     /** Every USAGE_FLUSH_INTERVAL, with the usage flush; flushes are idempotent. */
-    scheduler: { id: 'traffic-flush' },
+    scheduler: { id: 'traffic-flush', every: 'USAGE_FLUSH_INTERVAL' },
     jobId: null,
   },
   /** Deletes traffic rows past their retention (14 days of minutes, 400 days of hours). */
@@ -156,6 +156,13 @@ export const JOBS = {
     jobId: null,
   },
 } as const;
+
+/**
+ * When a scheduled job runs: every so many milliseconds (the worker setting named), or on a
+ * cron pattern in a time zone. Every worker registers each catalog schedule at start
+ * (worker/schedules.ts); BullMQ runs each tick once, on whichever worker takes it.
+ */
+export type Schedule = { id: string; every: 'USAGE_FLUSH_INTERVAL' } | { id: string; pattern: string; tz: string };
 
 /** Jobs enqueued by the API (the others are created by job schedulers in the worker). */
 export type ProducedJobName = 'decisions' | 'outcomes';
