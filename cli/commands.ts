@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../shared/config/duration';
 import { hashPassword } from '../shared/dashboard-users/password';
-import { recordAudit } from '../shared/audit/audit.repository';
 import {
   createUser,
   deleteUser,
@@ -12,6 +11,7 @@ import {
   setPasswordHash,
 } from '../shared/dashboard-users/user.repository';
 import type { Db } from '../shared/db/database';
+import type { CliConfig } from '../shared/config/config';
 import { detachPartitionsBefore, listPartitions, MONTH_PATTERN } from '../shared/db/partitions';
 import { ENVIRONMENTS, environmentSchema } from '../shared/domain/environment';
 import { evaluationJson, evaluationText } from '../shared/evaluation/evaluation-report';
@@ -19,7 +19,7 @@ import { evaluateTenant } from '../shared/evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import { createAccount, findAccount, listAccounts, setRestricted } from '../shared/accounts/account.repository';
 import { scopeSchema, SCOPES } from '../shared/credentials/api-key';
-import { findKeyById, keyStatus, listKeys } from '../shared/credentials/key.repository';
+import { keyStatus, listKeys } from '../shared/credentials/key.repository';
 import { KeyService } from '../shared/credentials/key.service';
 import { changePlan } from '../shared/accounts/plan-change';
 import { startOfMonth, utcMonth } from '../shared/util/calendar';
@@ -28,10 +28,10 @@ import { resetTestData } from '../shared/test-data/test-data-reset';
 import { flushUsage } from '../shared/usage/usage-flush';
 import { monthlyTotals, usageForMonth } from '../shared/usage/usage.repository';
 import { command, UsageError, type Command } from './command';
-import { announce, withQueues, withRedis, type QueueName } from './connections';
+import { announce, publish, withQueues, withRedis, type QueueName } from './connections';
+import { KeyLifecycle, type KeyActor } from '../shared/credentials/key-lifecycle';
 import { newPassword, parseSince, parseWith, requireAccount } from './flag-values';
 import { accountJson, issuedJson, issuedText, keyJson, partitionJson, partitionText, passwordText, userJson } from './output';
-import type { AuditAction } from '../shared/domain/audit-actions';
 
 /*
  * The CLI's one command table: each command's name, summary, arguments, flags and handler,
@@ -154,24 +154,26 @@ export const COMMANDS: readonly Command[] = [
       rps: { type: 'string', value: 'R', description: "the key's requests per second, replacing its plan's (live keys only)" },
     },
     run: async ({ db, config, flags }) => {
-      const issued = await new KeyService(db, config.COS_SECRET).create({
-        account: flags.account,
-        environment: parseWith(environmentSchema, flags.env, 'env'),
-        name: flags.name,
-        scopes:
-          flags.scopes === undefined
-            ? undefined
-            : parseWith(
-                z.array(scopeSchema).min(1),
-                flags.scopes
-                  .split(',')
-                  .map((s) => s.trim())
-                  .filter(Boolean),
-                'scopes',
-              ),
-        rateLimitRps: flags.rps === undefined ? null : parseWith(z.coerce.number().int().positive(), flags.rps, 'rps'),
-      });
-      await auditKeyAction(db, issued.id, 'key.create');
+      const { result: issued } = await keyLifecycle(db, config).create(
+        {
+          account: flags.account,
+          environment: parseWith(environmentSchema, flags.env, 'env'),
+          name: flags.name,
+          scopes:
+            flags.scopes === undefined
+              ? undefined
+              : parseWith(
+                  z.array(scopeSchema).min(1),
+                  flags.scopes
+                    .split(',')
+                    .map((s) => s.trim())
+                    .filter(Boolean),
+                  'scopes',
+                ),
+          rateLimitRps: flags.rps === undefined ? null : parseWith(z.coerce.number().int().positive(), flags.rps, 'rps'),
+        },
+        OPERATOR,
+      );
       return { json: issuedJson(issued), text: issuedText(issued) };
     },
   }),
@@ -196,9 +198,7 @@ export const COMMANDS: readonly Command[] = [
     positionals: [KEY_ID],
     flags: {},
     run: async ({ db, config, args }) => {
-      const key = await new KeyService(db, config.COS_SECRET).revoke(args.id);
-      await auditKeyAction(db, key.id, 'key.revoke');
-      const warning = await announce(config, { type: 'key', keyId: key.id, revokedAt: key.revokedAt ?? undefined });
+      const { result: key, warning } = await keyLifecycle(db, config).revoke(args.id, OPERATOR);
       return { json: keyJson(key), text: `revoked ${key.id}`, warning };
     },
   }),
@@ -208,9 +208,7 @@ export const COMMANDS: readonly Command[] = [
     positionals: [KEY_ID],
     flags: {},
     run: async ({ db, config, args }) => {
-      const key = await new KeyService(db, config.COS_SECRET).delete(args.id);
-      await auditKeyAction(db, key.id, 'key.delete');
-      const warning = await announce(config, { type: 'key', keyId: key.id, deletedAt: key.deletedAt ?? undefined });
+      const { result: key, warning } = await keyLifecycle(db, config).delete(args.id, OPERATOR);
       return { json: keyJson(key), text: `deleted ${key.id}`, warning };
     },
   }),
@@ -224,8 +222,9 @@ export const COMMANDS: readonly Command[] = [
     run: async ({ db, config, args, flags }) => {
       const grace = parseDuration(flags.grace);
       if (grace === null) throw new UsageError(`invalid --grace: "${flags.grace}" is not a duration like 30m, 24h or 7d`);
-      const { previousKeyExpiresAt, ...issued } = await new KeyService(db, config.COS_SECRET).rotate(args.id, grace);
-      await auditKeyAction(db, args.id, 'key.rotate');
+      const {
+        result: { previousKeyExpiresAt, ...issued },
+      } = await keyLifecycle(db, config).rotate(args.id, grace, OPERATOR);
       return { json: issuedJson(issued), text: `${issuedText(issued)}\nthe previous key works until ${previousKeyExpiresAt}` };
     },
   }),
@@ -435,8 +434,8 @@ export const COMMANDS: readonly Command[] = [
 const queueName = (value: string): QueueName => parseWith(z.enum([EVENTS_QUEUE, MAINTENANCE_QUEUE]), value, 'queue');
 
 /** Key actions of the CLI join the account's audit log (shown on the dashboard) as the operator's. */
-async function auditKeyAction(db: Db, keyId: string, action: AuditAction): Promise<void> {
-  const key = await findKeyById(db, keyId);
-  if (!key) return;
-  await recordAudit(db, { accountId: key.accountId, actor: 'operator (cli)', action, keyId, environment: key.environment, country: null });
-}
+const OPERATOR: KeyActor = { name: 'operator (cli)', country: null };
+
+/** The key lifecycle as the operator runs it: changes announced on a Redis connection of their own. */
+const keyLifecycle = (db: Db, config: CliConfig) =>
+  new KeyLifecycle({ db, keys: new KeyService(db, config.COS_SECRET), announce: (change) => publish(config, change) });

@@ -13,14 +13,21 @@ import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/r
  * change is made, and instances see it within about 2 s of reaching Postgres.
  */
 export async function announce(config: CliConfig, change: CredentialChange): Promise<string | undefined> {
-  const redis = createRedis(redisTarget(config), 'once');
   try {
-    await redis.connect();
-    await publishCredentialChange(redis, keysFor(config), change);
+    await publish(config, change);
     return undefined;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return `could not announce the change on Redis (${reason}); API instances apply it within about 2 s of reaching Postgres`;
+  }
+}
+
+/** Announces a change on a connection of its own; throws when Redis cannot be reached. */
+export async function publish(config: CliConfig, change: CredentialChange): Promise<void> {
+  const redis = createRedis(redisTarget(config), 'once');
+  try {
+    await redis.connect();
+    await publishCredentialChange(redis, keysFor(config), change);
   } finally {
     redis.disconnect();
   }

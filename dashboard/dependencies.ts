@@ -7,6 +7,8 @@ import type { RedisKeys } from '../shared/redis/key-names';
 import { dependencyProbes, probePool, requestProbeTimeout } from '../shared/health/readiness';
 import { countryResolver, type CountryCode } from '../shared/geo/country';
 import { KeyService } from '../shared/credentials/key.service';
+import { KeyLifecycle } from '../shared/credentials/key-lifecycle';
+import { publishCredentialChange } from '../shared/credentials/credential-changes.repository';
 import type { Logger } from '../shared/logger/logger';
 import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
 import { DeviceCookies } from './auth/device-cookie';
@@ -18,7 +20,8 @@ export interface DashboardDeps {
   db: Db;
   redis: RedisClient;
   redisKeys: RedisKeys;
-  keyService: KeyService;
+  /** Keys created, rotated, revoked and deleted, each announced and audited (as the CLI's). */
+  keyLifecycle: KeyLifecycle;
   throttle: SignInThrottle;
   /** Remembered devices: each keeps its own sign-in allowance. */
   devices: DeviceCookies;
@@ -58,7 +61,11 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     db,
     redis,
     redisKeys: keys,
-    keyService: new KeyService(db, config.COS_SECRET, 'customer'),
+    keyLifecycle: new KeyLifecycle({
+      db,
+      keys: new KeyService(db, config.COS_SECRET, 'customer'),
+      announce: (change) => publishCredentialChange(redis, keys, change),
+    }),
     throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     verifications: new VerificationGate(),

@@ -4,9 +4,8 @@ import { parseDuration } from '../../shared/config/duration';
 import { environmentSchema, type Environment } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
 import { scopeSchema } from '../../shared/credentials/api-key';
-import { publishCredentialChange, type CredentialChange } from '../../shared/credentials/credential-changes.repository';
+import type { KeyActor } from '../../shared/credentials/key-lifecycle';
 import { findKeyById, listKeys, type ApiKeyRecord } from '../../shared/credentials/key.repository';
-import { auditViewer } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
@@ -70,13 +69,11 @@ export function keysRoutes(deps: DashboardDeps): Router {
     return key;
   };
 
-  const announce = async (change: CredentialChange) => {
-    try {
-      await publishCredentialChange(deps.redis, deps.redisKeys, change);
-    } catch (error) {
-      // The change is in Postgres: API instances apply it on their next poll of it, within about 2 s.
-      deps.logger.warn({ err: error }, 'could not announce a key change on Redis');
-    }
+  /** The signed-in user, as the key lifecycle records them in the audit log. */
+  const actor = (req: Request, res: Response): KeyActor => ({ name: viewerOf(res).user.email, country: deps.countryOf(req.ip) });
+  /** A change that API instances were not told of at once: they apply it from Postgres within about 2 s. */
+  const logWarning = (warning: string | undefined) => {
+    if (warning) deps.logger.warn(warning);
   };
 
   router.get('/', viewer, (_req, res) => res.redirect(303, '/keys/test'));
@@ -93,14 +90,16 @@ export function keysRoutes(deps: DashboardDeps): Router {
   router.post('/keys/:env', ...change, async (req, res) => {
     const environment = environmentParam(req);
     const form = parseForm(createForm, req);
-    const issued = await deps.keyService.create({
-      account: viewerOf(res).account.id,
-      environment,
-      name: form.name || undefined,
-      scopes: form.scopes,
-      rateLimitRps: form.rateLimitRps,
-    });
-    await auditViewer(deps, req, res, 'key.create', { id: issued.id, environment });
+    const { result: issued } = await deps.keyLifecycle.create(
+      {
+        account: viewerOf(res).account.id,
+        environment,
+        name: form.name || undefined,
+        scopes: form.scopes,
+        rateLimitRps: form.rateLimitRps,
+      },
+      actor(req, res),
+    );
     const name = (await findKeyById(deps.db, issued.id))!.name;
     res.status(201);
     await render(res, { environment, shown: { key: issued.key, name }, message: { kind: 'success', text: `Key “${name}” created.` } });
@@ -109,8 +108,7 @@ export function keysRoutes(deps: DashboardDeps): Router {
   router.post('/keys/:env/:keyId/rotate', ...change, async (req, res) => {
     const old = await ownKey(req, res);
     const form = parseForm(rotateForm, req);
-    const rotated = await deps.keyService.rotate(old.id, parseDuration(form.grace)!);
-    await auditViewer(deps, req, res, 'key.rotate', { id: old.id, environment: old.environment });
+    const { result: rotated } = await deps.keyLifecycle.rotate(old.id, parseDuration(form.grace)!, actor(req, res));
     res.status(201);
     await render(res, {
       environment: old.environment,
@@ -122,18 +120,14 @@ export function keysRoutes(deps: DashboardDeps): Router {
   router.post('/keys/:env/:keyId/revoke', ...change, async (req, res) => {
     const key = await ownKey(req, res);
     parseForm(actionForm, req);
-    const revoked = await deps.keyService.revoke(key.id);
-    await announce({ type: 'key', keyId: key.id, revokedAt: revoked.revokedAt ?? undefined });
-    await auditViewer(deps, req, res, 'key.revoke', { id: key.id, environment: key.environment });
+    logWarning((await deps.keyLifecycle.revoke(key.id, actor(req, res))).warning);
     res.redirect(303, `/keys/${key.environment}?done=revoked`);
   });
 
   router.post('/keys/:env/:keyId/delete', ...change, async (req, res) => {
     const key = await ownKey(req, res);
     parseForm(actionForm, req);
-    const deleted = await deps.keyService.delete(key.id);
-    await announce({ type: 'key', keyId: key.id, deletedAt: deleted.deletedAt ?? undefined });
-    await auditViewer(deps, req, res, 'key.delete', { id: key.id, environment: key.environment });
+    logWarning((await deps.keyLifecycle.delete(key.id, actor(req, res))).warning);
     res.redirect(303, `/keys/${key.environment}?done=deleted`);
   });
 
