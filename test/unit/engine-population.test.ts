@@ -1,4 +1,3 @@
-import { popV2 } from './engine-population-v2';
 import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
 import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
@@ -413,45 +412,13 @@ describe('compilePopulation', () => {
 });
 
 describe('parsePopulation', () => {
-  it('returns an empty prior for anything that is not a pop-v3 or pop-v2 prior, including the first engine’s pop-v1', () => {
+  it('returns an empty prior for anything that is not a prior of today’s format, including those of earlier ones', () => {
     const v1 = { format: 'pop-v1', events: 3, w: new Array(CELL_COUNT).fill(1) };
-    const bad = [
-      { ...emptyPopulation(), shownCount: [1, 2] },
-      { ...emptyPopulation(), predictionErrors: [0, 0] },
-      { ...popV2(emptyPopulation()), n: [1] },
-    ];
+    const { contrastExcess: _excess, contrastScale: _scale, ...withoutContrast } = emptyPopulation();
+    const bad = [{ ...emptyPopulation(), shownCount: [1, 2] }, { ...emptyPopulation(), predictionErrors: [0, 0] }, withoutContrast];
     for (const raw of [null, 7, 'x', {}, v1, ...bad]) {
       expect(parsePopulation(raw)).toEqual(emptyPopulation());
     }
-  });
-
-  it('converts a stored pop-v2 prior: the same sums under their new names, the same model', () => {
-    const prior = trainedTenant(
-      seededRandom(5),
-      20,
-      20,
-      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
-      (shown, random) => (random() < (shown.framing === 'purpose' ? 0.8 : 0.3) ? 1 : 0),
-    );
-    const converted = parsePopulation(JSON.parse(JSON.stringify(popV2(prior))));
-    // pop-v2 kept no within-user contrast: those sums start again at zero.
-    const withoutContrast = { ...prior, contrastExcess: [0, 0, 0, 0], contrastScale: [0, 0, 0, 0] };
-    expect(converted).toEqual(withoutContrast);
-    const [before, after] = [compilePopulation(withoutContrast), compilePopulation(converted)];
-    expect(after.mean).toEqual(before.mean);
-    after.dimensions.forEach((model, d) => expect(model).toEqual(before.dimensions[d]));
-  });
-
-  it('reads a pop-v3 prior stored before the within-user contrast was kept, with those sums at zero', () => {
-    const prior = uniformlyLogged(LOW, 'purpose', seededRandom(4), 10);
-    const stored: Partial<PopulationPrior> = { ...prior };
-    delete stored.contrastExcess;
-    delete stored.contrastScale;
-    expect(parsePopulation(JSON.parse(JSON.stringify(stored)))).toEqual({
-      ...prior,
-      contrastExcess: [0, 0, 0, 0],
-      contrastScale: [0, 0, 0, 0],
-    });
   });
 
   it('round-trips a prior through JSON', () => {

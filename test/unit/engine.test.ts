@@ -11,7 +11,7 @@ import {
 import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
 import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/inference';
-import { CELL_COUNT, DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
+import { DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, HISTORY_LENGTH, MAX_TASK_TYPES, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
@@ -408,57 +408,6 @@ describe('engine.parseState', () => {
     expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
   });
 
-  it('reads an engine-v1 state as evidence without a history: its cells summed over task types', () => {
-    const cells = () => new Array<number>(CELL_COUNT).fill(0);
-    const curiosity = cellIndex(2, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('curiosity'));
-    const untyped = { taskType: null, n: cells(), s: cells(), st: cells() };
-    const email = { taskType: 'email', n: cells(), s: cells(), st: cells() };
-    untyped.n[curiosity] = 6;
-    untyped.s[curiosity] = 5.4;
-    untyped.st[curiosity] = 6;
-    email.n[curiosity] = 2;
-    email.s[curiosity] = 1.6;
-    email.st[curiosity] = 2;
-    const legacy = {
-      learner: 'engine-v1',
-      outcomes: 8,
-      shortfall: 0,
-      slots: [untyped, email],
-      summary: { best: [4, 0, 0, 0], phase: 'learning' },
-    };
-    const state = engine.parseState(legacy);
-    expect(state).toMatchObject({ learner: 'engine-v2', outcomes: 8, history: [], taskTypes: [] });
-    expect([state.older.n[curiosity], state.older.r[curiosity], state.older.st[curiosity]]).toEqual([8, 7, 8]);
-    expect(engine.summarize(state).best.framing).toBe('curiosity');
-    expect(engineStateSchema.safeParse(state).success).toBe(true);
-  });
-
-  it('reads a thompson-v1 state the same way', () => {
-    const cells = (
-      dim: Dimension,
-      value?: string,
-      cell: [number, number, number] = [0, 0, 0],
-      others: [number, number, number] = [0, 0, 0],
-    ) => DIMENSIONS[dim].values.map((v) => (v === value ? cell : others));
-    const empty = () => Object.fromEntries(DIMENSION_NAMES.map((dim) => [dim, cells(dim)]));
-    const legacy = {
-      learner: 'thompson-v1',
-      n: 24,
-      byComplexity: {
-        low: empty(),
-        medium: empty(),
-        high: { ...empty(), framing: cells('framing', 'curiosity', [12, 10.8, 12], [3, 0.3, 0]) },
-      },
-    };
-    const state = engine.parseState(legacy);
-    expect(state.outcomes).toBe(24);
-    const curiosity = cellIndex(2, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('curiosity'));
-    const purpose = cellIndex(2, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
-    expect([state.older.n[curiosity], state.older.s[curiosity], state.older.st[curiosity]]).toEqual([12, 10.8, 12]);
-    expect([state.older.n[purpose], state.older.s[purpose], state.older.st[purpose]]).toEqual([3, 0.3, 0]);
-    expect(engine.summarize(state).best.framing).toBe('curiosity');
-  });
-
   it('returns a fresh state for anything else', () => {
     const fresh = engine.initialState(EMPTY);
     const garbage = [
@@ -506,8 +455,6 @@ describe('engine.parseState', () => {
     expect(told.join(' ')).not.toContain('secret-looking');
     told.length = 0;
     engine.parseState(JSON.parse(JSON.stringify(trainedState())), tell);
-    const zeros = () => new Array<number>(CELL_COUNT).fill(0);
-    engine.parseState({ learner: 'engine-v1', outcomes: 0, slots: [{ n: zeros(), s: zeros(), st: zeros() }] }, tell); // converted
     expect(told).toEqual([]);
   });
 });

@@ -5,7 +5,6 @@ import { mixedMeans, spreadOf } from './complexity-shares';
 import { choosingBeliefs, entrySlot, inferUser } from './inference';
 import { emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
-import { fromLegacy } from './legacy';
 import {
   DIMENSION_OFFSET,
   argmax,
@@ -106,7 +105,7 @@ function describeIssue(issue: { path: PropertyKey[]; message: string } | undefin
  * them) and the states the engine made. A worker reads the same stored state for the profile
  * before an outcome and for the update, and the state an update made for the next outcome of
  * the user and the profile after it: each is schema-checked once and keeps the inference cached
- * for it (inference.ts). Converted legacy states are converted at each read. States are never mutated.
+ * for it (inference.ts). States are never mutated.
  */
 const known = new WeakMap<object, EngineState>();
 const valid = (state: EngineState): EngineState => (known.set(state, state), state);
@@ -142,8 +141,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       known.set(raw as object, parsed.data);
       return valid(parsed.data);
     }
-    const legacy = fromLegacy(raw);
-    if (legacy) return stateOf(legacy.outcomes, legacy.older, EMPTY_PRIOR);
     onUnreadable?.(describeIssue(parsed.error.issues[0]));
     return stateOf(0, emptyOlder(), EMPTY_PRIOR);
   },

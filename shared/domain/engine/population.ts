@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { DIMENSION_NAMES } from '../arms';
 import { NEUTRAL_GRID, addNeutralEvidence } from './neutral-share';
 import { spreadOf } from './complexity-shares';
-import { fromPopV2 } from './population-legacy';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant, zeros } from './layout';
 
 /**
@@ -16,8 +15,6 @@ import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant,
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
-/** Sums added after the format was first stored: a prior without them reads them as zeros. */
-const addedPerDimension = perDimension.default(() => zeros(DIMENSION_NAMES.length));
 
 const populationPriorSchema = z.object({
   format: z.literal('pop-v3'),
@@ -45,8 +42,8 @@ const populationPriorSchema = z.object({
    * between-value sums of squares of credited rewards in excess of their noise, and Σ of what
    * a unit step adds to them.
    */
-  contrastExcess: addedPerDimension,
-  contrastScale: addedPerDimension,
+  contrastExcess: perDimension,
+  contrastScale: perDimension,
   /**
    * Log-likelihood of the task-type-neutral share at each point of NEUTRAL_GRID: Σ t · log(share ·
    * B + 1 − share) over outcomes of users with typed evidence (t: its weight, B: the user's Bayes
@@ -95,15 +92,10 @@ export function emptyPopulation(): PopulationPrior {
   };
 }
 
-/**
- * A stored prior: `pop-v3`, or `pop-v2` converted (population-legacy.ts); an empty one for
- * anything else (including the first engine's `pop-v1` priors, which the worker rebuilds).
- */
+/** A stored prior; an empty one for anything that is not one (the worker's merges rebuild it). */
 export function parsePopulation(raw: unknown): PopulationPrior {
   const parsed = populationPriorSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const v2 = fromPopV2(raw);
-  return v2 ? { format: 'pop-v3', ...v2 } : emptyPopulation();
+  return parsed.success ? parsed.data : emptyPopulation();
 }
 
 /** What one outcome adds to a population delta (all computed by the engine). */
