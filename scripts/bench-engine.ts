@@ -44,7 +44,7 @@ function randomChoice(random: Random): Choice {
 function userState(prior: PopulationPrior, random: Random): EngineState {
   let state = engine.initialState(prior);
   for (let i = 0; i < USER_OUTCOMES; i++) {
-    const context = { complexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
+    const context = { taskComplexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
     const choice = engine.decide(state, { context, pins: {}, random }, prior).choice;
     const reward = likesPurpose(choice, random);
     state = engine.update(state, { context, choice, reward, started: reward > 0.5 }, prior);
@@ -102,7 +102,9 @@ function main() {
   const prior = unanimousTenant(random, 200);
   const state = userState(prior, random);
   const serialized = JSON.stringify(state);
-  const contexts = TASK_COMPLEXITY.flatMap((complexity) => [...TASK_TYPES, undefined].map((taskType) => ({ complexity, taskType })));
+  const contexts = TASK_COMPLEXITY.flatMap((complexity) =>
+    [...TASK_TYPES, undefined].map((taskType) => ({ taskComplexity: complexity, taskType })),
+  );
   // The engine caches its inference per state object; a served request has a state freshly
   // read from the cache, so every timed call gets a new object (a shallow copy, which costs ~0).
   const fresh = () => ({ ...state });

@@ -1,7 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { AuditAction } from '../dashboard/audit.repository';
 import type { Choice } from '../domain/arms';
-import type { DecisionContext, SelectionProbabilities } from '../domain/learner';
+import type { SelectionProbabilities } from '../domain/learner';
+import type { LoggedContext } from '../jobs/catalog';
 
 /** Kysely table types. snake_case names appear only here and in repositories. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -71,7 +72,7 @@ export interface DecisionsTable {
   /** Written only by the worker, from decision jobs checked against their schema. */
   chosen: Json<Choice>;
   probabilities: Json<SelectionProbabilities>;
-  context: Json<DecisionContext & { metadata?: Record<string, unknown> }>;
+  context: Json<LoggedContext>;
   explored: Json<string[]>;
   confidence: number;
   issued_at: Timestamp;

@@ -20,12 +20,14 @@ export type ProfilePhase = z.infer<typeof profilePhaseSchema>;
 
 /**
  * The four presentation dimensions the learner chooses. `field` is the name in the context
- * response, `profileField` the name in the profile object and PUT body.
+ * response, `profileField` the name in the profile object and PUT body. The dimension the
+ * response calls `complexity` is how a task's complexity is handled (`complexityHandling`),
+ * not the task's complexity (`TaskComplexity`, the request's `complexity`).
  */
 export const DIMENSIONS = {
   framing: { values: FRAMINGS, field: 'suggestedFraming', profileField: 'preferredFraming' },
   style: { values: STYLES, field: 'communicationStyle', profileField: 'communicationStyle' },
-  complexity: { values: COMPLEXITY_HANDLING, field: 'complexity', profileField: 'complexityPreference' },
+  complexityHandling: { values: COMPLEXITY_HANDLING, field: 'complexity', profileField: 'complexityPreference' },
   encouragement: { values: ENCOURAGEMENT, field: 'encouragement', profileField: 'encouragementLevel' },
 } as const;
 
@@ -36,7 +38,7 @@ export const DIMENSION_NAMES = Object.keys(DIMENSIONS) as Dimension[];
 export const choiceSchema = z.object({
   framing: framingSchema,
   style: styleSchema,
-  complexity: complexityHandlingSchema,
+  complexityHandling: complexityHandlingSchema,
   encouragement: encouragementSchema,
 });
 export type Choice = z.infer<typeof choiceSchema>;
@@ -46,7 +48,7 @@ export const pinsSchema = z
   .object({
     framing: framingSchema,
     style: styleSchema,
-    complexity: complexityHandlingSchema,
+    complexityHandling: complexityHandlingSchema,
     encouragement: encouragementSchema,
   })
   .partial();

@@ -3,11 +3,12 @@ import { Dimension, Pins, ProfilePhase, taskComplexitySchema, type Choice } from
 import type { Random } from './random';
 
 /**
- * What the learner conditions a decision on (from the context request). Without `complexity` the
- * task's complexity is unknown: the learner answers from the user's beliefs across complexities.
+ * What the learner conditions a decision on (from the context request, whose `complexity` is the
+ * task's). Without `taskComplexity` it is unknown: the learner answers from the user's beliefs
+ * across complexities.
  */
 export const decisionContextSchema = z.object({
-  complexity: taskComplexitySchema.optional(),
+  taskComplexity: taskComplexitySchema.optional(),
   taskType: z.string().max(100).optional(),
 });
 export type DecisionContext = z.infer<typeof decisionContextSchema>;
@@ -16,7 +17,7 @@ export type DecisionContext = z.infer<typeof decisionContextSchema>;
 export const selectionProbabilitiesSchema = z.object({
   framing: z.number(),
   style: z.number(),
-  complexity: z.number(),
+  complexityHandling: z.number(),
   encouragement: z.number(),
 });
 export type SelectionProbabilities = z.infer<typeof selectionProbabilitiesSchema>;

@@ -37,6 +37,8 @@ export const decisionJobSchema = z.object({
   issuedAt: z.number(),
 });
 export type DecisionJob = z.infer<typeof decisionJobSchema>;
+/** A decision's context as logged: the request's fields under the request's names. */
+export type LoggedContext = DecisionJob['context'];
 
 export const outcomeJobSchema = z.object({
   ...tenant,

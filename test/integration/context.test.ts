@@ -65,11 +65,11 @@ describe('POST /v1/context', () => {
     expect(row.chosen).toEqual({
       framing: res.body.suggestedFraming,
       style: res.body.communicationStyle,
-      complexity: res.body.complexity,
+      complexityHandling: res.body.complexity,
       encouragement: res.body.encouragement,
     });
     const probabilities = row.probabilities as Record<string, number>;
-    for (const dim of ['framing', 'style', 'complexity', 'encouragement']) {
+    for (const dim of ['framing', 'style', 'complexityHandling', 'encouragement']) {
       expect(probabilities[dim]).toBeGreaterThan(0);
       expect(probabilities[dim]).toBeLessThanOrEqual(1);
     }

@@ -8,7 +8,7 @@ import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 
-const MEDIUM: DecisionContext = { complexity: 'medium' };
+const MEDIUM: DecisionContext = { taskComplexity: 'medium' };
 const styleCell = (style: Choice['style']) => cellIndex(1, DIMENSION_OFFSET.style + DIMENSIONS.style.values.indexOf(style));
 const framingCell = (framing: Choice['framing']) => cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing));
 
@@ -39,7 +39,7 @@ function confounded(prior: PopulationPrior): EngineState {
   const c = (framing: Choice['framing'], style: Choice['style']): Choice => ({
     framing,
     style,
-    complexity: 'chunked',
+    complexityHandling: 'chunked',
     encouragement: 'moderate',
   });
   for (let i = 0; i < 10; i++)

@@ -41,7 +41,12 @@ import { trainedTenant, unanimousTenant } from '../../scripts/bench/tenant';
 
 const LOW = 0;
 const D = DIMENSION_NAMES.length;
-const choice = (framing: Choice['framing']): Choice => ({ framing, style: 'warm', complexity: 'chunked', encouragement: 'moderate' });
+const choice = (framing: Choice['framing']): Choice => ({
+  framing,
+  style: 'warm',
+  complexityHandling: 'chunked',
+  encouragement: 'moderate',
+});
 const framingCell = (complexity: number, framing: Choice['framing']) =>
   cellIndex(complexity, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing));
 const zeros4 = () => new Float64Array(D);
@@ -237,7 +242,7 @@ describe('compilePopulation', () => {
     for (const f of FRAMINGS) sum += framing.popBest[framingCell(LOW, f)]!;
     expect(sum).toBeCloseTo(1, 3);
     expect(framing.popBest[framingCell(LOW, 'purpose')]).toBeGreaterThan(0.99);
-    expect(engine.populationBest(prior, { complexity: 'low' }).framing).toBe('purpose');
+    expect(engine.populationBest(prior, { taskComplexity: 'low' }).framing).toBe('purpose');
     // Nothing was learned at the other complexities: every framing is as likely as any other.
     for (const f of FRAMINGS) expect(framing.popBest[framingCell(2, f)]).toBeCloseTo(1 / 5, 2);
   });
@@ -375,7 +380,7 @@ describe('compilePopulation', () => {
       let state = engine.initialState(prior);
       let hits = 0;
       for (let i = 0; i < 30; i++) {
-        const context = { complexity: TASK_COMPLEXITY[i % 3]! };
+        const context = { taskComplexity: TASK_COMPLEXITY[i % 3]! };
         const { choice } = engine.decide(state, { context, pins: {}, random }, prior);
         const reward = choice.framing === 'curiosity' ? 0.8 : 0.2 * random();
         if (i >= 20 && choice.framing === 'curiosity') hits++;
@@ -441,7 +446,7 @@ function personalStyleTenant(effect: number, seed = 11): PopulationPrior {
     random,
     USERS,
     INTERACTIONS,
-    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+    (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
     (shown, r) => {
       const user = Math.floor(served++ / INTERACTIONS);
       const p = 0.2 + (shown.framing === 'purpose' ? 0.3 : 0) + (shown.style === favourites[user] ? effect : 0);
@@ -524,12 +529,12 @@ describe('the follower share a decision explores under', () => {
 
   it('lets a decision choose by the beliefs themselves where every share is the learned one', () => {
     // Every user likes the same value of each of the four dimensions.
-    const liked: Choice = { framing: 'purpose', style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
+    const liked: Choice = { framing: 'purpose', style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
     const prior = trainedTenant(
       seededRandom(6),
       40,
       20,
-      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+      (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
       (shown, r) => (r() < 0.1 + DIMENSION_NAMES.reduce((p, dim) => p + (shown[dim] === liked[dim] ? 0.2 : 0), 0) ? 1 : 0),
     );
     const compiled = compilePopulation(prior);
@@ -595,7 +600,7 @@ describe('the follower share a decision explores under', () => {
       const reward = style === 'structured' ? 0.9 : 0.1;
       state = engine.update(
         state,
-        { context: { complexity: 'low' }, choice: { ...choice('purpose'), style }, reward, started: reward > 0.5 },
+        { context: { taskComplexity: 'low' }, choice: { ...choice('purpose'), style }, reward, started: reward > 0.5 },
         prior,
       );
     }
@@ -609,13 +614,13 @@ describe('the follower share a decision explores under', () => {
     expect(leaning[structured]!).toBeGreaterThan(beliefs[structured]!);
     expect(argmax(leaning, 0, STYLES.length)).toBe(structured);
     expect(argmax(beliefs, 0, STYLES.length)).not.toBe(structured);
-    const pins = { framing: 'purpose', complexity: 'chunked', encouragement: 'moderate' } as const;
+    const pins = { framing: 'purpose', complexityHandling: 'chunked', encouragement: 'moderate' } as const;
     const kappa = sharpness(state.history.length);
     const weights = leaning.map((p) => p ** kappa);
     const total = weights.reduce((sum, w) => sum + w, 0);
     let drawnStructured = 0;
     for (let seed = 1; seed <= 20; seed++) {
-      const decision = engine.decide(state, { context: { complexity: 'high' }, pins, random: seededRandom(seed) }, prior);
+      const decision = engine.decide(state, { context: { taskComplexity: 'high' }, pins, random: seededRandom(seed) }, prior);
       const v = STYLES.indexOf(decision.choice.style);
       if (v === structured) drawnStructured++;
       expect(decision.probabilities.style).toBeCloseTo(weights[v]! / total, 12);

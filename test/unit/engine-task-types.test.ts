@@ -26,7 +26,7 @@ function tenant(): PopulationPrior {
     random,
     40,
     12,
-    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+    (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
     (choice, r) => (choice.framing === 'purpose' ? 0.7 + 0.3 * r() : 0.2 * r()),
   );
 }

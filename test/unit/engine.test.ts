@@ -20,11 +20,11 @@ import { trainedTenant } from '../../scripts/bench/tenant';
 import { seededRandom, standardNormal } from '../../shared/domain/random';
 
 const EMPTY = engine.emptyPrior();
-const OTHERS_PINNED: Pins = { style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
+const OTHERS_PINNED: Pins = { style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
 const choice = (framing: Choice['framing'], rest: Partial<Choice> = {}): Choice => ({
   framing,
   style: 'warm',
-  complexity: 'chunked',
+  complexityHandling: 'chunked',
   encouragement: 'moderate',
   ...rest,
 });
@@ -57,14 +57,14 @@ function run(
 
 /** A user at 'high' with some evidence: purpose looks best, curiosity was tried once, two framings never. */
 function trainedState(): EngineState {
-  const high: DecisionContext = { complexity: 'high' };
+  const high: DecisionContext = { taskComplexity: 'high' };
   return withOutcomes(engine.initialState(EMPTY), [
     [high, choice('purpose', { style: 'structured' }), 0.8],
     [high, choice('micro_steps', { style: 'direct', encouragement: 'minimal' }), 0.2],
-    [high, choice('purpose', { style: 'structured', complexity: 'whole' }), 0.85],
+    [high, choice('purpose', { style: 'structured', complexityHandling: 'whole' }), 0.85],
     [high, choice('curiosity', { style: 'playful' }), 0.75],
     [high, choice('purpose', { style: 'structured' }), 0.7],
-    [high, choice('micro_steps', { complexity: 'scaffolded' }), 0.3],
+    [high, choice('micro_steps', { complexityHandling: 'scaffolded' }), 0.3],
     [high, choice('purpose', { style: 'warm', encouragement: 'enthusiastic' }), 0.8],
   ]);
 }
@@ -81,16 +81,16 @@ const trainedPopulation = (
     seededRandom(seed),
     users,
     steps,
-    () => ({ complexity }),
+    () => ({ taskComplexity: complexity }),
     (shown, random) => (shown.framing === prefers ? 0.8 : 0.3) + 0.1 * (random() - 0.5),
   );
 
 describe('engine.decide', () => {
   const state = trainedState();
-  const high: DecisionContext = { complexity: 'high' };
+  const high: DecisionContext = { taskComplexity: 'high' };
 
   it('is deterministic given the seed; different seeds can choose differently', () => {
-    for (const context of [high, { complexity: 'low' as const, taskType: 'email' }]) {
+    for (const context of [high, { taskComplexity: 'low' as const, taskType: 'email' }]) {
       for (const pins of [{}, { style: 'warm' as const }]) {
         const a = engine.decide(state, { context, pins, random: seededRandom(42) }, EMPTY);
         const b = engine.decide(structuredClone(state), { context, pins, random: seededRandom(42) }, EMPTY);
@@ -108,7 +108,11 @@ describe('engine.decide', () => {
   it('returns values of each dimension’s set, probabilities in (0, 1] and confidence in [0, 1]', () => {
     for (const s of [engine.initialState(EMPTY), state]) {
       for (let seed = 0; seed < 30; seed++) {
-        const d = engine.decide(s, { context: { complexity: TASK_COMPLEXITY[seed % 3]! }, pins: {}, random: seededRandom(seed) }, EMPTY);
+        const d = engine.decide(
+          s,
+          { context: { taskComplexity: TASK_COMPLEXITY[seed % 3]! }, pins: {}, random: seededRandom(seed) },
+          EMPTY,
+        );
         for (const dim of DIMENSION_NAMES) {
           expect(DIMENSIONS[dim].values).toContain(d.choice[dim]);
           expect(d.probabilities[dim]).toBeGreaterThan(0);
@@ -242,12 +246,12 @@ describe('engine.decide', () => {
       seededRandom(3),
       1,
       1,
-      () => ({ complexity: 'medium' }),
+      () => ({ taskComplexity: 'medium' }),
       () => 0.9,
     );
     const fresh = engine.initialState(prior);
     const decisions = Array.from({ length: 20 }, (_, seed) =>
-      engine.decide(fresh, { context: { complexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, prior),
+      engine.decide(fresh, { context: { taskComplexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, prior),
     );
     const shownBefore = compilePopulation(prior).support;
     const untried = decisions.find((d) => shownBefore[cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(d.choice.framing))] === 0)!;
@@ -258,14 +262,14 @@ describe('engine.decide', () => {
 });
 
 describe('engine.update', () => {
-  const medium: DecisionContext = { complexity: 'medium' };
+  const medium: DecisionContext = { taskComplexity: 'medium' };
 
   it('appends the outcome to the history and counts it, without changing the input state', () => {
     const before = withOutcomes(engine.initialState(EMPTY), [[medium, choice('purpose'), 0.7]]);
     const copy = structuredClone(before);
     const after = engine.update(
       before,
-      { context: { complexity: 'low' }, choice: choice('challenge', { style: 'direct' }), reward: 0.41234567, started: true },
+      { context: { taskComplexity: 'low' }, choice: choice('challenge', { style: 'direct' }), reward: 0.41234567, started: true },
       EMPTY,
     );
     expect(before).toEqual(copy);
@@ -294,7 +298,7 @@ describe('engine.update', () => {
   });
 
   it('tracks up to MAX_TASK_TYPES task types; a new one replaces the least used, whose outcomes become untyped', () => {
-    const typed = (taskType: string): DecisionContext => ({ complexity: 'medium', taskType });
+    const typed = (taskType: string): DecisionContext => ({ taskComplexity: 'medium', taskType });
     let state = withOutcomes(engine.initialState(EMPTY), [
       [medium, choice('purpose'), 0.6],
       [typed('a'), choice('purpose'), 0.6],
@@ -326,7 +330,7 @@ describe('engine.update', () => {
   it('takes an empty task type for none: the state stays valid and keeps what it learned', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [
       [medium, choice('purpose'), 0.9],
-      [{ complexity: 'medium', taskType: '' }, choice('purpose'), 0.9],
+      [{ taskComplexity: 'medium', taskType: '' }, choice('purpose'), 0.9],
     ]);
     expect(state.taskTypes).toEqual([]);
     expect(state.history.map((entry) => entry[5])).toEqual([0, 0]);
@@ -342,13 +346,13 @@ describe('engine.update', () => {
       const c: Choice = {
         framing: pick(DIMENSIONS.framing.values),
         style: pick(DIMENSIONS.style.values),
-        complexity: pick(DIMENSIONS.complexity.values),
+        complexityHandling: pick(DIMENSIONS.complexityHandling.values),
         encouragement: pick(DIMENSIONS.encouragement.values),
       };
       const taskType = `${i % 10}`.padEnd(100, 'x'); // the longest task type names allowed
       state = engine.update(
         state,
-        { context: { complexity: TASK_COMPLEXITY[i % 3]!, taskType }, choice: c, reward: random(), started: random() < 0.5 },
+        { context: { taskComplexity: TASK_COMPLEXITY[i % 3]!, taskType }, choice: c, reward: random(), started: random() < 0.5 },
         EMPTY,
       );
     }
@@ -360,7 +364,7 @@ describe('engine.update', () => {
 });
 
 describe('change detection', () => {
-  const medium: DecisionContext = { complexity: 'medium' };
+  const medium: DecisionContext = { taskComplexity: 'medium' };
   const steady = (reward: number, count = 15) =>
     withOutcomes(
       engine.initialState(EMPTY),
@@ -404,7 +408,7 @@ describe('change detection', () => {
 
 describe('engine.parseState', () => {
   it('round-trips a state through JSON', () => {
-    const state = withOutcomes(trainedState(), [[{ complexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
+    const state = withOutcomes(trainedState(), [[{ taskComplexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
     expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
   });
 
@@ -434,7 +438,7 @@ describe('engine.parseState', () => {
     expect(read).not.toBe(stored);
     expect(engine.parseState(stored)).toBe(read);
     expect(engine.parseState(read)).toBe(read);
-    const next = engine.update(read, { context: { complexity: 'high' }, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
+    const next = engine.update(read, { context: { taskComplexity: 'high' }, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
     expect(engine.parseState(next)).toBe(next);
     expect(engine.parseState(engine.initialState(EMPTY))).toEqual(engine.initialState(EMPTY));
     // An unreadable state is reported at every read, not remembered.
@@ -460,7 +464,7 @@ describe('engine.parseState', () => {
 });
 
 describe('profile phase', () => {
-  const high: DecisionContext = { complexity: 'high' };
+  const high: DecisionContext = { taskComplexity: 'high' };
   const roundRobin = (reward: (framing: Choice['framing']) => number, count: number) =>
     Array.from({ length: count }, (_, i): [DecisionContext, Choice, number] => {
       const framing = FRAMINGS[i % FRAMINGS.length]!;
@@ -508,7 +512,7 @@ describe('learning', () => {
   it('finds a user’s favourite framing: curiosity in at least 8 of the last 10 of 40 decisions', () => {
     const { state, framings } = run(
       40,
-      () => ({ complexity: 'high' }),
+      () => ({ taskComplexity: 'high' }),
       (c) => (c.framing === 'curiosity' ? 0.9 : 0.1),
       1,
     );
@@ -520,19 +524,19 @@ describe('learning', () => {
   it('backs off to what it knows of the user when a complexity is new: a favourite at low carries to high', () => {
     const { state } = run(
       20,
-      () => ({ complexity: 'low' }),
+      () => ({ taskComplexity: 'low' }),
       (c) => (c.framing === 'challenge' ? 0.9 : 0.1),
       3,
     );
     const picks = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(state, { context: { complexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
+      engine.decide(state, { context: { taskComplexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
     );
     expect(picks.filter((d) => d.choice.framing === 'challenge').length).toBeGreaterThanOrEqual(150);
     expect(picks[0]!.rationale).toContain('at other complexities');
   });
 
   it('follows a change of preference: after 40 outcomes preferring purpose and 40 preferring challenge it recommends challenge', () => {
-    const medium = { complexity: 'medium' as const };
+    const medium = { taskComplexity: 'medium' as const };
     const { state, framings } = run(
       80,
       () => medium,
@@ -560,7 +564,7 @@ describe('learning', () => {
         let state = engine.initialState(EMPTY);
         for (let i = 0; i < 40; i++) {
           const taskType = random() < 0.5 ? 'writing' : 'coding';
-          const context: DecisionContext = withTaskTypes ? { complexity: 'medium', taskType } : { complexity: 'medium' };
+          const context: DecisionContext = withTaskTypes ? { taskComplexity: 'medium', taskType } : { taskComplexity: 'medium' };
           const decision = engine.decide(state, { context, pins: OTHERS_PINNED, random }, EMPTY);
           const right = decision.choice.framing === best[taskType];
           if (i >= 30 && right) hits++;
@@ -590,7 +594,7 @@ describe('learning', () => {
     expect(engine.summarize(fresh)).toMatchObject({ phase: 'cold_start', interactionCount: 0 });
     expect(engine.summarize(fresh).best.framing).toBe('purpose');
     const decisions = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(fresh, { context: { complexity: 'medium' }, pins: {}, random: seededRandom(seed) }, prior),
+      engine.decide(fresh, { context: { taskComplexity: 'medium' }, pins: {}, random: seededRandom(seed) }, prior),
     );
     expect(decisions.filter((d) => d.choice.framing === 'purpose').length).toBeGreaterThanOrEqual(180);
     const purpose = decisions.find((d) => d.choice.framing === 'purpose')!;
@@ -598,7 +602,7 @@ describe('learning', () => {
     expect(purpose.rationale).toContain('purpose');
     // Without the prior, the same user has no reason to prefer purpose.
     const uninformed = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(engine.initialState(EMPTY), { context: { complexity: 'medium' }, pins: {}, random: seededRandom(seed) }, EMPTY),
+      engine.decide(engine.initialState(EMPTY), { context: { taskComplexity: 'medium' }, pins: {}, random: seededRandom(seed) }, EMPTY),
     );
     expect(uninformed.filter((d) => d.choice.framing === 'purpose').length).toBeLessThan(80);
   });
@@ -617,14 +621,14 @@ describe('a new user’s first outcome', () => {
     seededRandom(21),
     favourites.length,
     STEPS,
-    () => ({ complexity: 'medium' }),
+    () => ({ taskComplexity: 'medium' }),
     (shown, random) => {
       const user = Math.floor(calls++ / STEPS);
       const started = random() < (shown.framing === favourites[user] ? 0.8 : 0.25);
       return started ? 0.6 + 0.4 * random() : 0.1 * random();
     },
   );
-  const medium: DecisionContext = { complexity: 'medium' };
+  const medium: DecisionContext = { taskComplexity: 'medium' };
   const purposeShare = (state: EngineState) =>
     Array.from({ length: 400 }, (_, seed) => engine.decide(state, { context: medium, pins: {}, random: seededRandom(seed) }, prior)).filter(
       (d) => d.choice.framing === 'purpose',
@@ -678,7 +682,7 @@ describe('calibration', () => {
         state = engine.update(
           state,
           {
-            context: { complexity: TASK_COMPLEXITY[c]! },
+            context: { taskComplexity: TASK_COMPLEXITY[c]! },
             choice: choice(FRAMINGS[a]!),
             reward: Math.min(1, Math.max(0, reward)),
             started: reward > 0.5,
@@ -686,7 +690,7 @@ describe('calibration', () => {
           EMPTY,
         );
       }
-      const d = engine.decide(state, { context: { complexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(u) }, EMPTY);
+      const d = engine.decide(state, { context: { taskComplexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(u) }, EMPTY);
       records.push([score(d), FRAMINGS.indexOf(d.choice.framing) === favourite[1] ? 1 : 0]);
     }
     return records;

@@ -20,7 +20,7 @@ const toStored = (d: DecisionJob): StoredDecision => ({
   userId: d.userId,
   choice: d.choice,
   probabilities: d.probabilities,
-  context: { complexity: d.context.complexity, taskType: d.context.taskType },
+  context: { taskComplexity: d.context.complexity, taskType: d.context.taskType },
   issuedAt: d.issuedAt,
 });
 

@@ -81,7 +81,7 @@ export async function findDecisions(db: DbOrTx, tenant: Tenant, requestIds: stri
         userId: row.user_id,
         choice: row.chosen,
         probabilities: row.probabilities,
-        context: { complexity: row.context.complexity, taskType: row.context.taskType },
+        context: { taskComplexity: row.context.complexity, taskType: row.context.taskType },
         issuedAt: new Date(row.issued_at).getTime(),
       },
     ]),

@@ -155,7 +155,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const favourite = inference.beliefs;
     // What the choice is drawn from; confidence and exploration read the beliefs (ADR 0009, decision 4).
     const leaning = choosingBeliefs(inference, prior);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     const slot = taskSlotOf(state, context.taskType);
     const here = contextIndex(c, slot);
     const kappa = sharpness(state.history.length);
@@ -200,14 +200,14 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       probabilities,
       explored,
       confidence: Math.min(1, Math.max(0, confidence)),
-      rationale: buildRationale(evidence, context.complexity, state.outcomes),
+      rationale: buildRationale(evidence, context.taskComplexity, state.outcomes),
     };
   },
 
   update(state, { context, choice, reward, started }, population) {
     const prior = compilePopulation(population);
     const inference = inferUser(state, prior);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     const expected = expectOutcome({ prior, inference, choice, c, slot: taskSlotOf(state, context.taskType), reward });
     const z = (reward - expected.predicted) / prior.predictionSd;
     let shortfall = state.outcomes > 0 ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : 0;
@@ -248,7 +248,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   observe(delta, population, { before, after, feedback }) {
     const { context, choice, probabilities, reward } = feedback;
     const prior = compilePopulation(population);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     const inference = inferUser(before, prior);
     const expected = expectOutcome({ prior, inference, choice, c, slot: taskSlotOf(before, context.taskType), reward });
     // EM: the user's beliefs after this outcome, over all of their evidence.
@@ -278,7 +278,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
 
   populationBest(population, context) {
     const prior = compilePopulation(population);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     // Without a complexity: the best of the means mixed by how often the population's outcomes are at each.
     const means = c === UNKNOWN_COMPLEXITY ? mixedMeans(prior) : prior.mean;
     const at = c === UNKNOWN_COMPLEXITY ? 0 : c;

@@ -53,7 +53,7 @@ const LEVEL_PRIOR = 5;
  * expects to matter most. (With one step for all four, a user always shown the same style
  * would have each success split four ways, and a new tenant would learn nothing for a while.)
  */
-export const DEFAULT_STEP: Record<Dimension, number> = { framing: 0.3, style: 0.1, complexity: 0.1, encouragement: 0.1 };
+export const DEFAULT_STEP: Record<Dimension, number> = { framing: 0.3, style: 0.1, complexityHandling: 0.1, encouragement: 0.1 };
 const DEFAULT_MEAN = 0.5;
 const DEFAULT_VARIANCE = 0.12;
 const MIN_STEP = 0.005;
