@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension } from '../shared/domain/arms';
 import { engine } from '../shared/domain/engine/engine';
-import type { EngineState } from '../shared/domain/engine/state';
+import { historyLength, type EngineState } from '../shared/domain/engine/state';
 import type { PopulationPrior } from '../shared/domain/engine/population';
 import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
@@ -153,7 +153,7 @@ function main() {
     requestParsedAnewAllocatedBytes: requestParsedAnew.bytes,
     requestParsedStatesMedianMicros: requestParsedStates.micros,
     requestParsedStatesAllocatedBytes: requestParsedStates.bytes,
-    historyEntries: state.history.length,
+    historyEntries: historyLength(state.history),
     stateBytes: Buffer.byteLength(serialized),
     populationBytes: Buffer.byteLength(JSON.stringify(prior)),
   };

@@ -92,9 +92,9 @@ describe('POST /v1/context', () => {
       const found = await h.env.db.selectFrom('profiles').selectAll().where('user_id', '=', 'no-complexity').executeTakeFirst();
       return found && found.interaction_count === 1 ? found : null;
     });
-    const state = profile.state as { history: number[][] };
-    // [complexity, …]: the index after the three known complexities marks an unknown one.
-    expect(state.history.map((entry) => entry[0])).toEqual([3]);
+    const state = profile.state as { history: { taskComplexity: number[] } };
+    // The index after the three known complexities marks an unknown one.
+    expect(state.history.taskComplexity).toEqual([3]);
   });
 
   it.each([

@@ -59,11 +59,12 @@ describe('inferUser', () => {
     const credited = inference.favourite[styleCell('warm')]! - inference.favourite[styleCell('direct')]!;
     // Fed the raw rewards instead, the style's model would all but settle on warm.
     const raw = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT) };
-    state.history.forEach((entry, i) => {
-      const weight = DECAY ** (state.history.length - 1 - i);
-      const cell = cellIndex(entry[0], DIMENSION_OFFSET.style + entry[2]);
+    const { history } = state;
+    history.reward.forEach((reward, i) => {
+      const weight = DECAY ** (history.reward.length - 1 - i);
+      const cell = cellIndex(history.taskComplexity[i]!, DIMENSION_OFFSET.style + history.shown.style[i]!);
       raw.n[cell]! += weight;
-      raw.s[cell]! += weight * entry[6];
+      raw.s[cell]! += weight * reward;
     });
     const naive = new Float64Array(CONTEXT_CELL_COUNT);
     favouritePosterior(compiled.dimensions[1]!, { n: raw.n, s: raw.s, contexts: 3 }, naive);

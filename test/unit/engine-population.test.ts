@@ -16,6 +16,7 @@ import {
 import { NEUTRAL_GRID } from '../../shared/domain/engine/neutral-share';
 import { userPosterior } from '../../shared/domain/engine/task-types';
 import { fillUnknownContexts } from '../../shared/domain/engine/complexity-shares';
+import { historyLength } from '../../shared/domain/engine/state';
 import {
   MAX_WEIGHT,
   POPULATION_DECAY,
@@ -158,7 +159,7 @@ describe('observePopulation', () => {
     delta.followerSum.forEach((x, d) => expect(x).toBeCloseTo(em.userWeight[d]! * em.follower[d]!, 12));
     expect(delta.favouriteLevelSum).toEqual([0.1, 0.2, 0.3, 0.4]);
     expect(delta.otherLevelWeight).toEqual([0.8, 0.8, 0.8, 0.8]);
-    expect(delta.predictionErrors).toEqual([-0.25, 0.0625, 1]);
+    expect([delta.predictionErrorSum, delta.predictionErrorSquares, delta.predictionErrorCount]).toEqual([-0.25, 0.0625, 1]);
   });
 });
 
@@ -194,10 +195,11 @@ describe('mergePopulation', () => {
       'creditedSum',
       'creditedSquares',
       'creditedCount',
-      'predictionErrors',
     ] as const) {
       merged[key].forEach((x, i) => close(x, prior[key][i]! * factor + delta[key][i]!));
     }
+    for (const key of ['predictionErrorSum', 'predictionErrorSquares', 'predictionErrorCount'] as const)
+      close(merged[key], prior[key] * factor + delta[key]);
     merged.ipsWeightSquares.forEach((x, i) => close(x, prior.ipsWeightSquares[i]! * factor ** 2 + delta.ipsWeightSquares[i]!));
   });
 
@@ -420,7 +422,7 @@ describe('parsePopulation', () => {
   it('returns an empty prior for anything that is not a prior of today’s format, including those of earlier ones', () => {
     const v1 = { format: 'pop-v1', events: 3, w: new Array(CELL_COUNT).fill(1) };
     const { contrastExcess: _excess, contrastScale: _scale, ...withoutContrast } = emptyPopulation();
-    const bad = [{ ...emptyPopulation(), shownCount: [1, 2] }, { ...emptyPopulation(), predictionErrors: [0, 0] }, withoutContrast];
+    const bad = [{ ...emptyPopulation(), shownCount: [1, 2] }, { ...emptyPopulation(), predictionErrorCount: null }, withoutContrast];
     for (const raw of [null, 7, 'x', {}, v1, ...bad]) {
       expect(parsePopulation(raw)).toEqual(emptyPopulation());
     }
@@ -615,7 +617,7 @@ describe('the follower share a decision explores under', () => {
     expect(argmax(leaning, 0, STYLES.length)).toBe(structured);
     expect(argmax(beliefs, 0, STYLES.length)).not.toBe(structured);
     const pins = { framing: 'purpose', complexityHandling: 'chunked', encouragement: 'moderate' } as const;
-    const kappa = sharpness(state.history.length);
+    const kappa = sharpness(historyLength(state.history));
     const weights = leaning.map((p) => p ** kappa);
     const total = weights.reduce((sum, w) => sum + w, 0);
     let drawnStructured = 0;

@@ -130,7 +130,7 @@ describe('engine.decide without complexity', () => {
 describe('engine.update without complexity', () => {
   it('records the outcome as of unknown complexity; the state stays valid through JSON', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [[UNKNOWN, choice('purpose'), 0.7]]);
-    expect(state.history[0]![0]).toBe(UNKNOWN_COMPLEXITY);
+    expect(state.history.taskComplexity).toEqual([UNKNOWN_COMPLEXITY]);
     expect(engineStateSchema.safeParse(JSON.parse(JSON.stringify(state))).success).toBe(true);
     let issue: string | undefined;
     const read = engine.parseState(JSON.parse(JSON.stringify(state)), (i) => (issue = i));
@@ -158,8 +158,8 @@ describe('engine.update without complexity', () => {
     const weight = DECAY ** HISTORY_LENGTH;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       const cell = cellIndex(c, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
-      expect(state.older.n[cell]).toBeCloseTo(weight / 3, 4);
-      expect(state.older.r[cell]).toBeCloseTo((0.7 * weight) / 3, 4);
+      expect(state.older.weight[cell]).toBeCloseTo(weight / 3, 4);
+      expect(state.older.rewardSum[cell]).toBeCloseTo((0.7 * weight) / 3, 4);
     }
   });
 

@@ -14,7 +14,16 @@ import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/infe
 import { DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';
-import { DECAY, HISTORY_LENGTH, MAX_TASK_TYPES, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
+import {
+  DECAY,
+  HISTORY_LENGTH,
+  MAX_TASK_TYPES,
+  engineStateSchema,
+  historyFrom,
+  historyLength,
+  outcomeAt,
+  type EngineState,
+} from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 import { trainedTenant } from '../../scripts/bench/tenant';
 import { seededRandom, standardNormal } from '../../shared/domain/random';
@@ -28,7 +37,7 @@ const choice = (framing: Choice['framing'], rest: Partial<Choice> = {}): Choice 
   encouragement: 'moderate',
   ...rest,
 });
-const olderWeight = (state: EngineState) => state.older.n.reduce((s, x) => s + x, 0);
+const olderWeight = (state: EngineState) => state.older.weight.reduce((s, x) => s + x, 0);
 
 /** Applies outcomes of fixed choices through engine.update. */
 function withOutcomes(state: EngineState, items: Array<[DecisionContext, Choice, number]>, prior = EMPTY): EngineState {
@@ -274,9 +283,14 @@ describe('engine.update', () => {
     );
     expect(before).toEqual(copy);
     expect(after.outcomes).toBe(2);
-    expect(after.history).toHaveLength(2);
-    // [complexity, framing, style, complexity handling, encouragement, task-type slot, reward, started]
-    expect(after.history[1]).toEqual([0, FRAMINGS.indexOf('challenge'), 0, 0, 1, 0, 0.4123, 1]);
+    expect(historyLength(after.history)).toBe(2);
+    expect(outcomeAt(after.history, 1)).toEqual({
+      taskComplexity: 0,
+      taskSlot: 0,
+      shown: { framing: FRAMINGS.indexOf('challenge'), style: 0, complexityHandling: 0, encouragement: 1 },
+      reward: 0.4123,
+      started: true,
+    });
     expect(olderWeight(after)).toBe(0);
   });
 
@@ -284,17 +298,17 @@ describe('engine.update', () => {
     let state = engine.initialState(EMPTY);
     for (let i = 0; i < HISTORY_LENGTH; i++)
       state = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
-    expect(state.history).toHaveLength(HISTORY_LENGTH);
+    expect(historyLength(state.history)).toBe(HISTORY_LENGTH);
     expect(olderWeight(state)).toBe(0);
     state = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
-    expect(state.history).toHaveLength(HISTORY_LENGTH);
+    expect(historyLength(state.history)).toBe(HISTORY_LENGTH);
     const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
-    expect(state.older.n[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
-    expect(state.older.r[cell]).toBeCloseTo(0.7 * DECAY ** HISTORY_LENGTH, 4);
-    expect(state.older.st[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
+    expect(state.older.weight[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
+    expect(state.older.rewardSum[cell]).toBeCloseTo(0.7 * DECAY ** HISTORY_LENGTH, 4);
+    expect(state.older.startedSum[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
     expect(olderWeight(state)).toBeCloseTo(DIMENSION_NAMES.length * DECAY ** HISTORY_LENGTH, 3);
     const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
-    expect(next.older.n[cell]).toBeCloseTo(DECAY ** (HISTORY_LENGTH + 1) + DECAY ** HISTORY_LENGTH, 4);
+    expect(next.older.weight[cell]).toBeCloseTo(DECAY ** (HISTORY_LENGTH + 1) + DECAY ** HISTORY_LENGTH, 4);
   });
 
   it('tracks up to MAX_TASK_TYPES task types; a new one replaces the least used, whose outcomes become untyped', () => {
@@ -309,11 +323,11 @@ describe('engine.update', () => {
       [typed('c'), choice('curiosity'), 0.6],
     ]);
     expect(state.taskTypes).toEqual(['a', 'b', 'c']);
-    expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 2, 3, 3]);
+    expect(state.history.taskSlot).toEqual([0, 1, 1, 1, 2, 3, 3]);
     state = engine.update(state, { context: typed('d'), choice: choice('micro_steps'), reward: 0.6, started: true }, EMPTY);
     expect(state.taskTypes).toHaveLength(MAX_TASK_TYPES);
     expect(state.taskTypes).toEqual(['a', 'd', 'c']); // b had the least evidence
-    expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
+    expect(state.history.taskSlot).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
   });
 
   it('refuses a choice with a value outside its set instead of recording another value', () => {
@@ -333,7 +347,7 @@ describe('engine.update', () => {
       [{ taskComplexity: 'medium', taskType: '' }, choice('purpose'), 0.9],
     ]);
     expect(state.taskTypes).toEqual([]);
-    expect(state.history.map((entry) => entry[5])).toEqual([0, 0]);
+    expect(state.history.taskSlot).toEqual([0, 0]);
     expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
     expect(state.outcomes).toBe(2);
   });
@@ -375,7 +389,7 @@ describe('change detection', () => {
     let state = steady(0.8);
     for (let i = 0; i < 40; i++) {
       const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
-      expect(next.history.length).toBe(Math.min(HISTORY_LENGTH, state.history.length + 1));
+      expect(historyLength(next.history)).toBe(Math.min(HISTORY_LENGTH, historyLength(state.history) + 1));
       state = next;
     }
     expect(state.shortfall).toBe(0);
@@ -387,14 +401,14 @@ describe('change detection', () => {
     let fired = 0;
     for (let i = 0; i < 12 && fired === 0; i++) {
       const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0, started: false }, EMPTY);
-      if (next.history.length === state.history.length + 1) {
+      if (historyLength(next.history) === historyLength(state.history) + 1) {
         expect(next.shortfall).toBeGreaterThan(state.shortfall);
         expect(next.excursion).toBe(state.excursion + 1);
       } else {
         // The excursion's outcomes (all failures) and the new one remain; nothing older.
         expect(state.excursion).toBeGreaterThan(0);
-        expect(next.history).toHaveLength(state.excursion + 1);
-        expect(next.history.every((entry) => entry[6] === 0)).toBe(true);
+        expect(historyLength(next.history)).toBe(state.excursion + 1);
+        expect(next.history.reward.every((reward) => reward === 0)).toBe(true);
         expect(olderWeight(next)).toBe(0);
         expect(next.shortfall).toBe(0);
         expect(next.excursion).toBe(0);
@@ -414,6 +428,14 @@ describe('engine.parseState', () => {
 
   it('returns a fresh state for anything else', () => {
     const fresh = engine.initialState(EMPTY);
+    const one = historyFrom(fresh.history, 0, {
+      taskComplexity: 0,
+      taskSlot: 0,
+      shown: { framing: 0, style: 0, complexityHandling: 0, encouragement: 0 },
+      reward: 0.5,
+      started: true,
+    });
+    expect(engine.parseState({ ...fresh, history: one })).toEqual({ ...fresh, history: one });
     const garbage = [
       null,
       7,
@@ -422,10 +444,13 @@ describe('engine.parseState', () => {
       {},
       { learner: 'engine-v2' },
       { learner: 'thompson-v1', n: 3 },
+      { ...fresh, learner: 'engine-v2' }, // an earlier format's name
       { ...fresh, outcomes: -1 },
       { ...fresh, history: 'x' },
-      { ...fresh, history: [[0, 9, 0, 0, 0, 0, 0.5, 1]] }, // no such framing
-      { ...fresh, history: [[0, 0, 0, 0, 0, 2, 0.5, 1]], taskTypes: ['only one'] }, // slot of an untracked type
+      { ...fresh, history: [[0, 0, 0, 0, 0, 0, 0.5, 1]] }, // the earlier format's tuples
+      { ...fresh, history: { ...one, shown: { ...one.shown, framing: [9] } } }, // no such framing
+      { ...fresh, history: { ...one, taskSlot: [2] }, taskTypes: ['only one'] }, // slot of an untracked type
+      { ...fresh, history: { ...one, reward: [] } }, // a column shorter than the others
       { ...fresh, excursion: 3 },
       { ...fresh, shortfall: null },
     ];

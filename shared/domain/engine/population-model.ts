@@ -82,7 +82,7 @@ export interface CompiledPopulation {
   offsets: Float64Array;
   /** Non-favourite level per dimension (without the complexity offset). */
   baseLevel: Float64Array;
-  /** Root mean square of whole rewards' prediction errors (bias included: err[0]'s Σ error is kept, not used). */
+  /** Root mean square of whole rewards' prediction errors (bias included: their Σ, predictionErrorSum, is kept, not used). */
   predictionSd: number;
   /** Logit of the prior share of users whose favourites are the same in all their task types (task-types.ts). */
   typeNeutralLogit: number;
@@ -318,8 +318,10 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   });
   // Where every share is the learned one, a decision chooses by the beliefs themselves (choosingBeliefs reuses them).
   if (choosing.every((model, d) => model.follow === result.dimensions[d]!.follow)) result.choosing.dimensions = result.dimensions;
-  const [, e2, en] = prior.predictionErrors;
-  result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
+  const { predictionErrorSquares, predictionErrorCount } = prior;
+  result.predictionSd = Math.sqrt(
+    predictionErrorCount >= MIN_ERRORS ? Math.max(MIN_NOISE, predictionErrorSquares / predictionErrorCount) : DEFAULT_VARIANCE,
+  );
   compiled.set(prior, result);
   return result;
 }

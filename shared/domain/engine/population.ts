@@ -16,8 +16,11 @@ const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
 
+/** The stored format's name: a prior of any other is read as empty. */
+export const PRIOR_FORMAT = 'pop-v4';
+
 const populationPriorSchema = z.object({
-  format: z.literal('pop-v3'),
+  format: z.literal(PRIOR_FORMAT),
   /** Outcomes merged so far (decayed). */
   outcomeCount: z.number().min(0),
   /** Raw outcome count and reward sum per cell (what the rationale quotes). */
@@ -54,8 +57,10 @@ const populationPriorSchema = z.object({
   creditedSum: perDimension,
   creditedSquares: perDimension,
   creditedCount: perDimension,
-  /** Σ, Σ² and count of the prediction errors of whole rewards. */
-  predictionErrors: z.tuple([z.number(), z.number(), z.number()]),
+  /** Σ, Σ² and count of the prediction errors of whole rewards (reward − its prediction). */
+  predictionErrorSum: z.number(),
+  predictionErrorSquares: z.number(),
+  predictionErrorCount: z.number(),
 });
 export type PopulationPrior = z.infer<typeof populationPriorSchema>;
 
@@ -67,7 +72,7 @@ export const MAX_WEIGHT = 3;
 export function emptyPopulation(): PopulationPrior {
   const d = () => zeros(DIMENSION_NAMES.length);
   return {
-    format: 'pop-v3',
+    format: PRIOR_FORMAT,
     outcomeCount: 0,
     shownCount: zeros(CELL_COUNT),
     rewardSum: zeros(CELL_COUNT),
@@ -88,7 +93,9 @@ export function emptyPopulation(): PopulationPrior {
     creditedSum: d(),
     creditedSquares: d(),
     creditedCount: d(),
-    predictionErrors: [0, 0, 0],
+    predictionErrorSum: 0,
+    predictionErrorSquares: 0,
+    predictionErrorCount: 0,
   };
 }
 
@@ -172,18 +179,19 @@ export function observePopulation(delta: PopulationPrior, o: PopulationObservati
   if (o.typedWeight > 0) {
     addNeutralEvidence(delta.neutralLogLikelihood, o.typedWeight, o.neutralLogBayes);
   }
-  delta.predictionErrors[0] += o.error;
-  delta.predictionErrors[1] += o.error * o.error;
-  delta.predictionErrors[2] += 1;
+  delta.predictionErrorSum += o.error;
+  delta.predictionErrorSquares += o.error * o.error;
+  delta.predictionErrorCount += 1;
 }
 
 /** prior · POPULATION_DECAY^(delta.outcomeCount) + delta (Σ weight² by the square): a new object (neither input is changed). */
 export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior): PopulationPrior {
   const factor = Math.pow(POPULATION_DECAY, delta.outcomeCount);
   const mix = (a: readonly number[], b: readonly number[], f = factor) => a.map((x, i) => roundSignificant(x * f + b[i]!));
+  const decayed = (a: number, b: number) => roundSignificant(a * factor + b);
   return {
-    format: 'pop-v3',
-    outcomeCount: roundSignificant(prior.outcomeCount * factor + delta.outcomeCount),
+    format: PRIOR_FORMAT,
+    outcomeCount: decayed(prior.outcomeCount, delta.outcomeCount),
     shownCount: mix(prior.shownCount, delta.shownCount),
     rewardSum: mix(prior.rewardSum, delta.rewardSum),
     ipsWeight: mix(prior.ipsWeight, delta.ipsWeight),
@@ -204,6 +212,8 @@ export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior):
     creditedSum: mix(prior.creditedSum, delta.creditedSum),
     creditedSquares: mix(prior.creditedSquares, delta.creditedSquares),
     creditedCount: mix(prior.creditedCount, delta.creditedCount),
-    predictionErrors: mix(prior.predictionErrors, delta.predictionErrors) as [number, number, number],
+    predictionErrorSum: decayed(prior.predictionErrorSum, delta.predictionErrorSum),
+    predictionErrorSquares: decayed(prior.predictionErrorSquares, delta.predictionErrorSquares),
+    predictionErrorCount: decayed(prior.predictionErrorCount, delta.predictionErrorCount),
   };
 }
