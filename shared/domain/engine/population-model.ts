@@ -1,5 +1,5 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
-import type { DimensionModel } from './favourite';
+import { dimensionModel, type DimensionModel } from './favourite';
 import { neutralLogit } from './neutral-share';
 import { noiseSharpness } from './noise-sharpness';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
@@ -303,7 +303,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     // Within-level noise: the credited reward's variance less the part the levels explain.
     const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
     result.baseLevel[d] = other;
-    const model: DimensionModel = {
+    const model = dimensionModel({
       offset,
       count,
       follow: Math.min(MAX_FOLLOW, (prior.followerSum[d]! + 1) / (prior.userWeight[d]! + 2)),
@@ -311,10 +311,10 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       mid: Float64Array.from(offsets, (o) => other + o + step / 2),
       step,
       weight: step / noise,
-    };
+    });
     result.dimensions.push(model);
     result.popBestNoise.push(popBestNoise);
-    choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount, popBestNoise) });
+    choosing.push(dimensionModel({ ...model, follow: choosingShare(model, prior.complexityCount, popBestNoise) }));
   });
   // Where every share is the learned one, a decision chooses by the beliefs themselves (choosingBeliefs reuses them).
   if (choosing.every((model, d) => model.follow === result.dimensions[d]!.follow)) result.choosing.dimensions = result.dimensions;
