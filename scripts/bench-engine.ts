@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension } from '../shared/domain/arms';
 import { engine } from '../shared/domain/engine/engine';
-import type { EngineState } from '../shared/domain/engine/state';
+import { historyLength, type EngineState } from '../shared/domain/engine/state';
 import type { PopulationPrior } from '../shared/domain/engine/population';
 import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
@@ -16,8 +16,8 @@ import { newProfile } from '../shared/profile/profile';
  * and of one update, on a long-time user — 100 outcomes over three complexities and three
  * task types, a full history — of a tenant with a trained population prior; and that user's
  * state size.
- * Each call is timed on its own and the median reported, next to a baseline measured in the
- * same run: a uniform random choice plus a JSON round trip of the state (what any learner
+ * Each call is timed on its own and the median reported, with the bytes it allocates (the
+ * median over batches of calls), next to a baseline measured in the same run: a uniform random choice plus a JSON round trip of the state (what any learner
  * backed by a cached JSON state pays). And what the API pays per context request for this user:
  * the cached profile's JSON parsed, its state read, a decision — with the state parsed anew
  * each time, and from the API's ParsedStates (parsed once per profile version).
@@ -44,7 +44,7 @@ function randomChoice(random: Random): Choice {
 function userState(prior: PopulationPrior, random: Random): EngineState {
   let state = engine.initialState(prior);
   for (let i = 0; i < USER_OUTCOMES; i++) {
-    const context = { complexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
+    const context = { taskComplexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
     const choice = engine.decide(state, { context, pins: {}, random }, prior).choice;
     const reward = likesPurpose(choice, random);
     state = engine.update(state, { context, choice, reward, started: reward > 0.5 }, prior);
@@ -63,6 +63,35 @@ function medianMicros(calls: number, run: (i: number) => void): number {
   return times[Math.floor(calls / 2)]!;
 }
 
+/** Calls per batch of the allocation count, and batches counted. */
+const ALLOCATION_BATCH = 20;
+const ALLOCATION_BATCHES = 201;
+
+/**
+ * Bytes one call allocates: the JS heap's growth plus that of typed arrays' backing stores
+ * (which live outside it), over a batch of calls, per call; the median over batches, so that a
+ * batch during which the garbage collector ran (its heap shrinks) does not count.
+ */
+function allocatedBytes(run: (i: number) => void): number {
+  const inUse = () => {
+    const memory = process.memoryUsage();
+    return memory.heapUsed + memory.arrayBuffers;
+  };
+  const perCall = new Float64Array(ALLOCATION_BATCHES);
+  for (let b = 0; b < ALLOCATION_BATCHES; b++) {
+    const before = inUse();
+    for (let i = 0; i < ALLOCATION_BATCH; i++) run(b * ALLOCATION_BATCH + i);
+    perCall[b] = (inUse() - before) / ALLOCATION_BATCH;
+  }
+  perCall.sort();
+  return Math.round(perCall[Math.floor(ALLOCATION_BATCHES / 2)]!);
+}
+
+/** The median time of a call (µs) and the bytes it allocates. */
+function measure(calls: number, run: (i: number) => void): { micros: number; bytes: number } {
+  return { micros: medianMicros(calls, run), bytes: allocatedBytes(run) };
+}
+
 function main() {
   const argv = process.argv.slice(2);
   const json = argv.includes('--json');
@@ -73,7 +102,9 @@ function main() {
   const prior = unanimousTenant(random, 200);
   const state = userState(prior, random);
   const serialized = JSON.stringify(state);
-  const contexts = TASK_COMPLEXITY.flatMap((complexity) => [...TASK_TYPES, undefined].map((taskType) => ({ complexity, taskType })));
+  const contexts = TASK_COMPLEXITY.flatMap((complexity) =>
+    [...TASK_TYPES, undefined].map((taskType) => ({ taskComplexity: complexity, taskType })),
+  );
   // The engine caches its inference per state object; a served request has a state freshly
   // read from the cache, so every timed call gets a new object (a shallow copy, which costs ~0).
   const fresh = () => ({ ...state });
@@ -85,34 +116,44 @@ function main() {
   const user = new KnownUsers(redisKeys('bench'), 'bench-secret').of(tenant, 'user');
   // Warm up the JIT before measuring.
   medianMicros(2_000, (i) => engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior));
+  const decide = measure(calls, (i) => engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior));
+  const decidePinned = measure(calls, (i) =>
+    engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: { framing: 'purpose' }, random }, prior),
+  );
+  const update = measure(Math.min(calls, 5_000), (i) =>
+    engine.update(
+      fresh(),
+      { context: contexts[i % contexts.length]!, choice: randomChoice(random), reward: random(), started: true },
+      prior,
+    ),
+  );
+  const baseline = measure(calls, () => {
+    randomChoice(random);
+    engine.parseState(JSON.parse(serialized));
+  });
+  const requestParsedAnew = measure(calls, (i) => {
+    const read = JSON.parse(cachedProfile) as typeof profile;
+    engine.decide(engine.parseState(read.state), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
+  });
+  const requestParsedStates = measure(calls, (i) => {
+    const read = JSON.parse(cachedProfile) as typeof profile;
+    engine.decide(parsed.get(user, read), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
+  });
   const result = {
     calls,
-    decideMedianMicros: medianMicros(calls, (i) =>
-      engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior),
-    ),
-    decidePinnedFramingMedianMicros: medianMicros(calls, (i) =>
-      engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: { framing: 'purpose' }, random }, prior),
-    ),
-    updateMedianMicros: medianMicros(Math.min(calls, 5_000), (i) =>
-      engine.update(
-        fresh(),
-        { context: contexts[i % contexts.length]!, choice: randomChoice(random), reward: random(), started: true },
-        prior,
-      ),
-    ),
-    baselineMedianMicros: medianMicros(calls, () => {
-      randomChoice(random);
-      engine.parseState(JSON.parse(serialized));
-    }),
-    requestParsedAnewMedianMicros: medianMicros(calls, (i) => {
-      const read = JSON.parse(cachedProfile) as typeof profile;
-      engine.decide(engine.parseState(read.state), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
-    }),
-    requestParsedStatesMedianMicros: medianMicros(calls, (i) => {
-      const read = JSON.parse(cachedProfile) as typeof profile;
-      engine.decide(parsed.get(user, read), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
-    }),
-    historyEntries: state.history.length,
+    decideMedianMicros: decide.micros,
+    decideAllocatedBytes: decide.bytes,
+    decidePinnedFramingMedianMicros: decidePinned.micros,
+    decidePinnedFramingAllocatedBytes: decidePinned.bytes,
+    updateMedianMicros: update.micros,
+    updateAllocatedBytes: update.bytes,
+    baselineMedianMicros: baseline.micros,
+    baselineAllocatedBytes: baseline.bytes,
+    requestParsedAnewMedianMicros: requestParsedAnew.micros,
+    requestParsedAnewAllocatedBytes: requestParsedAnew.bytes,
+    requestParsedStatesMedianMicros: requestParsedStates.micros,
+    requestParsedStatesAllocatedBytes: requestParsedStates.bytes,
+    historyEntries: historyLength(state.history),
     stateBytes: Buffer.byteLength(serialized),
     populationBytes: Buffer.byteLength(JSON.stringify(prior)),
   };
@@ -121,14 +162,15 @@ function main() {
     return;
   }
   const f = (x: number) => x.toFixed(1).padStart(7);
+  const b = (x: number) => x.toLocaleString('en-US').padStart(7);
   process.stdout.write(
     [
       `bench:engine — ${calls} calls each; user with ${USER_OUTCOMES} outcomes over 3 complexities and 3 task types (${result.historyEntries} in the history); trained population prior`,
-      `decide (4 dimensions)           median ${f(result.decideMedianMicros)} µs   (target ≤ 50 µs)`,
-      `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs`,
-      `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs`,
-      `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs`,
-      `API request: profile JSON, state, decide — state parsed anew  median ${f(result.requestParsedAnewMedianMicros)} µs; from ParsedStates  median ${f(result.requestParsedStatesMedianMicros)} µs`,
+      `decide (4 dimensions)           median ${f(result.decideMedianMicros)} µs, ${b(result.decideAllocatedBytes)} bytes allocated   (target ≤ 50 µs)`,
+      `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs, ${b(result.decidePinnedFramingAllocatedBytes)} bytes allocated`,
+      `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs, ${b(result.updateAllocatedBytes)} bytes allocated`,
+      `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs, ${b(result.baselineAllocatedBytes)} bytes allocated`,
+      `API request: profile JSON, state, decide — state parsed anew  median ${f(result.requestParsedAnewMedianMicros)} µs, ${b(result.requestParsedAnewAllocatedBytes)} bytes; from ParsedStates  median ${f(result.requestParsedStatesMedianMicros)} µs, ${b(result.requestParsedStatesAllocatedBytes)} bytes`,
       `user state ${result.stateBytes} bytes serialized (limit 8,192); population prior ${result.populationBytes} bytes`,
       '',
     ].join('\n'),

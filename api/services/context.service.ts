@@ -46,7 +46,7 @@ export class ContextService {
     const prior = await loading;
     const state = this.states.get(user, profile);
     const context: DecisionContext = {};
-    if (request.complexity !== undefined) context.complexity = request.complexity;
+    if (request.complexity !== undefined) context.taskComplexity = request.complexity;
     if (request.taskType !== undefined) context.taskType = request.taskType;
     const decision = this.learner.decide(state, { context, pins: profile.pins, random: seededRandom(randomInt(2 ** 32)) }, prior);
     const summary = this.learner.summarize(state);
@@ -71,7 +71,8 @@ export class ContextService {
       requestId,
       userId: request.userId,
       generation: profile.generation,
-      context: request.metadata ? { complexity: context.complexity, taskType: context.taskType, metadata: request.metadata } : context,
+      // Logged as the request named them (`complexity`: the task's).
+      context: { complexity: request.complexity, taskType: request.taskType, metadata: request.metadata },
       choice: decision.choice,
       probabilities,
       explored: decision.explored,
@@ -82,7 +83,7 @@ export class ContextService {
       requestId,
       suggestedFraming: decision.choice.framing,
       communicationStyle: decision.choice.style,
-      complexity: decision.choice.complexity,
+      complexity: decision.choice.complexityHandling,
       encouragement: decision.choice.encouragement,
       confidence: Number(decision.confidence.toFixed(4)),
       rationale: decision.rationale,

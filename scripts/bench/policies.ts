@@ -172,7 +172,8 @@ export function oraclePolicy(sim: Simulation): Policy {
 }
 
 /** The request context the service would see: complexity, and the task type when there is one. */
-const requestContext = ({ complexity, taskType }: BenchContext) => (taskType === undefined ? { complexity } : { complexity, taskType });
+const requestContext = ({ complexity, taskType }: BenchContext) =>
+  taskType === undefined ? { taskComplexity: complexity } : { taskComplexity: complexity, taskType };
 
 /** A policy running the service's engine, with what it has learned open to inspection. */
 export interface EnginePolicy<State, Prior> extends Policy {
@@ -206,7 +207,7 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
       logged.set(userId, p);
       return {
         choice: decision.choice,
-        probability: p.framing * p.style * p.complexity * p.encouragement,
+        probability: p.framing * p.style * p.complexityHandling * p.encouragement,
         confidence: decision.confidence,
         explored: decision.explored.length > 0,
       };

@@ -43,18 +43,18 @@ export interface World {
   /** Whether the task type changes the user's preferences (preferencesAt). */
   typesMatter: boolean;
 }
-const DEFAULT_WEIGHTS = { framing: 0.62, style: 0.05, complexity: 0.05, encouragement: 0.03 };
+const DEFAULT_WEIGHTS = { framing: 0.62, style: 0.05, complexityHandling: 0.05, encouragement: 0.03 };
 /** The three other dimensions each worth half of the framing. */
-const HALF_WEIGHTS = { framing: 0.34, style: 0.17, complexity: 0.17, encouragement: 0.17 };
+const HALF_WEIGHTS = { framing: 0.34, style: 0.17, complexityHandling: 0.17, encouragement: 0.17 };
 const UNTYPED = { taskTypes: 0, typesMatter: false };
 const MAJORITY = { majorityShare: MAJORITY_SHARE, minorMajorityShare: MAJORITY_SHARE };
 export const WORLDS = {
   default: { ...MAJORITY, weights: DEFAULT_WEIGHTS, ...UNTYPED },
   'individual-minor': { majorityShare: MAJORITY_SHARE, minorMajorityShare: 0, weights: HALF_WEIGHTS, ...UNTYPED },
-  'equal-effects': { ...MAJORITY, weights: { framing: 0.2, style: 0.2, complexity: 0.2, encouragement: 0.2 }, ...UNTYPED },
+  'equal-effects': { ...MAJORITY, weights: { framing: 0.2, style: 0.2, complexityHandling: 0.2, encouragement: 0.2 }, ...UNTYPED },
   'popular-minor': { majorityShare: MAJORITY_SHARE, minorMajorityShare: 0.75, weights: HALF_WEIGHTS, ...UNTYPED },
   'weak-majority': { majorityShare: 0.2, minorMajorityShare: 0.2, weights: DEFAULT_WEIGHTS, ...UNTYPED },
-  'strong-minor': { ...MAJORITY, weights: { framing: 0.42, style: 0.12, complexity: 0.12, encouragement: 0.08 }, ...UNTYPED },
+  'strong-minor': { ...MAJORITY, weights: { framing: 0.42, style: 0.12, complexityHandling: 0.12, encouragement: 0.08 }, ...UNTYPED },
   'task-types': { ...MAJORITY, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: false },
   'typed-preferences': { ...MAJORITY, weights: DEFAULT_WEIGHTS, taskTypes: 3, typesMatter: true },
 } satisfies Record<string, World>;

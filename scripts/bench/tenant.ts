@@ -44,4 +44,4 @@ export const likesPurpose = (choice: Choice, random: Random): number => (choice.
  * (every user ends up shown the same values of all four).
  */
 export const unanimousTenant = (random: Random, users: number, interactions = 20): PopulationPrior =>
-  trainedTenant(random, users, interactions, (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose);
+  trainedTenant(random, users, interactions, (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose);

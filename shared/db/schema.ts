@@ -5,7 +5,7 @@
 
 import type { Choice } from "../domain/arms";
 import type { AuditAction } from "../domain/audit-actions";
-import type { DecisionContext, SelectionProbabilities } from "../domain/learner";
+import type { LoggedContext, SelectionProbabilities } from "../domain/learner";
 import type { ColumnType } from "kysely";
 
 export type Generated<T> = T extends ColumnType<infer S, infer I, infer U>
@@ -85,7 +85,7 @@ export interface Decisions {
   account_id: string;
   chosen: ColumnType<Choice, string, string>;
   confidence: number;
-  context: ColumnType<DecisionContext & { metadata?: Record<string, unknown> }, string, string>;
+  context: ColumnType<LoggedContext, string, string>;
   environment: "test" | "live";
   explored: ColumnType<string[], string, string>;
   issued_at: Timestamp;

@@ -3,20 +3,33 @@ import { Dimension, Pins, ProfilePhase, taskComplexitySchema, type Choice } from
 import type { Random } from './random';
 
 /**
- * What the learner conditions a decision on (from the context request). Without `complexity` the
- * task's complexity is unknown: the learner answers from the user's beliefs across complexities.
+ * What the learner conditions a decision on (from the context request, whose `complexity` is the
+ * task's). Without `taskComplexity` it is unknown: the learner answers from the user's beliefs
+ * across complexities.
  */
 export const decisionContextSchema = z.object({
-  complexity: taskComplexitySchema.optional(),
+  taskComplexity: taskComplexitySchema.optional(),
   taskType: z.string().max(100).optional(),
 });
 export type DecisionContext = z.infer<typeof decisionContextSchema>;
+
+/**
+ * A decision's context as the decision log keeps it: the request's fields under the request's
+ * names (`complexity` is the task's), with its metadata.
+ */
+export const loggedContextSchema = z.object({
+  /** Absent when the request gave none (the learner's unknown complexity). */
+  complexity: taskComplexitySchema.optional(),
+  taskType: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type LoggedContext = z.infer<typeof loggedContextSchema>;
 
 /** Probability with which each chosen value was selected (logged for offline evaluation). */
 export const selectionProbabilitiesSchema = z.object({
   framing: z.number(),
   style: z.number(),
-  complexity: z.number(),
+  complexityHandling: z.number(),
   encouragement: z.number(),
 });
 export type SelectionProbabilities = z.infer<typeof selectionProbabilitiesSchema>;

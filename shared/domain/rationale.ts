@@ -29,14 +29,14 @@ const QUOTABLE = 0.5;
 const NOUN: Record<Dimension, (value: string) => string> = {
   framing: (v) => `tasks framed as ${v}`,
   style: (v) => `tasks presented in a ${v} style`,
-  complexity: (v) => `tasks with ${v} handling`,
+  complexityHandling: (v) => `tasks with ${v} handling`,
   encouragement: (v) => `tasks with ${v} encouragement`,
 };
 
 const LABEL: Record<Dimension, string> = {
   framing: 'framing',
   style: 'communication style',
-  complexity: 'complexity handling',
+  complexityHandling: 'complexity handling',
   encouragement: 'encouragement',
 };
 
@@ -56,28 +56,29 @@ function record(e: Evidence): string {
 }
 
 /** "at high complexity", or "at any complexity" for a request without one. */
-const atComplexity = (complexity: TaskComplexity | undefined) => (complexity ? `at ${complexity} complexity` : 'at any complexity');
+const atComplexity = (taskComplexity: TaskComplexity | undefined) =>
+  taskComplexity ? `at ${taskComplexity} complexity` : 'at any complexity';
 
 /** The strongest evidence behind one value, as a sentence. */
-function evidenceSentence(e: ValueEvidence, complexity: TaskComplexity | undefined, interactionCount: number): string {
+function evidenceSentence(e: ValueEvidence, taskComplexity: TaskComplexity | undefined, interactionCount: number): string {
   const subject = NOUN[e.dimension](e.value);
   if (e.taskType && e.taskType.evidence.n >= QUOTABLE) {
     const t = e.taskType.evidence;
     return `For "${e.taskType.name}" tasks, ${subject} ${record(t)}.`;
   }
   if (e.inContext.n >= QUOTABLE) {
-    if (!complexity) return `No complexity was given, so all of this user's outcomes count: ${subject} ${record(e.inContext)}.`;
-    return `${capitalize(subject)} at ${complexity} complexity ${record(e.inContext)}.`;
+    if (!taskComplexity) return `No complexity was given, so all of this user's outcomes count: ${subject} ${record(e.inContext)}.`;
+    return `${capitalize(subject)} at ${taskComplexity} complexity ${record(e.inContext)}.`;
   }
-  if (complexity && e.overall.n >= QUOTABLE) {
-    return `No recent ${complexity}-complexity outcomes for ${subject}; at other complexities they ${record(e.overall)}.`;
+  if (taskComplexity && e.overall.n >= QUOTABLE) {
+    return `No recent ${taskComplexity}-complexity outcomes for ${subject}; at other complexities they ${record(e.overall)}.`;
   }
   const population = e.population.n >= QUOTABLE;
-  const popText = `among this app's users, ${subject} ${atComplexity(complexity)} average a reward of ${e.population.meanReward.toFixed(2)} over ${Math.round(e.population.n)} outcomes`;
+  const popText = `among this app's users, ${subject} ${atComplexity(taskComplexity)} average a reward of ${e.population.meanReward.toFixed(2)} over ${Math.round(e.population.n)} outcomes`;
   if (interactionCount === 0) {
     if (population) return `No outcomes from this user yet, so this follows the population: ${popText}.`;
     return e.population.total >= QUOTABLE
-      ? `No outcomes from this user yet, and this app's users have ${e.population.n > 0 ? 'few' : 'no'} outcomes with ${subject} ${atComplexity(complexity)}, so they are being tried; recommendations adapt with each reported outcome.`
+      ? `No outcomes from this user yet, and this app's users have ${e.population.n > 0 ? 'few' : 'no'} outcomes with ${subject} ${atComplexity(taskComplexity)}, so they are being tried; recommendations adapt with each reported outcome.`
       : `No outcomes from this user or this app's other users yet, so ${subject} are being tried first; recommendations adapt with each reported outcome.`;
   }
   return population
@@ -92,10 +93,10 @@ function triedHere(e: ValueEvidence): string {
 }
 
 /** "exploring communication style warm (tried once recently here) to learn more", grouped when alike. */
-function explorationNote(explored: ValueEvidence[], complexity: TaskComplexity | undefined): string {
+function explorationNote(explored: ValueEvidence[], taskComplexity: TaskComplexity | undefined): string {
   const name = (e: ValueEvidence) => `${LABEL[e.dimension]} ${e.value}`;
   const phrases = explored.map(triedHere);
-  const untried = complexity ? 'not tried recently at this complexity' : 'not tried recently';
+  const untried = taskComplexity ? 'not tried recently at this complexity' : 'not tried recently';
   if (phrases.every((phrase) => phrase === phrases[0])) {
     const shared =
       phrases[0] === ''
@@ -117,24 +118,24 @@ const pinnedList = (items: ValueEvidence[]) => items.map((e) => `${LABEL[e.dimen
  * dimension the app has not pinned (usually the framing) — in this task type, at this
  * complexity, elsewhere, or the population's when the user has none — then what is pinned or
  * being explored. Never a fixed string: rates, counts and rewards come from the evidence. A
- * request without complexity (`complexity` undefined) is answered from all of the user's
+ * request without complexity (`taskComplexity` undefined) is answered from all of the user's
  * outcomes, and the population's at any complexity.
  */
-export function buildRationale(evidence: ValueEvidence[], complexity: TaskComplexity | undefined, interactionCount: number): string {
+export function buildRationale(evidence: ValueEvidence[], taskComplexity: TaskComplexity | undefined, interactionCount: number): string {
   const lead = evidence.find((e) => !e.pinned);
   if (!lead) {
     const sentences = [`Every dimension is pinned by the app: ${pinnedList(evidence)}.`];
     const framing = evidence[0]!;
     if (framing.inContext.n >= QUOTABLE || framing.overall.n >= QUOTABLE)
-      sentences.push(evidenceSentence(framing, complexity, interactionCount));
+      sentences.push(evidenceSentence(framing, taskComplexity, interactionCount));
     return sentences.join(' ');
   }
   const notes: string[] = [];
   const pinned = evidence.filter((e) => e.pinned);
   if (pinned.length > 0) notes.push(`${pinnedList(pinned)} ${pinned.length === 1 ? 'is' : 'are'} pinned by the app`);
   const explored = evidence.filter((e) => e.explored);
-  if (explored.length > 0) notes.push(explorationNote(explored, complexity));
-  const sentences = [evidenceSentence(lead, complexity, interactionCount)];
+  if (explored.length > 0) notes.push(explorationNote(explored, taskComplexity));
+  const sentences = [evidenceSentence(lead, taskComplexity, interactionCount)];
   if (notes.length > 0) sentences.push(`${capitalize(notes.join('; '))}.`);
   return sentences.join(' ');
 }

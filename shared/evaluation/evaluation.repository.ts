@@ -46,7 +46,7 @@ export async function findLoggedEvents(db: DbOrTx, tenant: Tenant, since?: Date)
       events.push({
         choice: choice.data,
         probabilities: probabilities.data,
-        ...(context.data.complexity ? { complexity: context.data.complexity } : {}),
+        ...(context.data.complexity ? { taskComplexity: context.data.complexity } : {}),
         reward: reward.data,
       });
     }

@@ -21,6 +21,8 @@ export async function evaluateTenant(db: DbOrTx, tenant: Tenant, since?: Date): 
   const { events, skipped } = await findLoggedEvents(db, tenant, since);
   const stored = await findPopulation(db, tenant);
   const prior = engine.parsePrior(stored?.prior ?? null);
-  const evaluation = evaluateOffline(events, (complexity) => engine.populationBest(prior, { complexity }));
+  const evaluation = evaluateOffline(events, (complexity) =>
+    engine.populationBest(prior, complexity ? { taskComplexity: complexity } : {}),
+  );
   return { evaluation, skipped, priorVersion: stored?.version ?? null };
 }

@@ -38,7 +38,7 @@ const probability = z.number().min(0).max(1);
 export const loggedProbabilitiesSchema = z.object({
   framing: probability,
   style: probability,
-  complexity: probability,
+  complexityHandling: probability,
   encouragement: probability,
 });
 
@@ -46,7 +46,7 @@ export const loggedEventSchema = z.object({
   choice: choiceSchema,
   probabilities: loggedProbabilitiesSchema,
   /** The task complexity of the context (not the complexity handling chosen); absent when the request gave none. */
-  complexity: taskComplexitySchema.optional(),
+  taskComplexity: taskComplexitySchema.optional(),
   reward: z.number().min(0).max(1),
 });
 export type LoggedEvent = z.infer<typeof loggedEventSchema>;
@@ -142,7 +142,7 @@ export function evaluateOffline(
   const choiceByComplexity = Object.fromEntries(TASK_COMPLEXITY.map((c) => [c, populationBest(c)])) as Record<TaskComplexity, Choice>;
   const uniform = targetEstimates(events, () => UNIFORM_PROBABILITY);
   const choiceWithoutComplexity = populationBest(undefined);
-  const bestFor = (e: LoggedEvent) => (e.complexity ? choiceByComplexity[e.complexity] : choiceWithoutComplexity);
+  const bestFor = (e: LoggedEvent) => (e.taskComplexity ? choiceByComplexity[e.taskComplexity] : choiceWithoutComplexity);
   const best = targetEstimates(events, (e) => (sameChoice(e.choice, bestFor(e)) ? 1 : 0));
   return {
     events: events.length,

@@ -14,7 +14,7 @@ import type { DecisionContext, SelectionProbabilities } from '../domain/learner'
  *   | accountId (utf8) | sealed decision | HMAC-SHA-256("rid:" + all before it), first 16 bytes
  *
  *   sealed decision = AES-256-CTR(key = HMAC-SHA-256(secret, "rid-seal"), iv = nonce ‖ 0⁴) of
- *   complexity (1: 0 unknown, 1 + index) | chosen value index per dimension (4)
+ *   task complexity (1: 0 unknown, 1 + index) | chosen value index per dimension (4)
  *   | selection probability per dimension (4 × float32) | taskType length (2, 0xFFFF: none)
  *   | taskType (utf8) | userId (utf8, the rest)
  *
@@ -115,14 +115,14 @@ export function sealable(probabilities: SelectionProbabilities): SelectionProbab
   return {
     framing: Math.fround(probabilities.framing),
     style: Math.fround(probabilities.style),
-    complexity: Math.fround(probabilities.complexity),
+    complexityHandling: Math.fround(probabilities.complexityHandling),
     encouragement: Math.fround(probabilities.encouragement),
   };
 }
 
 /** The sealed decision's plain bytes, written into `target` from `start`; returns where they end. */
 function writeDecision(target: Buffer, start: number, decision: CarriedDecision, taskTypeBytes: number): number {
-  const complexity = decision.context.complexity;
+  const complexity = decision.context.taskComplexity;
   let at = target.writeUInt8(complexity === undefined ? 0 : 1 + TASK_COMPLEXITY.indexOf(complexity), start);
   for (const dim of DIMENSION_NAMES) {
     const index = (DIMENSIONS[dim].values as readonly string[]).indexOf(decision.choice[dim]);
@@ -152,7 +152,7 @@ function openDecision(plain: Buffer): CarriedDecision | null {
   const taskTypeEnd = SEALED_FIXED_BYTES + (taskTypeLength === NO_TASK_TYPE ? 0 : taskTypeLength);
   if (taskTypeEnd > plain.length) return null;
   const context: DecisionContext = {};
-  if (complexityByte > 0) context.complexity = TASK_COMPLEXITY[complexityByte - 1];
+  if (complexityByte > 0) context.taskComplexity = TASK_COMPLEXITY[complexityByte - 1];
   if (taskTypeLength !== NO_TASK_TYPE) context.taskType = plain.toString('utf8', SEALED_FIXED_BYTES, taskTypeEnd);
   return {
     userId: plain.toString('utf8', taskTypeEnd),

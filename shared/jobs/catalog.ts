@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { choiceSchema, taskComplexitySchema } from '../domain/arms';
+import { choiceSchema } from '../domain/arms';
 import { environmentSchema } from '../domain/environment';
-import { selectionProbabilitiesSchema } from '../domain/learner';
+import { loggedContextSchema, selectionProbabilitiesSchema } from '../domain/learner';
 import { outcomeSignalsSchema } from '../domain/reward';
 import type { JobsOptions } from 'bullmq';
 import { RETRY_BACKOFF, UNBOUNDED_ATTEMPTS } from './retry';
@@ -24,12 +24,7 @@ export const decisionJobSchema = z.object({
   requestId: z.string(),
   userId: z.string(),
   generation: z.string(),
-  context: z.object({
-    /** Absent when the request gave none (the learner's unknown complexity). */
-    complexity: taskComplexitySchema.optional(),
-    taskType: z.string().optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-  }),
+  context: loggedContextSchema,
   choice: choiceSchema,
   probabilities: selectionProbabilitiesSchema,
   explored: z.array(z.string()),
@@ -37,6 +32,7 @@ export const decisionJobSchema = z.object({
   issuedAt: z.number(),
 });
 export type DecisionJob = z.infer<typeof decisionJobSchema>;
+export type { LoggedContext } from '../domain/learner';
 
 export const outcomeJobSchema = z.object({
   ...tenant,

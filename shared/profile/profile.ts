@@ -19,7 +19,7 @@ export type StoredProfile = z.infer<typeof storedProfileSchema>;
 export const pinnableFieldSchema = z.enum([
   DIMENSIONS.framing.profileField,
   DIMENSIONS.style.profileField,
-  DIMENSIONS.complexity.profileField,
+  DIMENSIONS.complexityHandling.profileField,
   DIMENSIONS.encouragement.profileField,
 ]);
 
@@ -32,7 +32,7 @@ export const profileResponseSchema = z.object({
   userId: z.string(),
   preferredFraming: z.enum(DIMENSIONS.framing.values),
   communicationStyle: z.enum(DIMENSIONS.style.values),
-  complexityPreference: z.enum(DIMENSIONS.complexity.values),
+  complexityPreference: z.enum(DIMENSIONS.complexityHandling.values),
   encouragementLevel: z.enum(DIMENSIONS.encouragement.values),
   pinned: z.array(pinnableFieldSchema),
   profilePhase: profilePhaseSchema,
@@ -67,7 +67,7 @@ export function shownProfile(pins: Pins, summary: ProfileSummary, interactionCou
   return {
     preferredFraming: current('framing') as ProfileResponse['preferredFraming'],
     communicationStyle: current('style') as ProfileResponse['communicationStyle'],
-    complexityPreference: current('complexity') as ProfileResponse['complexityPreference'],
+    complexityPreference: current('complexityHandling') as ProfileResponse['complexityPreference'],
     encouragementLevel: current('encouragement') as ProfileResponse['encouragementLevel'],
     pinned: pinnedFields(pins),
     profilePhase: summary.phase,

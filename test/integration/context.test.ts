@@ -65,11 +65,11 @@ describe('POST /v1/context', () => {
     expect(row.chosen).toEqual({
       framing: res.body.suggestedFraming,
       style: res.body.communicationStyle,
-      complexity: res.body.complexity,
+      complexityHandling: res.body.complexity,
       encouragement: res.body.encouragement,
     });
     const probabilities = row.probabilities as Record<string, number>;
-    for (const dim of ['framing', 'style', 'complexity', 'encouragement']) {
+    for (const dim of ['framing', 'style', 'complexityHandling', 'encouragement']) {
       expect(probabilities[dim]).toBeGreaterThan(0);
       expect(probabilities[dim]).toBeLessThanOrEqual(1);
     }
@@ -92,9 +92,9 @@ describe('POST /v1/context', () => {
       const found = await h.env.db.selectFrom('profiles').selectAll().where('user_id', '=', 'no-complexity').executeTakeFirst();
       return found && found.interaction_count === 1 ? found : null;
     });
-    const state = profile.state as { history: number[][] };
-    // [complexity, …]: the index after the three known complexities marks an unknown one.
-    expect(state.history.map((entry) => entry[0])).toEqual([3]);
+    const state = profile.state as { history: { taskComplexity: number[] } };
+    // The index after the three known complexities marks an unknown one.
+    expect(state.history.taskComplexity).toEqual([3]);
   });
 
   it.each([

@@ -12,9 +12,9 @@ let empty: Account;
 let best: Record<TaskComplexity, Choice>;
 let acmePrior: unknown;
 
-const PINNED = { framing: 1, style: 1, complexity: 1, encouragement: 1 };
+const PINNED = { framing: 1, style: 1, complexityHandling: 1, encouragement: 1 };
 /** Uniform random picks one of 180 combinations; these probabilities make the propensity 1/180 too. */
-const UNIFORM_LIKE = { framing: 1 / 5, style: 1 / 4, complexity: 1 / 3, encouragement: 1 / 3 };
+const UNIFORM_LIKE = { framing: 1 / 5, style: 1 / 4, complexityHandling: 1 / 3, encouragement: 1 / 3 };
 
 /** `choice` with another value in one dimension. */
 function shift(choice: Choice, dim: Dimension): Choice {
@@ -74,7 +74,7 @@ function learnedPrior(favourite: Choice) {
         [worse, 0],
       ] as const) {
         const before = engine.initialState(prior);
-        const feedback = { context: { complexity: 'high' as const }, choice, probabilities: PINNED, reward, started: reward > 0.5 };
+        const feedback = { context: { taskComplexity: 'high' as const }, choice, probabilities: PINNED, reward, started: reward > 0.5 };
         const after = engine.update(before, feedback, prior);
         engine.observe(delta, prior, { before, after, feedback });
       }
@@ -98,17 +98,17 @@ beforeAll(async () => {
   acme = await createAccount(env.db, 'eval-acme', 'pro');
   other = await createAccount(env.db, 'eval-other', 'starter');
   empty = await createAccount(env.db, 'eval-empty', 'starter');
-  const favourite: Choice = { framing: 'curiosity', style: 'playful', complexity: 'whole', encouragement: 'enthusiastic' };
+  const favourite: Choice = { framing: 'curiosity', style: 'playful', complexityHandling: 'whole', encouragement: 'enthusiastic' };
   const prior = learnedPrior(favourite);
   acmePrior = prior;
   await env.db
     .insertInto('population_priors')
     .values({ account_id: acme.id, environment: 'live', prior: JSON.stringify(prior) })
     .execute();
-  best = Object.fromEntries(TASK_COMPLEXITY.map((c) => [c, engine.populationBest(prior, { complexity: c })])) as typeof best;
+  best = Object.fromEntries(TASK_COMPLEXITY.map((c) => [c, engine.populationBest(prior, { taskComplexity: c })])) as typeof best;
   // The fixture is only meaningful if the stored prior changes the population best.
   expect(best.high).toEqual(favourite);
-  expect(engine.populationBest(engine.emptyPrior(), { complexity: 'high' })).not.toEqual(favourite);
+  expect(engine.populationBest(engine.emptyPrior(), { taskComplexity: 'high' })).not.toEqual(favourite);
 
   const live = (e: Parameters<typeof insertEvent>[2]) => insertEvent(acme, 'live', e);
   // Counted (acme, live). Population-best weights 2, 4, 0, 1; uniform weights 1/90, 1/45, 1, 1/180.

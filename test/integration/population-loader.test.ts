@@ -43,11 +43,11 @@ function trainedPrior(): PopulationPrior {
   let prior = engine.emptyPrior();
   const state = engine.initialState(prior);
   for (let i = 0; i < 20; i++) {
-    const decision = engine.decide(state, { context: { complexity: 'low' }, pins: {}, random }, prior);
+    const decision = engine.decide(state, { context: { taskComplexity: 'low' }, pins: {}, random }, prior);
     const delta = engine.emptyPrior();
     const reward = random();
     const feedback = {
-      context: { complexity: 'low' as const },
+      context: { taskComplexity: 'low' as const },
       choice: decision.choice,
       probabilities: decision.probabilities,
       reward,

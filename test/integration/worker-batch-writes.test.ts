@@ -30,8 +30,8 @@ function learned(outcomes: number, seed: number): unknown {
   const random = seededRandom(seed);
   let state = engine.initialState(prior);
   for (let i = 0; i < outcomes; i++) {
-    const { choice } = engine.decide(state, { context: { complexity: 'low' }, pins: {}, random }, prior);
-    state = engine.update(state, { context: { complexity: 'low' }, choice, reward: random(), started: true }, prior);
+    const { choice } = engine.decide(state, { context: { taskComplexity: 'low' }, pins: {}, random }, prior);
+    state = engine.update(state, { context: { taskComplexity: 'low' }, choice, reward: random(), started: true }, prior);
   }
   return JSON.parse(JSON.stringify(state));
 }
@@ -85,8 +85,13 @@ describe('batch writes', () => {
       userId: 'sd-user',
       generation: 'g',
       context: { complexity: 'low' as const, taskType: 'mail', metadata: { source: 'test' } },
-      choice: { framing: 'purpose' as const, style: 'warm' as const, complexity: 'chunked' as const, encouragement: 'minimal' as const },
-      probabilities: { framing: 0.5, style: 0.25, complexity: 1, encouragement: Math.fround(0.1) },
+      choice: {
+        framing: 'purpose' as const,
+        style: 'warm' as const,
+        complexityHandling: 'chunked' as const,
+        encouragement: 'minimal' as const,
+      },
+      probabilities: { framing: 0.5, style: 0.25, complexityHandling: 1, encouragement: Math.fround(0.1) },
       explored: ['style'],
       confidence: 0.42,
       issuedAt,

@@ -9,6 +9,7 @@ import { readRequestIdClaims } from '../../shared/ids/request-id';
 import { PARKED_MESSAGE } from '../../worker/job-failures';
 import type { RunningWorker } from '../../worker/worker';
 import { sampleValue } from '../support/prometheus';
+import { STATE_FORMAT } from '../../shared/domain/engine/state';
 
 /** The stored decision of a requestId, once the worker has logged it. */
 const storedDecision = (requestId: string) =>
@@ -163,7 +164,7 @@ describe('worker job handling', () => {
     // A state no engine version wrote (a bug or a bad manual edit): fields missing, its history not a list.
     await h.env.db
       .updateTable('profiles')
-      .set({ state: JSON.stringify({ learner: 'engine-v2', history: 'lost' }) as never })
+      .set({ state: JSON.stringify({ learner: STATE_FORMAT, history: 'lost' }) as never })
       .where('user_id', '=', userId)
       .execute();
     const second = (await h.http().post('/v1/context').set(bearer(key)).send({ userId, task: 't', complexity: 'low' })).body.requestId;
@@ -174,7 +175,7 @@ describe('worker job handling', () => {
     });
     expect(profile.profilePhase).toBe('learning');
     const row = await h.env.db.selectFrom('profiles').select('state').where('user_id', '=', userId).executeTakeFirstOrThrow();
-    expect(row.state).toMatchObject({ learner: 'engine-v2', outcomes: 1, history: [expect.any(Array)] });
+    expect(row.state).toMatchObject({ learner: STATE_FORMAT, outcomes: 1, history: { reward: [expect.any(Number)] } });
     const warnings = workerLog
       .text()
       .split('\n')

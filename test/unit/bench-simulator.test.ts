@@ -206,7 +206,7 @@ describe('bench:learning Bayes reference', () => {
       for (let i = 1; i <= sim.interactions; i++) {
         const complexity = complexityAt(sim, user, i);
         const { choice } = policy.choose(user.index, { complexity, interaction: i });
-        for (const dim of ['style', 'complexity', 'encouragement'] as const) {
+        for (const dim of ['style', 'complexityHandling', 'encouragement'] as const) {
           served.push(DIMENSIONS[dim].values.indexOf(choice[dim] as never));
           populations.push(sim.population[complexity][dim].indexOf(1));
         }
@@ -280,7 +280,7 @@ describe('bench:learning Bayes reference', () => {
     const popular = bestShares(WORLDS['popular-minor']);
     for (const d of [1, 2, 3]) expect(popular[d]).toBeGreaterThan(0.75);
     for (const world of [WORLDS['individual-minor'], WORLDS['popular-minor']])
-      for (const dim of ['style', 'complexity', 'encouragement'] as const)
+      for (const dim of ['style', 'complexityHandling', 'encouragement'] as const)
         expect(world.weights[dim]).toBeCloseTo(world.weights.framing / 2, 10);
   });
 });

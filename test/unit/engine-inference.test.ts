@@ -8,7 +8,7 @@ import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 
-const MEDIUM: DecisionContext = { complexity: 'medium' };
+const MEDIUM: DecisionContext = { taskComplexity: 'medium' };
 const styleCell = (style: Choice['style']) => cellIndex(1, DIMENSION_OFFSET.style + DIMENSIONS.style.values.indexOf(style));
 const framingCell = (framing: Choice['framing']) => cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing));
 
@@ -39,7 +39,7 @@ function confounded(prior: PopulationPrior): EngineState {
   const c = (framing: Choice['framing'], style: Choice['style']): Choice => ({
     framing,
     style,
-    complexity: 'chunked',
+    complexityHandling: 'chunked',
     encouragement: 'moderate',
   });
   for (let i = 0; i < 10; i++)
@@ -59,11 +59,12 @@ describe('inferUser', () => {
     const credited = inference.favourite[styleCell('warm')]! - inference.favourite[styleCell('direct')]!;
     // Fed the raw rewards instead, the style's model would all but settle on warm.
     const raw = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT) };
-    state.history.forEach((entry, i) => {
-      const weight = DECAY ** (state.history.length - 1 - i);
-      const cell = cellIndex(entry[0], DIMENSION_OFFSET.style + entry[2]);
+    const { history } = state;
+    history.reward.forEach((reward, i) => {
+      const weight = DECAY ** (history.reward.length - 1 - i);
+      const cell = cellIndex(history.taskComplexity[i]!, DIMENSION_OFFSET.style + history.shown.style[i]!);
       raw.n[cell]! += weight;
-      raw.s[cell]! += weight * entry[6];
+      raw.s[cell]! += weight * reward;
     });
     const naive = new Float64Array(CONTEXT_CELL_COUNT);
     favouritePosterior(compiled.dimensions[1]!, { n: raw.n, s: raw.s, contexts: 3 }, naive);

@@ -21,7 +21,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 const likesPurpose = (choice: Choice, random: () => number): number => (random() < (choice.framing === 'purpose' ? 0.8 : 0.3) ? 1 : 0);
-const at = (i: number): DecisionContext => ({ complexity: TASK_COMPLEXITY[i % 3]!, ...(i % 4 === 0 ? { taskType: 'email' } : {}) });
+const at = (i: number): DecisionContext => ({ taskComplexity: TASK_COMPLEXITY[i % 3]!, ...(i % 4 === 0 ? { taskType: 'email' } : {}) });
 
 /** A user driven by the engine for `steps` outcomes under `prior`; every state it makes is frozen before the next call. */
 function frozenUser(prior: PopulationPrior, steps: number, seed: number): { states: EngineState[]; delta: PopulationPrior } {
@@ -41,7 +41,7 @@ function frozenUser(prior: PopulationPrior, steps: number, seed: number): { stat
 }
 
 describe('engine invariants', () => {
-  const prior = deepFreeze(trainedTenant(seededRandom(3), 30, 20, (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose));
+  const prior = deepFreeze(trainedTenant(seededRandom(3), 30, 20, (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose));
 
   it('never mutates a state or a prior: decide, update, observe and mergePrior all work on frozen ones', () => {
     const { states, delta } = frozenUser(prior, 80, 5);
@@ -54,9 +54,9 @@ describe('engine invariants', () => {
   it("decides the same for a user whatever other users' inferences ran in between (no scratch buffer carries over)", () => {
     const a = frozenUser(prior, 70, 7).states.at(-1)!;
     const b = frozenUser(prior, 30, 8).states.at(-1)!;
-    const context: DecisionContext = { complexity: 'medium', taskType: 'email' };
+    const context: DecisionContext = { taskComplexity: 'medium', taskType: 'email' };
     const alone = engine.decide(a, { context, pins: {}, random: seededRandom(1) }, prior);
-    engine.decide(b, { context: { complexity: 'low' }, pins: {}, random: seededRandom(2) }, prior);
+    engine.decide(b, { context: { taskComplexity: 'low' }, pins: {}, random: seededRandom(2) }, prior);
     const afterOther = engine.decide(a, { context, pins: {}, random: seededRandom(1) }, prior);
     // A copy of the state is a new object: its inference is recomputed, not read from the cache.
     const recomputed = engine.decide(structuredClone(a), { context, pins: {}, random: seededRandom(1) }, prior);
@@ -70,9 +70,9 @@ describe('engine invariants', () => {
 
 describe('exploration', () => {
   it('stops on the dimensions whose favourite is known: a user whose four favourites are clear is no longer explored', () => {
-    const favourite: Choice = { framing: 'purpose', style: 'direct', complexity: 'whole', encouragement: 'minimal' };
+    const favourite: Choice = { framing: 'purpose', style: 'direct', complexityHandling: 'whole', encouragement: 'minimal' };
     const prior = engine.emptyPrior();
-    const medium: DecisionContext = { complexity: 'medium' };
+    const medium: DecisionContext = { taskComplexity: 'medium' };
     const random = seededRandom(11);
     let state = engine.initialState(prior);
     const exploredShare = (s: EngineState) =>

@@ -1,4 +1,3 @@
-import { popV2 } from './engine-population-v2';
 import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
 import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
@@ -17,6 +16,7 @@ import {
 import { NEUTRAL_GRID } from '../../shared/domain/engine/neutral-share';
 import { userPosterior } from '../../shared/domain/engine/task-types';
 import { fillUnknownContexts } from '../../shared/domain/engine/complexity-shares';
+import { historyLength } from '../../shared/domain/engine/state';
 import {
   MAX_WEIGHT,
   POPULATION_DECAY,
@@ -42,7 +42,12 @@ import { trainedTenant, unanimousTenant } from '../../scripts/bench/tenant';
 
 const LOW = 0;
 const D = DIMENSION_NAMES.length;
-const choice = (framing: Choice['framing']): Choice => ({ framing, style: 'warm', complexity: 'chunked', encouragement: 'moderate' });
+const choice = (framing: Choice['framing']): Choice => ({
+  framing,
+  style: 'warm',
+  complexityHandling: 'chunked',
+  encouragement: 'moderate',
+});
 const framingCell = (complexity: number, framing: Choice['framing']) =>
   cellIndex(complexity, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing));
 const zeros4 = () => new Float64Array(D);
@@ -154,7 +159,7 @@ describe('observePopulation', () => {
     delta.followerSum.forEach((x, d) => expect(x).toBeCloseTo(em.userWeight[d]! * em.follower[d]!, 12));
     expect(delta.favouriteLevelSum).toEqual([0.1, 0.2, 0.3, 0.4]);
     expect(delta.otherLevelWeight).toEqual([0.8, 0.8, 0.8, 0.8]);
-    expect(delta.predictionErrors).toEqual([-0.25, 0.0625, 1]);
+    expect([delta.predictionErrorSum, delta.predictionErrorSquares, delta.predictionErrorCount]).toEqual([-0.25, 0.0625, 1]);
   });
 });
 
@@ -190,10 +195,11 @@ describe('mergePopulation', () => {
       'creditedSum',
       'creditedSquares',
       'creditedCount',
-      'predictionErrors',
     ] as const) {
       merged[key].forEach((x, i) => close(x, prior[key][i]! * factor + delta[key][i]!));
     }
+    for (const key of ['predictionErrorSum', 'predictionErrorSquares', 'predictionErrorCount'] as const)
+      close(merged[key], prior[key] * factor + delta[key]);
     merged.ipsWeightSquares.forEach((x, i) => close(x, prior.ipsWeightSquares[i]! * factor ** 2 + delta.ipsWeightSquares[i]!));
   });
 
@@ -238,7 +244,7 @@ describe('compilePopulation', () => {
     for (const f of FRAMINGS) sum += framing.popBest[framingCell(LOW, f)]!;
     expect(sum).toBeCloseTo(1, 3);
     expect(framing.popBest[framingCell(LOW, 'purpose')]).toBeGreaterThan(0.99);
-    expect(engine.populationBest(prior, { complexity: 'low' }).framing).toBe('purpose');
+    expect(engine.populationBest(prior, { taskComplexity: 'low' }).framing).toBe('purpose');
     // Nothing was learned at the other complexities: every framing is as likely as any other.
     for (const f of FRAMINGS) expect(framing.popBest[framingCell(2, f)]).toBeCloseTo(1 / 5, 2);
   });
@@ -376,7 +382,7 @@ describe('compilePopulation', () => {
       let state = engine.initialState(prior);
       let hits = 0;
       for (let i = 0; i < 30; i++) {
-        const context = { complexity: TASK_COMPLEXITY[i % 3]! };
+        const context = { taskComplexity: TASK_COMPLEXITY[i % 3]! };
         const { choice } = engine.decide(state, { context, pins: {}, random }, prior);
         const reward = choice.framing === 'curiosity' ? 0.8 : 0.2 * random();
         if (i >= 20 && choice.framing === 'curiosity') hits++;
@@ -413,45 +419,13 @@ describe('compilePopulation', () => {
 });
 
 describe('parsePopulation', () => {
-  it('returns an empty prior for anything that is not a pop-v3 or pop-v2 prior, including the first engine’s pop-v1', () => {
+  it('returns an empty prior for anything that is not a prior of today’s format, including those of earlier ones', () => {
     const v1 = { format: 'pop-v1', events: 3, w: new Array(CELL_COUNT).fill(1) };
-    const bad = [
-      { ...emptyPopulation(), shownCount: [1, 2] },
-      { ...emptyPopulation(), predictionErrors: [0, 0] },
-      { ...popV2(emptyPopulation()), n: [1] },
-    ];
+    const { contrastExcess: _excess, contrastScale: _scale, ...withoutContrast } = emptyPopulation();
+    const bad = [{ ...emptyPopulation(), shownCount: [1, 2] }, { ...emptyPopulation(), predictionErrorCount: null }, withoutContrast];
     for (const raw of [null, 7, 'x', {}, v1, ...bad]) {
       expect(parsePopulation(raw)).toEqual(emptyPopulation());
     }
-  });
-
-  it('converts a stored pop-v2 prior: the same sums under their new names, the same model', () => {
-    const prior = trainedTenant(
-      seededRandom(5),
-      20,
-      20,
-      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
-      (shown, random) => (random() < (shown.framing === 'purpose' ? 0.8 : 0.3) ? 1 : 0),
-    );
-    const converted = parsePopulation(JSON.parse(JSON.stringify(popV2(prior))));
-    // pop-v2 kept no within-user contrast: those sums start again at zero.
-    const withoutContrast = { ...prior, contrastExcess: [0, 0, 0, 0], contrastScale: [0, 0, 0, 0] };
-    expect(converted).toEqual(withoutContrast);
-    const [before, after] = [compilePopulation(withoutContrast), compilePopulation(converted)];
-    expect(after.mean).toEqual(before.mean);
-    after.dimensions.forEach((model, d) => expect(model).toEqual(before.dimensions[d]));
-  });
-
-  it('reads a pop-v3 prior stored before the within-user contrast was kept, with those sums at zero', () => {
-    const prior = uniformlyLogged(LOW, 'purpose', seededRandom(4), 10);
-    const stored: Partial<PopulationPrior> = { ...prior };
-    delete stored.contrastExcess;
-    delete stored.contrastScale;
-    expect(parsePopulation(JSON.parse(JSON.stringify(stored)))).toEqual({
-      ...prior,
-      contrastExcess: [0, 0, 0, 0],
-      contrastScale: [0, 0, 0, 0],
-    });
   });
 
   it('round-trips a prior through JSON', () => {
@@ -474,7 +448,7 @@ function personalStyleTenant(effect: number, seed = 11): PopulationPrior {
     random,
     USERS,
     INTERACTIONS,
-    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+    (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
     (shown, r) => {
       const user = Math.floor(served++ / INTERACTIONS);
       const p = 0.2 + (shown.framing === 'purpose' ? 0.3 : 0) + (shown.style === favourites[user] ? effect : 0);
@@ -557,12 +531,12 @@ describe('the follower share a decision explores under', () => {
 
   it('lets a decision choose by the beliefs themselves where every share is the learned one', () => {
     // Every user likes the same value of each of the four dimensions.
-    const liked: Choice = { framing: 'purpose', style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
+    const liked: Choice = { framing: 'purpose', style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
     const prior = trainedTenant(
       seededRandom(6),
       40,
       20,
-      (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+      (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
       (shown, r) => (r() < 0.1 + DIMENSION_NAMES.reduce((p, dim) => p + (shown[dim] === liked[dim] ? 0.2 : 0), 0) ? 1 : 0),
     );
     const compiled = compilePopulation(prior);
@@ -628,7 +602,7 @@ describe('the follower share a decision explores under', () => {
       const reward = style === 'structured' ? 0.9 : 0.1;
       state = engine.update(
         state,
-        { context: { complexity: 'low' }, choice: { ...choice('purpose'), style }, reward, started: reward > 0.5 },
+        { context: { taskComplexity: 'low' }, choice: { ...choice('purpose'), style }, reward, started: reward > 0.5 },
         prior,
       );
     }
@@ -642,13 +616,13 @@ describe('the follower share a decision explores under', () => {
     expect(leaning[structured]!).toBeGreaterThan(beliefs[structured]!);
     expect(argmax(leaning, 0, STYLES.length)).toBe(structured);
     expect(argmax(beliefs, 0, STYLES.length)).not.toBe(structured);
-    const pins = { framing: 'purpose', complexity: 'chunked', encouragement: 'moderate' } as const;
-    const kappa = sharpness(state.history.length);
+    const pins = { framing: 'purpose', complexityHandling: 'chunked', encouragement: 'moderate' } as const;
+    const kappa = sharpness(historyLength(state.history));
     const weights = leaning.map((p) => p ** kappa);
     const total = weights.reduce((sum, w) => sum + w, 0);
     let drawnStructured = 0;
     for (let seed = 1; seed <= 20; seed++) {
-      const decision = engine.decide(state, { context: { complexity: 'high' }, pins, random: seededRandom(seed) }, prior);
+      const decision = engine.decide(state, { context: { taskComplexity: 'high' }, pins, random: seededRandom(seed) }, prior);
       const v = STYLES.indexOf(decision.choice.style);
       if (v === structured) drawnStructured++;
       expect(decision.probabilities.style).toBeCloseTo(weights[v]! / total, 12);

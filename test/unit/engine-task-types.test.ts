@@ -4,14 +4,13 @@ import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shar
 import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, contextComplexity } from '../../shared/domain/engine/layout';
 import { NEUTRAL_GRID, logistic, neutralShare } from '../../shared/domain/engine/neutral-share';
-import { emptyPopulation, observePopulation, parsePopulation, type PopulationPrior } from '../../shared/domain/engine/population';
+import { emptyPopulation, observePopulation, type PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { userPosterior } from '../../shared/domain/engine/task-types';
 import { seededRandom } from '../../shared/domain/random';
 import { enginePolicy } from '../../scripts/bench/policies';
 import { runPolicy } from '../../scripts/bench/run';
 import { createSimulation, WORLDS } from '../../scripts/bench/simulator';
-import { popV2 } from './engine-population-v2';
 import { trainedTenant } from '../../scripts/bench/tenant';
 
 const D = 4;
@@ -27,7 +26,7 @@ function tenant(): PopulationPrior {
     random,
     40,
     12,
-    (i) => ({ complexity: TASK_COMPLEXITY[i % 3]! }),
+    (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
     (choice, r) => (choice.framing === 'purpose' ? 0.7 + 0.3 * r() : 0.2 * r()),
   );
 }
@@ -196,11 +195,6 @@ describe('the tenant’s task-type-neutral share', () => {
     // Every user for pooling: the top of the grid; every user against: the bottom.
     expect(neutralShare(loglik(new Array(100).fill([4, 1])))).toBeCloseTo(NEUTRAL_GRID[NEUTRAL_GRID.length - 1]!, 6);
     expect(neutralShare(loglik(new Array(100).fill([-4, 1])))).toBeCloseTo(NEUTRAL_GRID[0]!, 6);
-  });
-
-  it('reads a pop-v2 prior stored before task types were pooled (no `neutral`) as one without typed evidence', () => {
-    const older = { ...popV2(emptyPopulation()), neutral: undefined };
-    expect(parsePopulation(JSON.parse(JSON.stringify(older)))).toEqual(emptyPopulation());
   });
 
   it('is learned from the users: high where task types do not change preferences, low where they do (bench worlds, 80 users)', () => {

@@ -18,8 +18,13 @@ import { trainedTenant } from '../../scripts/bench/tenant';
 
 const EMPTY = engine.emptyPrior();
 const UNKNOWN: DecisionContext = {};
-const OTHERS_PINNED: Pins = { style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
-const choice = (framing: Choice['framing']): Choice => ({ framing, style: 'warm', complexity: 'chunked', encouragement: 'moderate' });
+const OTHERS_PINNED: Pins = { style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
+const choice = (framing: Choice['framing']): Choice => ({
+  framing,
+  style: 'warm',
+  complexityHandling: 'chunked',
+  encouragement: 'moderate',
+});
 const framingCell = (context: number, framing: Choice['framing']) =>
   context * VALUE_COUNT + DIMENSION_OFFSET.framing + FRAMINGS.indexOf(framing);
 
@@ -48,8 +53,8 @@ describe('complexity shares', () => {
   it('are even for a new user and follow the user’s outcomes of known complexity, from SHARE_PRIOR each', () => {
     expect([...complexityShares(engine.initialState(EMPTY))]).toEqual([1 / 3, 1 / 3, 1 / 3]);
     const state = withOutcomes(engine.initialState(EMPTY), [
-      [{ complexity: 'high' }, choice('purpose'), 0.8],
-      [{ complexity: 'high' }, choice('purpose'), 0.8],
+      [{ taskComplexity: 'high' }, choice('purpose'), 0.8],
+      [{ taskComplexity: 'high' }, choice('purpose'), 0.8],
       [UNKNOWN, choice('purpose'), 0.8],
     ]);
     const high = SHARE_PRIOR + DECAY + DECAY ** 2;
@@ -63,9 +68,9 @@ describe('complexity shares', () => {
 describe('engine.decide without complexity', () => {
   it('uses the user’s context-free beliefs: each value’s P(favourite) mixed over the complexities by the shares', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [
-      [{ complexity: 'high' }, choice('purpose'), 0.9],
-      [{ complexity: 'high' }, choice('micro_steps'), 0.1],
-      [{ complexity: 'low' }, choice('curiosity'), 0.8],
+      [{ taskComplexity: 'high' }, choice('purpose'), 0.9],
+      [{ taskComplexity: 'high' }, choice('micro_steps'), 0.1],
+      [{ taskComplexity: 'low' }, choice('curiosity'), 0.8],
     ]);
     const inference = inferUser(state, compilePopulation(EMPTY));
     for (const framing of FRAMINGS) {
@@ -85,7 +90,7 @@ describe('engine.decide without complexity', () => {
     const state = withOutcomes(
       engine.initialState(EMPTY),
       Array.from({ length: 12 }, (_, i): [DecisionContext, Choice, number] =>
-        i % 2 ? [{ complexity: 'low' }, choice('challenge'), 0.9] : [{ complexity: 'low' }, choice(FRAMINGS[i % 5]!), 0.1],
+        i % 2 ? [{ taskComplexity: 'low' }, choice('challenge'), 0.9] : [{ taskComplexity: 'low' }, choice(FRAMINGS[i % 5]!), 0.1],
       ),
     );
     const picks = Array.from({ length: 200 }, (_, seed) =>
@@ -105,8 +110,8 @@ describe('engine.decide without complexity', () => {
 
   it('says in the rationale that no complexity was given and quotes all of the user’s outcomes', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [
-      [{ complexity: 'high' }, choice('purpose'), 0.9],
-      [{ complexity: 'low' }, choice('purpose'), 0.8],
+      [{ taskComplexity: 'high' }, choice('purpose'), 0.9],
+      [{ taskComplexity: 'low' }, choice('purpose'), 0.8],
     ]);
     const allPinned: Pins = { framing: 'purpose', ...OTHERS_PINNED };
     expect(engine.decide(state, { context: UNKNOWN, pins: allPinned, random: seededRandom(1) }, EMPTY).rationale).toContain(
@@ -125,7 +130,7 @@ describe('engine.decide without complexity', () => {
 describe('engine.update without complexity', () => {
   it('records the outcome as of unknown complexity; the state stays valid through JSON', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [[UNKNOWN, choice('purpose'), 0.7]]);
-    expect(state.history[0]![0]).toBe(UNKNOWN_COMPLEXITY);
+    expect(state.history.taskComplexity).toEqual([UNKNOWN_COMPLEXITY]);
     expect(engineStateSchema.safeParse(JSON.parse(JSON.stringify(state))).success).toBe(true);
     let issue: string | undefined;
     const read = engine.parseState(JSON.parse(JSON.stringify(state)), (i) => (issue = i));
@@ -135,8 +140,8 @@ describe('engine.update without complexity', () => {
 
   it('splits its evidence between the complexities by the user’s shares', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [
-      [{ complexity: 'medium' }, choice('curiosity'), 0.2],
-      [{ complexity: 'medium' }, choice('curiosity'), 0.2],
+      [{ taskComplexity: 'medium' }, choice('curiosity'), 0.2],
+      [{ taskComplexity: 'medium' }, choice('curiosity'), 0.2],
       [UNKNOWN, choice('purpose'), 0.9],
     ]);
     const inference = inferUser(state, compilePopulation(EMPTY));
@@ -153,8 +158,8 @@ describe('engine.update without complexity', () => {
     const weight = DECAY ** HISTORY_LENGTH;
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       const cell = cellIndex(c, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
-      expect(state.older.n[cell]).toBeCloseTo(weight / 3, 4);
-      expect(state.older.r[cell]).toBeCloseTo((0.7 * weight) / 3, 4);
+      expect(state.older.weight[cell]).toBeCloseTo(weight / 3, 4);
+      expect(state.older.rewardSum[cell]).toBeCloseTo((0.7 * weight) / 3, 4);
     }
   });
 
@@ -164,7 +169,7 @@ describe('engine.update without complexity', () => {
     expect(engine.summarize(state).best.framing).toBe('curiosity');
     // What it learned also serves the known complexities.
     const picks = Array.from({ length: 100 }, (_, seed) =>
-      engine.decide(state, { context: { complexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
+      engine.decide(state, { context: { taskComplexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
     );
     expect(picks.filter((d) => d.choice.framing === 'curiosity').length).toBeGreaterThanOrEqual(75);
   });
@@ -172,7 +177,7 @@ describe('engine.update without complexity', () => {
 
 describe('the population and outcomes without complexity', () => {
   it('spreads one outcome over the complexities by the user’s shares', () => {
-    const before = withOutcomes(engine.initialState(EMPTY), [[{ complexity: 'low' }, choice('purpose'), 0.8]]);
+    const before = withOutcomes(engine.initialState(EMPTY), [[{ taskComplexity: 'low' }, choice('purpose'), 0.8]]);
     const decision = engine.decide(before, { context: UNKNOWN, pins: {}, random: seededRandom(2) }, EMPTY);
     const feedback = { context: UNKNOWN, choice: decision.choice, probabilities: decision.probabilities, reward: 0.8, started: true };
     const after = engine.update(before, feedback, EMPTY);
@@ -193,7 +198,7 @@ describe('the population and outcomes without complexity', () => {
       seededRandom(5),
       20,
       9,
-      (i) => ({ complexity: TASK_COMPLEXITY[i % 3] }),
+      (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3] }),
       (shown, random) => (shown.framing === 'purpose' ? 0.8 : 0.3) + 0.1 * (random() - 0.5),
     );
     expect(engine.populationBest(prior, UNKNOWN).framing).toBe('purpose');

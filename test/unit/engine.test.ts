@@ -11,24 +11,33 @@ import {
 import { engine, sharpness } from '../../shared/domain/engine/engine';
 import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
 import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/inference';
-import { CELL_COUNT, DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
+import { DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import { compilePopulation } from '../../shared/domain/engine/population-model';
-import { DECAY, HISTORY_LENGTH, MAX_TASK_TYPES, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
+import {
+  DECAY,
+  HISTORY_LENGTH,
+  MAX_TASK_TYPES,
+  engineStateSchema,
+  historyFrom,
+  historyLength,
+  outcomeAt,
+  type EngineState,
+} from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 import { trainedTenant } from '../../scripts/bench/tenant';
 import { seededRandom, standardNormal } from '../../shared/domain/random';
 
 const EMPTY = engine.emptyPrior();
-const OTHERS_PINNED: Pins = { style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
+const OTHERS_PINNED: Pins = { style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
 const choice = (framing: Choice['framing'], rest: Partial<Choice> = {}): Choice => ({
   framing,
   style: 'warm',
-  complexity: 'chunked',
+  complexityHandling: 'chunked',
   encouragement: 'moderate',
   ...rest,
 });
-const olderWeight = (state: EngineState) => state.older.n.reduce((s, x) => s + x, 0);
+const olderWeight = (state: EngineState) => state.older.weight.reduce((s, x) => s + x, 0);
 
 /** Applies outcomes of fixed choices through engine.update. */
 function withOutcomes(state: EngineState, items: Array<[DecisionContext, Choice, number]>, prior = EMPTY): EngineState {
@@ -57,14 +66,14 @@ function run(
 
 /** A user at 'high' with some evidence: purpose looks best, curiosity was tried once, two framings never. */
 function trainedState(): EngineState {
-  const high: DecisionContext = { complexity: 'high' };
+  const high: DecisionContext = { taskComplexity: 'high' };
   return withOutcomes(engine.initialState(EMPTY), [
     [high, choice('purpose', { style: 'structured' }), 0.8],
     [high, choice('micro_steps', { style: 'direct', encouragement: 'minimal' }), 0.2],
-    [high, choice('purpose', { style: 'structured', complexity: 'whole' }), 0.85],
+    [high, choice('purpose', { style: 'structured', complexityHandling: 'whole' }), 0.85],
     [high, choice('curiosity', { style: 'playful' }), 0.75],
     [high, choice('purpose', { style: 'structured' }), 0.7],
-    [high, choice('micro_steps', { complexity: 'scaffolded' }), 0.3],
+    [high, choice('micro_steps', { complexityHandling: 'scaffolded' }), 0.3],
     [high, choice('purpose', { style: 'warm', encouragement: 'enthusiastic' }), 0.8],
   ]);
 }
@@ -81,16 +90,16 @@ const trainedPopulation = (
     seededRandom(seed),
     users,
     steps,
-    () => ({ complexity }),
+    () => ({ taskComplexity: complexity }),
     (shown, random) => (shown.framing === prefers ? 0.8 : 0.3) + 0.1 * (random() - 0.5),
   );
 
 describe('engine.decide', () => {
   const state = trainedState();
-  const high: DecisionContext = { complexity: 'high' };
+  const high: DecisionContext = { taskComplexity: 'high' };
 
   it('is deterministic given the seed; different seeds can choose differently', () => {
-    for (const context of [high, { complexity: 'low' as const, taskType: 'email' }]) {
+    for (const context of [high, { taskComplexity: 'low' as const, taskType: 'email' }]) {
       for (const pins of [{}, { style: 'warm' as const }]) {
         const a = engine.decide(state, { context, pins, random: seededRandom(42) }, EMPTY);
         const b = engine.decide(structuredClone(state), { context, pins, random: seededRandom(42) }, EMPTY);
@@ -108,7 +117,11 @@ describe('engine.decide', () => {
   it('returns values of each dimension’s set, probabilities in (0, 1] and confidence in [0, 1]', () => {
     for (const s of [engine.initialState(EMPTY), state]) {
       for (let seed = 0; seed < 30; seed++) {
-        const d = engine.decide(s, { context: { complexity: TASK_COMPLEXITY[seed % 3]! }, pins: {}, random: seededRandom(seed) }, EMPTY);
+        const d = engine.decide(
+          s,
+          { context: { taskComplexity: TASK_COMPLEXITY[seed % 3]! }, pins: {}, random: seededRandom(seed) },
+          EMPTY,
+        );
         for (const dim of DIMENSION_NAMES) {
           expect(DIMENSIONS[dim].values).toContain(d.choice[dim]);
           expect(d.probabilities[dim]).toBeGreaterThan(0);
@@ -242,12 +255,12 @@ describe('engine.decide', () => {
       seededRandom(3),
       1,
       1,
-      () => ({ complexity: 'medium' }),
+      () => ({ taskComplexity: 'medium' }),
       () => 0.9,
     );
     const fresh = engine.initialState(prior);
     const decisions = Array.from({ length: 20 }, (_, seed) =>
-      engine.decide(fresh, { context: { complexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, prior),
+      engine.decide(fresh, { context: { taskComplexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, prior),
     );
     const shownBefore = compilePopulation(prior).support;
     const untried = decisions.find((d) => shownBefore[cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(d.choice.framing))] === 0)!;
@@ -258,21 +271,26 @@ describe('engine.decide', () => {
 });
 
 describe('engine.update', () => {
-  const medium: DecisionContext = { complexity: 'medium' };
+  const medium: DecisionContext = { taskComplexity: 'medium' };
 
   it('appends the outcome to the history and counts it, without changing the input state', () => {
     const before = withOutcomes(engine.initialState(EMPTY), [[medium, choice('purpose'), 0.7]]);
     const copy = structuredClone(before);
     const after = engine.update(
       before,
-      { context: { complexity: 'low' }, choice: choice('challenge', { style: 'direct' }), reward: 0.41234567, started: true },
+      { context: { taskComplexity: 'low' }, choice: choice('challenge', { style: 'direct' }), reward: 0.41234567, started: true },
       EMPTY,
     );
     expect(before).toEqual(copy);
     expect(after.outcomes).toBe(2);
-    expect(after.history).toHaveLength(2);
-    // [complexity, framing, style, complexity handling, encouragement, task-type slot, reward, started]
-    expect(after.history[1]).toEqual([0, FRAMINGS.indexOf('challenge'), 0, 0, 1, 0, 0.4123, 1]);
+    expect(historyLength(after.history)).toBe(2);
+    expect(outcomeAt(after.history, 1)).toEqual({
+      taskComplexity: 0,
+      taskSlot: 0,
+      shown: { framing: FRAMINGS.indexOf('challenge'), style: 0, complexityHandling: 0, encouragement: 1 },
+      reward: 0.4123,
+      started: true,
+    });
     expect(olderWeight(after)).toBe(0);
   });
 
@@ -280,21 +298,21 @@ describe('engine.update', () => {
     let state = engine.initialState(EMPTY);
     for (let i = 0; i < HISTORY_LENGTH; i++)
       state = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
-    expect(state.history).toHaveLength(HISTORY_LENGTH);
+    expect(historyLength(state.history)).toBe(HISTORY_LENGTH);
     expect(olderWeight(state)).toBe(0);
     state = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
-    expect(state.history).toHaveLength(HISTORY_LENGTH);
+    expect(historyLength(state.history)).toBe(HISTORY_LENGTH);
     const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
-    expect(state.older.n[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
-    expect(state.older.r[cell]).toBeCloseTo(0.7 * DECAY ** HISTORY_LENGTH, 4);
-    expect(state.older.st[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
+    expect(state.older.weight[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
+    expect(state.older.rewardSum[cell]).toBeCloseTo(0.7 * DECAY ** HISTORY_LENGTH, 4);
+    expect(state.older.startedSum[cell]).toBeCloseTo(DECAY ** HISTORY_LENGTH, 4);
     expect(olderWeight(state)).toBeCloseTo(DIMENSION_NAMES.length * DECAY ** HISTORY_LENGTH, 3);
     const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.7, started: true }, EMPTY);
-    expect(next.older.n[cell]).toBeCloseTo(DECAY ** (HISTORY_LENGTH + 1) + DECAY ** HISTORY_LENGTH, 4);
+    expect(next.older.weight[cell]).toBeCloseTo(DECAY ** (HISTORY_LENGTH + 1) + DECAY ** HISTORY_LENGTH, 4);
   });
 
   it('tracks up to MAX_TASK_TYPES task types; a new one replaces the least used, whose outcomes become untyped', () => {
-    const typed = (taskType: string): DecisionContext => ({ complexity: 'medium', taskType });
+    const typed = (taskType: string): DecisionContext => ({ taskComplexity: 'medium', taskType });
     let state = withOutcomes(engine.initialState(EMPTY), [
       [medium, choice('purpose'), 0.6],
       [typed('a'), choice('purpose'), 0.6],
@@ -305,11 +323,11 @@ describe('engine.update', () => {
       [typed('c'), choice('curiosity'), 0.6],
     ]);
     expect(state.taskTypes).toEqual(['a', 'b', 'c']);
-    expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 2, 3, 3]);
+    expect(state.history.taskSlot).toEqual([0, 1, 1, 1, 2, 3, 3]);
     state = engine.update(state, { context: typed('d'), choice: choice('micro_steps'), reward: 0.6, started: true }, EMPTY);
     expect(state.taskTypes).toHaveLength(MAX_TASK_TYPES);
     expect(state.taskTypes).toEqual(['a', 'd', 'c']); // b had the least evidence
-    expect(state.history.map((entry) => entry[5])).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
+    expect(state.history.taskSlot).toEqual([0, 1, 1, 1, 0, 3, 3, 2]);
   });
 
   it('refuses a choice with a value outside its set instead of recording another value', () => {
@@ -326,10 +344,10 @@ describe('engine.update', () => {
   it('takes an empty task type for none: the state stays valid and keeps what it learned', () => {
     const state = withOutcomes(engine.initialState(EMPTY), [
       [medium, choice('purpose'), 0.9],
-      [{ complexity: 'medium', taskType: '' }, choice('purpose'), 0.9],
+      [{ taskComplexity: 'medium', taskType: '' }, choice('purpose'), 0.9],
     ]);
     expect(state.taskTypes).toEqual([]);
-    expect(state.history.map((entry) => entry[5])).toEqual([0, 0]);
+    expect(state.history.taskSlot).toEqual([0, 0]);
     expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
     expect(state.outcomes).toBe(2);
   });
@@ -342,13 +360,13 @@ describe('engine.update', () => {
       const c: Choice = {
         framing: pick(DIMENSIONS.framing.values),
         style: pick(DIMENSIONS.style.values),
-        complexity: pick(DIMENSIONS.complexity.values),
+        complexityHandling: pick(DIMENSIONS.complexityHandling.values),
         encouragement: pick(DIMENSIONS.encouragement.values),
       };
       const taskType = `${i % 10}`.padEnd(100, 'x'); // the longest task type names allowed
       state = engine.update(
         state,
-        { context: { complexity: TASK_COMPLEXITY[i % 3]!, taskType }, choice: c, reward: random(), started: random() < 0.5 },
+        { context: { taskComplexity: TASK_COMPLEXITY[i % 3]!, taskType }, choice: c, reward: random(), started: random() < 0.5 },
         EMPTY,
       );
     }
@@ -360,7 +378,7 @@ describe('engine.update', () => {
 });
 
 describe('change detection', () => {
-  const medium: DecisionContext = { complexity: 'medium' };
+  const medium: DecisionContext = { taskComplexity: 'medium' };
   const steady = (reward: number, count = 15) =>
     withOutcomes(
       engine.initialState(EMPTY),
@@ -371,7 +389,7 @@ describe('change detection', () => {
     let state = steady(0.8);
     for (let i = 0; i < 40; i++) {
       const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
-      expect(next.history.length).toBe(Math.min(HISTORY_LENGTH, state.history.length + 1));
+      expect(historyLength(next.history)).toBe(Math.min(HISTORY_LENGTH, historyLength(state.history) + 1));
       state = next;
     }
     expect(state.shortfall).toBe(0);
@@ -383,14 +401,14 @@ describe('change detection', () => {
     let fired = 0;
     for (let i = 0; i < 12 && fired === 0; i++) {
       const next = engine.update(state, { context: medium, choice: choice('purpose'), reward: 0, started: false }, EMPTY);
-      if (next.history.length === state.history.length + 1) {
+      if (historyLength(next.history) === historyLength(state.history) + 1) {
         expect(next.shortfall).toBeGreaterThan(state.shortfall);
         expect(next.excursion).toBe(state.excursion + 1);
       } else {
         // The excursion's outcomes (all failures) and the new one remain; nothing older.
         expect(state.excursion).toBeGreaterThan(0);
-        expect(next.history).toHaveLength(state.excursion + 1);
-        expect(next.history.every((entry) => entry[6] === 0)).toBe(true);
+        expect(historyLength(next.history)).toBe(state.excursion + 1);
+        expect(next.history.reward.every((reward) => reward === 0)).toBe(true);
         expect(olderWeight(next)).toBe(0);
         expect(next.shortfall).toBe(0);
         expect(next.excursion).toBe(0);
@@ -404,63 +422,20 @@ describe('change detection', () => {
 
 describe('engine.parseState', () => {
   it('round-trips a state through JSON', () => {
-    const state = withOutcomes(trainedState(), [[{ complexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
+    const state = withOutcomes(trainedState(), [[{ taskComplexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
     expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
-  });
-
-  it('reads an engine-v1 state as evidence without a history: its cells summed over task types', () => {
-    const cells = () => new Array<number>(CELL_COUNT).fill(0);
-    const curiosity = cellIndex(2, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('curiosity'));
-    const untyped = { taskType: null, n: cells(), s: cells(), st: cells() };
-    const email = { taskType: 'email', n: cells(), s: cells(), st: cells() };
-    untyped.n[curiosity] = 6;
-    untyped.s[curiosity] = 5.4;
-    untyped.st[curiosity] = 6;
-    email.n[curiosity] = 2;
-    email.s[curiosity] = 1.6;
-    email.st[curiosity] = 2;
-    const legacy = {
-      learner: 'engine-v1',
-      outcomes: 8,
-      shortfall: 0,
-      slots: [untyped, email],
-      summary: { best: [4, 0, 0, 0], phase: 'learning' },
-    };
-    const state = engine.parseState(legacy);
-    expect(state).toMatchObject({ learner: 'engine-v2', outcomes: 8, history: [], taskTypes: [] });
-    expect([state.older.n[curiosity], state.older.r[curiosity], state.older.st[curiosity]]).toEqual([8, 7, 8]);
-    expect(engine.summarize(state).best.framing).toBe('curiosity');
-    expect(engineStateSchema.safeParse(state).success).toBe(true);
-  });
-
-  it('reads a thompson-v1 state the same way', () => {
-    const cells = (
-      dim: Dimension,
-      value?: string,
-      cell: [number, number, number] = [0, 0, 0],
-      others: [number, number, number] = [0, 0, 0],
-    ) => DIMENSIONS[dim].values.map((v) => (v === value ? cell : others));
-    const empty = () => Object.fromEntries(DIMENSION_NAMES.map((dim) => [dim, cells(dim)]));
-    const legacy = {
-      learner: 'thompson-v1',
-      n: 24,
-      byComplexity: {
-        low: empty(),
-        medium: empty(),
-        high: { ...empty(), framing: cells('framing', 'curiosity', [12, 10.8, 12], [3, 0.3, 0]) },
-      },
-    };
-    const state = engine.parseState(legacy);
-    expect(state.outcomes).toBe(24);
-    const curiosity = cellIndex(2, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('curiosity'));
-    const purpose = cellIndex(2, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
-    expect([state.older.n[curiosity], state.older.s[curiosity], state.older.st[curiosity]]).toEqual([12, 10.8, 12]);
-    expect([state.older.n[purpose], state.older.s[purpose], state.older.st[purpose]]).toEqual([3, 0.3, 0]);
-    expect(engine.summarize(state).best.framing).toBe('curiosity');
   });
 
   it('returns a fresh state for anything else', () => {
     const fresh = engine.initialState(EMPTY);
+    const one = historyFrom(fresh.history, 0, {
+      taskComplexity: 0,
+      taskSlot: 0,
+      shown: { framing: 0, style: 0, complexityHandling: 0, encouragement: 0 },
+      reward: 0.5,
+      started: true,
+    });
+    expect(engine.parseState({ ...fresh, history: one })).toEqual({ ...fresh, history: one });
     const garbage = [
       null,
       7,
@@ -469,10 +444,13 @@ describe('engine.parseState', () => {
       {},
       { learner: 'engine-v2' },
       { learner: 'thompson-v1', n: 3 },
+      { ...fresh, learner: 'engine-v2' }, // an earlier format's name
       { ...fresh, outcomes: -1 },
       { ...fresh, history: 'x' },
-      { ...fresh, history: [[0, 9, 0, 0, 0, 0, 0.5, 1]] }, // no such framing
-      { ...fresh, history: [[0, 0, 0, 0, 0, 2, 0.5, 1]], taskTypes: ['only one'] }, // slot of an untracked type
+      { ...fresh, history: [[0, 0, 0, 0, 0, 0, 0.5, 1]] }, // the earlier format's tuples
+      { ...fresh, history: { ...one, shown: { ...one.shown, framing: [9] } } }, // no such framing
+      { ...fresh, history: { ...one, taskSlot: [2] }, taskTypes: ['only one'] }, // slot of an untracked type
+      { ...fresh, history: { ...one, reward: [] } }, // a column shorter than the others
       { ...fresh, excursion: 3 },
       { ...fresh, shortfall: null },
     ];
@@ -485,7 +463,7 @@ describe('engine.parseState', () => {
     expect(read).not.toBe(stored);
     expect(engine.parseState(stored)).toBe(read);
     expect(engine.parseState(read)).toBe(read);
-    const next = engine.update(read, { context: { complexity: 'high' }, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
+    const next = engine.update(read, { context: { taskComplexity: 'high' }, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
     expect(engine.parseState(next)).toBe(next);
     expect(engine.parseState(engine.initialState(EMPTY))).toEqual(engine.initialState(EMPTY));
     // An unreadable state is reported at every read, not remembered.
@@ -506,14 +484,12 @@ describe('engine.parseState', () => {
     expect(told.join(' ')).not.toContain('secret-looking');
     told.length = 0;
     engine.parseState(JSON.parse(JSON.stringify(trainedState())), tell);
-    const zeros = () => new Array<number>(CELL_COUNT).fill(0);
-    engine.parseState({ learner: 'engine-v1', outcomes: 0, slots: [{ n: zeros(), s: zeros(), st: zeros() }] }, tell); // converted
     expect(told).toEqual([]);
   });
 });
 
 describe('profile phase', () => {
-  const high: DecisionContext = { complexity: 'high' };
+  const high: DecisionContext = { taskComplexity: 'high' };
   const roundRobin = (reward: (framing: Choice['framing']) => number, count: number) =>
     Array.from({ length: count }, (_, i): [DecisionContext, Choice, number] => {
       const framing = FRAMINGS[i % FRAMINGS.length]!;
@@ -561,7 +537,7 @@ describe('learning', () => {
   it('finds a user’s favourite framing: curiosity in at least 8 of the last 10 of 40 decisions', () => {
     const { state, framings } = run(
       40,
-      () => ({ complexity: 'high' }),
+      () => ({ taskComplexity: 'high' }),
       (c) => (c.framing === 'curiosity' ? 0.9 : 0.1),
       1,
     );
@@ -573,19 +549,19 @@ describe('learning', () => {
   it('backs off to what it knows of the user when a complexity is new: a favourite at low carries to high', () => {
     const { state } = run(
       20,
-      () => ({ complexity: 'low' }),
+      () => ({ taskComplexity: 'low' }),
       (c) => (c.framing === 'challenge' ? 0.9 : 0.1),
       3,
     );
     const picks = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(state, { context: { complexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
+      engine.decide(state, { context: { taskComplexity: 'high' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, EMPTY),
     );
     expect(picks.filter((d) => d.choice.framing === 'challenge').length).toBeGreaterThanOrEqual(150);
     expect(picks[0]!.rationale).toContain('at other complexities');
   });
 
   it('follows a change of preference: after 40 outcomes preferring purpose and 40 preferring challenge it recommends challenge', () => {
-    const medium = { complexity: 'medium' as const };
+    const medium = { taskComplexity: 'medium' as const };
     const { state, framings } = run(
       80,
       () => medium,
@@ -613,7 +589,7 @@ describe('learning', () => {
         let state = engine.initialState(EMPTY);
         for (let i = 0; i < 40; i++) {
           const taskType = random() < 0.5 ? 'writing' : 'coding';
-          const context: DecisionContext = withTaskTypes ? { complexity: 'medium', taskType } : { complexity: 'medium' };
+          const context: DecisionContext = withTaskTypes ? { taskComplexity: 'medium', taskType } : { taskComplexity: 'medium' };
           const decision = engine.decide(state, { context, pins: OTHERS_PINNED, random }, EMPTY);
           const right = decision.choice.framing === best[taskType];
           if (i >= 30 && right) hits++;
@@ -643,7 +619,7 @@ describe('learning', () => {
     expect(engine.summarize(fresh)).toMatchObject({ phase: 'cold_start', interactionCount: 0 });
     expect(engine.summarize(fresh).best.framing).toBe('purpose');
     const decisions = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(fresh, { context: { complexity: 'medium' }, pins: {}, random: seededRandom(seed) }, prior),
+      engine.decide(fresh, { context: { taskComplexity: 'medium' }, pins: {}, random: seededRandom(seed) }, prior),
     );
     expect(decisions.filter((d) => d.choice.framing === 'purpose').length).toBeGreaterThanOrEqual(180);
     const purpose = decisions.find((d) => d.choice.framing === 'purpose')!;
@@ -651,7 +627,7 @@ describe('learning', () => {
     expect(purpose.rationale).toContain('purpose');
     // Without the prior, the same user has no reason to prefer purpose.
     const uninformed = Array.from({ length: 200 }, (_, seed) =>
-      engine.decide(engine.initialState(EMPTY), { context: { complexity: 'medium' }, pins: {}, random: seededRandom(seed) }, EMPTY),
+      engine.decide(engine.initialState(EMPTY), { context: { taskComplexity: 'medium' }, pins: {}, random: seededRandom(seed) }, EMPTY),
     );
     expect(uninformed.filter((d) => d.choice.framing === 'purpose').length).toBeLessThan(80);
   });
@@ -670,14 +646,14 @@ describe('a new user’s first outcome', () => {
     seededRandom(21),
     favourites.length,
     STEPS,
-    () => ({ complexity: 'medium' }),
+    () => ({ taskComplexity: 'medium' }),
     (shown, random) => {
       const user = Math.floor(calls++ / STEPS);
       const started = random() < (shown.framing === favourites[user] ? 0.8 : 0.25);
       return started ? 0.6 + 0.4 * random() : 0.1 * random();
     },
   );
-  const medium: DecisionContext = { complexity: 'medium' };
+  const medium: DecisionContext = { taskComplexity: 'medium' };
   const purposeShare = (state: EngineState) =>
     Array.from({ length: 400 }, (_, seed) => engine.decide(state, { context: medium, pins: {}, random: seededRandom(seed) }, prior)).filter(
       (d) => d.choice.framing === 'purpose',
@@ -731,7 +707,7 @@ describe('calibration', () => {
         state = engine.update(
           state,
           {
-            context: { complexity: TASK_COMPLEXITY[c]! },
+            context: { taskComplexity: TASK_COMPLEXITY[c]! },
             choice: choice(FRAMINGS[a]!),
             reward: Math.min(1, Math.max(0, reward)),
             started: reward > 0.5,
@@ -739,7 +715,7 @@ describe('calibration', () => {
           EMPTY,
         );
       }
-      const d = engine.decide(state, { context: { complexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(u) }, EMPTY);
+      const d = engine.decide(state, { context: { taskComplexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(u) }, EMPTY);
       records.push([score(d), FRAMINGS.indexOf(d.choice.framing) === favourite[1] ? 1 : 0]);
     }
     return records;

@@ -7,15 +7,15 @@ import {
   type LoggedEvent,
 } from '../../shared/evaluation/offline-evaluation';
 
-const A: Choice = { framing: 'micro_steps', style: 'direct', complexity: 'chunked', encouragement: 'minimal' };
-const B: Choice = { framing: 'purpose', style: 'warm', complexity: 'scaffolded', encouragement: 'moderate' };
-const C: Choice = { framing: 'curiosity', style: 'playful', complexity: 'whole', encouragement: 'enthusiastic' };
+const A: Choice = { framing: 'micro_steps', style: 'direct', complexityHandling: 'chunked', encouragement: 'minimal' };
+const B: Choice = { framing: 'purpose', style: 'warm', complexityHandling: 'scaffolded', encouragement: 'moderate' };
+const C: Choice = { framing: 'curiosity', style: 'playful', complexityHandling: 'whole', encouragement: 'enthusiastic' };
 const bestByComplexity: Record<TaskComplexity, Choice> = { low: A, medium: A, high: C };
 /** Without a task complexity the population's favourite is B. */
 const populationBest = (complexity: TaskComplexity | undefined) => (complexity ? bestByComplexity[complexity] : B);
 
 /** Uniform random picks one of 5·4·3·3 = 180 combinations; framing probability f gives propensity f/36. */
-const withFraming = (framing: number) => ({ framing, style: 1 / 4, complexity: 1 / 3, encouragement: 1 / 3 });
+const withFraming = (framing: number) => ({ framing, style: 1 / 4, complexityHandling: 1 / 3, encouragement: 1 / 3 });
 const event = (
   reward: number,
   probabilities: LoggedEvent['probabilities'],
@@ -24,18 +24,18 @@ const event = (
 ): LoggedEvent => ({
   choice,
   probabilities,
-  ...(complexity ? { complexity } : {}),
+  ...(complexity ? { taskComplexity: complexity } : {}),
   reward,
 });
-const PINNED = { framing: 1, style: 1, complexity: 1, encouragement: 1 };
+const PINNED = { framing: 1, style: 1, complexityHandling: 1, encouragement: 1 };
 
 describe('offline evaluation estimators', () => {
   it('uses Π 1/K for uniform random and the product of the logged probabilities, clamped, as propensity', () => {
     expect(UNIFORM_PROBABILITY).toBeCloseTo(1 / 180, 15);
-    expect(loggingPropensity({ framing: 0.5, style: 0.5, complexity: 1, encouragement: 0.2 })).toBeCloseTo(0.05, 15);
+    expect(loggingPropensity({ framing: 0.5, style: 0.5, complexityHandling: 1, encouragement: 0.2 })).toBeCloseTo(0.05, 15);
     expect(loggingPropensity(PINNED)).toBe(1);
-    expect(loggingPropensity({ framing: 0, style: 1, complexity: 1, encouragement: 1 })).toBe(MIN_PROPENSITY);
-    expect(loggingPropensity({ framing: 1e-4, style: 1e-4, complexity: 1, encouragement: 1 })).toBe(MIN_PROPENSITY);
+    expect(loggingPropensity({ framing: 0, style: 1, complexityHandling: 1, encouragement: 1 })).toBe(MIN_PROPENSITY);
+    expect(loggingPropensity({ framing: 1e-4, style: 1e-4, complexityHandling: 1, encouragement: 1 })).toBe(MIN_PROPENSITY);
   });
 
   it('matches hand-computed service mean, IPS and SNIPS with their CIs for uniform random', () => {
@@ -76,8 +76,8 @@ describe('offline evaluation estimators', () => {
 
   it('weights a deterministic population-best target by 1/p on events matching it in all four dimensions at their complexity', () => {
     const events = [
-      event(1, { framing: 0.5, style: 1, complexity: 1, encouragement: 1 }, C, 'high'), // matches, w = 2
-      event(0.5, { framing: 0.5, style: 0.5, complexity: 1, encouragement: 1 }, C, 'high'), // matches, w = 4
+      event(1, { framing: 0.5, style: 1, complexityHandling: 1, encouragement: 1 }, C, 'high'), // matches, w = 2
+      event(0.5, { framing: 0.5, style: 0.5, complexityHandling: 1, encouragement: 1 }, C, 'high'), // matches, w = 4
       event(1, PINNED, { ...C, encouragement: 'moderate' }, 'high'), // one dimension differs
       event(0.9, PINNED, C, 'low'), // C is not the best at low
     ];
@@ -141,7 +141,10 @@ describe('offline evaluation estimators', () => {
   });
 
   it('keeps weights finite for a logged probability of 0 (clamped propensity)', () => {
-    const result = evaluateOffline([event(1, { framing: 0, style: 1, complexity: 1, encouragement: 1 }), event(0, PINNED)], populationBest);
+    const result = evaluateOffline(
+      [event(1, { framing: 0, style: 1, complexityHandling: 1, encouragement: 1 }), event(0, PINNED)],
+      populationBest,
+    );
     // Uniform weights: (1/180)/1e-6 and 1/180.
     expect(result.uniformRandom.ips!.value).toBeCloseTo(1e6 / 180 / 2, 6);
     expect(result.uniformRandom.snips!.value).toBeCloseTo(1e6 / (1e6 + 1), 10);

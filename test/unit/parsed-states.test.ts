@@ -26,8 +26,8 @@ describe('ParsedStates', () => {
     let state = engine.initialState(prior);
     const random = seededRandom(version);
     for (let i = 0; i < version; i++) {
-      const { choice } = engine.decide(state, { context: { complexity: 'medium' }, pins: {}, random }, prior);
-      state = engine.update(state, { context: { complexity: 'medium' }, choice, reward: random(), started: true }, prior);
+      const { choice } = engine.decide(state, { context: { taskComplexity: 'medium' }, pins: {}, random }, prior);
+      state = engine.update(state, { context: { taskComplexity: 'medium' }, choice, reward: random(), started: true }, prior);
     }
     return JSON.parse(JSON.stringify({ ...newProfile('u1', generation, state, new Date(updatedAt)), version, interactionCount: version }));
   };

@@ -3,7 +3,7 @@ import { buildRationale, type Evidence, type ValueEvidence } from '../../shared/
 
 const NONE: Evidence = { n: 0, started: 0, rewardSum: 0 };
 const NO_POPULATION = { n: 0, meanReward: 0.5, total: 0 };
-const VALUES: Record<Dimension, string> = { framing: 'curiosity', style: 'warm', complexity: 'chunked', encouragement: 'moderate' };
+const VALUES: Record<Dimension, string> = { framing: 'curiosity', style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
 
 function buildEvidence(overrides: Partial<Record<Dimension, Partial<ValueEvidence>>> = {}): ValueEvidence[] {
   return (Object.keys(VALUES) as Dimension[]).map((dimension) => ({
@@ -132,7 +132,7 @@ describe('buildRationale: the evidence sentence', () => {
         2,
       );
     expect(lead('style')).toMatch(/^Tasks presented in a warm style at low complexity were started/);
-    expect(lead('complexity')).toMatch(/^Tasks with chunked handling at low complexity were started/);
+    expect(lead('complexityHandling')).toMatch(/^Tasks with chunked handling at low complexity were started/);
     expect(lead('encouragement')).toMatch(/^Tasks with moderate encouragement at low complexity were started/);
   });
 });
@@ -185,7 +185,7 @@ describe('buildRationale: notes', () => {
       buildEvidence({
         framing: { pinned: true, ...extra },
         style: { pinned: true },
-        complexity: { pinned: true },
+        complexityHandling: { pinned: true },
         encouragement: { pinned: true },
       });
     const list =
@@ -242,7 +242,7 @@ describe('buildRationale: grouped exploration note', () => {
       [
         item('framing', 'curiosity', 3, false),
         item('style', 'warm', 0, true),
-        item('complexity', 'whole', 0, true),
+        item('complexityHandling', 'whole', 0, true),
         item('encouragement', 'minimal', 0, false),
       ],
       'high',
@@ -258,7 +258,7 @@ describe('buildRationale: grouped exploration note', () => {
       [
         item('framing', 'curiosity', 3, false),
         item('style', 'warm', 2, true),
-        item('complexity', 'whole', 0, true),
+        item('complexityHandling', 'whole', 0, true),
         item('encouragement', 'minimal', 0, false),
       ],
       'high',

@@ -41,11 +41,11 @@ describe('request ids', () => {
 
   it.each([
     ['no complexity and no task type', { context: {} }],
-    ['an empty task type', { context: { complexity: 'low' as const, taskType: '' } }],
-    ['a task type of 100 characters', { context: { complexity: 'high' as const, taskType: '東'.repeat(100) } }],
+    ['an empty task type', { context: { taskComplexity: 'low' as const, taskType: '' } }],
+    ['a task type of 100 characters', { context: { taskComplexity: 'high' as const, taskType: '東'.repeat(100) } }],
     [
       'the last value of every dimension',
-      { choice: { framing: 'curiosity', style: 'playful', complexity: 'whole', encouragement: 'enthusiastic' } as const },
+      { choice: { framing: 'curiosity', style: 'playful', complexityHandling: 'whole', encouragement: 'enthusiastic' } as const },
     ],
   ])('seals the decision with %s', (_label, overrides) => {
     const sealed = buildCarriedDecision('user 😀 ünï', overrides);
@@ -53,14 +53,14 @@ describe('request ids', () => {
   });
 
   it('seals probabilities as float32, and sealable rounds them to the same values', () => {
-    const probabilities = { framing: 0.1, style: 1 / 3, complexity: 0.999999999, encouragement: 1e-9 };
+    const probabilities = { framing: 0.1, style: 1 / 3, complexityHandling: 0.999999999, encouragement: 1e-9 };
     const opened = openRequestId(issueRequestId({ ...claims, decision: { ...decision, probabilities } }, SECRET), SECRET);
     expect(opened!.probabilities).toEqual(sealable(probabilities));
     expect(opened!.probabilities.style).toBeCloseTo(1 / 3, 7);
   });
 
   it('stays within its documented length for the longest user id, task type and account', () => {
-    const longest = buildCarriedDecision('\u0800'.repeat(256), { context: { complexity: 'low', taskType: '\u0800'.repeat(100) } });
+    const longest = buildCarriedDecision('\u0800'.repeat(256), { context: { taskComplexity: 'low', taskType: '\u0800'.repeat(100) } });
     const id = issueRequestId({ ...claims, accountId: 'a'.repeat(255), decision: longest }, SECRET);
     expect(id.length).toBeLessThanOrEqual(MAX_REQUEST_ID_LENGTH);
     expect(id).toMatch(REQUEST_ID_PATTERN);

@@ -1,6 +1,6 @@
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, UNKNOWN_COMPLEXITY, VALUE_COUNT, cellIndex, contextIndex, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
-import { DECAY, ENTRY_COMPLEXITY, type EngineState } from './state';
+import { DECAY, historyLength, type EngineState } from './state';
 
 /**
  * Requests without a task complexity (docs/adr/0009-favourite-model.md, decision 8). Such a task
@@ -34,12 +34,12 @@ export function complexityShares(state: EngineState): Float64Array {
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
     // Every outcome counts once among the framings' cells.
     let weight = SHARE_PRIOR;
-    for (let v = 0; v < valueCount('framing'); v++) weight += state.older.n[cellIndex(c, DIMENSION_OFFSET.framing + v)]!;
+    for (let v = 0; v < valueCount('framing'); v++) weight += state.older.weight[cellIndex(c, DIMENSION_OFFSET.framing + v)]!;
     shares[c] = weight;
   }
   let weight = 1;
-  for (let e = state.history.length - 1; e >= 0; e--, weight *= DECAY) {
-    const c = state.history[e]![ENTRY_COMPLEXITY];
+  for (let e = historyLength(state.history) - 1; e >= 0; e--, weight *= DECAY) {
+    const c = state.history.taskComplexity[e]!;
     if (c !== UNKNOWN_COMPLEXITY) shares[c]! += weight;
   }
   let total = 0;

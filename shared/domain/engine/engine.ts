@@ -2,10 +2,9 @@ import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension } from '../arm
 import type { Learner, LearnerDecision, SelectionProbabilities } from '../learner';
 import { buildRationale, type ValueEvidence } from '../rationale';
 import { mixedMeans, spreadOf } from './complexity-shares';
-import { choosingBeliefs, entrySlot, inferUser } from './inference';
+import { choosingBeliefs, inferUser, shownSlot } from './inference';
 import { emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
-import { fromLegacy } from './legacy';
 import {
   DIMENSION_OFFSET,
   argmax,
@@ -22,16 +21,20 @@ import {
 import { emptyPopulation, mergePopulation, observePopulation, parsePopulation, type PopulationPrior } from './population';
 import { compilePopulation, type CompiledPopulation } from './population-model';
 import {
-  ENTRY_COMPLEXITY,
   HISTORY_LENGTH,
+  STATE_FORMAT,
   decayOlder,
+  emptyHistory,
   emptyOlder,
   engineStateSchema,
+  historyFrom,
+  historyLength,
+  outcomeAt,
   taskSlotOf,
   withTaskType,
   type EngineState,
-  type Entry,
   type Older,
+  type Outcome,
 } from './state';
 import { computeSummary } from './summary';
 
@@ -97,7 +100,7 @@ const EMPTY_PRIOR = compilePopulation(emptyPopulation());
 
 /** Where and how a stored state fails its schema, without the values found there. */
 function describeIssue(issue: { path: PropertyKey[]; message: string } | undefined): string {
-  if (!issue) return 'not an engine-v2 state';
+  if (!issue) return `not an ${STATE_FORMAT} state`;
   return `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(state)'}: ${issue.message}`;
 }
 
@@ -106,29 +109,36 @@ function describeIssue(issue: { path: PropertyKey[]; message: string } | undefin
  * them) and the states the engine made. A worker reads the same stored state for the profile
  * before an outcome and for the update, and the state an update made for the next outcome of
  * the user and the profile after it: each is schema-checked once and keeps the inference cached
- * for it (inference.ts). Converted legacy states are converted at each read. States are never mutated.
+ * for it (inference.ts). States are never mutated.
  */
 const known = new WeakMap<object, EngineState>();
 const valid = (state: EngineState): EngineState => (known.set(state, state), state);
 
+/** A placeholder summary until computeSummary replaces it: every dimension's first value. */
+function firstValues(): Choice {
+  const best = {} as Record<Dimension, string>;
+  for (const dim of DIMENSION_NAMES) best[dim] = DIMENSIONS[dim].values[0];
+  return best as Choice;
+}
+
 /** A state with `outcomes` outcomes of `older` evidence and no history, its summary under `prior`. */
 function stateOf(outcomes: number, older: Older, prior: CompiledPopulation): EngineState {
   const state: EngineState = {
-    learner: 'engine-v2',
+    learner: STATE_FORMAT,
     outcomes,
-    history: [],
+    history: emptyHistory(),
     taskTypes: [],
     older,
     shortfall: 0,
     excursion: 0,
-    summary: { best: [0, 0, 0, 0], phase: 'cold_start' },
+    summary: { best: firstValues(), phase: 'cold_start' },
   };
   state.summary = computeSummary(state, prior);
   return valid(state);
 }
 
 export const engine: Learner<EngineState, PopulationPrior> = {
-  name: 'engine-v2',
+  name: STATE_FORMAT,
 
   initialState(prior) {
     return stateOf(0, emptyOlder(), compilePopulation(prior));
@@ -142,8 +152,6 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       known.set(raw as object, parsed.data);
       return valid(parsed.data);
     }
-    const legacy = fromLegacy(raw);
-    if (legacy) return stateOf(legacy.outcomes, legacy.older, EMPTY_PRIOR);
     onUnreadable?.(describeIssue(parsed.error.issues[0]));
     return stateOf(0, emptyOlder(), EMPTY_PRIOR);
   },
@@ -158,10 +166,10 @@ export const engine: Learner<EngineState, PopulationPrior> = {
     const favourite = inference.beliefs;
     // What the choice is drawn from; confidence and exploration read the beliefs (ADR 0009, decision 4).
     const leaning = choosingBeliefs(inference, prior);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     const slot = taskSlotOf(state, context.taskType);
     const here = contextIndex(c, slot);
-    const kappa = sharpness(state.history.length);
+    const kappa = sharpness(historyLength(state.history));
     const choice = {} as Record<Dimension, string>;
     const probabilities = {} as SelectionProbabilities;
     const explored: Dimension[] = [];
@@ -203,45 +211,48 @@ export const engine: Learner<EngineState, PopulationPrior> = {
       probabilities,
       explored,
       confidence: Math.min(1, Math.max(0, confidence)),
-      rationale: buildRationale(evidence, context.complexity, state.outcomes),
+      rationale: buildRationale(evidence, context.taskComplexity, state.outcomes),
     };
   },
 
   update(state, { context, choice, reward, started }, population) {
     const prior = compilePopulation(population);
     const inference = inferUser(state, prior);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     const expected = expectOutcome({ prior, inference, choice, c, slot: taskSlotOf(state, context.taskType), reward });
     const z = (reward - expected.predicted) / prior.predictionSd;
     let shortfall = state.outcomes > 0 ? Math.max(0, state.shortfall - z - CHANGE_SLACK) : 0;
     // On a detected change, only the excursion's outcomes are kept (the newest `excursion` of the history).
     const changed = shortfall > CHANGE_THRESHOLD;
-    const dropped = changed ? state.history.length - state.excursion : 0;
+    const dropped = changed ? historyLength(state.history) - state.excursion : 0;
     if (changed) shortfall = 0;
-    const base = changed ? { ...state, history: state.history.slice(dropped) } : state;
-    const { taskTypes, history, slot } = withTaskType(base, context.taskType);
-    const entry = [c, ...DIMENSION_NAMES.map((dim) => choiceIndex(dim, choice[dim])), slot, round4(reward), started ? 1 : 0] as Entry;
-    let next = [...history, entry];
+    const kept = changed ? { taskTypes: state.taskTypes, history: historyFrom(state.history, dropped) } : state;
+    const { taskTypes, history, slot } = withTaskType(kept, context.taskType);
+    const shown = {} as Record<Dimension, number>;
+    for (const dim of DIMENSION_NAMES) shown[dim] = choiceIndex(dim, choice[dim]);
+    const outcome: Outcome = { taskComplexity: c, taskSlot: slot, shown, reward: round4(reward), started };
+    // Full: the oldest outcome leaves the history for the older sums.
+    const full = historyLength(history) === HISTORY_LENGTH;
     let leaving = null;
-    if (next.length > HISTORY_LENGTH) {
-      const oldest = next[0]!;
+    if (full) {
+      const oldest = outcomeAt(history, 0);
       leaving = {
-        entry: oldest,
+        outcome: oldest,
         // The oldest entry kept is the history's entry number `dropped`, whose credit the inference holds.
         credited: inference.credited.subarray(dropped * D, (dropped + 1) * D),
-        slots: DIMENSION_NAMES.map((_, d) => entrySlot(oldest, d)),
-        spread: spreadOf(oldest[ENTRY_COMPLEXITY], inference.shares),
+        slots: DIMENSION_NAMES.map((_, d) => shownSlot(oldest.shown, d)),
+        spread: spreadOf(oldest.taskComplexity, inference.shares),
       };
-      next = next.slice(1);
     }
+    const next = historyFrom(history, full ? 1 : 0, outcome);
     const result: EngineState = {
-      learner: 'engine-v2',
+      learner: STATE_FORMAT,
       outcomes: state.outcomes + 1,
       history: next,
       taskTypes,
       older: decayOlder(changed ? emptyOlder() : state.older, leaving),
       shortfall: round4(shortfall),
-      excursion: shortfall > 0 ? Math.min(next.length, state.excursion + 1) : 0, // (a change resets shortfall to 0)
+      excursion: shortfall > 0 ? Math.min(historyLength(next), state.excursion + 1) : 0, // (a change resets shortfall to 0)
       summary: state.summary,
     };
     result.summary = computeSummary(result, prior);
@@ -251,7 +262,7 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   observe(delta, population, { before, after, feedback }) {
     const { context, choice, probabilities, reward } = feedback;
     const prior = compilePopulation(population);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     const inference = inferUser(before, prior);
     const expected = expectOutcome({ prior, inference, choice, c, slot: taskSlotOf(before, context.taskType), reward });
     // EM: the user's beliefs after this outcome, over all of their evidence.
@@ -274,14 +285,12 @@ export const engine: Learner<EngineState, PopulationPrior> = {
   mergePrior: mergePopulation,
 
   summarize(state) {
-    const best = {} as Record<Dimension, string>;
-    DIMENSION_NAMES.forEach((dim, d) => (best[dim] = DIMENSIONS[dim].values[state.summary.best[d]!] ?? DIMENSIONS[dim].values[0]));
-    return { best: best as Choice, phase: state.summary.phase, interactionCount: state.outcomes };
+    return { best: state.summary.best, phase: state.summary.phase, interactionCount: state.outcomes };
   },
 
   populationBest(population, context) {
     const prior = compilePopulation(population);
-    const c = complexityIndex(context.complexity);
+    const c = complexityIndex(context.taskComplexity);
     // Without a complexity: the best of the means mixed by how often the population's outcomes are at each.
     const means = c === UNKNOWN_COMPLEXITY ? mixedMeans(prior) : prior.mean;
     const at = c === UNKNOWN_COMPLEXITY ? 0 : c;

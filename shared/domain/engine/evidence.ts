@@ -2,7 +2,7 @@ import { DIMENSIONS, DIMENSION_NAMES } from '../arms';
 import type { Evidence, ValueEvidence } from '../rationale';
 import type { CompiledPopulation } from './population-model';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, UNKNOWN_COMPLEXITY, cellIndex } from './layout';
-import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_STARTED, ENTRY_TASK_SLOT, entryValue, type EngineState } from './state';
+import { DECAY, historyLength, type EngineState } from './state';
 
 /** What the rationale quotes of a user's evidence for a value (shared/domain/rationale.ts): raw, decayed counts, not the model's beliefs. */
 
@@ -15,9 +15,9 @@ function addTo(evidence: Evidence, weight: number, started: number, reward: numb
 }
 
 function addOlder(evidence: Evidence, state: EngineState, cell: number): void {
-  evidence.n += state.older.n[cell]!;
-  evidence.started += state.older.st[cell]!;
-  evidence.rewardSum += state.older.r[cell]!;
+  evidence.n += state.older.weight[cell]!;
+  evidence.started += state.older.startedSum[cell]!;
+  evidence.rewardSum += state.older.rewardSum[cell]!;
 }
 
 /**
@@ -56,16 +56,16 @@ export function valueEvidence({
   const typed = noEvidence();
   for (let complexity = 0; complexity < COMPLEXITY_COUNT; complexity++) addOlder(overall, state, cellIndex(complexity, valueSlot));
   if (known) addOlder(inContext, state, cellIndex(c, valueSlot));
-  const column = entryValue(d);
+  const { history } = state;
+  const shown = history.shown[dim];
   let weight = 1;
-  for (let e = state.history.length - 1; e >= 0; e--, weight *= DECAY) {
-    const entry = state.history[e]!;
-    if (entry[column] !== index) continue;
-    const started = entry[ENTRY_STARTED]!;
-    const reward = entry[ENTRY_REWARD]!;
+  for (let e = historyLength(history) - 1; e >= 0; e--, weight *= DECAY) {
+    if (shown[e] !== index) continue;
+    const started = history.started[e] ? 1 : 0;
+    const reward = history.reward[e]!;
     addTo(overall, weight, started, reward);
-    if (entry[ENTRY_COMPLEXITY] === c) addTo(inContext, weight, started, reward);
-    if (slot > 0 && entry[ENTRY_TASK_SLOT] === slot) addTo(typed, weight, started, reward);
+    if (history.taskComplexity[e] === c) addTo(inContext, weight, started, reward);
+    if (slot > 0 && history.taskSlot[e] === slot) addTo(typed, weight, started, reward);
   }
   return {
     dimension: dim,

@@ -1,6 +1,6 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
 import { complexityOffset } from './complexity-shares';
-import { contextEvidence, creditShares, entryContextCell, type Inference } from './inference';
+import { contextEvidence, creditShares, historyContextCell, type Inference } from './inference';
 import {
   COMPLEXITY_COUNT,
   CONTEXT_CELL_COUNT,
@@ -11,7 +11,7 @@ import {
   contextIndex,
   valueCount,
 } from './layout';
-import type { EngineState } from './state';
+import { historyLength, type EngineState } from './state';
 import type { CompiledPopulation } from './population-model';
 
 /**
@@ -51,8 +51,8 @@ function withinUserContrast(
     sums.fill(0, start, start + k);
     squares.fill(0, start, start + k);
   }
-  for (let e = 0; e < state.history.length; e++) {
-    const cell = entryContextCell(state.history[e]!, d);
+  for (let e = 0; e < historyLength(state.history); e++) {
+    const cell = historyContextCell(state.history, e, d);
     if (cell >= CONTEXT_CELL_COUNT) continue; // without a complexity: in no context of its own
     const r = now.credited[e * D + d]!;
     counts[cell]! += 1;

@@ -37,6 +37,23 @@ export interface DimensionModel {
   weight: number;
 }
 
+/**
+ * Every DimensionModel the engine uses is made here, so that all share one object shape.
+ * favouritePosterior reads a model's numbers as unboxed doubles only while it sees one shape:
+ * once it had also seen a copy made by spreading a model with a follower share of exactly 0
+ * (stored as a small integer), every call boxed its intermediate results, about 600 bytes of
+ * garbage a call (20 KB per update, 11 KB per decision in bench:engine).
+ */
+export const dimensionModel = (model: DimensionModel): DimensionModel => ({
+  offset: model.offset,
+  count: model.count,
+  follow: model.follow,
+  popBest: model.popBest,
+  mid: model.mid,
+  step: model.step,
+  weight: model.weight,
+});
+
 /** An individual's favourite in a context is their core value with this probability. */
 export const PERSISTENCE = 0.7;
 

@@ -1,4 +1,4 @@
-import { DIMENSION_NAMES } from '../arms';
+import { DIMENSION_NAMES, type Dimension } from '../arms';
 import { favouritePosterior } from './favourite';
 import { complexityShares, fillUnknownContexts } from './complexity-shares';
 import {
@@ -13,7 +13,7 @@ import {
 } from './layout';
 import type { CompiledPopulation } from './population-model';
 import { userPosterior } from './task-types';
-import { DECAY, ENTRY_COMPLEXITY, ENTRY_REWARD, ENTRY_TASK_SLOT, HISTORY_LENGTH, entryValue, type EngineState, type Entry } from './state';
+import { DECAY, HISTORY_LENGTH, historyLength, type EngineState, type History } from './state';
 
 /**
  * What the engine believes about one user (docs/adr/0009-favourite-model.md): for every value,
@@ -75,8 +75,8 @@ export function contextEvidence(inference: Inference, x: number): number {
   return total;
 }
 
-/** The value slot of dimension d's value in an entry. */
-export const entrySlot = (entry: Entry, d: number): number => OFFSETS[d]! + entry[entryValue(d)]!;
+/** The value slot of dimension d's value shown in a history entry (or any outcome's `shown`). */
+export const shownSlot = (shown: Record<Dimension, number>, d: number): number => OFFSETS[d]! + shown[DIMENSION_NAMES[d]!];
 
 const contribution = new Float64Array(D);
 
@@ -109,9 +109,9 @@ export function creditShares({
   return total;
 }
 
-/** The context cell of dimension d's value in an entry (an unknown-complexity context's for an entry without complexity). */
-export const entryContextCell = (entry: Entry, d: number): number =>
-  contextIndex(entry[ENTRY_COMPLEXITY], entry[ENTRY_TASK_SLOT]) * VALUE_COUNT + OFFSETS[d]! + entry[entryValue(d)]!;
+/** The context cell of dimension d's value in history entry e (an unknown-complexity context's for an entry without complexity). */
+export const historyContextCell = (history: History, e: number, d: number): number =>
+  contextIndex(history.taskComplexity[e]!, history.taskSlot[e]!) * VALUE_COUNT + OFFSETS[d]! + history.shown[DIMENSION_NAMES[d]!][e]!;
 
 const cache = new WeakMap<EngineState, { prior: CompiledPopulation; result: Inference }>();
 /** The history, unpacked once per inference: context cells per entry and dimension, rewards, decayed weights. */
@@ -122,12 +122,12 @@ const entryWeights = new Float64Array(HISTORY_LENGTH);
 const sweepBeliefs = new Float64Array(BELIEF_CELL_COUNT);
 
 function unpackHistory(state: EngineState): number {
-  const length = state.history.length;
+  const { history } = state;
+  const length = historyLength(history);
   let weight = state.outcomes === 1 ? FIRST_OUTCOME_WEIGHT : 1;
   for (let e = length - 1; e >= 0; e--, weight *= DECAY) {
-    const entry = state.history[e]!;
-    for (let d = 0; d < D; d++) entryCells[e * D + d] = entryContextCell(entry, d);
-    entryRewards[e] = entry[ENTRY_REWARD];
+    for (let d = 0; d < D; d++) entryCells[e * D + d] = historyContextCell(history, e, d);
+    entryRewards[e] = history.reward[e]!;
     entryWeights[e] = weight;
   }
   return length;
@@ -139,11 +139,11 @@ function unpackHistory(state: EngineState): number {
  * complexity is split between the complexities of its task-type slot by the user's shares.
  */
 function creditHistory(state: EngineState, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
-  const length = state.history.length;
+  const length = historyLength(state.history);
   into.n.fill(0);
   into.s.fill(0);
-  into.n.set(state.older.n);
-  into.s.set(state.older.s);
+  into.n.set(state.older.weight);
+  into.s.set(state.older.creditedRewardSum);
   for (let e = 0; e < length; e++) {
     creditShares({ prior, favourite, cells: entryCells, at: e * D, reward: entryRewards[e]!, out: into.credited, outAt: e * D });
     const weight = entryWeights[e]!;
@@ -211,7 +211,7 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
     neutralLogBayes: 0,
     n: new Float64Array(CONTEXT_CELL_COUNT),
     s: new Float64Array(CONTEXT_CELL_COUNT),
-    credited: new Float64Array(state.history.length * D),
+    credited: new Float64Array(historyLength(state.history) * D),
   };
   result.favourite.set(start.favourite);
   fillUnknownContexts(result.beliefs, result.shares, contexts);

@@ -1,5 +1,5 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
-import type { DimensionModel } from './favourite';
+import { dimensionModel, type DimensionModel } from './favourite';
 import { neutralLogit } from './neutral-share';
 import { noiseSharpness } from './noise-sharpness';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
@@ -53,7 +53,7 @@ const LEVEL_PRIOR = 5;
  * expects to matter most. (With one step for all four, a user always shown the same style
  * would have each success split four ways, and a new tenant would learn nothing for a while.)
  */
-export const DEFAULT_STEP: Record<Dimension, number> = { framing: 0.3, style: 0.1, complexity: 0.1, encouragement: 0.1 };
+export const DEFAULT_STEP: Record<Dimension, number> = { framing: 0.3, style: 0.1, complexityHandling: 0.1, encouragement: 0.1 };
 const DEFAULT_MEAN = 0.5;
 const DEFAULT_VARIANCE = 0.12;
 const MIN_STEP = 0.005;
@@ -82,7 +82,7 @@ export interface CompiledPopulation {
   offsets: Float64Array;
   /** Non-favourite level per dimension (without the complexity offset). */
   baseLevel: Float64Array;
-  /** Root mean square of whole rewards' prediction errors (bias included: err[0]'s Σ error is kept, not used). */
+  /** Root mean square of whole rewards' prediction errors (bias included: their Σ, predictionErrorSum, is kept, not used). */
   predictionSd: number;
   /** Logit of the prior share of users whose favourites are the same in all their task types (task-types.ts). */
   typeNeutralLogit: number;
@@ -303,7 +303,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     // Within-level noise: the credited reward's variance less the part the levels explain.
     const noise = Math.max(MIN_NOISE, variance - step * step * share * (1 - share));
     result.baseLevel[d] = other;
-    const model: DimensionModel = {
+    const model = dimensionModel({
       offset,
       count,
       follow: Math.min(MAX_FOLLOW, (prior.followerSum[d]! + 1) / (prior.userWeight[d]! + 2)),
@@ -311,15 +311,17 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
       mid: Float64Array.from(offsets, (o) => other + o + step / 2),
       step,
       weight: step / noise,
-    };
+    });
     result.dimensions.push(model);
     result.popBestNoise.push(popBestNoise);
-    choosing.push({ ...model, follow: choosingShare(model, prior.complexityCount, popBestNoise) });
+    choosing.push(dimensionModel({ ...model, follow: choosingShare(model, prior.complexityCount, popBestNoise) }));
   });
   // Where every share is the learned one, a decision chooses by the beliefs themselves (choosingBeliefs reuses them).
   if (choosing.every((model, d) => model.follow === result.dimensions[d]!.follow)) result.choosing.dimensions = result.dimensions;
-  const [, e2, en] = prior.predictionErrors;
-  result.predictionSd = Math.sqrt(en >= MIN_ERRORS ? Math.max(MIN_NOISE, e2 / en) : DEFAULT_VARIANCE);
+  const { predictionErrorSquares, predictionErrorCount } = prior;
+  result.predictionSd = Math.sqrt(
+    predictionErrorCount >= MIN_ERRORS ? Math.max(MIN_NOISE, predictionErrorSquares / predictionErrorCount) : DEFAULT_VARIANCE,
+  );
   compiled.set(prior, result);
   return result;
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { DIMENSION_NAMES } from '../arms';
 import { NEUTRAL_GRID, addNeutralEvidence } from './neutral-share';
 import { spreadOf } from './complexity-shares';
-import { fromPopV2 } from './population-legacy';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant, zeros } from './layout';
 
 /**
@@ -16,11 +15,12 @@ import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, cellIndex, roundSignificant,
 const cells = z.array(z.number()).length(CELL_COUNT);
 const perDimension = z.array(z.number()).length(DIMENSION_NAMES.length);
 const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
-/** Sums added after the format was first stored: a prior without them reads them as zeros. */
-const addedPerDimension = perDimension.default(() => zeros(DIMENSION_NAMES.length));
+
+/** The stored format's name: a prior of any other is read as empty. */
+export const PRIOR_FORMAT = 'pop-v4';
 
 const populationPriorSchema = z.object({
-  format: z.literal('pop-v3'),
+  format: z.literal(PRIOR_FORMAT),
   /** Outcomes merged so far (decayed). */
   outcomeCount: z.number().min(0),
   /** Raw outcome count and reward sum per cell (what the rationale quotes). */
@@ -45,8 +45,8 @@ const populationPriorSchema = z.object({
    * between-value sums of squares of credited rewards in excess of their noise, and Σ of what
    * a unit step adds to them.
    */
-  contrastExcess: addedPerDimension,
-  contrastScale: addedPerDimension,
+  contrastExcess: perDimension,
+  contrastScale: perDimension,
   /**
    * Log-likelihood of the task-type-neutral share at each point of NEUTRAL_GRID: Σ t · log(share ·
    * B + 1 − share) over outcomes of users with typed evidence (t: its weight, B: the user's Bayes
@@ -57,8 +57,10 @@ const populationPriorSchema = z.object({
   creditedSum: perDimension,
   creditedSquares: perDimension,
   creditedCount: perDimension,
-  /** Σ, Σ² and count of the prediction errors of whole rewards. */
-  predictionErrors: z.tuple([z.number(), z.number(), z.number()]),
+  /** Σ, Σ² and count of the prediction errors of whole rewards (reward − its prediction). */
+  predictionErrorSum: z.number(),
+  predictionErrorSquares: z.number(),
+  predictionErrorCount: z.number(),
 });
 export type PopulationPrior = z.infer<typeof populationPriorSchema>;
 
@@ -70,7 +72,7 @@ export const MAX_WEIGHT = 3;
 export function emptyPopulation(): PopulationPrior {
   const d = () => zeros(DIMENSION_NAMES.length);
   return {
-    format: 'pop-v3',
+    format: PRIOR_FORMAT,
     outcomeCount: 0,
     shownCount: zeros(CELL_COUNT),
     rewardSum: zeros(CELL_COUNT),
@@ -91,19 +93,16 @@ export function emptyPopulation(): PopulationPrior {
     creditedSum: d(),
     creditedSquares: d(),
     creditedCount: d(),
-    predictionErrors: [0, 0, 0],
+    predictionErrorSum: 0,
+    predictionErrorSquares: 0,
+    predictionErrorCount: 0,
   };
 }
 
-/**
- * A stored prior: `pop-v3`, or `pop-v2` converted (population-legacy.ts); an empty one for
- * anything else (including the first engine's `pop-v1` priors, which the worker rebuilds).
- */
+/** A stored prior; an empty one for anything that is not one (the worker's merges rebuild it). */
 export function parsePopulation(raw: unknown): PopulationPrior {
   const parsed = populationPriorSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const v2 = fromPopV2(raw);
-  return v2 ? { format: 'pop-v3', ...v2 } : emptyPopulation();
+  return parsed.success ? parsed.data : emptyPopulation();
 }
 
 /** What one outcome adds to a population delta (all computed by the engine). */
@@ -180,18 +179,19 @@ export function observePopulation(delta: PopulationPrior, o: PopulationObservati
   if (o.typedWeight > 0) {
     addNeutralEvidence(delta.neutralLogLikelihood, o.typedWeight, o.neutralLogBayes);
   }
-  delta.predictionErrors[0] += o.error;
-  delta.predictionErrors[1] += o.error * o.error;
-  delta.predictionErrors[2] += 1;
+  delta.predictionErrorSum += o.error;
+  delta.predictionErrorSquares += o.error * o.error;
+  delta.predictionErrorCount += 1;
 }
 
 /** prior · POPULATION_DECAY^(delta.outcomeCount) + delta (Σ weight² by the square): a new object (neither input is changed). */
 export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior): PopulationPrior {
   const factor = Math.pow(POPULATION_DECAY, delta.outcomeCount);
   const mix = (a: readonly number[], b: readonly number[], f = factor) => a.map((x, i) => roundSignificant(x * f + b[i]!));
+  const decayed = (a: number, b: number) => roundSignificant(a * factor + b);
   return {
-    format: 'pop-v3',
-    outcomeCount: roundSignificant(prior.outcomeCount * factor + delta.outcomeCount),
+    format: PRIOR_FORMAT,
+    outcomeCount: decayed(prior.outcomeCount, delta.outcomeCount),
     shownCount: mix(prior.shownCount, delta.shownCount),
     rewardSum: mix(prior.rewardSum, delta.rewardSum),
     ipsWeight: mix(prior.ipsWeight, delta.ipsWeight),
@@ -212,6 +212,8 @@ export function mergePopulation(prior: PopulationPrior, delta: PopulationPrior):
     creditedSum: mix(prior.creditedSum, delta.creditedSum),
     creditedSquares: mix(prior.creditedSquares, delta.creditedSquares),
     creditedCount: mix(prior.creditedCount, delta.creditedCount),
-    predictionErrors: mix(prior.predictionErrors, delta.predictionErrors) as [number, number, number],
+    predictionErrorSum: decayed(prior.predictionErrorSum, delta.predictionErrorSum),
+    predictionErrorSquares: decayed(prior.predictionErrorSquares, delta.predictionErrorSquares),
+    predictionErrorCount: decayed(prior.predictionErrorCount, delta.predictionErrorCount),
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DIMENSIONS, DIMENSION_NAMES, profilePhaseSchema } from '../arms';
+import { DIMENSIONS, DIMENSION_NAMES, choiceSchema, profilePhaseSchema, type Dimension } from '../arms';
 import { CELL_COUNT, COMPLEXITY_COUNT, TASK_SLOTS, UNKNOWN_COMPLEXITY, cellIndex, round4, zeros } from './layout';
 
 /**
@@ -17,8 +17,10 @@ export const HISTORY_LENGTH = 64;
 export const DECAY = 0.97;
 /** Task types tracked per user; the least used one gives way to a new one. */
 export const MAX_TASK_TYPES = TASK_SLOTS - 1;
+/** The stored format's name: a state of any other is not read (a fresh state replaces it). */
+export const STATE_FORMAT = 'engine-v3';
 
-const valueIndexSchema = (count: number) =>
+const indexBelow = (count: number) =>
   z
     .number()
     .int()
@@ -26,60 +28,76 @@ const valueIndexSchema = (count: number) =>
     .max(count - 1);
 
 /**
- * One outcome: [complexity, framing, style, complexity handling, encouragement, task-type slot,
- * reward, started] — value indices into the documented value sets (complexity UNKNOWN_COMPLEXITY
- * when the request gave none), task-type slot 0 for none (or a type no longer tracked), i ≥ 1 for
- * taskTypes[i − 1]; started is 1 or 0.
+ * The latest outcomes, oldest first, one column per field (entry e is index e of every column):
+ * a column per field keeps the stored JSON as small as a list of tuples while every field has
+ * its name.
  */
-const entrySchema = z.tuple([
-  valueIndexSchema(UNKNOWN_COMPLEXITY + 1),
-  ...(DIMENSION_NAMES.map((dim) => valueIndexSchema(DIMENSIONS[dim].values.length)) as [
-    z.ZodNumber,
-    z.ZodNumber,
-    z.ZodNumber,
-    z.ZodNumber,
-  ]),
-  z.number().int().min(0).max(MAX_TASK_TYPES),
-  z.number().min(0).max(1),
-  z.union([z.literal(0), z.literal(1)]),
-]);
-export type Entry = z.infer<typeof entrySchema>;
-export const ENTRY_COMPLEXITY = 0;
-export const ENTRY_TASK_SLOT = 5;
-export const ENTRY_REWARD = 6;
-export const ENTRY_STARTED = 7;
-/** Index in an entry of dimension d's value (d in DIMENSION_NAMES order). */
-export const entryValue = (d: number) => 1 + d;
+const historySchema = z
+  .object({
+    /** The request's task complexity, as an index into TASK_COMPLEXITY; UNKNOWN_COMPLEXITY when it gave none. */
+    taskComplexity: z.array(indexBelow(UNKNOWN_COMPLEXITY + 1)),
+    /** 0 for no task type (or one no longer tracked), i ≥ 1 for taskTypes[i − 1]. */
+    taskSlot: z.array(indexBelow(MAX_TASK_TYPES + 1)),
+    /** The value shown, per dimension, as an index into the dimension's values (arms.ts, append-only). */
+    shown: z.object(
+      Object.fromEntries(DIMENSION_NAMES.map((dim) => [dim, z.array(indexBelow(DIMENSIONS[dim].values.length))])) as Record<
+        Dimension,
+        z.ZodArray<z.ZodNumber>
+      >,
+    ),
+    reward: z.array(z.number().min(0).max(1)),
+    /** Whether the user started the task. */
+    started: z.array(z.boolean()),
+  })
+  .refine((history) => {
+    const length = history.reward.length;
+    return (
+      length <= HISTORY_LENGTH &&
+      history.taskComplexity.length === length &&
+      history.taskSlot.length === length &&
+      history.started.length === length &&
+      DIMENSION_NAMES.every((dim) => history.shown[dim].length === length)
+    );
+  }, `columns of different lengths, or longer than ${HISTORY_LENGTH}`);
+export type History = z.infer<typeof historySchema>;
+
+/** One outcome of the history (entry e of each column). */
+export interface Outcome {
+  taskComplexity: number;
+  taskSlot: number;
+  shown: Record<Dimension, number>;
+  reward: number;
+  started: boolean;
+}
 
 const cells = z.array(z.number()).length(CELL_COUNT);
 const nonNegativeCells = z.array(z.number().min(0)).length(CELL_COUNT);
 
-/** Evidence of outcomes older than the history, per (complexity, value) cell, decayed. */
+/** Evidence of outcomes older than the history, per (complexity, value) cell (layout.ts), decayed. */
 const olderSchema = z.object({
-  /** Weight (decayed count). */
-  n: nonNegativeCells,
-  /** Weighted sum of the reward credited to the value (the reward less the other dimensions' expected part). */
-  s: cells,
-  /** Weighted sum of the raw reward, and of tasks started (for the rationale). */
-  r: nonNegativeCells,
-  st: nonNegativeCells,
+  /** Decayed count of outcomes (n in the model). */
+  weight: nonNegativeCells,
+  /** Weighted sum of the reward credited to the value: the reward less the other dimensions' expected part (s in the model). */
+  creditedRewardSum: cells,
+  /** Weighted sums of the whole reward and of tasks started (what the rationale quotes). */
+  rewardSum: nonNegativeCells,
+  startedSum: nonNegativeCells,
 });
 export type Older = z.infer<typeof olderSchema>;
 
-/** The learned best value index per dimension and the profile phase, as of the last update. */
+/** The learned best value per dimension and the profile phase, as of the last update. */
 const summarySchema = z.object({
-  best: z.tuple([z.number().int().min(0), z.number().int().min(0), z.number().int().min(0), z.number().int().min(0)]),
+  best: choiceSchema,
   phase: profilePhaseSchema,
 });
 export type Summary = z.infer<typeof summarySchema>;
 
 export const engineStateSchema = z
   .object({
-    learner: z.literal('engine-v2'),
+    learner: z.literal(STATE_FORMAT),
     /** Outcomes applied (not decayed). */
     outcomes: z.number().int().min(0),
-    /** The latest outcomes, oldest first. */
-    history: z.array(entrySchema).max(HISTORY_LENGTH),
+    history: historySchema,
     /** Tracked task types: history slot i ≥ 1 is taskTypes[i − 1]. */
     taskTypes: z.array(z.string().min(1).max(100)).max(MAX_TASK_TYPES),
     older: olderSchema,
@@ -89,12 +107,80 @@ export const engineStateSchema = z
     excursion: z.number().int().min(0),
     summary: summarySchema,
   })
-  .refine((state) => state.history.every((entry) => entry[ENTRY_TASK_SLOT] <= state.taskTypes.length), 'task-type slot out of range')
-  .refine((state) => state.excursion <= state.history.length, 'excursion longer than the history')
+  .refine((state) => state.history.taskSlot.every((slot) => slot <= state.taskTypes.length), 'task-type slot out of range')
+  .refine((state) => state.excursion <= state.history.reward.length, 'excursion longer than the history')
   .refine((state) => new Set(state.taskTypes).size === state.taskTypes.length, 'task types repeat');
 export type EngineState = z.infer<typeof engineStateSchema>;
 
-export const emptyOlder = (): Older => ({ n: zeros(CELL_COUNT), s: zeros(CELL_COUNT), r: zeros(CELL_COUNT), st: zeros(CELL_COUNT) });
+export const emptyOlder = (): Older => ({
+  weight: zeros(CELL_COUNT),
+  creditedRewardSum: zeros(CELL_COUNT),
+  rewardSum: zeros(CELL_COUNT),
+  startedSum: zeros(CELL_COUNT),
+});
+
+export function emptyHistory(): History {
+  const shown = {} as Record<Dimension, number[]>;
+  for (const dim of DIMENSION_NAMES) shown[dim] = [];
+  return { taskComplexity: [], taskSlot: [], shown, reward: [], started: [] };
+}
+
+/** Outcomes in the history. */
+export const historyLength = (history: History): number => history.reward.length;
+
+/** Entry e of the history as one outcome. */
+export function outcomeAt(history: History, e: number): Outcome {
+  const shown = {} as Record<Dimension, number>;
+  for (const dim of DIMENSION_NAMES) shown[dim] = history.shown[dim][e]!;
+  return {
+    taskComplexity: history.taskComplexity[e]!,
+    taskSlot: history.taskSlot[e]!,
+    shown,
+    reward: history.reward[e]!,
+    started: history.started[e]!,
+  };
+}
+
+/**
+ * A column's values from `start` on, then `added`. Every update copies the whole history, so
+ * when entries are dropped the copy is one slice of the right length (which also keeps the
+ * column's element kind: rewards stay unboxed doubles), shifted down by one to make room.
+ */
+function keptThen<T>(values: readonly T[], start: number, added: T): T[] {
+  if (start === 0) {
+    const kept = values.slice();
+    kept.push(added);
+    return kept;
+  }
+  const kept = values.slice(start - 1);
+  for (let i = 1; i < kept.length; i++) kept[i - 1] = kept[i]!;
+  kept[kept.length - 1] = added;
+  return kept;
+}
+
+/** The history's entries from `start` on, then `outcome` (when given): a new history. */
+export function historyFrom(history: History, start: number, outcome?: Outcome): History {
+  if (!outcome) {
+    const shown = {} as Record<Dimension, number[]>;
+    for (const dim of DIMENSION_NAMES) shown[dim] = history.shown[dim].slice(start);
+    return {
+      taskComplexity: history.taskComplexity.slice(start),
+      taskSlot: history.taskSlot.slice(start),
+      shown,
+      reward: history.reward.slice(start),
+      started: history.started.slice(start),
+    };
+  }
+  const shown = {} as Record<Dimension, number[]>;
+  for (const dim of DIMENSION_NAMES) shown[dim] = keptThen(history.shown[dim], start, outcome.shown[dim]);
+  return {
+    taskComplexity: keptThen(history.taskComplexity, start, outcome.taskComplexity),
+    taskSlot: keptThen(history.taskSlot, start, outcome.taskSlot),
+    shown,
+    reward: keptThen(history.reward, start, outcome.reward),
+    started: keptThen(history.started, start, outcome.started),
+  };
+}
 
 /**
  * The slot of a tracked task type (1…MAX_TASK_TYPES); 0 when it is absent or not tracked. An
@@ -110,27 +196,26 @@ export function taskSlotOf(state: EngineState, taskType: string | undefined): nu
  * A new type takes a free slot, or the slot of the tracked type with the least (decayed)
  * evidence in the history, whose outcomes then count as untyped.
  */
-export function withTaskType(state: EngineState, taskType: string | undefined): { taskTypes: string[]; history: Entry[]; slot: number } {
-  const known = taskSlotOf(state, taskType);
-  if (!taskType || known > 0) return { taskTypes: state.taskTypes, history: state.history, slot: known };
-  if (state.taskTypes.length < MAX_TASK_TYPES) {
-    return { taskTypes: [...state.taskTypes, taskType], history: state.history, slot: state.taskTypes.length + 1 };
+export function withTaskType(
+  { taskTypes, history }: Pick<EngineState, 'taskTypes' | 'history'>,
+  taskType: string | undefined,
+): { taskTypes: string[]; history: History; slot: number } {
+  const known = taskType ? taskTypes.indexOf(taskType) + 1 : 0;
+  if (!taskType || known > 0) return { taskTypes, history, slot: known };
+  if (taskTypes.length < MAX_TASK_TYPES) {
+    return { taskTypes: [...taskTypes, taskType], history, slot: taskTypes.length + 1 };
   }
   const weight = new Array<number>(MAX_TASK_TYPES + 1).fill(0);
-  const last = state.history.length - 1;
-  state.history.forEach((entry, i) => (weight[entry[ENTRY_TASK_SLOT]]! += Math.pow(DECAY, last - i)));
+  const last = historyLength(history) - 1;
+  history.taskSlot.forEach((slot, i) => (weight[slot]! += Math.pow(DECAY, last - i)));
   let weakest = 1;
   for (let slot = 2; slot <= MAX_TASK_TYPES; slot++) if (weight[slot]! < weight[weakest]!) weakest = slot;
-  const taskTypes = state.taskTypes.map((name, i) => (i + 1 === weakest ? taskType : name));
-  const history = state.history.map((entry): Entry => (entry[ENTRY_TASK_SLOT] === weakest ? withSlot(entry, 0) : entry));
-  return { taskTypes, history, slot: weakest };
+  return {
+    taskTypes: taskTypes.map((name, i) => (i + 1 === weakest ? taskType : name)),
+    history: { ...history, taskSlot: history.taskSlot.map((slot) => (slot === weakest ? 0 : slot)) },
+    slot: weakest,
+  };
 }
-
-const withSlot = (entry: Entry, slot: number): Entry => {
-  const copy = [...entry] as Entry;
-  copy[ENTRY_TASK_SLOT] = slot;
-  return copy;
-};
 
 /**
  * `older` after one more outcome, plus an outcome leaving the history with its credited rewards
@@ -139,26 +224,27 @@ const withSlot = (entry: Entry, slot: number): Entry => {
  */
 export function decayOlder(
   older: Older,
-  leaving: { entry: Entry; credited: ArrayLike<number>; slots: ArrayLike<number>; spread: ArrayLike<number> } | null,
+  leaving: { outcome: Outcome; credited: ArrayLike<number>; slots: ArrayLike<number>; spread: ArrayLike<number> } | null,
 ): Older {
   const next: Older = {
-    n: older.n.map((x) => round4(x * DECAY)),
-    s: older.s.map((x) => round4(x * DECAY)),
-    r: older.r.map((x) => round4(x * DECAY)),
-    st: older.st.map((x) => round4(x * DECAY)),
+    weight: older.weight.map((x) => round4(x * DECAY)),
+    creditedRewardSum: older.creditedRewardSum.map((x) => round4(x * DECAY)),
+    rewardSum: older.rewardSum.map((x) => round4(x * DECAY)),
+    startedSum: older.startedSum.map((x) => round4(x * DECAY)),
   };
   if (leaving) {
     const weight = Math.pow(DECAY, HISTORY_LENGTH);
-    const { entry, credited, slots, spread } = leaving;
+    const { outcome, credited, slots, spread } = leaving;
+    const started = outcome.started ? 1 : 0;
     for (let d = 0; d < DIMENSION_NAMES.length; d++) {
       for (let c = 0; c < COMPLEXITY_COUNT; c++) {
         if (spread[c] === 0) continue;
         const cell = cellIndex(c, slots[d]!);
         const part = weight * spread[c]!;
-        next.n[cell] = round4(next.n[cell]! + part);
-        next.s[cell] = round4(next.s[cell]! + part * credited[d]!);
-        next.r[cell] = round4(next.r[cell]! + part * entry[ENTRY_REWARD]);
-        next.st[cell] = round4(next.st[cell]! + part * entry[ENTRY_STARTED]);
+        next.weight[cell] = round4(next.weight[cell]! + part);
+        next.creditedRewardSum[cell] = round4(next.creditedRewardSum[cell]! + part * credited[d]!);
+        next.rewardSum[cell] = round4(next.rewardSum[cell]! + part * outcome.reward);
+        next.startedSum[cell] = round4(next.startedSum[cell]! + part * started);
       }
     }
   }

@@ -1,4 +1,4 @@
-import { DIMENSION_NAMES, type ProfilePhase } from '../arms';
+import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type ProfilePhase } from '../arms';
 import { contextEvidence, inferUser } from './inference';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, argmax, valueCount } from './layout';
 import type { CompiledPopulation } from './population-model';
@@ -24,7 +24,8 @@ export function computeSummary(state: EngineState, prior: CompiledPopulation): S
     { length: inference.contexts },
     (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? UNTYPED_CONTEXT_WEIGHT : 0),
   );
-  const best = DIMENSION_NAMES.map((dim) => {
+  const best = {} as Record<Dimension, string>;
+  for (const dim of DIMENSION_NAMES) {
     let top = 0;
     let topScore = -Infinity;
     for (let v = 0; v < valueCount(dim); v++) {
@@ -32,8 +33,8 @@ export function computeSummary(state: EngineState, prior: CompiledPopulation): S
       for (let x = 0; x < inference.contexts; x++) score += weight[x]! * inference.favourite[x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v]!;
       if (score > topScore) [top, topScore] = [v, score];
     }
-    return top;
-  }) as Summary['best'];
+    best[dim] = DIMENSIONS[dim].values[top]!;
+  }
   let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
   if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
     const main = argmax(weight, 0, inference.contexts);
@@ -41,5 +42,5 @@ export function computeSummary(state: EngineState, prior: CompiledPopulation): S
     const framing = inference.favourite[first + argmax(inference.favourite, first, valueCount('framing'))]!;
     if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
   }
-  return { best, phase };
+  return { best: best as Choice, phase };
 }
