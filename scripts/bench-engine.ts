@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension } from '../shared/domain/arms';
-import { engine } from '../shared/domain/engine/engine';
+import { createEngine, readEngineState, type Engine } from '../shared/domain/engine/engine';
 import { historyLength, type EngineState } from '../shared/domain/engine/state';
-import type { PopulationPrior } from '../shared/domain/engine/population';
+import type { CompiledPopulation } from '../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
 import { KnownUsers } from '../api/services/known-users';
@@ -41,7 +41,7 @@ function randomChoice(random: Random): Choice {
  * liking one framing, so the history is full (HISTORY_LENGTH entries — the most a decision
  * reads) and older outcomes are folded into decayed sums.
  */
-function userState(prior: PopulationPrior, random: Random): EngineState {
+function userState(engine: Engine, prior: CompiledPopulation, random: Random): EngineState {
   let state = engine.initialState(prior);
   for (let i = 0; i < USER_OUTCOMES; i++) {
     const context = { taskComplexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
@@ -100,7 +100,8 @@ function main() {
   if (!Number.isInteger(calls) || calls < 100) throw new Error('usage: bench-engine [--json] [--calls N ≥ 100]');
   const random = seededRandom(1);
   const prior = unanimousTenant(random, 200);
-  const state = userState(prior, random);
+  const engine = createEngine();
+  const state = userState(engine, prior, random);
   const serialized = JSON.stringify(state);
   const contexts = TASK_COMPLEXITY.flatMap((complexity) =>
     [...TASK_TYPES, undefined].map((taskType) => ({ taskComplexity: complexity, taskType })),
@@ -111,7 +112,7 @@ function main() {
   // The user's profile as the API reads it from the cache (a new object at every read).
   const profile = { ...newProfile('user', 'generation', state, new Date()), version: USER_OUTCOMES, interactionCount: USER_OUTCOMES };
   const cachedProfile = JSON.stringify(profile);
-  const parsed = new ParsedStates(engine);
+  const parsed = new ParsedStates();
   const tenant = { accountId: '1', environment: 'live' as const };
   const user = new KnownUsers(redisKeys('bench'), 'bench-secret').of(tenant, 'user');
   // Warm up the JIT before measuring.
@@ -129,11 +130,11 @@ function main() {
   );
   const baseline = measure(calls, () => {
     randomChoice(random);
-    engine.parseState(JSON.parse(serialized));
+    readEngineState(JSON.parse(serialized));
   });
   const requestParsedAnew = measure(calls, (i) => {
     const read = JSON.parse(cachedProfile) as typeof profile;
-    engine.decide(engine.parseState(read.state), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
+    engine.decide(readEngineState(read.state), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
   });
   const requestParsedStates = measure(calls, (i) => {
     const read = JSON.parse(cachedProfile) as typeof profile;
@@ -155,7 +156,7 @@ function main() {
     requestParsedStatesAllocatedBytes: requestParsedStates.bytes,
     historyEntries: historyLength(state.history),
     stateBytes: Buffer.byteLength(serialized),
-    populationBytes: Buffer.byteLength(JSON.stringify(prior)),
+    populationBytes: Buffer.byteLength(JSON.stringify(prior.sums)),
   };
   if (json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);

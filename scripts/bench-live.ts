@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, type Choice } from '../shared/domain/arms';
-import { engine } from '../shared/domain/engine/engine';
+import { createEngine } from '../shared/domain/engine/engine';
 import { seededRandom } from '../shared/domain/random';
 import { HOST, log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
@@ -163,7 +163,7 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
   log('the same engine in process, and the oracle…');
   const inProcessRuns = Array.from(
     { length: IN_PROCESS_RUNS },
-    (_, k) => summarize(sim, runPolicy(sim, enginePolicy(engine, seededRandom(mixSeed(options.seed, 11, k))))).metrics,
+    (_, k) => summarize(sim, runPolicy(sim, enginePolicy(createEngine(), seededRandom(mixSeed(options.seed, 11, k))))).metrics,
   );
   const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
   const http = summarize(sim, live.records);

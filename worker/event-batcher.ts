@@ -4,7 +4,7 @@ import type { Db } from '../shared/db/database';
 import { errorCode, PG_BAD_DATA } from '../shared/db/pg-errors';
 import { retryTransaction } from '../shared/db/transaction-retry';
 import type { Tenant } from '../shared/domain/environment';
-import type { Learner } from '../shared/domain/learner';
+import type { Engine } from '../shared/domain/engine/engine';
 import { JOBS, type DecisionJob } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import type { WorkerMetrics } from '../shared/metrics/metrics';
@@ -47,7 +47,7 @@ export interface EventBatcherDeps {
   pendingOutcomes: PendingOutcomes;
   /** The events-queue partition of a user (docs/adr/0014-redis-cluster-partitions.md). */
   queueOf: (userHash: string) => Pick<Queue, 'getJob'>;
-  learner: Learner;
+  learner: Engine;
   logger: Logger;
   /** Most jobs applied in one transaction. */
   maxBatch: number;

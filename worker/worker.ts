@@ -8,8 +8,7 @@ import { dependencyProbes, probePool, readinessCheck, type Readiness } from '../
 import { DependencyWatch, outageAwareLogger } from '../shared/health/dependency-watch';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { dependencyOutageMetrics, WorkerMetrics } from '../shared/metrics/metrics';
-import { engine } from '../shared/domain/engine/engine';
-import type { Learner } from '../shared/domain/learner';
+import { createEngine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { EVENTS_QUEUE, JOBS, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
@@ -99,7 +98,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
       if (!legacy) return partition;
       return { getJob: async (jobId: string) => (await partition.getJob(jobId)) ?? legacy.getJob(jobId) };
     },
-    learner: engine as Learner,
+    // One engine for the process: its calls never wait, so concurrent batches take turns with it.
+    learner: createEngine(),
     logger,
     maxBatch: config.WORKER_BATCH_SIZE,
     secret: config.COS_SECRET,

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Tenant } from '../../shared/domain/environment';
-import type { DecisionContext, Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
+import type { DecisionContext } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import type { DecisionLog } from '../../shared/jobs/decision-log';
 import { issueRequestId, sealable } from '../../shared/keys/request-id';
@@ -21,12 +22,12 @@ export class ContextService {
   constructor(
     private readonly profiles: ProfileLoader,
     private readonly populations: PopulationLoader,
-    private readonly learner: Learner,
+    private readonly learner: Engine,
     private readonly decisions: DecisionLog,
     private readonly users: KnownUsers,
     private readonly secret: string,
   ) {
-    this.states = new ParsedStates(learner);
+    this.states = new ParsedStates();
   }
 
   /** The user's hash: where the user's keys live. */

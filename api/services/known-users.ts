@@ -3,6 +3,7 @@ import type { RedisKeys } from '../../shared/cache/keys';
 import type { Tenant } from '../../shared/domain/environment';
 import { userHash } from '../../shared/keys/user-hash';
 import type { StoredProfile } from '../../shared/profile/profile';
+import type { EngineState } from '../../shared/domain/engine/state';
 
 /** Users the API keeps in memory (each holds its profile's stored state ≤ 8 KiB, and that state parsed). */
 export const MAX_KNOWN_USERS = 4096;
@@ -19,7 +20,7 @@ export interface KnownUser {
   /** The profile last read, decoded (docs/adr/0003-cache-versioning.md); never mutated. */
   profile: StoredProfile | null;
   /** The learner state of a profile, parsed, and the tag (generation, version, update time) it was parsed for. */
-  parsed: { tag: string; state: unknown } | null;
+  parsed: { tag: string; state: EngineState } | null;
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Learner } from '../../shared/domain/learner';
+import { readEngineState } from '../../shared/domain/engine/engine';
+import type { EngineState } from '../../shared/domain/engine/state';
 import type { StoredProfile } from '../../shared/profile/profile';
 import type { KnownUser } from './known-users';
 
@@ -14,15 +15,13 @@ import type { KnownUser } from './known-users';
  * a new generation. A new user's two seeds (version 0, one by the API and one by the worker, each
  * from the prior of its moment) differ in their update time.
  */
-export class ParsedStates<State = unknown> {
-  constructor(private readonly learner: Learner<State>) {}
-
+export class ParsedStates {
   /** The learner's state of `profile`, the current profile of `user`. */
-  get(user: KnownUser, profile: StoredProfile): State {
+  get(user: KnownUser, profile: StoredProfile): EngineState {
     const tag = `${profile.generation}:${profile.version}:${profile.updatedAt}`;
     const known = user.parsed;
-    if (known?.tag === tag) return known.state as State;
-    const state = this.learner.parseState(profile.state);
+    if (known?.tag === tag) return known.state;
+    const state = readEngineState(profile.state);
     user.parsed = { tag, state };
     return state;
   }

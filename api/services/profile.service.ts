@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../shared/db/database';
 import type { Pins } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
-import type { Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
 import { AppError } from '../../shared/errors/app-error';
 import { changedFields, toProfileResponse, type ProfileResponse } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
@@ -30,7 +30,7 @@ export interface ProfileServiceDeps {
   db: Db;
   cache: ProfileCache;
   loader: ProfileLoader;
-  learner: Learner;
+  learner: Engine;
   /** Erased with the user. */
   idempotency: IdempotencyRecords;
   secret: string;
@@ -40,7 +40,7 @@ export class ProfileService {
   private readonly db: Db;
   private readonly cache: ProfileCache;
   private readonly loader: ProfileLoader;
-  private readonly learner: Learner;
+  private readonly learner: Engine;
   private readonly idempotency: IdempotencyRecords;
   private readonly secret: string;
 

@@ -1,5 +1,6 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../cache/keys';
+import { readPopulation } from '../domain/engine/engine';
 import type { Tenant } from '../domain/environment';
 import { execEach, type RedisClient } from '../redis/redis';
 import type { StoredPopulation } from './population.repository';
@@ -34,7 +35,7 @@ export class PopulationCache {
   async read(tenant: Tenant): Promise<StoredPopulation | null> {
     const [version, data] = await this.redis.hmget(this.keys.population(tenant), 'v', 'd');
     if (!version || !data) return null;
-    return { version: Number(version), prior: JSON.parse(data) as unknown };
+    return { version: Number(version), prior: readPopulation(JSON.parse(data)) };
   }
 
   /** The version of the tenant's cached prior, without the prior; null when there is no copy. */
@@ -49,7 +50,7 @@ export class PopulationCache {
       entries.map(
         ({ tenant, population }) =>
           (pipeline) =>
-            pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior)),
+            pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior.sums)),
       ),
     );
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DIMENSIONS, DIMENSION_NAMES, pinsSchema, profilePhaseSchema, type Dimension, type Pins } from '../domain/arms';
-import type { Learner, ProfileSummary } from '../domain/learner';
+import { readEngineState, type Engine } from '../domain/engine/engine';
+import type { ProfileSummary } from '../domain/learner';
 
 /** A profile as stored in Postgres and cached in Redis. */
 export const storedProfileSchema = z.object({
@@ -75,10 +76,10 @@ export function shownProfile(pins: Pins, summary: ProfileSummary, interactionCou
   };
 }
 
-export function toProfileResponse(profile: StoredProfile, learner: Learner): ProfileResponse {
+export function toProfileResponse(profile: StoredProfile, learner: Engine): ProfileResponse {
   return {
     userId: profile.userId,
-    ...shownProfile(profile.pins, learner.summarize(learner.parseState(profile.state)), profile.interactionCount),
+    ...shownProfile(profile.pins, learner.summarize(readEngineState(profile.state)), profile.interactionCount),
     lastUpdated: new Date(profile.updatedAt).toISOString(),
     profileVersion: `v${profile.version}`,
   };

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { engine } from '../../shared/domain/engine/engine';
+import { createEngine } from '../../shared/domain/engine/engine';
 import type { Tenant } from '../../shared/domain/environment';
 import { findPopulation, mergeIntoPopulation } from '../../shared/population/population.repository';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
@@ -35,6 +35,8 @@ function learned(outcomes: number, seed: number): unknown {
   }
   return JSON.parse(JSON.stringify(state));
 }
+
+const engine = createEngine();
 
 describe('batch writes', () => {
   it("writes each profile's own state, pins, version, count and time in one multi-row update", async () => {
@@ -116,26 +118,26 @@ describe('batch writes', () => {
   it("merges a worker's delta into the prior as stored, not the older copy its memo holds", async () => {
     const priorTenant: Tenant = { accountId: 'memo', environment: 'live' };
     const [a, b] = [new PriorMemo(), new PriorMemo()];
-    const delta = (n: number) => ({ ...engine.emptyPrior(), events: n, cn: [n, 0, 0] });
+    const delta = (n: number) => ({ ...engine.emptyDelta(), outcomeCount: n, complexityCount: [n, 0, 0] });
     const first = await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(1)));
     await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, b, delta(2)));
     // a's memo still holds `first`: its next merge must start from b's prior.
     expect(a.get(priorTenant)?.version).toBe(first.version);
     await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(4)));
     const expected = [1, 2, 4].reduce((prior, n) => engine.mergePrior(prior, delta(n)), engine.emptyPrior());
-    expect((await findPopulation(h.env.db, priorTenant))?.prior).toEqual(JSON.parse(JSON.stringify(expected)));
+    expect((await findPopulation(h.env.db, priorTenant))?.prior.sums).toEqual(JSON.parse(JSON.stringify(expected.sums)));
     // A prior stored by other code (the version moves on) is read again too.
-    await mergeIntoPopulation(h.env.db, priorTenant, engine.emptyPrior(), () => engine.emptyPrior());
+    await mergeIntoPopulation(h.env.db, priorTenant, () => engine.emptyPrior());
     await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(1)));
-    expect((await findPopulation(h.env.db, priorTenant))?.prior).toEqual(
-      JSON.parse(JSON.stringify(engine.mergePrior(engine.emptyPrior(), delta(1)))),
+    expect((await findPopulation(h.env.db, priorTenant))?.prior.sums).toEqual(
+      JSON.parse(JSON.stringify(engine.mergePrior(engine.emptyPrior(), delta(1)).sums)),
     );
   });
 
   it("keeps at most its bound of tenants' priors, and reads an evicted tenant's again", async () => {
     const memo = new PriorMemo(2);
     const tenants: Tenant[] = ['memo-a', 'memo-b', 'memo-c'].map((accountId) => ({ accountId, environment: 'test' }));
-    const delta = () => ({ ...engine.emptyPrior(), outcomeCount: 1 });
+    const delta = () => ({ ...engine.emptyDelta(), outcomeCount: 1 });
     for (const tenant of tenants) await h.env.db.transaction().execute((tx) => mergeDelta(tx, tenant, engine, memo, delta()));
     expect(tenants.filter((tenant) => memo.get(tenant) !== undefined)).toHaveLength(2);
     // Every tenant's next merge starts from its stored prior, remembered or not.
@@ -143,8 +145,8 @@ describe('batch writes', () => {
     const twice = engine.mergePrior(engine.mergePrior(engine.emptyPrior(), delta()), delta());
     for (const tenant of tenants) {
       const stored = await findPopulation(h.env.db, tenant);
-      expect(stored?.prior).toEqual(JSON.parse(JSON.stringify(twice)));
-      expect(await h.env.db.transaction().execute((tx) => readPrior(tx, tenant, engine, memo))).toEqual(stored?.prior);
+      expect(stored?.prior.sums).toEqual(JSON.parse(JSON.stringify(twice.sums)));
+      expect((await h.env.db.transaction().execute((tx) => readPrior(tx, tenant, engine, memo))).sums).toEqual(stored?.prior.sums);
     }
   });
 });

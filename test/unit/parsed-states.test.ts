@@ -1,9 +1,9 @@
 import { KnownUsers } from '../../api/services/known-users';
 import { ParsedStates } from '../../api/services/parsed-states';
 import { redisKeys } from '../../shared/cache/keys';
-import { engine } from '../../shared/domain/engine/engine';
+import * as engineModule from '../../shared/domain/engine/engine';
+import { createEngine } from '../../shared/domain/engine/engine';
 import type { Tenant } from '../../shared/domain/environment';
-import type { Learner } from '../../shared/domain/learner';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import { seededRandom } from '../../shared/domain/random';
 
@@ -11,15 +11,16 @@ import { seededRandom } from '../../shared/domain/random';
 describe('ParsedStates', () => {
   const tenant: Tenant = { accountId: '1', environment: 'live' };
   const other: Tenant = { accountId: '2', environment: 'live' };
+  const engine = createEngine();
   const prior = engine.emptyPrior();
   const known = (capacity?: number) => new KnownUsers(redisKeys('t'), 'secret', capacity);
 
-  /** The engine, counting the stored states it parses. */
+  /** Counts the stored states read. */
   const counting = () => {
-    const parsed: unknown[] = [];
-    const learner: Learner = { ...engine, parseState: (raw, onUnreadable) => (parsed.push(raw), engine.parseState(raw, onUnreadable)) };
-    return { learner, parsed };
+    const spy = jest.spyOn(engineModule, 'readEngineState');
+    return { parsed: spy.mock.calls };
   };
+  afterEach(() => jest.restoreAllMocks());
 
   /** A profile read from the cache: a new object, with its state as JSON gives it, at each read. */
   const stored = (version: number, generation = 'g1', updatedAt = '2026-11-24T00:00:00.000Z'): StoredProfile => {
@@ -33,23 +34,23 @@ describe('ParsedStates', () => {
   };
 
   it('parses a stored state once per version: later reads of the same version get the same state object', () => {
-    const { learner, parsed } = counting();
-    const states = new ParsedStates(learner);
+    const { parsed } = counting();
+    const states = new ParsedStates();
     const users = known();
     const first = states.get(users.of(tenant, 'h1'), stored(3));
     expect(states.get(users.of(tenant, 'h1'), stored(3))).toBe(first);
     expect(parsed).toHaveLength(1);
-    expect(first).toEqual(engine.parseState(stored(3).state));
+    expect(first).toEqual(stored(3).state);
   });
 
   it('parses again when the version, the generation or the update time differs, and keeps users and tenants apart', () => {
-    const { learner, parsed } = counting();
-    const states = new ParsedStates(learner);
+    const { parsed } = counting();
+    const states = new ParsedStates();
     const users = known();
     const first = states.get(users.of(tenant, 'h1'), stored(3));
     const next = states.get(users.of(tenant, 'h1'), stored(4));
     expect(next).not.toBe(first);
-    expect(next).toEqual(engine.parseState(stored(4).state));
+    expect(next).toEqual(stored(4).state);
     states.get(users.of(tenant, 'h1'), stored(4, 'g2'));
     states.get(users.of(tenant, 'h1'), stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
     states.get(users.of(tenant, 'h2'), stored(4, 'g2', '2026-11-24T00:00:01.000Z'));
@@ -58,8 +59,8 @@ describe('ParsedStates', () => {
   });
 
   it("tells a new user's two seeds (version 0, by the API and by the worker) apart by their update time", () => {
-    const { learner, parsed } = counting();
-    const states = new ParsedStates(learner);
+    const { parsed } = counting();
+    const states = new ParsedStates();
     const users = known();
     const apiSeed = states.get(users.of(tenant, 'h1'), stored(0, 'g1', '2026-11-24T00:00:00.000Z'));
     expect(states.get(users.of(tenant, 'h1'), stored(0, 'g1', '2026-11-24T00:00:00.000Z'))).toBe(apiSeed);
@@ -68,8 +69,8 @@ describe('ParsedStates', () => {
   });
 
   it('keeps the states of at most its capacity of users, dropping one not used since the last sweep', () => {
-    const { learner, parsed } = counting();
-    const states = new ParsedStates(learner);
+    const { parsed } = counting();
+    const states = new ParsedStates();
     const users = known(2);
     states.get(users.of(tenant, 'a'), stored(1));
     states.get(users.of(tenant, 'b'), stored(1));

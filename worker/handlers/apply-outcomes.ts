@@ -1,4 +1,6 @@
-import type { Learner } from '../../shared/domain/learner';
+import { readEngineState, type Engine } from '../../shared/domain/engine/engine';
+import type { PopulationPrior } from '../../shared/domain/engine/population';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import { computeReward } from '../../shared/domain/reward';
 import { changedFields, shownProfile, type StoredProfile } from '../../shared/profile/profile';
 import { insertVersions, updateProfiles, type VersionRow } from '../../shared/profile/profile.repository';
@@ -11,10 +13,10 @@ type LiveOutcome = LiveEvents['outcomes'][number] & { reward: number };
 
 /** What a batch's users' outcomes are applied with, and where their population delta and version rows go. */
 interface Application {
-  learner: Learner;
+  learner: Engine;
   now: Date;
-  prior: unknown;
-  delta: unknown;
+  prior: CompiledPopulation;
+  delta: PopulationPrior;
   versions: VersionRow[];
 }
 
@@ -30,7 +32,7 @@ function applyUserOutcomes(
   onUnreadable: (issue: string) => void,
 ): StoredProfile {
   const updatedAt = now.toISOString();
-  let state = learner.parseState(profile.state, onUnreadable);
+  let state = readEngineState(profile.state, onUnreadable);
   let count = profile.interactionCount;
   let shown = shownProfile(profile.pins, learner.summarize(state), count);
   for (const { job, decision, reward } of outcomes) {
@@ -70,7 +72,7 @@ function applyUserOutcomes(
  */
 export async function applyOutcomes(
   { tx, tenant, deps, result }: TenantBatch,
-  { live, profiles, prior }: { live: LiveEvents; profiles: Map<string, StoredProfile>; prior: unknown },
+  { live, profiles, prior }: { live: LiveEvents; profiles: Map<string, StoredProfile>; prior: CompiledPopulation },
 ): Promise<void> {
   const rewarded = live.outcomes.map(({ job, decision }) => ({ job, decision, reward: computeReward(job.signals) }));
   const inserted = await insertOutcomes(
@@ -90,7 +92,7 @@ export async function applyOutcomes(
     else byUser.set(userId, [o]);
     result.appliedOutcomes.add(o.job.requestId);
   }
-  const application: Application = { learner: deps.learner, now: deps.now, prior, delta: deps.learner.emptyPrior(), versions: [] };
+  const application: Application = { learner: deps.learner, now: deps.now, prior, delta: deps.learner.emptyDelta(), versions: [] };
   const { delta, versions } = application;
   const updated: StoredProfile[] = [];
   for (const [userId, outcomes] of byUser) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { StoredProfile } from '../../shared/profile/profile';
 import { insertNewProfiles, lockProfiles } from '../../shared/profile/profile.repository';
 import { compareStrings } from '../../shared/util/compare';
@@ -18,7 +19,7 @@ import type { LiveEvents } from './drop-voided';
 export async function seedAndLockProfiles(
   { tx, tenant, deps, result }: TenantBatch,
   live: LiveEvents,
-  priorOf: () => Promise<unknown>,
+  priorOf: () => Promise<CompiledPopulation>,
 ): Promise<Map<string, StoredProfile>> {
   const seeded = result.seededProfiles;
   // A decision's generation is the one the API gave its user's cached profile (docs/adr/0003-cache-versioning.md).

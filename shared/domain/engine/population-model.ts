@@ -1,15 +1,27 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
-import { dimensionModel, type DimensionModel } from './favourite';
+import { dimensionModel, favouritePosterior, type DimensionModel } from './favourite';
 import { neutralLogit } from './neutral-share';
 import { noiseSharpness } from './noise-sharpness';
-import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
+import {
+  CELL_COUNT,
+  COMPLEXITY_COUNT,
+  CONTEXT_CELL_COUNT,
+  DIMENSION_OFFSET,
+  MAX_VALUE_COUNT,
+  TASK_SLOTS,
+  argmax,
+  cellIndex,
+  valueCount,
+} from './layout';
 import { probabilityLargest } from './normal';
 import type { PopulationPrior } from './population';
+import { posteriorScratch, userPosterior } from './task-types';
 
 /**
  * What the favourite model of each dimension (favourite.ts) needs to know about a tenant's
- * users, derived from the population prior's sums (population.ts) once per prior object —
- * docs/adr/0009-favourite-model.md.
+ * users, derived from the population prior's sums (population.ts) once: a CompiledPopulation
+ * is the prior as the engine takes it (the Learner's `Prior`), made where a stored prior is
+ * read and when one is merged — docs/adr/0009-favourite-model.md.
  *
  * - The population's best value per (complexity, dimension) comes from self-normalised
  *   inverse-propensity means of the reward credited to each value (weights 1/p capped at
@@ -71,8 +83,17 @@ const MIN_ERRORS = 20;
 /** What a user's posterior (task-types.ts's userPosterior) is computed from. */
 export type FavouriteModels = Pick<CompiledPopulation, 'dimensions' | 'typeNeutralLogit'>;
 
-/** What the engine uses of a population prior, derived once per prior object. */
+/** A new user's beliefs, from the prior alone: P(favourite) per context cell and P(follower) per dimension, and what a decision chooses by. */
+export interface PriorBeliefs {
+  favourite: Float64Array;
+  follower: Float64Array;
+  choosing: Float64Array;
+}
+
+/** What the engine uses of a population prior, derived once from its sums; never changed. */
 export interface CompiledPopulation {
+  /** The sums it is derived from: what is stored, and what a merge adds to. */
+  sums: PopulationPrior;
   dimensions: DimensionModel[];
   /** The models a decision chooses by: the same, with the follower share φ · min(1, s / KNOWN_SHARPNESS) (choosingShare). */
   choosing: FavouriteModels;
@@ -93,15 +114,13 @@ export interface CompiledPopulation {
   rawMean: Float64Array;
   /** Raw outcome count per complexity (the same as a dimension's support summed over its values). */
   outcomes: Float64Array;
+  /** A new user's beliefs, for a user tracking t task types at index t (the same for every such user). */
+  newUser: PriorBeliefs[];
 }
 
 /** The other dimensions' expected part of a new user's reward under the default steps. */
 const otherDimensionsShare = (dim: Dimension): number =>
   DIMENSION_NAMES.reduce((sum, other) => (other === dim ? sum : sum + DEFAULT_STEP[other] / valueCount(other)), 0);
-
-const compiled = new WeakMap<PopulationPrior, CompiledPopulation>();
-const means = new Float64Array(MAX_VALUE_COUNT);
-const sds = new Float64Array(MAX_VALUE_COUNT);
 
 /** Kish effective sample size of a cell's inverse-propensity weights, (Σ w)² / Σ w²; 0 for a cell without outcomes. */
 const effectiveSize = (prior: PopulationPrior, cell: number): number =>
@@ -216,13 +235,15 @@ export const KNOWN_SHARPNESS = 0.08;
 export const choosingShare = (model: DimensionModel, outcomes: ArrayLike<number>, noise: ArrayLike<number>): number =>
   model.follow * Math.min(1, popBestSharpness(model, outcomes, noise) / KNOWN_SHARPNESS);
 
+/** What the model makes of a prior's sums (the prior is not changed, and is kept as `sums`). */
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
-  const cached = compiled.get(prior);
-  if (cached) return cached;
+  const means = new Float64Array(MAX_VALUE_COUNT);
+  const sds = new Float64Array(MAX_VALUE_COUNT);
   const offsets = complexityOffsets(prior);
   const choosing: DimensionModel[] = [];
   const typeNeutralLogit = neutralLogit(prior.neutralLogLikelihood);
   const result: CompiledPopulation = {
+    sums: prior,
     dimensions: [],
     choosing: { dimensions: choosing, typeNeutralLogit },
     popBestNoise: [],
@@ -234,6 +255,7 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     support: Float64Array.from(prior.shownCount),
     rawMean: Float64Array.from(prior.shownCount, (n, cell) => (n > 0 ? prior.rewardSum[cell]! / n : 0)),
     outcomes: Float64Array.from(prior.complexityCount),
+    newUser: [],
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     const offset = DIMENSION_OFFSET[dim];
@@ -322,6 +344,23 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   result.predictionSd = Math.sqrt(
     predictionErrorCount >= MIN_ERRORS ? Math.max(MIN_NOISE, predictionErrorSquares / predictionErrorCount) : DEFAULT_VARIANCE,
   );
-  compiled.set(prior, result);
+  result.newUser = newUserBeliefs(result);
   return result;
+}
+
+/** A new user's beliefs under `prior`, for 0…TASK_SLOTS − 1 tracked task types (inference.ts starts every user from them). */
+function newUserBeliefs(prior: CompiledPopulation): PriorBeliefs[] {
+  const scratch = posteriorScratch();
+  return Array.from({ length: TASK_SLOTS }, (_, taskTypes) => {
+    const contexts = COMPLEXITY_COUNT * (1 + taskTypes);
+    const none = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts };
+    const beliefs: PriorBeliefs = {
+      favourite: new Float64Array(CONTEXT_CELL_COUNT),
+      follower: new Float64Array(DIMENSION_NAMES.length),
+      choosing: new Float64Array(CONTEXT_CELL_COUNT),
+    };
+    prior.dimensions.forEach((model, d) => (beliefs.follower[d] = favouritePosterior(model, none, beliefs.favourite, scratch.favourite)));
+    userPosterior(prior.choosing, none, { favourite: beliefs.choosing, follower: new Float64Array(DIMENSION_NAMES.length) }, scratch);
+    return beliefs;
+  });
 }
