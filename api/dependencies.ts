@@ -122,7 +122,7 @@ export function buildApiDependencies(
     },
     context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
     outcome: new OutcomeService(redis, keys, producer, config.COS_SECRET, config.OUTCOME_WINDOW, metrics),
-    profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET }),
+    profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET, logger: quiet }),
     idempotency: new IdempotentPosts({
       records: idempotencyRecords,
       windowMs: config.IDEMPOTENCY_WINDOW,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { createEngine } from '../../shared/domain/engine/engine';
+import type { EngineState } from '../../shared/domain/engine/state';
 import type { Tenant } from '../../shared/domain/environment';
 import { findPopulation, mergeIntoPopulation } from '../../shared/population/population.repository';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
@@ -24,8 +25,8 @@ afterAll(async () => h.close());
 const tenant: Tenant = { accountId: 'batch-writes', environment: 'live' };
 const now = new Date('2026-11-25T10:00:00.000Z');
 
-/** A state after `outcomes` outcomes, different for each seed. */
-function learned(outcomes: number, seed: number): unknown {
+/** A state after `outcomes` outcomes, different for each seed, as JSON gives it back. */
+function learned(outcomes: number, seed: number): EngineState {
   const prior = engine.emptyPrior();
   const random = seededRandom(seed);
   let state = engine.initialState(prior);
@@ -33,7 +34,7 @@ function learned(outcomes: number, seed: number): unknown {
     const { choice } = engine.decide(state, { context: { taskComplexity: 'low' }, pins: {}, random }, prior);
     state = engine.update(state, { context: { taskComplexity: 'low' }, choice, reward: random(), started: true }, prior);
   }
-  return JSON.parse(JSON.stringify(state));
+  return JSON.parse(JSON.stringify(state)) as EngineState;
 }
 
 const engine = createEngine();

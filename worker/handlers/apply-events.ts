@@ -36,7 +36,9 @@ export async function applyTenantEvents(
   // profile is created or an outcome applied: a batch of returning users' decisions needs none.
   let prior: Promise<CompiledPopulation> | undefined;
   const priorOf = () => (prior ??= readPrior(tx, tenant, deps.learner, deps.priors));
-  const profiles = await seedAndLockProfiles(batch, live, priorOf);
-  if (live.outcomes.length > 0) await applyOutcomes(batch, { live, profiles, prior: await priorOf() });
+  // Stored states that could not be read, by user: reported once an outcome replaces them.
+  const unreadable = new Map<string, string>();
+  const profiles = await seedAndLockProfiles(batch, live, priorOf, (userId, issue) => unreadable.set(userId, issue));
+  if (live.outcomes.length > 0) await applyOutcomes(batch, { live, profiles, prior: await priorOf(), unreadable });
   return result;
 }

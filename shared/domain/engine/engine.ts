@@ -298,17 +298,23 @@ function describeIssue(issue: { path: PropertyKey[]; message: string } | undefin
   return `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(state)'}: ${issue.message}`;
 }
 
+/** What replaces a stored state that cannot be read: a new user's, under the empty prior (rare: built afresh). */
+export const freshState = (): EngineState => createEngine().initialState(emptyPrior());
+
 /**
- * A stored state, checked against its schema; a new user's state (under the empty prior) when it
- * is not one, after telling `onUnreadable` what was wrong with it (for the operator's log: where,
- * never the values found there).
+ * A stored state, checked against its schema; freshState() when it is not one, after telling
+ * `onUnreadable` what was wrong with it (for the operator's log: where, never the values found
+ * there). The profile repositories read every stored state through this or storedStateSchema.
  */
 export function readEngineState(raw: unknown, onUnreadable?: (issue: string) => void): EngineState {
   const parsed = engineStateSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   onUnreadable?.(describeIssue(parsed.error.issues[0]));
-  return createEngine().initialState(emptyPrior());
+  return freshState();
 }
+
+/** A state within a stored profile (the Redis cache's JSON): checked, or freshState() without a word. */
+export const storedStateSchema = engineStateSchema.catch(freshState);
 
 /** A stored prior, compiled; the empty prior's for anything that is not one. */
 export const readPopulation = (raw: unknown): CompiledPopulation => compilePopulation(parsePopulation(raw));
