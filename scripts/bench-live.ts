@@ -65,7 +65,7 @@ function parseArgs(argv: string[]): Options {
       continue;
     }
     const number = Number(value);
-    const limits: Record<string, [keyof Options, number, number]> = {
+    const limits: Record<string, ['seed' | 'users' | 'interactions' | 'workers', number, number]> = {
       '--seed': ['seed', 0, 2 ** 32 - 1],
       '--users': ['users', 1, 2000],
       '--interactions': ['interactions', 1, 200],
@@ -73,7 +73,7 @@ function parseArgs(argv: string[]): Options {
     };
     const limit = limits[arg];
     if (!limit || !Number.isInteger(number) || number < limit[1] || number > limit[2]) throw new Error(`${USAGE}\n(bad argument: ${arg})`);
-    (options as unknown as Record<string, number>)[limit[0]] = number;
+    options[limit[0]] = number;
   }
   return options;
 }

@@ -2,12 +2,12 @@ import { DIMENSIONS, DIMENSION_NAMES, FRAMINGS, type Choice } from '../../shared
 import { createEngine } from '../../shared/domain/engine/engine';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
 import { createScratch } from '../../shared/domain/engine/scratch';
-import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
 import { emptyPopulation } from '../../shared/domain/engine/population';
 import { compilePopulation, type CompiledPopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
+import { inferenceOf } from '../support/engine';
 
 const engine = createEngine();
 const scratch = createScratch();
@@ -57,7 +57,7 @@ describe('inferUser', () => {
     const prior = learnedLevels();
     const compiled = prior;
     const state = confounded(prior);
-    const inference = inferUser(state, compiled, scratch.inference);
+    const inference = inferenceOf(state, compiled);
     expect(inference.favourite[framingCell('curiosity')]).toBeGreaterThan(0.95);
     const credited = inference.favourite[styleCell('warm')]! - inference.favourite[styleCell('direct')]!;
     // Fed the raw rewards instead, the style's model would all but settle on warm.
@@ -78,13 +78,13 @@ describe('inferUser', () => {
   it('depends on the state’s content, not on the object: a copy gets the same beliefs', () => {
     const prior = learnedLevels();
     const state = confounded(prior);
-    expect(inferUser({ ...state }, prior, scratch.inference).favourite).toEqual(inferUser(state, prior, scratch.inference).favourite);
+    expect(inferenceOf({ ...state }, prior).favourite).toEqual(inferenceOf(state, prior).favourite);
   });
 
   it('without history is the population prior', () => {
     const compiled = learnedLevels();
     const fresh = engine.initialState(compiled);
-    const inference = inferUser(fresh, compiled, scratch.inference);
+    const inference = inferenceOf(fresh, compiled);
     const expected = new Float64Array(CONTEXT_CELL_COUNT);
     DIMENSION_NAMES.forEach((_, d) =>
       favouritePosterior(

@@ -2,7 +2,7 @@ import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from 
 import { createEngine, sharpness } from '../../shared/domain/engine/engine';
 import { createScratch } from '../../shared/domain/engine/scratch';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
-import { choosingBeliefs, inferUser } from '../../shared/domain/engine/inference';
+import { choosingBeliefs } from '../../shared/domain/engine/inference';
 import {
   BELIEF_CELL_COUNT,
   CELL_COUNT,
@@ -41,6 +41,7 @@ import {
 } from '../../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../../shared/domain/random';
 import { trainedTenant, unanimousTenant } from '../../scripts/bench/tenant';
+import { inferenceOf } from '../support/engine';
 
 const engine = createEngine();
 const scratch = createScratch();
@@ -552,7 +553,7 @@ describe('the follower share a decision explores under', () => {
     );
     const compiled = prior;
     expect(compiled.choosing.dimensions).toBe(compiled.dimensions);
-    const inference = inferUser(engine.initialState(prior), compiled, scratch.inference);
+    const inference = inferenceOf(engine.initialState(prior), compiled);
     expect(choosingBeliefs(inference, scratch.inference.posterior)).toBe(inference.beliefs);
   });
 
@@ -591,7 +592,7 @@ describe('the follower share a decision explores under', () => {
   it('gives a user without outcomes the tenant’s decision posterior, computed once per prior', () => {
     const prior = personalStyleTenant(0.4);
     const compiled = prior;
-    const inference = inferUser(engine.initialState(prior), compiled, scratch.inference);
+    const inference = inferenceOf(engine.initialState(prior), compiled);
     const expected = new Float64Array(BELIEF_CELL_COUNT);
     const none = new Float64Array(CONTEXT_CELL_COUNT);
     userPosterior(
@@ -618,7 +619,7 @@ describe('the follower share a decision explores under', () => {
         prior,
       );
     }
-    const inference = inferUser(state, compiled, scratch.inference);
+    const inference = inferenceOf(state, compiled);
     const first = 2 * VALUE_COUNT + DIMENSION_OFFSET.style; // high complexity
     const beliefs = STYLES.map((_, v) => inference.beliefs[first + v]!);
     const leaning = Array.from(choosingBeliefs(inference, scratch.inference.posterior).subarray(first, first + STYLES.length));

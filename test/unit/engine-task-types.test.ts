@@ -1,7 +1,6 @@
 import { TASK_COMPLEXITY } from '../../shared/domain/arms';
 import { createEngine } from '../../shared/domain/engine/engine';
 import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shared/domain/engine/favourite';
-import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, contextComplexity } from '../../shared/domain/engine/layout';
 import { NEUTRAL_GRID, logistic, neutralShare } from '../../shared/domain/engine/neutral-share';
 import { emptyPopulation, observePopulation } from '../../shared/domain/engine/population';
@@ -13,6 +12,7 @@ import { enginePolicy } from '../../scripts/bench/policies';
 import { runPolicy } from '../../scripts/bench/run';
 import { createSimulation, WORLDS } from '../../scripts/bench/simulator';
 import { trainedTenant } from '../../scripts/bench/tenant';
+import { inferenceOf } from '../support/engine';
 
 const engine = createEngine();
 const scratch = createScratch();
@@ -214,7 +214,7 @@ describe('the tenant’s task-type-neutral share', () => {
       runPolicy(sim, policy);
       const prior = policy.population();
       // A typed user's beliefs mix both models: the tenant's share is what inference starts from.
-      expect(inferUser(policy.state(0), prior, scratch.inference).neutralLogBayes).not.toBe(0);
+      expect(inferenceOf(policy.state(0), prior).neutralLogBayes).not.toBe(0);
       return logistic(prior.typeNeutralLogit);
     };
     expect(learnedShare('task-types')).toBeGreaterThan(0.8);

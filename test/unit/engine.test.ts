@@ -10,10 +10,9 @@ import {
 } from '../../shared/domain/arms';
 import { createEngine, readEngineState, sharpness } from '../../shared/domain/engine/engine';
 import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
-import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/inference';
+import { FIRST_OUTCOME_WEIGHT } from '../../shared/domain/engine/inference';
 import { DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
 import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
-import { createScratch } from '../../shared/domain/engine/scratch';
 import {
   DECAY,
   HISTORY_LENGTH,
@@ -27,9 +26,9 @@ import {
 import type { DecisionContext } from '../../shared/domain/learner';
 import { trainedTenant } from '../../scripts/bench/tenant';
 import { seededRandom, standardNormal } from '../../shared/domain/random';
+import { inferenceOf } from '../support/engine';
 
 const engine = createEngine();
-const scratch = createScratch();
 const EMPTY = engine.emptyPrior();
 const OTHERS_PINNED: Pins = { style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
 const choice = (framing: Choice['framing'], rest: Partial<Choice> = {}): Choice => ({
@@ -192,7 +191,7 @@ describe('engine.decide', () => {
     expect([0, 20, 30, 40, 64].map(sharpness)).toEqual([4, 4, 5, 6, 6]);
     // The logged probability of the framing chosen is P^κ / Σ P^κ over the user's beliefs at 'high'.
     const logged = (s: EngineState, kappa: number) => {
-      const beliefs = inferUser(s, EMPTY, scratch.inference).beliefs;
+      const beliefs = inferenceOf(s, EMPTY).beliefs;
       const first = cellIndex(complexityIndex('high'), DIMENSION_OFFSET.framing);
       const w = FRAMINGS.map((_, v) => beliefs[first + v]! ** kappa);
       const d = engine.decide(s, { context: high, pins: OTHERS_PINNED, random: seededRandom(1) }, EMPTY);
@@ -657,8 +656,8 @@ describe('a new user’s first outcome', () => {
   it(`counts FIRST_OUTCOME_WEIGHT (${FIRST_OUTCOME_WEIGHT}) while it is the only one, and in full once a second arrives`, () => {
     const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
     const one = failure(engine.initialState(prior));
-    expect(inferUser(one, prior, scratch.inference).n[cell]).toBeCloseTo(FIRST_OUTCOME_WEIGHT, 12);
-    expect(inferUser(failure(one), prior, scratch.inference).n[cell]).toBeCloseTo(1 + DECAY, 12);
+    expect(inferenceOf(one, prior).n[cell]).toBeCloseTo(FIRST_OUTCOME_WEIGHT, 12);
+    expect(inferenceOf(failure(one), prior).n[cell]).toBeCloseTo(1 + DECAY, 12);
   });
 
   it('keeps serving the population’s favourite after one failure (82% of decisions at full weight, here > 90%); a second failure moves the user off it', () => {

@@ -4,8 +4,9 @@ import { buildRationale, type ValueEvidence } from '../rationale';
 import { mixedMeans, spreadOf } from './complexity-shares';
 import { emContribution, expectOutcome } from './expectation';
 import { valueEvidence } from './evidence';
-import { choosingBeliefs, inferUser, shownSlot, type Inference } from './inference';
+import { choosingBeliefs, inferUser, priorBeliefs, shownSlot, type Inference, type PriorBeliefs } from './inference';
 import {
+  COMPLEXITY_COUNT,
   DIMENSION_OFFSET,
   argmax,
   UNKNOWN_COMPLEXITY,
@@ -123,10 +124,21 @@ export function createEngine(): Engine {
    * (shared/domain/engine/README.md, "Invariants"); an inference is for one prior object.
    */
   const inferences = new WeakMap<EngineState, Inference>();
+  /**
+   * A new user's beliefs under a prior, per number of task types tracked (where every inference
+   * starts): the same for all users, kept per prior object while it lives, and made the first
+   * time a user tracking that many is inferred under it (most tenants' users track none).
+   */
+  const newUsers = new WeakMap<CompiledPopulation, PriorBeliefs[]>();
+  const newUser = (prior: CompiledPopulation, taskTypes: number): PriorBeliefs => {
+    let byTaskTypes = newUsers.get(prior);
+    if (!byTaskTypes) newUsers.set(prior, (byTaskTypes = []));
+    return (byTaskTypes[taskTypes] ??= priorBeliefs(prior, COMPLEXITY_COUNT * (1 + taskTypes), scratch.inference.posterior));
+  };
   const infer = (state: EngineState, prior: CompiledPopulation): Inference => {
     const known = inferences.get(state);
     if (known && known.prior === prior) return known;
-    const inference = inferUser(state, prior, scratch.inference);
+    const inference = inferUser(state, prior, newUser(prior, state.taskTypes.length), scratch.inference);
     inferences.set(state, inference);
     return inference;
   };

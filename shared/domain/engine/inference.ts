@@ -1,5 +1,6 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
 import { complexityShares, fillUnknownContexts } from './complexity-shares';
+import { favouritePosterior } from './favourite';
 import {
   BELIEF_CELL_COUNT,
   COMPLEXITY_COUNT,
@@ -65,8 +66,9 @@ export interface Inference {
   s: Float64Array;
   /** Reward credited to each dimension, per history entry: credited[entry · 4 + d]. */
   credited: Float64Array;
-  /** The prior the beliefs are under. */
+  /** The prior the beliefs are under, and a new user's beliefs under it (where the inference started). */
   prior: CompiledPopulation;
+  start: PriorBeliefs;
   /** What a decision chooses by (choosingBeliefs), once a decision has asked. */
   choosing: Float64Array | null;
 }
@@ -188,13 +190,36 @@ function creditHistory(state: EngineState, favourite: Float64Array, into: Infere
   }
 }
 
+/** A new user's beliefs, from the prior alone: P(favourite) per context cell and P(follower) per dimension, and what a decision chooses by. */
+export interface PriorBeliefs {
+  favourite: Float64Array;
+  follower: Float64Array;
+  choosing: Float64Array;
+}
+
 /**
- * The beliefs about a user under `prior`: a new object, which nothing changes afterwards (but
- * for its `choosing`, filled once). The engine keeps it per state object (engine.ts).
+ * A new user's beliefs under `prior` in `contexts` contexts: the same for every user tracking as
+ * many task types, so the engine keeps them per prior (engine.ts). A new object.
  */
-export function inferUser(state: EngineState, prior: CompiledPopulation, scratch: InferenceScratch): Inference {
+export function priorBeliefs(prior: CompiledPopulation, contexts: number, scratch: PosteriorScratch): PriorBeliefs {
+  const none = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts };
+  const beliefs: PriorBeliefs = {
+    favourite: new Float64Array(CONTEXT_CELL_COUNT),
+    follower: new Float64Array(D),
+    choosing: new Float64Array(CONTEXT_CELL_COUNT),
+  };
+  prior.dimensions.forEach((model, d) => (beliefs.follower[d] = favouritePosterior(model, none, beliefs.favourite, scratch.favourite)));
+  userPosterior(prior.choosing, none, { favourite: beliefs.choosing, follower: new Float64Array(D) }, scratch);
+  return beliefs;
+}
+
+/**
+ * The beliefs about a user under `prior`, starting from a new user's (`start`, priorBeliefs for
+ * the user's contexts): a new object, which nothing changes afterwards (but for its `choosing`,
+ * filled once). The engine keeps it per state object (engine.ts).
+ */
+export function inferUser(state: EngineState, prior: CompiledPopulation, start: PriorBeliefs, scratch: InferenceScratch): Inference {
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
-  const start = prior.newUser[state.taskTypes.length]!;
   const all = new Float64Array(BELIEF_CELL_COUNT);
   const result: Inference = {
     contexts,
@@ -207,6 +232,7 @@ export function inferUser(state: EngineState, prior: CompiledPopulation, scratch
     s: new Float64Array(CONTEXT_CELL_COUNT),
     credited: new Float64Array(historyLength(state.history) * D),
     prior,
+    start,
     choosing: null,
   };
   result.favourite.set(start.favourite);
@@ -244,7 +270,7 @@ export function choosingBeliefs(inference: Inference, scratch: PosteriorScratch)
   const all = new Float64Array(BELIEF_CELL_COUNT);
   const favourite = all.subarray(0, CONTEXT_CELL_COUNT);
   if (hasEvidence(inference)) userPosterior(prior.choosing, inference, { favourite, follower: new Float64Array(D) }, scratch);
-  else favourite.set(prior.newUser[inference.contexts / COMPLEXITY_COUNT - 1]!.choosing);
+  else favourite.set(inference.start.choosing);
   fillUnknownContexts(all, inference.shares, inference.contexts);
   inference.choosing = all;
   return all;

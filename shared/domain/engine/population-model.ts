@@ -1,21 +1,10 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
-import { dimensionModel, favouritePosterior, type DimensionModel } from './favourite';
+import { dimensionModel, type DimensionModel } from './favourite';
 import { neutralLogit } from './neutral-share';
 import { noiseSharpness } from './noise-sharpness';
-import {
-  CELL_COUNT,
-  COMPLEXITY_COUNT,
-  CONTEXT_CELL_COUNT,
-  DIMENSION_OFFSET,
-  MAX_VALUE_COUNT,
-  TASK_SLOTS,
-  argmax,
-  cellIndex,
-  valueCount,
-} from './layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, MAX_VALUE_COUNT, argmax, cellIndex, valueCount } from './layout';
 import { probabilityLargest } from './normal';
 import type { PopulationPrior } from './population';
-import { posteriorScratch, userPosterior } from './task-types';
 
 /**
  * What the favourite model of each dimension (favourite.ts) needs to know about a tenant's
@@ -83,13 +72,6 @@ const MIN_ERRORS = 20;
 /** What a user's posterior (task-types.ts's userPosterior) is computed from. */
 export type FavouriteModels = Pick<CompiledPopulation, 'dimensions' | 'typeNeutralLogit'>;
 
-/** A new user's beliefs, from the prior alone: P(favourite) per context cell and P(follower) per dimension, and what a decision chooses by. */
-export interface PriorBeliefs {
-  favourite: Float64Array;
-  follower: Float64Array;
-  choosing: Float64Array;
-}
-
 /** What the engine uses of a population prior, derived once from its sums; never changed. */
 export interface CompiledPopulation {
   /** The sums it is derived from: what is stored, and what a merge adds to. */
@@ -114,8 +96,6 @@ export interface CompiledPopulation {
   rawMean: Float64Array;
   /** Raw outcome count per complexity (the same as a dimension's support summed over its values). */
   outcomes: Float64Array;
-  /** A new user's beliefs, for a user tracking t task types at index t (the same for every such user). */
-  newUser: PriorBeliefs[];
 }
 
 /** The other dimensions' expected part of a new user's reward under the default steps. */
@@ -255,7 +235,6 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
     support: Float64Array.from(prior.shownCount),
     rawMean: Float64Array.from(prior.shownCount, (n, cell) => (n > 0 ? prior.rewardSum[cell]! / n : 0)),
     outcomes: Float64Array.from(prior.complexityCount),
-    newUser: [],
   };
   DIMENSION_NAMES.forEach((dim, d) => {
     const offset = DIMENSION_OFFSET[dim];
@@ -344,23 +323,5 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   result.predictionSd = Math.sqrt(
     predictionErrorCount >= MIN_ERRORS ? Math.max(MIN_NOISE, predictionErrorSquares / predictionErrorCount) : DEFAULT_VARIANCE,
   );
-  result.newUser = newUserBeliefs(result);
   return result;
-}
-
-/** A new user's beliefs under `prior`, for 0…TASK_SLOTS − 1 tracked task types (inference.ts starts every user from them). */
-function newUserBeliefs(prior: CompiledPopulation): PriorBeliefs[] {
-  const scratch = posteriorScratch();
-  return Array.from({ length: TASK_SLOTS }, (_, taskTypes) => {
-    const contexts = COMPLEXITY_COUNT * (1 + taskTypes);
-    const none = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts };
-    const beliefs: PriorBeliefs = {
-      favourite: new Float64Array(CONTEXT_CELL_COUNT),
-      follower: new Float64Array(DIMENSION_NAMES.length),
-      choosing: new Float64Array(CONTEXT_CELL_COUNT),
-    };
-    prior.dimensions.forEach((model, d) => (beliefs.follower[d] = favouritePosterior(model, none, beliefs.favourite, scratch.favourite)));
-    userPosterior(prior.choosing, none, { favourite: beliefs.choosing, follower: new Float64Array(DIMENSION_NAMES.length) }, scratch);
-    return beliefs;
-  });
 }
