@@ -4,7 +4,7 @@ import { createDb, requestPoolSettings } from '../shared/db/database';
 import { DependencyWatch, outageAwareLogger } from '../shared/health/dependency-watch';
 import { dependencyProbes, probePool, readinessCheck, requestProbeTimeout } from '../shared/health/readiness';
 import { ApiMetrics, dependencyOutageMetrics } from '../shared/metrics/metrics';
-import { engine } from '../shared/domain/engine/engine';
+import { createEngine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { BatchedProducer, MAX_BATCH_ITEMS } from '../shared/jobs/batched-producer';
 import { DecisionLog } from '../shared/jobs/decision-log';
@@ -29,7 +29,6 @@ import { OutcomeService } from './services/outcome.service';
 import { PopulationLoader } from './services/population-loader';
 import { ProfileLoader } from './services/profile-loader';
 import { KnownUsers } from './services/known-users';
-import type { Learner } from '../shared/domain/learner';
 import { ProfileService } from './services/profile.service';
 import { IdempotentPosts } from './services/idempotent-posts';
 import { IdempotencyRecords } from '../shared/idempotency/idempotency.repository';
@@ -62,7 +61,8 @@ export function buildApiDependencies(
   const redisTimeoutMs = Math.ceil(config.REQUEST_DEADLINE / 2);
   const redis = createRedis(target, 'producer', redisTimeoutMs);
   const keys = keysFor(config);
-  const learner = engine as Learner;
+  // One engine for the process: its calls never wait, so concurrent requests take turns with it.
+  const learner = createEngine();
   // BullMQ defines ~40 scripts on its connection, and ioredis copies them into every pipeline
   // made on it: the hot path's own pipelines and transactions (limiter, profile cache, outcome
   // claims) use a connection of their own.
@@ -129,7 +129,7 @@ export function buildApiDependencies(
       config.OUTCOME_WINDOW,
       metrics,
     ),
-    profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET }),
+    profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET, logger: quiet }),
     idempotency: new IdempotentPosts({
       records: idempotencyRecords,
       windowMs: config.IDEMPOTENCY_WINDOW,

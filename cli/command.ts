@@ -73,7 +73,11 @@ export interface Command<F extends Record<string, Flag> = Record<string, Flag>, 
 export function command<const F extends Record<string, Flag>, const P extends readonly Argument[] = []>(
   declared: Omit<Command<F, P>, 'positionals'> & { positionals?: P },
 ): Command {
-  return { ...declared, positionals: declared.positionals ?? [] } as unknown as Command;
+  const positionals: readonly Argument[] = declared.positionals ?? [];
+  // The command line is parsed against these very flags and arguments (command-line.ts), so the
+  // values the table's run receives are the ones this command declared.
+  const run = (ctx: CommandContext<Record<string, Flag>, readonly Argument[]>) => declared.run(ctx as CommandContext<F, P>);
+  return { name: declared.name, summary: declared.summary, positionals, flags: declared.flags, run };
 }
 
 /** Wrong usage (a flag, an argument, a value): exit code 2. */

@@ -1,14 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimension } from '../shared/domain/arms';
-import { engine } from '../shared/domain/engine/engine';
+import { createEngine, readEngineState, type Engine } from '../shared/domain/engine/engine';
 import { historyLength, type EngineState } from '../shared/domain/engine/state';
-import type { PopulationPrior } from '../shared/domain/engine/population';
+import type { CompiledPopulation } from '../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../shared/domain/random';
 import { likesPurpose, unanimousTenant } from './bench/tenant';
-import { KnownUsers } from '../api/services/known-users';
-import { ParsedStates } from '../api/services/parsed-states';
-import { redisKeys } from '../shared/redis/key-names';
-import { newProfile } from '../shared/profile/profile';
+import { newProfile, storedProfileSchema } from '../shared/profile/profile';
 
 /**
  * `npm run bench:engine`: the cost of one engine decision (all four
@@ -17,10 +14,12 @@ import { newProfile } from '../shared/profile/profile';
  * task types, a full history — of a tenant with a trained population prior; and that user's
  * state size.
  * Each call is timed on its own and the median reported, with the bytes it allocates (the
- * median over batches of calls), next to a baseline measured in the same run: a uniform random choice plus a JSON round trip of the state (what any learner
- * backed by a cached JSON state pays). And what the API pays per context request for this user:
- * the cached profile's JSON parsed, its state read, a decision — with the state parsed anew
- * each time, and from the API's ParsedStates (parsed once per profile version).
+ * median over batches of calls), next to a baseline measured in the same run: a uniform random
+ * choice plus a JSON round trip of the state (what any learner backed by a cached JSON state
+ * pays). And what the API pays per context request for this user: when the profile changed
+ * since its last request, the cached profile's JSON decoded (its state read) and a decision;
+ * when it did not, a decision on the profile it keeps (KnownUsers), whose state and prior the
+ * engine has seen.
  *
  *   node dist/scripts/bench-engine.js [--json] [--calls N]
  */
@@ -41,7 +40,7 @@ function randomChoice(random: Random): Choice {
  * liking one framing, so the history is full (HISTORY_LENGTH entries — the most a decision
  * reads) and older outcomes are folded into decayed sums.
  */
-function userState(prior: PopulationPrior, random: Random): EngineState {
+function userState(engine: Engine, prior: CompiledPopulation, random: Random): EngineState {
   let state = engine.initialState(prior);
   for (let i = 0; i < USER_OUTCOMES; i++) {
     const context = { taskComplexity: TASK_COMPLEXITY[i % 3]!, taskType: TASK_TYPES[i % TASK_TYPES.length] };
@@ -100,20 +99,19 @@ function main() {
   if (!Number.isInteger(calls) || calls < 100) throw new Error('usage: bench-engine [--json] [--calls N ≥ 100]');
   const random = seededRandom(1);
   const prior = unanimousTenant(random, 200);
-  const state = userState(prior, random);
+  const engine = createEngine();
+  const state = userState(engine, prior, random);
   const serialized = JSON.stringify(state);
   const contexts = TASK_COMPLEXITY.flatMap((complexity) =>
     [...TASK_TYPES, undefined].map((taskType) => ({ taskComplexity: complexity, taskType })),
   );
-  // The engine caches its inference per state object; a served request has a state freshly
-  // read from the cache, so every timed call gets a new object (a shallow copy, which costs ~0).
+  // The engine keeps its inference per state object; a decision or update is timed as for a
+  // state freshly read, so every timed call gets a new object (a shallow copy, which costs ~0).
   const fresh = () => ({ ...state });
-  // The user's profile as the API reads it from the cache (a new object at every read).
+  // The user's profile as the cache holds it, and as the API keeps it decoded between requests.
   const profile = { ...newProfile('user', 'generation', state, new Date()), version: USER_OUTCOMES, interactionCount: USER_OUTCOMES };
   const cachedProfile = JSON.stringify(profile);
-  const parsed = new ParsedStates(engine);
-  const tenant = { accountId: '1', environment: 'live' as const };
-  const user = new KnownUsers(redisKeys('bench'), 'bench-secret').of(tenant, 'user');
+  const kept = storedProfileSchema.parse(JSON.parse(cachedProfile));
   // Warm up the JIT before measuring.
   medianMicros(2_000, (i) => engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior));
   const decide = measure(calls, (i) => engine.decide(fresh(), { context: contexts[i % contexts.length]!, pins: {}, random }, prior));
@@ -129,16 +127,15 @@ function main() {
   );
   const baseline = measure(calls, () => {
     randomChoice(random);
-    engine.parseState(JSON.parse(serialized));
+    readEngineState(JSON.parse(serialized));
   });
   const requestParsedAnew = measure(calls, (i) => {
-    const read = JSON.parse(cachedProfile) as typeof profile;
-    engine.decide(engine.parseState(read.state), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
+    const read = storedProfileSchema.parse(JSON.parse(cachedProfile));
+    engine.decide(read.state, { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
   });
-  const requestParsedStates = measure(calls, (i) => {
-    const read = JSON.parse(cachedProfile) as typeof profile;
-    engine.decide(parsed.get(user, read), { context: contexts[i % contexts.length]!, pins: {}, random }, prior);
-  });
+  const requestKept = measure(calls, (i) =>
+    engine.decide(kept.state, { context: contexts[i % contexts.length]!, pins: {}, random }, prior),
+  );
   const result = {
     calls,
     decideMedianMicros: decide.micros,
@@ -151,11 +148,11 @@ function main() {
     baselineAllocatedBytes: baseline.bytes,
     requestParsedAnewMedianMicros: requestParsedAnew.micros,
     requestParsedAnewAllocatedBytes: requestParsedAnew.bytes,
-    requestParsedStatesMedianMicros: requestParsedStates.micros,
-    requestParsedStatesAllocatedBytes: requestParsedStates.bytes,
+    requestKeptMedianMicros: requestKept.micros,
+    requestKeptAllocatedBytes: requestKept.bytes,
     historyEntries: historyLength(state.history),
     stateBytes: Buffer.byteLength(serialized),
-    populationBytes: Buffer.byteLength(JSON.stringify(prior)),
+    populationBytes: Buffer.byteLength(JSON.stringify(prior.sums)),
   };
   if (json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -170,7 +167,7 @@ function main() {
       `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs, ${b(result.decidePinnedFramingAllocatedBytes)} bytes allocated`,
       `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs, ${b(result.updateAllocatedBytes)} bytes allocated`,
       `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs, ${b(result.baselineAllocatedBytes)} bytes allocated`,
-      `API request: profile JSON, state, decide — state parsed anew  median ${f(result.requestParsedAnewMedianMicros)} µs, ${b(result.requestParsedAnewAllocatedBytes)} bytes; from ParsedStates  median ${f(result.requestParsedStatesMedianMicros)} µs, ${b(result.requestParsedStatesAllocatedBytes)} bytes`,
+      `API request, profile changed: decode, decide  median ${f(result.requestParsedAnewMedianMicros)} µs, ${b(result.requestParsedAnewAllocatedBytes)} bytes; unchanged (kept): decide  median ${f(result.requestKeptMedianMicros)} µs, ${b(result.requestKeptAllocatedBytes)} bytes`,
       `user state ${result.stateBytes} bytes serialized (limit 8,192); population prior ${result.populationBytes} bytes`,
       '',
     ].join('\n'),

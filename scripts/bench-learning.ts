@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { seededRandom } from '../shared/domain/random';
-import { engine } from '../shared/domain/engine/engine';
+import { createEngine } from '../shared/domain/engine/engine';
 import { enginePolicy, epsilonGreedyPolicy, oraclePolicy, pooledThompsonPolicy, randomPolicy, type Policy } from './bench/policies';
 import { fmt, formatTable, POLICY_NAMES, toJson, type PolicyName, type Results } from './bench/report';
 import { runPolicy, summarize } from './bench/run';
@@ -140,7 +140,7 @@ function makePolicy(name: PolicyName, sim: Simulation, squareCB: SquareCBParams)
   const random = seededRandom(mixSeed(sim.seed, 100, POLICY_NAMES.indexOf(name)));
   switch (name) {
     case 'engine':
-      return enginePolicy(engine, random);
+      return enginePolicy(createEngine(), random);
     case 'random':
       return randomPolicy(random);
     case 'epsilonGreedy':

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DIMENSIONS, type Choice } from '../shared/domain/arms';
-import { engine } from '../shared/domain/engine/engine';
+import { createEngine } from '../shared/domain/engine/engine';
 import { seededRandom } from '../shared/domain/random';
 import { HOST, log, mustBeRunning, startBenchBackend, startProc, startServer, waitUntil, withCleanup, type Proc } from './bench/processes';
 import { enginePolicy, oraclePolicy } from './bench/policies';
@@ -65,7 +65,7 @@ function parseArgs(argv: string[]): Options {
       continue;
     }
     const number = Number(value);
-    const limits: Record<string, [keyof Options, number, number]> = {
+    const limits: Record<string, ['seed' | 'users' | 'interactions' | 'workers', number, number]> = {
       '--seed': ['seed', 0, 2 ** 32 - 1],
       '--users': ['users', 1, 2000],
       '--interactions': ['interactions', 1, 200],
@@ -73,7 +73,7 @@ function parseArgs(argv: string[]): Options {
     };
     const limit = limits[arg];
     if (!limit || !Number.isInteger(number) || number < limit[1] || number > limit[2]) throw new Error(`${USAGE}\n(bad argument: ${arg})`);
-    (options as unknown as Record<string, number>)[limit[0]] = number;
+    options[limit[0]] = number;
   }
   return options;
 }
@@ -163,7 +163,7 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
   log('the same engine in process, and the oracle…');
   const inProcessRuns = Array.from(
     { length: IN_PROCESS_RUNS },
-    (_, k) => summarize(sim, runPolicy(sim, enginePolicy(engine, seededRandom(mixSeed(options.seed, 11, k))))).metrics,
+    (_, k) => summarize(sim, runPolicy(sim, enginePolicy(createEngine(), seededRandom(mixSeed(options.seed, 11, k))))).metrics,
   );
   const oracle = summarize(sim, runPolicy(sim, oraclePolicy(sim)));
   const http = summarize(sim, live.records);

@@ -3,7 +3,7 @@ import type { Db } from '../shared/db/database';
 import { errorCode, PG_BAD_DATA } from '../shared/errors/pg-errors';
 import { retryTransaction } from '../shared/db/transaction-retry';
 import { tenantKey, type Tenant } from '../shared/domain/environment';
-import type { Learner } from '../shared/domain/learner';
+import type { Engine } from '../shared/domain/engine/engine';
 import type { Logger } from '../shared/logger/logger';
 import type { WorkerMetrics } from '../shared/metrics/metrics';
 import type { ProfileCache } from '../shared/profile/profile-cache.repository';
@@ -44,7 +44,7 @@ export interface EventBatcherDeps {
   cache: ProfileCache;
   populations: PopulationCache;
   pendingOutcomes: PendingOutcomes;
-  learner: Learner;
+  learner: Engine;
   logger: Logger;
   /** Most jobs applied in one transaction. */
   maxBatch: number;

@@ -8,8 +8,7 @@ import { dependencyProbes, probePool, readinessCheck, type Readiness } from '../
 import { DependencyWatch, outageAwareLogger } from '../shared/health/dependency-watch';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { dependencyOutageMetrics, WorkerMetrics } from '../shared/metrics/metrics';
-import { engine } from '../shared/domain/engine/engine';
-import type { Learner } from '../shared/domain/learner';
+import { createEngine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
@@ -86,7 +85,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
     cache: new ProfileCache(redis, keys),
     populations: new PopulationCache(redis, keys),
     pendingOutcomes: new PendingOutcomes(redis, keys),
-    learner: engine as Learner,
+    // One engine for the process: its calls never wait, so concurrent batches take turns with it.
+    learner: createEngine(),
     logger,
     maxBatch: config.WORKER_BATCH_SIZE,
     secret: config.COS_SECRET,

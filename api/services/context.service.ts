@@ -1,13 +1,13 @@
 import { randomInt } from 'node:crypto';
 import type { Tenant } from '../../shared/domain/environment';
-import type { DecisionContext, Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
+import type { DecisionContext } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import type { DecisionLog } from '../../shared/jobs/decision-log';
 import { issueRequestId, sealable } from '../../shared/ids/request-id';
 import type { ContextRequest } from '../schemas/request.schemas';
 import type { ContextResponse } from '../schemas/response.schemas';
 import type { KnownUsers } from './known-users';
-import { ParsedStates } from './parsed-states';
 import type { PopulationLoader } from './population-loader';
 import type { LimitWithRead, ProfileLoader } from './profile-loader';
 
@@ -16,18 +16,14 @@ import type { LimitWithRead, ProfileLoader } from './profile-loader';
  * the answer (the requestId carries what its outcome learns from, docs/adr/0010-group-commit.md).
  */
 export class ContextService {
-  private readonly states: ParsedStates;
-
   constructor(
     private readonly profiles: ProfileLoader,
     private readonly populations: PopulationLoader,
-    private readonly learner: Learner,
+    private readonly learner: Engine,
     private readonly decisions: DecisionLog,
     private readonly users: KnownUsers,
     private readonly secret: string,
-  ) {
-    this.states = new ParsedStates(learner);
-  }
+  ) {}
 
   /** The user's hash: where the user's keys live. */
   userHash(tenant: Tenant, userId: string): string {
@@ -44,7 +40,7 @@ export class ContextService {
     loading.catch(() => undefined);
     const profile = await this.profiles.findOrCreate(user, limit);
     const prior = await loading;
-    const state = this.states.get(user, profile);
+    const state = profile.state;
     const context: DecisionContext = {};
     if (request.complexity !== undefined) context.taskComplexity = request.complexity;
     if (request.taskType !== undefined) context.taskType = request.taskType;

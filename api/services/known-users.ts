@@ -4,7 +4,7 @@ import type { Tenant } from '../../shared/domain/environment';
 import { userHash } from '../../shared/ids/user-hash';
 import type { StoredProfile } from '../../shared/profile/profile';
 
-/** Users the API keeps in memory (each holds its profile's stored state ≤ 8 KiB, and that state parsed). */
+/** Users the API keeps in memory (each holds its profile, whose learner state is ≤ 8 KiB stored). */
 export const MAX_KNOWN_USERS = 4096;
 
 /** What the API remembers of one user of one tenant between requests. */
@@ -16,15 +16,16 @@ export interface KnownUser {
   /** The Redis keys of the user's cached profile and pending-outcome marks. */
   readonly profileKey: string;
   readonly pendingKey: string;
-  /** The profile last read, decoded (docs/adr/0003-cache-versioning.md); never mutated. */
+  /**
+   * The profile last read, decoded with its learner state (docs/adr/0003-cache-versioning.md);
+   * never mutated, so the engine keeps its inference for the state while neither changes.
+   */
   profile: StoredProfile | null;
-  /** The learner state of a profile, parsed, and the tag (generation, version, update time) it was parsed for. */
-  parsed: { tag: string; state: unknown } | null;
 }
 
 /**
  * Everything the API keeps per user, in one place and one lookup per request: the keyed hash,
- * the Redis keys, the last profile read and its parsed state. A returning user's context call
+ * the Redis keys and the last profile read, state included. A returning user's context call
  * then computes no HMAC, builds no key and parses no state (docs/adr/0016-hot-path.md). Bounded;
  * evicted by CLOCK (shared/cache/bounded-map.ts). Profiles and states are checked against Redis
  * on every read (ProfileLoader), so a forgotten or stale entry costs work, never a wrong answer.
@@ -53,7 +54,6 @@ export class KnownUsers {
         profileKey: this.keys.profile(tenant, userId),
         pendingKey: this.keys.pendingOutcomes(tenant, hash),
         profile: null,
-        parsed: null,
       };
       this.users.set(id, user);
     }

@@ -1,7 +1,8 @@
 import { BoundedMap } from '../../shared/cache/bounded-map';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
-import type { Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { Logger } from '../../shared/logger/logger';
 import type { PopulationCache } from '../../shared/population/population-cache.repository';
 import { findPopulation } from '../../shared/population/population.repository';
@@ -22,7 +23,7 @@ export const MAX_TENANT_PRIORS = 10_000;
 
 interface Loaded {
   version: number;
-  prior: unknown;
+  prior: CompiledPopulation;
 }
 
 interface Entry extends Loaded {
@@ -53,12 +54,12 @@ export class PopulationLoader {
   constructor(
     private readonly db: Db,
     private readonly cache: PopulationCache,
-    private readonly learner: Learner,
+    private readonly learner: Engine,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async get(tenant: Tenant): Promise<unknown> {
+  async get(tenant: Tenant): Promise<CompiledPopulation> {
     const key = tenantKey(tenant);
     const entry = this.entries.get(key);
     if (!entry) {
@@ -116,7 +117,7 @@ export class PopulationLoader {
   /** Redis's copy, else Postgres's (the copy can expire or be evicted between the version read and this one). */
   private async load(tenant: Tenant): Promise<Loaded> {
     const cached = await this.cache.read(tenant);
-    if (cached) return { version: cached.version, prior: this.learner.parsePrior(cached.prior) };
+    if (cached) return cached;
     return this.loadFromStore(tenant);
   }
 
@@ -132,6 +133,6 @@ export class PopulationLoader {
     if (stored === undefined) return { version: -1, prior: this.learner.emptyPrior() };
     if (!stored) return { version: 0, prior: this.learner.emptyPrior() };
     await this.cache.writeManyIfNewer([{ tenant, population: stored }]);
-    return { version: stored.version, prior: this.learner.parsePrior(stored.prior) };
+    return stored;
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
-import type { Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
 import type { FreshProfile, FreshRead, ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
@@ -39,7 +39,7 @@ export class ProfileLoader {
   constructor(
     private readonly db: Db,
     private readonly cache: ProfileCache,
-    private readonly learner: Learner,
+    private readonly learner: Engine,
     private readonly populations: PopulationLoader,
     private readonly settled: SettledOutcomes,
     private readonly users: KnownUsers,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../shared/db/database';
 import type { Pins } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
-import type { Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
+import type { Logger } from '../../shared/logger/logger';
 import { AppError } from '../../shared/errors/app-error';
 import { changedFields, toProfileResponse, type ProfileResponse } from '../../shared/profile/profile';
 import type { ProfileCache } from '../../shared/profile/profile-cache.repository';
@@ -30,19 +31,22 @@ export interface ProfileServiceDeps {
   db: Db;
   cache: ProfileCache;
   loader: ProfileLoader;
-  learner: Learner;
+  learner: Engine;
   /** Erased with the user. */
   idempotency: IdempotencyRecords;
   secret: string;
+  /** Hears of a stored learner state a PUT replaced because it could not be read. */
+  logger: Pick<Logger, 'warn'>;
 }
 
 export class ProfileService {
   private readonly db: Db;
   private readonly cache: ProfileCache;
   private readonly loader: ProfileLoader;
-  private readonly learner: Learner;
+  private readonly learner: Engine;
   private readonly idempotency: IdempotencyRecords;
   private readonly secret: string;
+  private readonly logger: Pick<Logger, 'warn'>;
 
   constructor(deps: ProfileServiceDeps) {
     ({
@@ -52,6 +56,7 @@ export class ProfileService {
       learner: this.learner,
       idempotency: this.idempotency,
       secret: this.secret,
+      logger: this.logger,
     } = deps);
   }
 
@@ -66,16 +71,22 @@ export class ProfileService {
     const cached = await this.cache.read(tenant, userId);
     const now = new Date();
     const seed = await this.loader.seed(tenant, userId, cached?.generation ?? randomUUID(), now);
+    // A stored state that cannot be read is written back fresh with the new pins: said once committed, as the worker says it.
+    let replaced: string | undefined;
     const saved = await this.db.transaction().execute(async (tx) => {
+      replaced = undefined;
       await insertProfilesIfMissing(tx, tenant, [seed]);
-      const current = (await findProfile(tx, tenant, userId, true))!;
+      const current = (await findProfile(tx, tenant, userId, true, (_, issue) => (replaced = issue)))!;
       // Read-only fields are compared with the profile as GET shows it: the cached copy of this
       // version (a new user's is cached by the API before the worker stores it, at another time).
       const shown = cached && cached.generation === current.generation && cached.version === current.version ? cached : current;
       const before = toProfileResponse(shown, this.learner);
       const pins = requestedPins(update, before, current.pins);
       const pinsChanged = JSON.stringify(sortKeys(pins)) !== JSON.stringify(sortKeys(current.pins));
-      if (!pinsChanged) return shown;
+      if (!pinsChanged) {
+        replaced = undefined;
+        return shown;
+      }
       const next = { ...current, pins, version: current.version + 1, updatedAt: now.toISOString() };
       const after = toProfileResponse(next, this.learner);
       await updateProfiles(tx, tenant, [next]);
@@ -84,6 +95,12 @@ export class ProfileService {
       ]);
       return next;
     });
+    if (replaced !== undefined) {
+      this.logger.warn(
+        { accountId: tenant.accountId, environment: tenant.environment, userHash: userHash(this.secret, tenant, userId), issue: replaced },
+        "a profile's learner state was unreadable: its learning starts again from the population prior",
+      );
+    }
     await this.cache.writeIfNewer(tenant, saved);
     return toProfileResponse(saved, this.learner);
   }

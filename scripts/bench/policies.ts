@@ -192,9 +192,13 @@ export interface EnginePolicy<State, Prior> extends Policy {
  * With `mergeEvery` > 1 the deltas of that many outcomes are merged at once, as the worker
  * merges a batch (the benchmark merges every outcome).
  */
-export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, random: Random, mergeEvery = 1): EnginePolicy<State, Prior> {
+export function enginePolicy<State, Prior, Delta>(
+  learner: Learner<State, Prior, Delta>,
+  random: Random,
+  mergeEvery = 1,
+): EnginePolicy<State, Prior> {
   let prior = learner.emptyPrior();
-  let delta = learner.emptyPrior();
+  let delta = learner.emptyDelta();
   let unmerged = 0;
   const states = new Map<number, State>();
   const logged = new Map<number, SelectionProbabilities>();
@@ -219,7 +223,7 @@ export function enginePolicy<State, Prior>(learner: Learner<State, Prior>, rando
       learner.observe(delta, prior, { before: state, after, feedback });
       if (++unmerged >= mergeEvery) {
         prior = learner.mergePrior(prior, delta);
-        delta = learner.emptyPrior();
+        delta = learner.emptyDelta();
         unmerged = 0;
       }
       states.set(userId, after);

@@ -1,6 +1,6 @@
 import { TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
-import type { PopulationPrior } from '../../shared/domain/engine/population';
+import { createEngine } from '../../shared/domain/engine/engine';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { DecisionContext } from '../../shared/domain/learner';
 import type { Random } from '../../shared/domain/random';
 
@@ -15,7 +15,8 @@ export function trainedTenant(
   interactions: number,
   contextAt: (i: number) => DecisionContext,
   reward: (choice: Choice, random: Random) => number,
-): PopulationPrior {
+): CompiledPopulation {
+  const engine = createEngine();
   let prior = engine.emptyPrior();
   for (let user = 0; user < users; user++) {
     let state = engine.initialState(prior);
@@ -25,7 +26,7 @@ export function trainedTenant(
       const r = reward(decision.choice, random);
       const feedback = { context, choice: decision.choice, probabilities: decision.probabilities, reward: r, started: r > 0.5 };
       const after = engine.update(state, feedback, prior);
-      const delta = engine.emptyPrior();
+      const delta = engine.emptyDelta();
       engine.observe(delta, prior, { before: state, after, feedback });
       prior = engine.mergePrior(prior, delta);
       state = after;
@@ -43,5 +44,5 @@ export const likesPurpose = (choice: Choice, random: Random): number => (choice.
  * `npm run bench:engine` decides with, and the hardest case for telling the dimensions apart
  * (every user ends up shown the same values of all four).
  */
-export const unanimousTenant = (random: Random, users: number, interactions = 20): PopulationPrior =>
+export const unanimousTenant = (random: Random, users: number, interactions = 20): CompiledPopulation =>
   trainedTenant(random, users, interactions, (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose);

@@ -82,29 +82,29 @@ export interface UserStep<State> {
 
 /**
  * The learning engine behind a small interface so it can be replaced and benchmarked.
- * Implementations are pure: no I/O, deterministic given the `random` source; states and
- * population priors are plain JSON. A `Prior` is what a tenant's users have in common: the
- * worker folds each outcome into a delta with `observe` and merges it with `mergePrior`.
- * States and priors are never mutated (only `observe`'s delta is): an implementation may cache
- * what it derives from a state or prior per object (shared/domain/engine/README.md, "Invariants").
+ * Implementations are deterministic given the `random` source and do no I/O. A `State` is one
+ * user's, a `Prior` what a tenant's users have in common; the worker folds each outcome into a
+ * `Delta` with `observe` and merges it with `mergePrior`. Both are read from storage once, where
+ * they are read (the profile and population repositories), into these types: a learner never
+ * sees raw JSON. States and priors are never mutated (only `observe`'s delta is): an
+ * implementation may keep what it derives from a state or prior per object
+ * (shared/domain/engine/README.md, "Invariants").
  */
-export interface Learner<State = unknown, Prior = unknown> {
+export interface Learner<State, Prior, Delta> {
   readonly name: string;
   /** A new user's state; its summary shows what the population prior recommends. */
   initialState(prior: Prior): State;
-  /**
-   * Validates persisted state (converting older formats); a fresh state when it is not usable,
-   * after telling `onUnreadable` what was wrong with it (for the operator's log: no values).
-   */
-  parseState(raw: unknown, onUnreadable?: (issue: string) => void): State;
+  /** A tenant's prior before any outcome. */
   emptyPrior(): Prior;
-  parsePrior(raw: unknown): Prior;
+  /** A delta holding no outcome yet. */
+  emptyDelta(): Delta;
   decide(state: State, request: DecisionRequest, prior: Prior): LearnerDecision;
   /** The state after one outcome; `prior` is used for the stored summary. */
   update(state: State, feedback: Feedback, prior: Prior): State;
   /** Adds one outcome to a population delta: the user's state before it and after `update`. */
-  observe(delta: Prior, prior: Prior, step: UserStep<State>): void;
-  mergePrior(prior: Prior, delta: Prior): Prior;
+  observe(delta: Delta, prior: Prior, step: UserStep<State>): void;
+  /** `prior` with `delta` added: a new prior (neither input is changed). */
+  mergePrior(prior: Prior, delta: Delta): Prior;
   summarize(state: State): ProfileSummary;
   /** What the population prior recommends at a complexity, or across complexities without one (the "population best" policy). */
   populationBest(prior: Prior, context: DecisionContext): Choice;

@@ -1,5 +1,5 @@
 import type { DbOrTx } from '../db/database';
-import { engine } from '../domain/engine/engine';
+import { createEngine, emptyPrior } from '../domain/engine/engine';
 import type { Tenant } from '../domain/environment';
 import { findPopulation } from '../population/population.repository';
 import { findLoggedEvents } from './evaluation.repository';
@@ -20,7 +20,8 @@ export interface TenantEvaluation {
 export async function evaluateTenant(db: DbOrTx, tenant: Tenant, since?: Date): Promise<TenantEvaluation> {
   const { events, skipped } = await findLoggedEvents(db, tenant, since);
   const stored = await findPopulation(db, tenant);
-  const prior = engine.parsePrior(stored?.prior ?? null);
+  const prior = stored?.prior ?? emptyPrior();
+  const engine = createEngine();
   const evaluation = evaluateOffline(events, (complexity) =>
     engine.populationBest(prior, complexity ? { taskComplexity: complexity } : {}),
   );

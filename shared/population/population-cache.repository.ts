@@ -1,5 +1,6 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
+import { readPopulation } from '../domain/engine/engine';
 import type { Tenant } from '../domain/environment';
 import { execEach, type RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
@@ -27,7 +28,7 @@ export class PopulationCache {
   async read(tenant: Tenant): Promise<StoredPopulation | null> {
     const [version, data] = await this.redis.hmget(this.keys.population(tenant), 'v', 'd');
     if (!version || !data) return null;
-    return { version: Number(version), prior: JSON.parse(data) as unknown };
+    return { version: Number(version), prior: readPopulation(JSON.parse(data)) };
   }
 
   /** The version of the tenant's cached prior, without the prior; null when there is no copy. */
@@ -42,7 +43,7 @@ export class PopulationCache {
       entries.map(
         ({ tenant, population }) =>
           (pipeline) =>
-            pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior)),
+            pipeline.cosWritePopulationIfNewer(this.keys.population(tenant), population.version, JSON.stringify(population.prior.sums)),
       ),
     );
   }

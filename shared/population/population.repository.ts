@@ -1,11 +1,17 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database';
+import { emptyPrior, readPopulation } from '../domain/engine/engine';
+import { emptyPopulation } from '../domain/engine/population';
+import type { CompiledPopulation } from '../domain/engine/population-model';
 import type { Tenant } from '../domain/environment';
 
-/** A tenant's population prior as stored: the engine's JSON and a version that only grows. */
+/**
+ * A tenant's population prior and a version that only grows. Read here, once, into the
+ * engine's prior (its stored sums checked and compiled); written as those sums.
+ */
 export interface StoredPopulation {
   version: number;
-  prior: unknown;
+  prior: CompiledPopulation;
 }
 
 export async function findPopulation(db: DbOrTx, tenant: Tenant): Promise<StoredPopulation | null> {
@@ -15,21 +21,23 @@ export async function findPopulation(db: DbOrTx, tenant: Tenant): Promise<Stored
     .where('account_id', '=', tenant.accountId)
     .where('environment', '=', tenant.environment)
     .executeTakeFirst();
-  return row ? { version: Number(row.version), prior: row.prior } : null;
+  return row ? { version: Number(row.version), prior: readPopulation(row.prior) } : null;
 }
 
-/** A stored prior's version, and its JSON unless it is the version the caller already holds. */
+/** A stored prior's version, and the prior unless it is the version the caller already holds. */
 export interface PopulationRead {
   version: number;
   /** Absent when `version` is the known version. */
-  prior?: unknown;
+  prior?: CompiledPopulation;
 }
 
 const readUnless = (knownVersion: number | null) =>
   sql`select version, case when version = ${knownVersion}::bigint then null else prior end as prior`;
 
 const toRead = (row: { version: string; prior?: unknown }): PopulationRead =>
-  row.prior === null || row.prior === undefined ? { version: Number(row.version) } : { version: Number(row.version), prior: row.prior };
+  row.prior === null || row.prior === undefined
+    ? { version: Number(row.version) }
+    : { version: Number(row.version), prior: readPopulation(row.prior) };
 
 /** Like findPopulation, without sending the prior back when it is still `knownVersion`. */
 export async function findPopulationUnless(db: DbOrTx, tenant: Tenant, knownVersion: number | null): Promise<PopulationRead | null> {
@@ -39,11 +47,11 @@ export async function findPopulationUnless(db: DbOrTx, tenant: Tenant, knownVers
 }
 
 /**
- * Locks a tenant's prior row inside the caller's transaction, creating it as `empty` when
- * missing. Workers lock it last in a batch (after the user locks), so concurrent batches of
- * one tenant queue only briefly here.
+ * Locks a tenant's prior row inside the caller's transaction, creating it empty when missing.
+ * Workers lock it last in a batch (after the user locks), so concurrent batches of one tenant
+ * queue only briefly here.
  */
-export async function lockPopulation(tx: DbOrTx, tenant: Tenant, empty: unknown, knownVersion: number | null): Promise<PopulationRead> {
+export async function lockPopulation(tx: DbOrTx, tenant: Tenant, knownVersion: number | null): Promise<PopulationRead> {
   const lock = () =>
     sql<{ version: string; prior: unknown }>`${readUnless(knownVersion)} from population_priors
       where account_id = ${tenant.accountId} and environment = ${tenant.environment} for update`.execute(tx);
@@ -51,7 +59,7 @@ export async function lockPopulation(tx: DbOrTx, tenant: Tenant, empty: unknown,
   if (!rows[0]) {
     await tx
       .insertInto('population_priors')
-      .values({ account_id: tenant.accountId, environment: tenant.environment, prior: JSON.stringify(empty) })
+      .values({ account_id: tenant.accountId, environment: tenant.environment, prior: JSON.stringify(emptyPopulation()) })
       .onConflict((oc) => oc.columns(['account_id', 'environment']).doNothing())
       .execute();
     ({ rows } = await lock());
@@ -59,11 +67,11 @@ export async function lockPopulation(tx: DbOrTx, tenant: Tenant, empty: unknown,
   return toRead(rows[0]!);
 }
 
-/** Stores a locked row's new prior under a new version. */
-export async function storePopulation(tx: DbOrTx, tenant: Tenant, prior: unknown): Promise<StoredPopulation> {
+/** Stores a locked row's new prior (its sums) under a new version. */
+export async function storePopulation(tx: DbOrTx, tenant: Tenant, prior: CompiledPopulation): Promise<StoredPopulation> {
   const row = await tx
     .updateTable('population_priors')
-    .set({ prior: JSON.stringify(prior), version: sql`nextval('population_version_seq')`, updated_at: sql`now()` })
+    .set({ prior: JSON.stringify(prior.sums), version: sql`nextval('population_version_seq')`, updated_at: sql`now()` })
     .where('account_id', '=', tenant.accountId)
     .where('environment', '=', tenant.environment)
     .returning('version')
@@ -75,11 +83,10 @@ export async function storePopulation(tx: DbOrTx, tenant: Tenant, prior: unknown
 export async function mergeIntoPopulation(
   tx: DbOrTx,
   tenant: Tenant,
-  empty: unknown,
-  merge: (current: unknown) => unknown,
+  merge: (current: CompiledPopulation) => CompiledPopulation,
 ): Promise<StoredPopulation> {
-  const current = await lockPopulation(tx, tenant, empty, null);
-  return storePopulation(tx, tenant, merge(current.prior));
+  const current = await lockPopulation(tx, tenant, null);
+  return storePopulation(tx, tenant, merge(current.prior ?? emptyPrior()));
 }
 
 /** A version newer than any stored so far (fences Redis copies of a deleted prior). */

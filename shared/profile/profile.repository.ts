@@ -4,6 +4,8 @@ import { archivedTables, PARTITIONED_TABLES } from '../db/partitions';
 import type { Profiles } from '../db/schema';
 import type { Tenant } from '../domain/environment';
 import { pinsSchema } from '../domain/arms';
+import { readEngineState } from '../domain/engine/engine';
+import type { EngineState } from '../domain/engine/state';
 import { compareStrings } from '../util/compare';
 import type { StoredProfile } from './profile';
 
@@ -11,12 +13,16 @@ const COLUMNS = ['user_id', 'generation', 'state', 'pins', 'profile_version', 'i
 
 type ProfileRow = Pick<Selectable<Profiles>, (typeof COLUMNS)[number]>;
 
-function toProfile(row: ProfileRow): StoredProfile {
+/** What was wrong with a user's stored state that was replaced by a fresh one (for the operator: no values). */
+export type OnUnreadableState = (userId: string, issue: string) => void;
+
+/** A row as a profile: its learner state read into the engine's type here, once (a fresh one when unreadable). */
+function toProfile(row: ProfileRow, onUnreadable?: OnUnreadableState): StoredProfile {
   return {
     userId: row.user_id,
     generation: row.generation,
     version: row.profile_version,
-    state: row.state,
+    state: readEngineState(row.state, onUnreadable && ((issue) => onUnreadable(row.user_id, issue))),
     pins: pinsSchema.parse(row.pins ?? {}),
     interactionCount: row.interaction_count,
     updatedAt: new Date(row.updated_at).toISOString(),
@@ -25,7 +31,14 @@ function toProfile(row: ProfileRow): StoredProfile {
 
 const byTenant = (tenant: Tenant) => ({ account_id: tenant.accountId, environment: tenant.environment });
 
-export async function findProfile(db: DbOrTx, tenant: Tenant, userId: string, forUpdate = false): Promise<StoredProfile | null> {
+/** A user's profile; a state that cannot be read comes back fresh, and `onUnreadable` hears of it. */
+export async function findProfile(
+  db: DbOrTx,
+  tenant: Tenant,
+  userId: string,
+  forUpdate = false,
+  onUnreadable?: OnUnreadableState,
+): Promise<StoredProfile | null> {
   let query = db
     .selectFrom('profiles')
     .select(COLUMNS)
@@ -34,11 +47,19 @@ export async function findProfile(db: DbOrTx, tenant: Tenant, userId: string, fo
     .where('user_id', '=', userId);
   if (forUpdate) query = query.forUpdate();
   const row = await query.executeTakeFirst();
-  return row ? toProfile(row) : null;
+  return row ? toProfile(row, onUnreadable) : null;
 }
 
-/** Locks the rows of these users in a stable order (no deadlocks between workers). */
-export async function lockProfiles(db: DbOrTx, tenant: Tenant, userIds: string[]): Promise<Map<string, StoredProfile>> {
+/**
+ * Locks the rows of these users in a stable order (no deadlocks between workers). A state that
+ * cannot be read is replaced by a fresh one, and `onUnreadable` hears of it.
+ */
+export async function lockProfiles(
+  db: DbOrTx,
+  tenant: Tenant,
+  userIds: string[],
+  onUnreadable?: OnUnreadableState,
+): Promise<Map<string, StoredProfile>> {
   if (userIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('profiles')
@@ -49,7 +70,7 @@ export async function lockProfiles(db: DbOrTx, tenant: Tenant, userIds: string[]
     .orderBy('user_id')
     .forUpdate()
     .execute();
-  return new Map(rows.map((row) => [row.user_id, toProfile(row)]));
+  return new Map(rows.map((row) => [row.user_id, toProfile(row, onUnreadable)]));
 }
 
 /** Inserts profiles that do not exist yet; existing rows are left as they are. */
@@ -82,7 +103,7 @@ export async function insertNewProfiles(
   db: DbOrTx,
   tenant: Tenant,
   users: Array<{ userId: string; generation: string }>,
-  state: unknown,
+  state: EngineState,
   now: Date,
 ): Promise<void> {
   if (users.length === 0) return;

@@ -1,14 +1,19 @@
 import { z } from 'zod';
 import { DIMENSIONS, DIMENSION_NAMES, pinsSchema, profilePhaseSchema, type Dimension, type Pins } from '../domain/arms';
-import type { Learner, ProfileSummary } from '../domain/learner';
+import { storedStateSchema, type Engine } from '../domain/engine/engine';
+import type { EngineState } from '../domain/engine/state';
+import type { ProfileSummary } from '../domain/learner';
 
-/** A profile as stored in Postgres and cached in Redis. */
+/**
+ * A profile as stored in Postgres and cached in Redis, its learner state read into the engine's
+ * type where it is read (here for the cache, profile.repository.ts for Postgres), once.
+ */
 export const storedProfileSchema = z.object({
   userId: z.string(),
   /** Changes when a profile is erased and created again; guards caches against resurrection. */
   generation: z.string(),
   version: z.number().int().min(0),
-  state: z.unknown(),
+  state: storedStateSchema,
   pins: pinsSchema,
   interactionCount: z.number().int().min(0),
   updatedAt: z.string(),
@@ -43,7 +48,7 @@ export const profileResponseSchema = z.object({
 export type ProfileResponse = z.infer<typeof profileResponseSchema>;
 
 /** A profile with no outcomes yet; `state` is the learner's initial state for the tenant's population prior. */
-export function newProfile(userId: string, generation: string, state: unknown, now: Date): StoredProfile {
+export function newProfile(userId: string, generation: string, state: EngineState, now: Date): StoredProfile {
   return {
     userId,
     generation,
@@ -75,10 +80,10 @@ export function shownProfile(pins: Pins, summary: ProfileSummary, interactionCou
   };
 }
 
-export function toProfileResponse(profile: StoredProfile, learner: Learner): ProfileResponse {
+export function toProfileResponse(profile: StoredProfile, learner: Pick<Engine, 'summarize'>): ProfileResponse {
   return {
     userId: profile.userId,
-    ...shownProfile(profile.pins, learner.summarize(learner.parseState(profile.state)), profile.interactionCount),
+    ...shownProfile(profile.pins, learner.summarize(profile.state), profile.interactionCount),
     lastUpdated: new Date(profile.updatedAt).toISOString(),
     profileVersion: `v${profile.version}`,
   };

@@ -8,6 +8,7 @@ import { utcMonth } from '../util/calendar';
 import { PopulationCache } from '../population/population-cache.repository';
 import { nextPopulationVersion } from '../population/population.repository';
 import type { Tenant } from '../domain/environment';
+import { emptyPrior } from '../domain/engine/engine';
 import { execEach, scanKeys, type RedisClient } from '../redis/redis';
 
 /**
@@ -85,11 +86,9 @@ export async function resetTestData(
   if (!outcome) return { ran: false, period, rowsRemoved: {} };
   await dropTestCaches(redis, keys, outcome.generations, options.accountId);
   // An empty prior under a version newer than any written before the reset.
+  const empty = { version: outcome.priorFence, prior: emptyPrior() };
   await new PopulationCache(redis, keys).writeManyIfNewer(
-    outcome.priorAccounts.map((accountId) => ({
-      tenant: { accountId, environment: 'test' as const },
-      population: { version: outcome.priorFence, prior: null },
-    })),
+    outcome.priorAccounts.map((accountId) => ({ tenant: { accountId, environment: 'test' as const }, population: empty })),
   );
   return { ran: true, period, rowsRemoved: outcome.rowsRemoved };
 }

@@ -1,6 +1,7 @@
 import { runCliCaptured } from '../support/cli';
 import { DIMENSION_NAMES, DIMENSIONS, TASK_COMPLEXITY, type Choice, type Dimension, type TaskComplexity } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
+import { createEngine } from '../../shared/domain/engine/engine';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { Environment } from '../../shared/domain/environment';
 import { createAccount, type Account } from '../../shared/accounts/account.repository';
 import { createTestEnv, type TestEnv } from '../support/test-env';
@@ -10,7 +11,8 @@ let acme: Account;
 let other: Account;
 let empty: Account;
 let best: Record<TaskComplexity, Choice>;
-let acmePrior: unknown;
+const engine = createEngine();
+let acmePrior: CompiledPopulation;
 
 const PINNED = { framing: 1, style: 1, complexityHandling: 1, encouragement: 1 };
 /** Uniform random picks one of 180 combinations; these probabilities make the propensity 1/180 too. */
@@ -67,7 +69,7 @@ function learnedPrior(favourite: Choice) {
   const worse = DIMENSION_NAMES.reduce(shift, favourite);
   let prior = engine.emptyPrior();
   for (let round = 0; round < 5; round++) {
-    const delta = engine.emptyPrior();
+    const delta = engine.emptyDelta();
     for (let i = 0; i < 20; i++) {
       for (const [choice, reward] of [
         [favourite, 1],
@@ -103,7 +105,7 @@ beforeAll(async () => {
   acmePrior = prior;
   await env.db
     .insertInto('population_priors')
-    .values({ account_id: acme.id, environment: 'live', prior: JSON.stringify(prior) })
+    .values({ account_id: acme.id, environment: 'live', prior: JSON.stringify(prior.sums) })
     .execute();
   best = Object.fromEntries(TASK_COMPLEXITY.map((c) => [c, engine.populationBest(prior, { taskComplexity: c })])) as typeof best;
   // The fixture is only meaningful if the stored prior changes the population best.
@@ -182,7 +184,7 @@ describe('cos evaluate (offline evaluation)', () => {
       populationBest: {
         priorVersion: expect.any(Number),
         choiceByComplexity: best,
-        choiceWithoutComplexity: engine.populationBest(engine.parsePrior(acmePrior), {}),
+        choiceWithoutComplexity: engine.populationBest(acmePrior, {}),
         matchingEvents: 3,
         // w·r = [2, 2, 0, .2]: IPS 4.2/4, SNIPS 4.2/7.
         ips: { value: 1.05, ci: [-0.028, 2.128], events: 4 },

@@ -3,7 +3,7 @@ import { createApp } from '../../api/app';
 import { buildApiDependencies } from '../../api/dependencies';
 import { loadApiConfig } from '../../shared/config/config';
 import { KeyService } from '../../shared/credentials/key.service';
-import { engine } from '../../shared/domain/engine/engine';
+import { emptyPrior } from '../../shared/domain/engine/engine';
 import { PopulationCache } from '../../shared/population/population-cache.repository';
 import { createLogger } from '../../shared/logger/logger';
 import { apiListener } from '../support/api-responses';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   // slow run cannot count that lookup against the requests.
   const accountId = (await env.db.selectFrom('accounts').select('id').where('name', '=', 'hot').executeTakeFirstOrThrow()).id;
   await new PopulationCache(env.redis, env.keys).writeManyIfNewer([
-    { tenant: { accountId, environment: 'test' }, population: { version: 1, prior: engine.emptyPrior() } },
+    { tenant: { accountId, environment: 'test' }, population: { version: 1, prior: emptyPrior() } },
   ]);
   // The credential watermark poll is background work; park it so it cannot blur the count.
   const config = loadApiConfig(env.processEnv({ ...redisProxy.env, DATABASE_URL: pgProxy.url, KEY_REFRESH_INTERVAL: '1h' }));

@@ -1,7 +1,6 @@
 import { FRAMINGS, TASK_COMPLEXITY as COMPLEXITY } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
+import { readPopulation } from '../../shared/domain/engine/engine';
 import { DIMENSION_OFFSET, cellIndex } from '../../shared/domain/engine/layout';
-import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -121,7 +120,7 @@ it('serves a new user from the population prior the worker builds from other use
   // The API refreshes its in-memory copy within a fraction of a second; then a new user starts from it.
   // Wait for that: a probe user served micro_steps quotes the stored prior's count of them at medium complexity.
   const microSteps = cellIndex(COMPLEXITY.indexOf('medium'), DIMENSION_OFFSET.framing + FRAMINGS.indexOf('micro_steps'));
-  const support = Math.round(compilePopulation(engine.parsePrior(stored.prior)).support[microSteps]!);
+  const support = Math.round(readPopulation(stored.prior).support[microSteps]!);
   expect(support).toBeGreaterThan(0);
   let probes = 0;
   await eventually(async () => {

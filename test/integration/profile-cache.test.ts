@@ -1,6 +1,6 @@
 import { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { newProfile } from '../../shared/profile/profile';
-import { engine } from '../../shared/domain/engine/engine';
+import { createEngine, emptyPrior } from '../../shared/domain/engine/engine';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 let env: TestEnv;
@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 const profileAt = (userId: string, version: number, generation = 'g1') => ({
-  ...newProfile(userId, generation, engine.initialState(engine.emptyPrior()), new Date()),
+  ...newProfile(userId, generation, createEngine().initialState(emptyPrior()), new Date()),
   version,
   interactionCount: version,
 });

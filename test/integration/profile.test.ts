@@ -1,10 +1,15 @@
+import { STATE_FORMAT } from '../../shared/domain/engine/state';
+import { createLogger } from '../../shared/logger/logger';
+import { capture } from '../support/cli';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { expectMatchesOpenApi } from '../support/openapi';
 
 let h: Harness;
 let key: string;
+/** What the API logs at warn and above. */
+const apiLog = capture();
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({}, { logger: createLogger('warn', 'api-under-test', apiLog.stream) });
   key = await h.key('profiles', 'test');
   h.startWorker();
 });
@@ -69,6 +74,30 @@ describe('GET /v1/profile/:userId', () => {
 });
 
 describe('PUT /v1/profile/:userId', () => {
+  it('writes an unreadable stored state back fresh with the new pins, and logs it without the user id', async () => {
+    const userId = 'p-state-corrupted';
+    expect((await put(userId, { preferredFraming: 'purpose' })).status).toBe(200);
+    // A state no engine version wrote (a bug or a bad manual edit).
+    await h.env.db
+      .updateTable('profiles')
+      .set({ state: JSON.stringify({ learner: STATE_FORMAT, history: 'lost' }) as never })
+      .where('user_id', '=', userId)
+      .execute();
+    const res = await put(userId, { encouragementLevel: 'minimal' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ preferredFraming: 'purpose', encouragementLevel: 'minimal', profileVersion: 'v2' });
+    const row = await h.env.db.selectFrom('profiles').select('state').where('user_id', '=', userId).executeTakeFirstOrThrow();
+    expect(row.state).toMatchObject({ learner: STATE_FORMAT, outcomes: 0 });
+    const warnings = apiLog
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('learner state was unreadable'))
+      .map((line) => JSON.parse(line));
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, userHash: expect.stringMatching(/^[0-9a-f]{16,}$/) })]);
+    expect(warnings[0].issue).toMatch(/^outcomes: /);
+    expect(apiLog.text()).not.toContain(userId);
+  });
+
   it('creates the profile when missing, pins the dimension and bumps the version', async () => {
     const res = await put('p-pin', { preferredFraming: 'micro_steps', encouragementLevel: 'minimal' });
     expect(res.status).toBe(200);

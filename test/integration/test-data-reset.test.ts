@@ -6,6 +6,7 @@ import { catchUpTestDataReset, resetTestData } from '../../shared/test-data/test
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { runCliCaptured } from '../support/cli';
 import { PopulationCache } from '../../shared/population/population-cache.repository';
+import { emptyPopulation } from '../../shared/domain/engine/population';
 import { findPopulation } from '../../shared/population/population.repository';
 import { sql } from 'kysely';
 import { createDb, DB_ROLES } from '../../shared/db/database';
@@ -85,13 +86,14 @@ describe('monthly test-data reset', () => {
     expect(result.rowsRemoved.population_priors).toBe(1);
     expect(await findPopulation(h.env.db, test)).toBeNull();
     expect(await findPopulation(h.env.db, live)).not.toBeNull();
+    // The copy left in Redis is the empty prior, under a version newer than any before the reset.
     const fenced = (await cache.read(test))!;
-    expect(fenced.prior).toBeNull();
+    expect(fenced.prior.sums).toEqual(emptyPopulation());
     expect(fenced.version).toBeGreaterThan(before!.version);
     // A worker that committed before the reset and writes its copy late cannot bring it back.
     await cache.writeManyIfNewer([{ tenant: test, population: before! }]);
-    expect((await cache.read(test))!.prior).toBeNull();
-    expect((await cache.read(live))?.prior).not.toBeNull();
+    expect((await cache.read(test))!.prior.sums).toEqual(emptyPopulation());
+    expect((await cache.read(live))?.prior.sums).not.toEqual(emptyPopulation());
   });
 
   it('resets one account only with --account, through the CLI', async () => {

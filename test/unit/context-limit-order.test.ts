@@ -2,7 +2,7 @@ import { ContextService } from '../../api/services/context.service';
 import type { KnownUsers } from '../../api/services/known-users';
 import type { PopulationLoader } from '../../api/services/population-loader';
 import type { ProfileLoader } from '../../api/services/profile-loader';
-import { engine } from '../../shared/domain/engine/engine';
+import { createEngine } from '../../shared/domain/engine/engine';
 import { AppError } from '../../shared/errors/app-error';
 import type { DecisionLog } from '../../shared/jobs/decision-log';
 
@@ -18,7 +18,7 @@ it("answers with the limiter's refusal even when the prior's read failed first",
   } as unknown as ProfileLoader;
   const populations = { get: () => Promise.reject(new Error('prior unavailable')) } as unknown as PopulationLoader;
   const users = { of: () => ({ hash: '00'.repeat(8) }) } as unknown as KnownUsers;
-  const service = new ContextService(profiles, populations, engine, {} as DecisionLog, users, 'unit-secret-0123456789abcdef');
+  const service = new ContextService(profiles, populations, createEngine(), {} as DecisionLog, users, 'unit-secret-0123456789abcdef');
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);

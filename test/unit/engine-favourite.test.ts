@@ -1,6 +1,8 @@
-import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shared/domain/engine/favourite';
+import { PERSISTENCE, favouritePosterior, favouriteScratch, type DimensionModel } from '../../shared/domain/engine/favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, cellIndex } from '../../shared/domain/engine/layout';
 import { seededRandom } from '../../shared/domain/random';
+
+const scratch = favouriteScratch();
 
 const FRAMING = DIMENSION_OFFSET.framing;
 const K = 5;
@@ -66,7 +68,7 @@ describe('favouritePosterior', () => {
           s[cellIndex(c, FRAMING + v)] = count * random();
         }
       const out = new Float64Array(CELL_COUNT);
-      const follower = favouritePosterior(m, { n, s, contexts: 3 }, out);
+      const follower = favouritePosterior(m, { n, s, contexts: 3 }, out, scratch);
       const expected = bruteForce(m, n, s);
       expect(follower).toBeCloseTo(expected.follower, 12);
       for (let c = 0; c < COMPLEXITY_COUNT; c++)
@@ -77,7 +79,7 @@ describe('favouritePosterior', () => {
   it('without evidence is the prior: follow · popBest + (1 − follow) / k, and P(follower) = follow', () => {
     const m = model();
     const out = new Float64Array(CELL_COUNT);
-    const follower = favouritePosterior(m, { n: new Float64Array(CELL_COUNT), s: new Float64Array(CELL_COUNT), contexts: 3 }, out);
+    const follower = favouritePosterior(m, { n: new Float64Array(CELL_COUNT), s: new Float64Array(CELL_COUNT), contexts: 3 }, out, scratch);
     expect(follower).toBeCloseTo(m.follow, 12);
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let sum = 0;
@@ -98,7 +100,7 @@ describe('favouritePosterior', () => {
     // The same evidence on every value at medium complexity, none elsewhere.
     for (let v = 0; v < K; v++) [n[cellIndex(1, FRAMING + v)], s[cellIndex(1, FRAMING + v)]] = [0.97, 0.41];
     const out = new Float64Array(CELL_COUNT);
-    favouritePosterior(model({ popBest }), { n, s, contexts: 3 }, out);
+    favouritePosterior(model({ popBest }), { n, s, contexts: 3 }, out, scratch);
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       const first = out[cellIndex(c, FRAMING)]!;
       for (let v = 1; v < K; v++) expect(out[cellIndex(c, FRAMING + v)]).toBe(first);
@@ -108,7 +110,7 @@ describe('favouritePosterior', () => {
 
   it('writes only its own dimension’s cells', () => {
     const out = new Float64Array(CELL_COUNT).fill(-1);
-    favouritePosterior(model(), { n: new Float64Array(CELL_COUNT), s: new Float64Array(CELL_COUNT), contexts: 3 }, out);
+    favouritePosterior(model(), { n: new Float64Array(CELL_COUNT), s: new Float64Array(CELL_COUNT), contexts: 3 }, out, scratch);
     for (let cell = 0; cell < CELL_COUNT; cell++) {
       const slot = cell % VALUE_COUNT;
       if (slot >= FRAMING + K) expect(out[cell]).toBe(-1);
@@ -125,11 +127,11 @@ describe('favouritePosterior', () => {
     const purpose = cellIndex(1, FRAMING + 2);
     n[purpose] = 3;
     s[purpose] = 0.1; // three failures
-    favouritePosterior(m, { n, s, contexts: 3 }, out);
+    favouritePosterior(m, { n, s, contexts: 3 }, out, scratch);
     expect(out[purpose]).toBeLessThan(0.05);
     n[curiosity] = 4;
     s[curiosity] = 3.4; // four successes
-    favouritePosterior(m, { n, s, contexts: 3 }, out);
+    favouritePosterior(m, { n, s, contexts: 3 }, out, scratch);
     expect(out[curiosity]).toBeGreaterThan(0.9);
   });
 
@@ -145,7 +147,7 @@ describe('favouritePosterior', () => {
     n[cellIndex(0, FRAMING + 1)] = 2;
     s[cellIndex(0, FRAMING + 1)] = 0.1;
     const out = new Float64Array(CELL_COUNT);
-    const follower = favouritePosterior(m, { n, s, contexts: 3 }, out);
+    const follower = favouritePosterior(m, { n, s, contexts: 3 }, out, scratch);
     expect(follower).toBeLessThan(0.1); // no more than the population's odds on curiosity allow
     // At high complexity (no evidence), curiosity is now the best bet by far: P(core = curiosity) ≈ 0.75 times
     // PERSISTENCE + (1 − PERSISTENCE) / 5, while every other value, the population's time_boxed included, is below chance.
@@ -159,7 +161,7 @@ describe('favouritePosterior', () => {
     const n = new Float64Array(CELL_COUNT).fill(40);
     const s = Float64Array.from({ length: CELL_COUNT }, (_, i) => (i % 7 === 0 ? 40 : 0));
     const out = new Float64Array(CELL_COUNT);
-    const follower = favouritePosterior(m, { n, s, contexts: 3 }, out);
+    const follower = favouritePosterior(m, { n, s, contexts: 3 }, out, scratch);
     expect(Number.isFinite(follower)).toBe(true);
     for (let c = 0; c < COMPLEXITY_COUNT; c++) {
       let sum = 0;

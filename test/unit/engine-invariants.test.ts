@@ -1,19 +1,24 @@
 import { TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
+import { createEngine } from '../../shared/domain/engine/engine';
 import type { EngineState } from '../../shared/domain/engine/state';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { DecisionContext } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import { trainedTenant } from '../../scripts/bench/tenant';
 
 /**
- * The invariants the engine's caches and scratch buffers rest on (shared/domain/engine/README.md,
- * "Invariants"): states and priors are never mutated, so results cached per object stay right;
- * module-level scratch buffers never carry one call's data into another's.
+ * The invariants the engine's kept inferences and scratch buffers rest on
+ * (shared/domain/engine/README.md, "Invariants"): states and priors are never mutated, so what an
+ * engine keeps per object stays right; an engine's scratch buffers never carry one call's data
+ * into another's, and engines share none.
  */
 
+const engine = createEngine();
+
+/** Freezes a value and all it holds; typed arrays cannot be frozen, so a test compares them with a copy instead. */
 function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
   }
@@ -24,9 +29,9 @@ const likesPurpose = (choice: Choice, random: () => number): number => (random()
 const at = (i: number): DecisionContext => ({ taskComplexity: TASK_COMPLEXITY[i % 3]!, ...(i % 4 === 0 ? { taskType: 'email' } : {}) });
 
 /** A user driven by the engine for `steps` outcomes under `prior`; every state it makes is frozen before the next call. */
-function frozenUser(prior: PopulationPrior, steps: number, seed: number): { states: EngineState[]; delta: PopulationPrior } {
+function frozenUser(prior: CompiledPopulation, steps: number, seed: number): { states: EngineState[]; delta: PopulationPrior } {
   const random = seededRandom(seed);
-  const delta = engine.emptyPrior();
+  const delta = engine.emptyDelta();
   const states = [deepFreeze(engine.initialState(prior))];
   for (let i = 0; i < steps; i++) {
     const before = states[states.length - 1]!;
@@ -44,11 +49,14 @@ describe('engine invariants', () => {
   const prior = deepFreeze(trainedTenant(seededRandom(3), 30, 20, (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose));
 
   it('never mutates a state or a prior: decide, update, observe and mergePrior all work on frozen ones', () => {
+    const before = structuredClone(prior);
     const { states, delta } = frozenUser(prior, 80, 5);
     expect(states).toHaveLength(81);
     const merged = engine.mergePrior(prior, deepFreeze(delta));
     expect(merged).not.toBe(prior);
-    expect(merged.outcomeCount).toBeGreaterThan(prior.outcomeCount);
+    expect(merged.sums.outcomeCount).toBeGreaterThan(prior.sums.outcomeCount);
+    // The compiled prior's typed arrays, which cannot be frozen, are as they were.
+    expect(prior).toEqual(before);
   });
 
   it("decides the same for a user whatever other users' inferences ran in between (no scratch buffer carries over)", () => {
@@ -65,6 +73,29 @@ describe('engine invariants', () => {
       expect(decision.probabilities).toEqual(alone.probabilities);
       expect(decision.confidence).toBe(alone.confidence);
     }
+  });
+
+  it('keeps an inference for one prior: the same state decided under another prior is decided as a new engine would', () => {
+    const a = frozenUser(prior, 40, 9).states.at(-1)!;
+    const other = deepFreeze(trainedTenant(seededRandom(4), 20, 10, (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }), likesPurpose));
+    const context: DecisionContext = { taskComplexity: 'high' };
+    engine.decide(a, { context, pins: {}, random: seededRandom(1) }, prior);
+    const kept = engine.decide(a, { context, pins: {}, random: seededRandom(1) }, other);
+    expect(kept).toEqual(createEngine().decide(a, { context, pins: {}, random: seededRandom(1) }, other));
+  });
+
+  it('shares nothing between engines: two engines taking turns decide as each would alone', () => {
+    const [first, second] = [createEngine(), createEngine()];
+    const users = [frozenUser(prior, 50, 11).states.at(-1)!, frozenUser(prior, 20, 12).states.at(-1)!];
+    const contexts: DecisionContext[] = [{ taskComplexity: 'low', taskType: 'email' }, {}];
+    const alone = users.map((state, u) =>
+      createEngine().decide(state, { context: contexts[u]!, pins: {}, random: seededRandom(u) }, prior),
+    );
+    const interleaved = users.map((state, u) => {
+      (u === 0 ? second : first).decide(users[1 - u]!, { context: contexts[1 - u]!, pins: {}, random: seededRandom(9) }, prior);
+      return (u === 0 ? first : second).decide(state, { context: contexts[u]!, pins: {}, random: seededRandom(u) }, prior);
+    });
+    expect(interleaved).toEqual(alone);
   });
 });
 

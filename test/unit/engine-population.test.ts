@@ -1,7 +1,8 @@
 import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
-import { engine, sharpness } from '../../shared/domain/engine/engine';
+import { createEngine, sharpness } from '../../shared/domain/engine/engine';
+import { createScratch } from '../../shared/domain/engine/scratch';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
-import { choosingBeliefs, inferUser } from '../../shared/domain/engine/inference';
+import { choosingBeliefs } from '../../shared/domain/engine/inference';
 import {
   BELIEF_CELL_COUNT,
   CELL_COUNT,
@@ -36,10 +37,14 @@ import {
   choosingShare,
   compilePopulation,
   popBestSharpness,
+  type CompiledPopulation,
 } from '../../shared/domain/engine/population-model';
 import { seededRandom, type Random } from '../../shared/domain/random';
 import { trainedTenant, unanimousTenant } from '../../scripts/bench/tenant';
+import { inferenceOf } from '../support/engine';
 
+const engine = createEngine();
+const scratch = createScratch();
 const LOW = 0;
 const D = DIMENSION_NAMES.length;
 const choice = (framing: Choice['framing']): Choice => ({
@@ -244,7 +249,7 @@ describe('compilePopulation', () => {
     for (const f of FRAMINGS) sum += framing.popBest[framingCell(LOW, f)]!;
     expect(sum).toBeCloseTo(1, 3);
     expect(framing.popBest[framingCell(LOW, 'purpose')]).toBeGreaterThan(0.99);
-    expect(engine.populationBest(prior, { taskComplexity: 'low' }).framing).toBe('purpose');
+    expect(engine.populationBest(compiled, { taskComplexity: 'low' }).framing).toBe('purpose');
     // Nothing was learned at the other complexities: every framing is as likely as any other.
     for (const f of FRAMINGS) expect(framing.popBest[framingCell(2, f)]).toBeCloseTo(1 / 5, 2);
   });
@@ -344,7 +349,12 @@ describe('compilePopulation', () => {
     for (let c = 0; c < COMPLEXITY_COUNT; c++) popBest[cellIndex(c, framing.offset)] = 1;
     const out = new Float64Array(CONTEXT_CELL_COUNT);
     const none = new Float64Array(CONTEXT_CELL_COUNT);
-    favouritePosterior({ ...framing, popBest }, { n: none, s: none, contexts: COMPLEXITY_COUNT }, out);
+    favouritePosterior(
+      { ...framing, popBest },
+      { n: none, s: none, contexts: COMPLEXITY_COUNT },
+      out,
+      scratch.inference.posterior.favourite,
+    );
     for (let c = 0; c < COMPLEXITY_COUNT; c++) expect(out[c * VALUE_COUNT + framing.offset]).toBeCloseTo(0.96, 6);
   });
 
@@ -375,7 +385,7 @@ describe('compilePopulation', () => {
     for (const seed of [1, 3]) {
       const random = seededRandom(seed);
       const prior = unanimousTenant(random, 100);
-      const [framing, ...others] = compilePopulation(prior).dimensions;
+      const [framing, ...others] = prior.dimensions;
       expect(framing!.step).toBeGreaterThan(0.4);
       for (const other of others) expect(other.step).toBeLessThan(framing!.step / 4);
       // A newcomer who likes `curiosity` instead is found: at least 8 of interactions 21–30 use it.
@@ -412,9 +422,11 @@ describe('compilePopulation', () => {
     expect(compilePopulation(emptyPopulation()).predictionSd).toBeGreaterThan(0.3); // a wide default before there are any
   });
 
-  it('compiles each prior object once', () => {
+  it('keeps the sums it was compiled from, unchanged: what is stored and merged', () => {
     const prior = uniformlyLogged(LOW, 'purpose', seededRandom(3), 5);
-    expect(compilePopulation(prior)).toBe(compilePopulation(prior));
+    const copy = structuredClone(prior);
+    expect(compilePopulation(prior).sums).toBe(prior);
+    expect(prior).toEqual(copy);
   });
 });
 
@@ -440,7 +452,7 @@ const INTERACTIONS = 24;
  * A tenant whose users each have their own favourite style (no population favourite) worth
  * `effect` of success probability; the framing `purpose` adds 0.3 for everyone.
  */
-function personalStyleTenant(effect: number, seed = 11): PopulationPrior {
+function personalStyleTenant(effect: number, seed = 11): CompiledPopulation {
   const random = seededRandom(seed);
   const favourites = Array.from({ length: USERS }, () => STYLES[Math.floor(random() * STYLES.length)]!);
   let served = 0;
@@ -458,7 +470,7 @@ function personalStyleTenant(effect: number, seed = 11): PopulationPrior {
 }
 
 describe('the step of a dimension whose favourites are personal', () => {
-  const styleStep = (prior: PopulationPrior) => compilePopulation(prior).dimensions[DIMENSION_NAMES.indexOf('style')]!.step;
+  const styleStep = (prior: CompiledPopulation) => prior.dimensions[DIMENSION_NAMES.indexOf('style')]!.step;
 
   it('is found from each user’s own contrasts between the values they were shown', () => {
     // Every user's posterior starts flat on the style, so the levels' EM alone sees next to no step.
@@ -513,7 +525,7 @@ describe('the follower share a decision explores under', () => {
 
   it('is none where the population’s favourite looks no sharper than noise makes it', () => {
     // The style makes no difference: popBest's differences are noise, yet they look somewhat known.
-    const compiled = compilePopulation(personalStyleTenant(0, 1));
+    const compiled = personalStyleTenant(0, 1);
     const model = compiled.dimensions[STYLE]!;
     const noise = compiled.popBestNoise[STYLE]!;
     noise.forEach((s0) => expect(s0).toBeGreaterThan(0.2));
@@ -524,7 +536,7 @@ describe('the follower share a decision explores under', () => {
   });
 
   it('is the learned share where the population’s favourite is known', () => {
-    const compiled = compilePopulation(unanimousTenant(seededRandom(5), 40));
+    const compiled = unanimousTenant(seededRandom(5), 40);
     expect(popBestSharpness(compiled.dimensions[0]!, compiled.outcomes, compiled.popBestNoise[0]!)).toBeGreaterThan(0.9);
     expect(compiled.choosing.dimensions[0]!.follow).toBe(compiled.dimensions[0]!.follow);
   });
@@ -539,10 +551,10 @@ describe('the follower share a decision explores under', () => {
       (i) => ({ taskComplexity: TASK_COMPLEXITY[i % 3]! }),
       (shown, r) => (r() < 0.1 + DIMENSION_NAMES.reduce((p, dim) => p + (shown[dim] === liked[dim] ? 0.2 : 0), 0) ? 1 : 0),
     );
-    const compiled = compilePopulation(prior);
+    const compiled = prior;
     expect(compiled.choosing.dimensions).toBe(compiled.dimensions);
-    const inference = inferUser(engine.initialState(prior), compiled);
-    expect(choosingBeliefs(inference, compiled)).toBe(inference.beliefs);
+    const inference = inferenceOf(engine.initialState(prior), compiled);
+    expect(choosingBeliefs(inference, scratch.inference.posterior)).toBe(inference.beliefs);
   });
 
   it('is none in a tenant without outcomes', () => {
@@ -566,7 +578,7 @@ describe('the follower share a decision explores under', () => {
   it('leaves the decision’s models otherwise the same as the beliefs’', () => {
     // (With task-type evidence that most users' favourites ignore their task types.)
     const trained = personalStyleTenant(0.2);
-    const compiled = compilePopulation({ ...trained, neutralLogLikelihood: NEUTRAL_GRID.map((share) => -100 * (share - 0.9) ** 2) });
+    const compiled = compilePopulation({ ...trained.sums, neutralLogLikelihood: NEUTRAL_GRID.map((share) => -100 * (share - 0.9) ** 2) });
     compiled.dimensions.forEach((model, d) =>
       expect(compiled.choosing.dimensions[d]).toEqual({
         ...model,
@@ -579,23 +591,24 @@ describe('the follower share a decision explores under', () => {
 
   it('gives a user without outcomes the tenant’s decision posterior, computed once per prior', () => {
     const prior = personalStyleTenant(0.4);
-    const compiled = compilePopulation(prior);
-    const inference = inferUser(engine.initialState(prior), compiled);
+    const compiled = prior;
+    const inference = inferenceOf(engine.initialState(prior), compiled);
     const expected = new Float64Array(BELIEF_CELL_COUNT);
     const none = new Float64Array(CONTEXT_CELL_COUNT);
     userPosterior(
       compiled.choosing,
       { n: none, s: none, contexts: inference.contexts },
       { favourite: expected.subarray(0, CONTEXT_CELL_COUNT), follower: new Float64Array(D) },
+      scratch.inference.posterior,
     );
     fillUnknownContexts(expected, inference.shares, inference.contexts);
-    expect(Array.from(choosingBeliefs(inference, compiled))).toEqual(Array.from(expected));
+    expect(Array.from(choosingBeliefs(inference, scratch.inference.posterior))).toEqual(Array.from(expected));
   });
 
   it('makes a decision lean toward the user’s own favourite, while its confidence and exploration stay the beliefs’', () => {
     // A tenant whose population favourite of the style is no sharper than noise.
     const prior = personalStyleTenant(0.4, 15);
-    const compiled = compilePopulation(prior);
+    const compiled = prior;
     // A user shown three styles at low complexity, who did well only with `structured`.
     let state = engine.initialState(prior);
     for (const style of ['direct', 'warm', 'structured'] as const) {
@@ -606,10 +619,10 @@ describe('the follower share a decision explores under', () => {
         prior,
       );
     }
-    const inference = inferUser(state, compiled);
+    const inference = inferenceOf(state, compiled);
     const first = 2 * VALUE_COUNT + DIMENSION_OFFSET.style; // high complexity
     const beliefs = STYLES.map((_, v) => inference.beliefs[first + v]!);
-    const leaning = Array.from(choosingBeliefs(inference, compiled).subarray(first, first + STYLES.length));
+    const leaning = Array.from(choosingBeliefs(inference, scratch.inference.posterior).subarray(first, first + STYLES.length));
     // Where the user has shown nothing, their own favourite carries over: more so for a decision,
     // enough to make it the decision's most probable style while the beliefs still put another first.
     const structured = STYLES.indexOf('structured');

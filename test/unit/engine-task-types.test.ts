@@ -1,18 +1,21 @@
 import { TASK_COMPLEXITY } from '../../shared/domain/arms';
-import { engine } from '../../shared/domain/engine/engine';
+import { createEngine } from '../../shared/domain/engine/engine';
 import { PERSISTENCE, favouritePosterior, type DimensionModel } from '../../shared/domain/engine/favourite';
-import { inferUser } from '../../shared/domain/engine/inference';
 import { CONTEXT_CELL_COUNT, COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, contextComplexity } from '../../shared/domain/engine/layout';
 import { NEUTRAL_GRID, logistic, neutralShare } from '../../shared/domain/engine/neutral-share';
-import { emptyPopulation, observePopulation, type PopulationPrior } from '../../shared/domain/engine/population';
-import { compilePopulation } from '../../shared/domain/engine/population-model';
+import { emptyPopulation, observePopulation } from '../../shared/domain/engine/population';
+import { compilePopulation, type CompiledPopulation } from '../../shared/domain/engine/population-model';
+import { createScratch } from '../../shared/domain/engine/scratch';
 import { userPosterior } from '../../shared/domain/engine/task-types';
 import { seededRandom } from '../../shared/domain/random';
 import { enginePolicy } from '../../scripts/bench/policies';
 import { runPolicy } from '../../scripts/bench/run';
 import { createSimulation, WORLDS } from '../../scripts/bench/simulator';
 import { trainedTenant } from '../../scripts/bench/tenant';
+import { inferenceOf } from '../support/engine';
 
+const engine = createEngine();
+const scratch = createScratch();
 const D = 4;
 const K = 5;
 const FRAMING = DIMENSION_OFFSET.framing;
@@ -20,7 +23,7 @@ const FRAMING = DIMENSION_OFFSET.framing;
 const CONTEXTS = 2 * COMPLEXITY_COUNT;
 
 /** A tenant with a population favourite per complexity (so popBest is informative) and reward levels. */
-function tenant(): PopulationPrior {
+function tenant(): CompiledPopulation {
   const random = seededRandom(5);
   return trainedTenant(
     random,
@@ -71,7 +74,7 @@ function framingEvidence(counts: number[][], rewards: number[][]) {
 }
 
 describe('userPosterior (task types neutral or not)', () => {
-  const prior = compilePopulation(tenant());
+  const prior = tenant();
   const framing = prior.dimensions[0]!;
 
   it('without typed contexts is favouritePosterior per dimension, with log Bayes factor 0', () => {
@@ -82,10 +85,12 @@ describe('userPosterior (task types neutral or not)', () => {
     const s = n.map((count) => count * random());
     const favourite = new Float64Array(CONTEXT_CELL_COUNT);
     const follower = new Float64Array(D);
-    expect(userPosterior(prior, { n, s, contexts: COMPLEXITY_COUNT }, { favourite, follower })).toBe(0);
+    expect(userPosterior(prior, { n, s, contexts: COMPLEXITY_COUNT }, { favourite, follower }, scratch.inference.posterior)).toBe(0);
     const expected = new Float64Array(CONTEXT_CELL_COUNT);
     prior.dimensions.forEach((model, d) =>
-      expect(follower[d]).toBe(favouritePosterior(model, { n, s, contexts: COMPLEXITY_COUNT }, expected)),
+      expect(follower[d]).toBe(
+        favouritePosterior(model, { n, s, contexts: COMPLEXITY_COUNT }, expected, scratch.inference.posterior.favourite),
+      ),
     );
     expect(favourite).toEqual(expected);
   });
@@ -111,7 +116,7 @@ describe('userPosterior (task types neutral or not)', () => {
       const typed = bruteForce(framing, n, s, CONTEXTS);
       const favourite = new Float64Array(CONTEXT_CELL_COUNT);
       const follower = new Float64Array(D);
-      const logBayes = userPosterior(prior, { n, s, contexts: CONTEXTS }, { favourite, follower });
+      const logBayes = userPosterior(prior, { n, s, contexts: CONTEXTS }, { favourite, follower }, scratch.inference.posterior);
       expect(logBayes).toBeCloseTo(neutral.logEvidence - typed.logEvidence, 9);
       const share = logistic(prior.typeNeutralLogit);
       const p = 1 / (1 + ((1 - share) / share) * Math.exp(-logBayes));
@@ -139,9 +144,13 @@ describe('userPosterior (task types neutral or not)', () => {
     const favourite = new Float64Array(CONTEXT_CELL_COUNT);
     const follower = new Float64Array(D);
     const agree = evidence(2);
-    expect(userPosterior(prior, { n: agree.n, s: agree.s, contexts: CONTEXTS }, { favourite, follower })).toBeGreaterThan(0);
+    expect(
+      userPosterior(prior, { n: agree.n, s: agree.s, contexts: CONTEXTS }, { favourite, follower }, scratch.inference.posterior),
+    ).toBeGreaterThan(0);
     const differ = evidence(4);
-    expect(userPosterior(prior, { n: differ.n, s: differ.s, contexts: CONTEXTS }, { favourite, follower })).toBeLessThan(-5);
+    expect(
+      userPosterior(prior, { n: differ.n, s: differ.s, contexts: CONTEXTS }, { favourite, follower }, scratch.inference.posterior),
+    ).toBeLessThan(-5);
     expect(favourite[(1 + COMPLEXITY_COUNT) * VALUE_COUNT + FRAMING + 4]).toBeGreaterThan(0.9);
     expect(favourite[1 * VALUE_COUNT + FRAMING + 2]).toBeGreaterThan(0.9);
   });
@@ -205,8 +214,8 @@ describe('the tenant’s task-type-neutral share', () => {
       runPolicy(sim, policy);
       const prior = policy.population();
       // A typed user's beliefs mix both models: the tenant's share is what inference starts from.
-      expect(inferUser(policy.state(0), compilePopulation(prior)).neutralLogBayes).not.toBe(0);
-      return logistic(compilePopulation(prior).typeNeutralLogit);
+      expect(inferenceOf(policy.state(0), prior).neutralLogBayes).not.toBe(0);
+      return logistic(prior.typeNeutralLogit);
     };
     expect(learnedShare('task-types')).toBeGreaterThan(0.8);
     expect(learnedShare('typed-preferences')).toBeLessThan(0.2);

@@ -1,7 +1,6 @@
 import { DIMENSION_NAMES, FRAMINGS, TASK_COMPLEXITY, type Choice, type Pins } from '../../shared/domain/arms';
 import { SHARE_PRIOR, complexityShares } from '../../shared/domain/engine/complexity-shares';
-import { engine } from '../../shared/domain/engine/engine';
-import { inferUser } from '../../shared/domain/engine/inference';
+import { createEngine, readEngineState } from '../../shared/domain/engine/engine';
 import {
   COMPLEXITY_COUNT,
   DIMENSION_OFFSET,
@@ -10,12 +9,13 @@ import {
   cellIndex,
   contextIndex,
 } from '../../shared/domain/engine/layout';
-import { compilePopulation } from '../../shared/domain/engine/population-model';
 import { DECAY, HISTORY_LENGTH, engineStateSchema, type EngineState } from '../../shared/domain/engine/state';
 import type { DecisionContext } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import { trainedTenant } from '../../scripts/bench/tenant';
+import { inferenceOf } from '../support/engine';
 
+const engine = createEngine();
 const EMPTY = engine.emptyPrior();
 const UNKNOWN: DecisionContext = {};
 const OTHERS_PINNED: Pins = { style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
@@ -72,7 +72,7 @@ describe('engine.decide without complexity', () => {
       [{ taskComplexity: 'high' }, choice('micro_steps'), 0.1],
       [{ taskComplexity: 'low' }, choice('curiosity'), 0.8],
     ]);
-    const inference = inferUser(state, compilePopulation(EMPTY));
+    const inference = inferenceOf(state, EMPTY);
     for (const framing of FRAMINGS) {
       const mixed = TASK_COMPLEXITY.reduce(
         (p, _, c) => p + inference.shares[c]! * inference.favourite[framingCell(contextIndex(c, 0), framing)]!,
@@ -133,7 +133,7 @@ describe('engine.update without complexity', () => {
     expect(state.history.taskComplexity).toEqual([UNKNOWN_COMPLEXITY]);
     expect(engineStateSchema.safeParse(JSON.parse(JSON.stringify(state))).success).toBe(true);
     let issue: string | undefined;
-    const read = engine.parseState(JSON.parse(JSON.stringify(state)), (i) => (issue = i));
+    const read = readEngineState(JSON.parse(JSON.stringify(state)), (i) => (issue = i));
     expect(issue).toBeUndefined();
     expect(read.outcomes).toBe(1);
   });
@@ -144,7 +144,7 @@ describe('engine.update without complexity', () => {
       [{ taskComplexity: 'medium' }, choice('curiosity'), 0.2],
       [UNKNOWN, choice('purpose'), 0.9],
     ]);
-    const inference = inferUser(state, compilePopulation(EMPTY));
+    const inference = inferenceOf(state, EMPTY);
     const total = TASK_COMPLEXITY.reduce((n, _, c) => n + inference.n[framingCell(c, 'purpose')]!, 0);
     expect(total).toBeCloseTo(1, 12);
     TASK_COMPLEXITY.forEach((_, c) => expect(inference.n[framingCell(c, 'purpose')]).toBeCloseTo(inference.shares[c]!, 12));
@@ -181,7 +181,7 @@ describe('the population and outcomes without complexity', () => {
     const decision = engine.decide(before, { context: UNKNOWN, pins: {}, random: seededRandom(2) }, EMPTY);
     const feedback = { context: UNKNOWN, choice: decision.choice, probabilities: decision.probabilities, reward: 0.8, started: true };
     const after = engine.update(before, feedback, EMPTY);
-    const delta = engine.emptyPrior();
+    const delta = engine.emptyDelta();
     engine.observe(delta, EMPTY, { before, after, feedback });
     const shares = complexityShares(before);
     expect(delta.outcomeCount).toBe(1);

@@ -8,12 +8,11 @@ import {
   type Pins,
   type TaskComplexity,
 } from '../../shared/domain/arms';
-import { engine, sharpness } from '../../shared/domain/engine/engine';
+import { createEngine, readEngineState, sharpness } from '../../shared/domain/engine/engine';
 import { ESTABLISHED_MIN_OUTCOMES } from '../../shared/domain/engine/summary';
-import { FIRST_OUTCOME_WEIGHT, inferUser } from '../../shared/domain/engine/inference';
+import { FIRST_OUTCOME_WEIGHT } from '../../shared/domain/engine/inference';
 import { DIMENSION_OFFSET, cellIndex, complexityIndex } from '../../shared/domain/engine/layout';
-import type { PopulationPrior } from '../../shared/domain/engine/population';
-import { compilePopulation } from '../../shared/domain/engine/population-model';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import {
   DECAY,
   HISTORY_LENGTH,
@@ -27,7 +26,9 @@ import {
 import type { DecisionContext } from '../../shared/domain/learner';
 import { trainedTenant } from '../../scripts/bench/tenant';
 import { seededRandom, standardNormal } from '../../shared/domain/random';
+import { inferenceOf } from '../support/engine';
 
+const engine = createEngine();
 const EMPTY = engine.emptyPrior();
 const OTHERS_PINNED: Pins = { style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' };
 const choice = (framing: Choice['framing'], rest: Partial<Choice> = {}): Choice => ({
@@ -85,7 +86,7 @@ const trainedPopulation = (
   users: number,
   steps: number,
   seed: number,
-): PopulationPrior =>
+): CompiledPopulation =>
   trainedTenant(
     seededRandom(seed),
     users,
@@ -190,7 +191,7 @@ describe('engine.decide', () => {
     expect([0, 20, 30, 40, 64].map(sharpness)).toEqual([4, 4, 5, 6, 6]);
     // The logged probability of the framing chosen is P^κ / Σ P^κ over the user's beliefs at 'high'.
     const logged = (s: EngineState, kappa: number) => {
-      const beliefs = inferUser(s, compilePopulation(EMPTY)).beliefs;
+      const beliefs = inferenceOf(s, EMPTY).beliefs;
       const first = cellIndex(complexityIndex('high'), DIMENSION_OFFSET.framing);
       const w = FRAMINGS.map((_, v) => beliefs[first + v]! ** kappa);
       const d = engine.decide(s, { context: high, pins: OTHERS_PINNED, random: seededRandom(1) }, EMPTY);
@@ -262,7 +263,7 @@ describe('engine.decide', () => {
     const decisions = Array.from({ length: 20 }, (_, seed) =>
       engine.decide(fresh, { context: { taskComplexity: 'medium' }, pins: OTHERS_PINNED, random: seededRandom(seed) }, prior),
     );
-    const shownBefore = compilePopulation(prior).support;
+    const shownBefore = prior.support;
     const untried = decisions.find((d) => shownBefore[cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf(d.choice.framing))] === 0)!;
     expect(untried.rationale).toContain(
       `No outcomes from this user yet, and this app's users have no outcomes with tasks framed as ${untried.choice.framing} at medium complexity`,
@@ -348,7 +349,7 @@ describe('engine.update', () => {
     ]);
     expect(state.taskTypes).toEqual([]);
     expect(state.history.taskSlot).toEqual([0, 0]);
-    expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
+    expect(readEngineState(JSON.parse(JSON.stringify(state)))).toEqual(state);
     expect(state.outcomes).toBe(2);
   });
 
@@ -420,10 +421,10 @@ describe('change detection', () => {
   });
 });
 
-describe('engine.parseState', () => {
+describe('readEngineState', () => {
   it('round-trips a state through JSON', () => {
     const state = withOutcomes(trainedState(), [[{ taskComplexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
-    expect(engine.parseState(JSON.parse(JSON.stringify(state)))).toEqual(state);
+    expect(readEngineState(JSON.parse(JSON.stringify(state)))).toEqual(state);
   });
 
   it('returns a fresh state for anything else', () => {
@@ -435,7 +436,7 @@ describe('engine.parseState', () => {
       reward: 0.5,
       started: true,
     });
-    expect(engine.parseState({ ...fresh, history: one })).toEqual({ ...fresh, history: one });
+    expect(readEngineState({ ...fresh, history: one })).toEqual({ ...fresh, history: one });
     const garbage = [
       null,
       7,
@@ -454,23 +455,14 @@ describe('engine.parseState', () => {
       { ...fresh, excursion: 3 },
       { ...fresh, shortfall: null },
     ];
-    for (const raw of garbage) expect(engine.parseState(raw)).toEqual(fresh);
+    for (const raw of garbage) expect(readEngineState(raw)).toEqual(fresh);
   });
 
-  it('checks a stored state once: the same object, or a state the engine made, comes back as it is (with its cached inference)', () => {
-    const stored = JSON.parse(JSON.stringify(trainedState()));
-    const read = engine.parseState(stored);
-    expect(read).not.toBe(stored);
-    expect(engine.parseState(stored)).toBe(read);
-    expect(engine.parseState(read)).toBe(read);
-    const next = engine.update(read, { context: { taskComplexity: 'high' }, choice: choice('purpose'), reward: 0.8, started: true }, EMPTY);
-    expect(engine.parseState(next)).toBe(next);
-    expect(engine.parseState(engine.initialState(EMPTY))).toEqual(engine.initialState(EMPTY));
-    // An unreadable state is reported at every read, not remembered.
+  it('reports an unreadable state at every read: nothing about it is remembered', () => {
     const told: string[] = [];
-    const broken = { ...read, outcomes: -1 };
-    engine.parseState(broken, (issue) => told.push(issue));
-    engine.parseState(broken, (issue) => told.push(issue));
+    const broken = { ...engine.initialState(EMPTY), outcomes: -1 };
+    readEngineState(broken, (issue) => told.push(issue));
+    readEngineState(broken, (issue) => told.push(issue));
     expect(told).toHaveLength(2);
   });
 
@@ -478,12 +470,12 @@ describe('engine.parseState', () => {
     const told: string[] = [];
     const tell = (issue: string) => told.push(issue);
     const fresh = engine.initialState(EMPTY);
-    engine.parseState({ ...fresh, history: 'secret-looking text' }, tell);
-    engine.parseState(null, tell);
+    readEngineState({ ...fresh, history: 'secret-looking text' }, tell);
+    readEngineState(null, tell);
     expect(told).toEqual([expect.stringMatching(/^history: /), expect.stringMatching(/^\(state\): /)]);
     expect(told.join(' ')).not.toContain('secret-looking');
     told.length = 0;
-    engine.parseState(JSON.parse(JSON.stringify(trainedState())), tell);
+    readEngineState(JSON.parse(JSON.stringify(trainedState())), tell);
     expect(told).toEqual([]);
   });
 });
@@ -664,8 +656,8 @@ describe('a new user’s first outcome', () => {
   it(`counts FIRST_OUTCOME_WEIGHT (${FIRST_OUTCOME_WEIGHT}) while it is the only one, and in full once a second arrives`, () => {
     const cell = cellIndex(1, DIMENSION_OFFSET.framing + FRAMINGS.indexOf('purpose'));
     const one = failure(engine.initialState(prior));
-    expect(inferUser(one, compilePopulation(prior)).n[cell]).toBeCloseTo(FIRST_OUTCOME_WEIGHT, 12);
-    expect(inferUser(failure(one), compilePopulation(prior)).n[cell]).toBeCloseTo(1 + DECAY, 12);
+    expect(inferenceOf(one, prior).n[cell]).toBeCloseTo(FIRST_OUTCOME_WEIGHT, 12);
+    expect(inferenceOf(failure(one), prior).n[cell]).toBeCloseTo(1 + DECAY, 12);
   });
 
   it('keeps serving the population’s favourite after one failure (82% of decisions at full weight, here > 90%); a second failure moves the user off it', () => {
@@ -689,7 +681,7 @@ describe('calibration', () => {
    */
   function confidenceAndHits(users: number, seed: number, score: (d: ReturnType<typeof engine.decide>) => number): Array<[number, number]> {
     const world = seededRandom(seed);
-    const framing = compilePopulation(EMPTY).dimensions[0]!;
+    const framing = EMPTY.dimensions[0]!;
     const noise = Math.sqrt(framing.step / framing.weight);
     const fresh = engine.initialState(EMPTY);
     const records: Array<[number, number]> = [];

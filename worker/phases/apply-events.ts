@@ -1,3 +1,4 @@
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { applyOutcomes } from './apply-outcomes';
 import { dropVoided } from './drop-voided';
@@ -32,9 +33,11 @@ export async function applyTenantEvents(
   // New profiles start from the population prior as it is now (read unlocked: it is locked,
   // merged and written only at the end, so batches queue on it briefly). Read only when a
   // profile is created or an outcome applied: a batch of returning users' decisions needs none.
-  let prior: Promise<unknown> | undefined;
+  let prior: Promise<CompiledPopulation> | undefined;
   const priorOf = () => (prior ??= readPrior(tx, tenant, deps.learner, deps.priors));
-  const profiles = await seedAndLockProfiles(batch, live, priorOf);
-  if (live.outcomes.length > 0) await applyOutcomes(batch, { live, profiles, prior: await priorOf() });
+  // Stored states that could not be read, by user: reported once an outcome replaces them.
+  const unreadable = new Map<string, string>();
+  const profiles = await seedAndLockProfiles(batch, live, priorOf, (userId, issue) => unreadable.set(userId, issue));
+  if (live.outcomes.length > 0) await applyOutcomes(batch, { live, profiles, prior: await priorOf(), unreadable });
   return result;
 }

@@ -1,4 +1,6 @@
-import type { Learner } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
+import type { PopulationPrior } from '../../shared/domain/engine/population';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import { computeReward } from '../../shared/domain/reward';
 import { changedFields, shownProfile, type StoredProfile } from '../../shared/profile/profile';
 import { insertVersions, updateProfiles, type VersionRow } from '../../shared/profile/profile.repository';
@@ -11,26 +13,24 @@ type LiveOutcome = LiveEvents['outcomes'][number] & { reward: number };
 
 /** What a batch's users' outcomes are applied with, and where their population delta and version rows go. */
 interface Application {
-  learner: Learner;
+  learner: Engine;
   now: Date;
-  prior: unknown;
-  delta: unknown;
+  prior: CompiledPopulation;
+  delta: PopulationPrior;
   versions: VersionRow[];
 }
 
 /**
  * Applies one user's newly inserted outcomes in arrival order: the learner update, one version
- * (and version row) per outcome, the population delta. The state is read once and the profile
- * written once for all of them; `onUnreadable` hears of a stored state that could not be read.
+ * (and version row) per outcome, the population delta. The profile is written once for all of them.
  */
 function applyUserOutcomes(
   profile: StoredProfile,
   outcomes: LiveOutcome[],
   { learner, now, prior, delta, versions }: Application,
-  onUnreadable: (issue: string) => void,
 ): StoredProfile {
   const updatedAt = now.toISOString();
-  let state = learner.parseState(profile.state, onUnreadable);
+  let state = profile.state;
   let count = profile.interactionCount;
   let shown = shownProfile(profile.pins, learner.summarize(state), count);
   for (const { job, decision, reward } of outcomes) {
@@ -66,11 +66,18 @@ function applyUserOutcomes(
  * Inserts the outcomes with ON CONFLICT DO NOTHING — only rows inserted now are applied, so a
  * retried or duplicated job never counts twice (docs/adr/0002-exactly-once-outcomes.md) — and
  * applies them per user; then one statement each for the profiles and the version rows, and the
- * batch's delta merged into the tenant's population prior.
+ * batch's delta merged into the tenant's population prior. `unreadable` holds, per user, what
+ * was wrong with a stored state the profile read replaced by a fresh one: it is reported when the
+ * fresh one is written, that is when an outcome is applied.
  */
 export async function applyOutcomes(
   { tx, tenant, deps, result }: TenantBatch,
-  { live, profiles, prior }: { live: LiveEvents; profiles: Map<string, StoredProfile>; prior: unknown },
+  {
+    live,
+    profiles,
+    prior,
+    unreadable,
+  }: { live: LiveEvents; profiles: Map<string, StoredProfile>; prior: CompiledPopulation; unreadable: Map<string, string> },
 ): Promise<void> {
   const rewarded = live.outcomes.map(({ job, decision }) => ({ job, decision, reward: computeReward(job.signals) }));
   const inserted = await insertOutcomes(
@@ -90,12 +97,13 @@ export async function applyOutcomes(
     else byUser.set(userId, [o]);
     result.appliedOutcomes.add(o.job.requestId);
   }
-  const application: Application = { learner: deps.learner, now: deps.now, prior, delta: deps.learner.emptyPrior(), versions: [] };
+  const application: Application = { learner: deps.learner, now: deps.now, prior, delta: deps.learner.emptyDelta(), versions: [] };
   const { delta, versions } = application;
   const updated: StoredProfile[] = [];
   for (const [userId, outcomes] of byUser) {
-    const report = (issue: string) => result.replacedStates.push({ userHash: live.hashOf.get(userId)!, issue });
-    const next = applyUserOutcomes(profiles.get(userId)!, outcomes, application, report);
+    const issue = unreadable.get(userId);
+    if (issue !== undefined) result.replacedStates.push({ userHash: live.hashOf.get(userId)!, issue });
+    const next = applyUserOutcomes(profiles.get(userId)!, outcomes, application);
     profiles.set(userId, next);
     updated.push(next);
   }

@@ -1,7 +1,8 @@
 import type { DbOrTx } from '../../shared/db/database';
 import type { Choice } from '../../shared/domain/arms';
 import type { Tenant } from '../../shared/domain/environment';
-import type { DecisionContext, Learner, SelectionProbabilities } from '../../shared/domain/learner';
+import type { Engine } from '../../shared/domain/engine/engine';
+import type { DecisionContext, SelectionProbabilities } from '../../shared/domain/learner';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import type { StoredPopulation } from '../../shared/population/population.repository';
 import type { StoredProfile } from '../../shared/profile/profile';
@@ -26,7 +27,7 @@ export type StoredDecision = {
 };
 
 export interface ApplyDeps {
-  learner: Learner;
+  learner: Engine;
   now: Date;
   /** The decision sealed in a requestId of this tenant, or null when the id holds none (bad data). */
   carriedDecision: (tenant: Tenant, requestId: string) => StoredDecision | null;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
 import type { StoredProfile } from '../../shared/profile/profile';
-import { insertNewProfiles, lockProfiles } from '../../shared/profile/profile.repository';
+import { insertNewProfiles, lockProfiles, type OnUnreadableState } from '../../shared/profile/profile.repository';
 import { compareStrings } from '../../shared/util/compare';
 import type { TenantBatch } from './event-batch';
 import { insertDecisions } from './events.repository';
@@ -13,12 +14,14 @@ import type { LiveEvents } from './drop-voided';
  * most are returning users), then stores the batch's decisions. Rows are locked in user order
  * (the existing ones, then those created now), always after the same users' advisory locks, so
  * workers never wait on each other in a cycle. The result's `seededProfiles` receives the
- * decision users whose row exists once this transaction commits.
+ * decision users whose row exists once this transaction commits. A stored state that cannot be
+ * read comes back fresh, and `onUnreadable` hears of it.
  */
 export async function seedAndLockProfiles(
   { tx, tenant, deps, result }: TenantBatch,
   live: LiveEvents,
-  priorOf: () => Promise<unknown>,
+  priorOf: () => Promise<CompiledPopulation>,
+  onUnreadable: OnUnreadableState,
 ): Promise<Map<string, StoredProfile>> {
   const seeded = result.seededProfiles;
   // A decision's generation is the one the API gave its user's cached profile (docs/adr/0003-cache-versioning.md).
@@ -27,7 +30,7 @@ export async function seedAndLockProfiles(
   for (const { decision } of live.outcomes) if (!generations.has(decision.userId)) generations.set(decision.userId, randomUUID());
   const learning = new Set(live.outcomes.map(({ decision }) => decision.userId));
   const users = [...learning].sort(compareStrings);
-  const profiles = users.length > 0 ? await lockProfiles(tx, tenant, users) : new Map<string, StoredProfile>();
+  const profiles = users.length > 0 ? await lockProfiles(tx, tenant, users, onUnreadable) : new Map<string, StoredProfile>();
   // Users whose rows may be missing: those with only decisions here not seen stored, and the learning ones not found.
   const missing = [...generations.keys()].filter(
     (userId) => !profiles.has(userId) && (learning.has(userId) || !deps.knownProfiles.has(tenant, userId, generations.get(userId)!)),

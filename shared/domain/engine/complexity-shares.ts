@@ -23,9 +23,9 @@ import { DECAY, historyLength, type EngineState } from './state';
 /** Pseudo-outcomes each complexity starts with in a user's shares. */
 export const SHARE_PRIOR = 1;
 
-/** The shares of an outcome whose complexity is known: all of it at that complexity. */
-export const ONE_HOT: readonly Float64Array[] = Array.from({ length: COMPLEXITY_COUNT }, (_, c) =>
-  Float64Array.from({ length: COMPLEXITY_COUNT }, (_, i) => (i === c ? 1 : 0)),
+/** The shares of an outcome whose complexity is known: all of it at that complexity (constants, read-only by type). */
+export const ONE_HOT: ReadonlyArray<readonly number[]> = Object.freeze(
+  Array.from({ length: COMPLEXITY_COUNT }, (_, c) => Object.freeze(Array.from({ length: COMPLEXITY_COUNT }, (_, i) => (i === c ? 1 : 0)))),
 );
 
 /** The user's share of each complexity, from their evidence of known complexity (older sums and history). */
@@ -49,7 +49,7 @@ export function complexityShares(state: EngineState): Float64Array {
 }
 
 /** How an outcome at complexity index c is spread over the complexities: one-hot, or the user's shares when unknown. */
-export function spreadOf(c: number, shares: Float64Array | undefined): Float64Array {
+export function spreadOf(c: number, shares: Float64Array | undefined): ArrayLike<number> {
   if (c !== UNKNOWN_COMPLEXITY) return ONE_HOT[c]!;
   if (!shares) throw new Error('engine: an outcome without complexity needs the user’s complexity shares');
   return shares;

@@ -22,9 +22,18 @@ import type { CompiledPopulation } from './population-model';
  * (emContribution).
  */
 
-const counts = new Float64Array(CONTEXT_CELL_COUNT);
-const sums = new Float64Array(CONTEXT_CELL_COUNT);
-const squares = new Float64Array(CONTEXT_CELL_COUNT);
+/** withinUserContrast's working arrays (one set per engine, scratch.ts): per context cell, the count, sum and sum of squares of credited rewards. */
+export interface ContrastScratch {
+  counts: Float64Array;
+  sums: Float64Array;
+  squares: Float64Array;
+}
+
+export const contrastScratch = (): ContrastScratch => ({
+  counts: new Float64Array(CONTEXT_CELL_COUNT),
+  sums: new Float64Array(CONTEXT_CELL_COUNT),
+  squares: new Float64Array(CONTEXT_CELL_COUNT),
+});
 
 /**
  * Dimension d's within-user contrast over the user's history (one-way analysis of variance of
@@ -41,6 +50,7 @@ function withinUserContrast(
   now: Inference,
   d: number,
   part: { contrastExcess: Float64Array; contrastScale: Float64Array },
+  { counts, sums, squares }: ContrastScratch,
 ): void {
   const dim = DIMENSION_NAMES[d]!;
   const offset = DIMENSION_OFFSET[dim];
@@ -135,9 +145,9 @@ export function expectOutcome({
  * and one outcome's worth of the split of their evidence between favourite and other levels
  * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest);
  * and, for the tenant's task-type-neutral share, the weight of the user's typed evidence (as a
- * user's weight) and their log Bayes factor for neutral.
+ * user's weight) and their log Bayes factor for neutral. `scratch` is only worked in.
  */
-export function emContribution(state: EngineState, now: Inference, prior: CompiledPopulation) {
+export function emContribution(state: EngineState, now: Inference, prior: CompiledPopulation, scratch: ContrastScratch) {
   const part = {
     userWeight: new Float64Array(D),
     follower: new Float64Array(D),
@@ -168,7 +178,7 @@ export function emContribution(state: EngineState, now: Inference, prior: Compil
     part.favN[d]! *= scale;
     part.otherS[d]! *= scale;
     part.otherN[d]! *= scale;
-    withinUserContrast(state, now, d, part);
+    withinUserContrast(state, now, d, part, scratch);
     part.contrastExcess[d]! *= scale;
     part.contrastScale[d]! *= scale;
     part.userWeight[d] = evidence / (evidence + USER_WEIGHT_HALF);

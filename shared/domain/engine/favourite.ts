@@ -57,11 +57,22 @@ export const dimensionModel = (model: DimensionModel): DimensionModel => ({
 /** An individual's favourite in a context is their core value with this probability. */
 export const PERSISTENCE = 0.7;
 
-const like = new Float64Array(CONTEXT_COUNT * MAX_VALUE_COUNT);
-const likeSum = new Float64Array(CONTEXT_COUNT);
-const followAt = new Float64Array(CONTEXT_COUNT);
-const coreWeight = new Float64Array(MAX_VALUE_COUNT);
-const corePart = new Float64Array(MAX_VALUE_COUNT * CONTEXT_COUNT);
+/** favouritePosterior's working arrays (one set per engine, scratch.ts): per context and value, likelihoods and their parts. */
+export interface FavouriteScratch {
+  like: Float64Array;
+  likeSum: Float64Array;
+  followAt: Float64Array;
+  coreWeight: Float64Array;
+  corePart: Float64Array;
+}
+
+export const favouriteScratch = (): FavouriteScratch => ({
+  like: new Float64Array(CONTEXT_COUNT * MAX_VALUE_COUNT),
+  likeSum: new Float64Array(CONTEXT_COUNT),
+  followAt: new Float64Array(CONTEXT_COUNT),
+  coreWeight: new Float64Array(MAX_VALUE_COUNT),
+  corePart: new Float64Array(MAX_VALUE_COUNT * CONTEXT_COUNT),
+});
 
 /** A user's evidence per context cell (x · VALUE_COUNT + slot): decayed weights n and credited sums s in contexts 0…contexts − 1. */
 export interface ContextEvidence {
@@ -74,14 +85,16 @@ export interface ContextEvidence {
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
  * the evidence's contexts and returns P(follower | evidence). When `logEvidence` is given, its
  * `log` is set to log P(evidence) up to a term that is the same for every way of grouping the
- * same outcomes into contexts (task-types.ts compares two).
+ * same outcomes into contexts (task-types.ts compares two). `scratch` is only worked in.
  */
 export function favouritePosterior(
   model: DimensionModel,
   { n, s, contexts }: ContextEvidence,
   out: Float64Array,
+  scratch: FavouriteScratch,
   logEvidence?: { log: number },
 ): number {
+  const { like, likeSum, followAt, coreWeight, corePart } = scratch;
   const k = model.count;
   let shift = 0;
   for (let x = 0; x < contexts; x++) {

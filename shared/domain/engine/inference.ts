@@ -1,6 +1,6 @@
 import { DIMENSION_NAMES, type Dimension } from '../arms';
-import { favouritePosterior } from './favourite';
 import { complexityShares, fillUnknownContexts } from './complexity-shares';
+import { favouritePosterior } from './favourite';
 import {
   BELIEF_CELL_COUNT,
   COMPLEXITY_COUNT,
@@ -12,7 +12,7 @@ import {
   valueCount,
 } from './layout';
 import type { CompiledPopulation } from './population-model';
-import { userPosterior } from './task-types';
+import { userPosterior, type PosteriorScratch } from './task-types';
 import { DECAY, HISTORY_LENGTH, historyLength, type EngineState, type History } from './state';
 
 /**
@@ -43,7 +43,7 @@ const SWEEPS = 2;
 export const FIRST_OUTCOME_WEIGHT = 0.45;
 
 const D = DIMENSION_NAMES.length;
-const OFFSETS = DIMENSION_NAMES.map((dim) => DIMENSION_OFFSET[dim]);
+const OFFSETS: readonly number[] = Object.freeze(DIMENSION_NAMES.map((dim) => DIMENSION_OFFSET[dim]));
 
 export interface Inference {
   /** Contexts in use: COMPLEXITY_COUNT × (1 + tracked task types). */
@@ -66,6 +66,11 @@ export interface Inference {
   s: Float64Array;
   /** Reward credited to each dimension, per history entry: credited[entry · 4 + d]. */
   credited: Float64Array;
+  /** The prior the beliefs are under, and a new user's beliefs under it (where the inference started). */
+  prior: CompiledPopulation;
+  start: PriorBeliefs;
+  /** What a decision chooses by (choosingBeliefs), once a decision has asked. */
+  choosing: Float64Array | null;
 }
 
 /** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
@@ -77,8 +82,6 @@ export function contextEvidence(inference: Inference, x: number): number {
 
 /** The value slot of dimension d's value shown in a history entry (or any outcome's `shown`). */
 export const shownSlot = (shown: Record<Dimension, number>, d: number): number => OFFSETS[d]! + shown[DIMENSION_NAMES[d]!];
-
-const contribution = new Float64Array(D);
 
 /**
  * The credit rule: each dimension's share of `reward` — the reward less the other three
@@ -104,8 +107,8 @@ export function creditShares({
   outAt: number;
 }): number {
   let total = 0;
-  for (let d = 0; d < D; d++) total += contribution[d] = prior.dimensions[d]!.step * favourite[cells[at + d]!]!;
-  for (let d = 0; d < D; d++) out[outAt + d] = reward - (total - contribution[d]!);
+  for (let d = 0; d < D; d++) total += prior.dimensions[d]!.step * favourite[cells[at + d]!]!;
+  for (let d = 0; d < D; d++) out[outAt + d] = reward - (total - prior.dimensions[d]!.step * favourite[cells[at + d]!]!);
   return total;
 }
 
@@ -113,16 +116,28 @@ export function creditShares({
 export const historyContextCell = (history: History, e: number, d: number): number =>
   contextIndex(history.taskComplexity[e]!, history.taskSlot[e]!) * VALUE_COUNT + OFFSETS[d]! + history.shown[DIMENSION_NAMES[d]!][e]!;
 
-const cache = new WeakMap<EngineState, { prior: CompiledPopulation; result: Inference }>();
-/** The history, unpacked once per inference: context cells per entry and dimension, rewards, decayed weights. */
-const entryCells = new Int32Array(HISTORY_LENGTH * D);
-const entryRewards = new Float64Array(HISTORY_LENGTH);
-const entryWeights = new Float64Array(HISTORY_LENGTH);
-/** The beliefs a sweep credits the history with (the previous sweep's result). */
-const sweepBeliefs = new Float64Array(BELIEF_CELL_COUNT);
+/** inferUser's working arrays (one set per engine, scratch.ts), with userPosterior's. */
+export interface InferenceScratch {
+  posterior: PosteriorScratch;
+  /** The history, unpacked once per inference: context cells per entry and dimension, rewards, decayed weights. */
+  entryCells: Int32Array;
+  entryRewards: Float64Array;
+  entryWeights: Float64Array;
+  /** The beliefs a sweep credits the history with (the previous sweep's result). */
+  sweepBeliefs: Float64Array;
+}
 
-function unpackHistory(state: EngineState): number {
+export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch => ({
+  posterior,
+  entryCells: new Int32Array(HISTORY_LENGTH * D),
+  entryRewards: new Float64Array(HISTORY_LENGTH),
+  entryWeights: new Float64Array(HISTORY_LENGTH),
+  sweepBeliefs: new Float64Array(BELIEF_CELL_COUNT),
+});
+
+function unpackHistory(state: EngineState, scratch: InferenceScratch): number {
   const { history } = state;
+  const { entryCells, entryRewards, entryWeights } = scratch;
   const length = historyLength(history);
   let weight = state.outcomes === 1 ? FIRST_OUTCOME_WEIGHT : 1;
   for (let e = length - 1; e >= 0; e--, weight *= DECAY) {
@@ -138,14 +153,23 @@ function unpackHistory(state: EngineState): number {
  * beliefs `favourite`; writes into `into`. Older outcomes count as untyped; an outcome without
  * complexity is split between the complexities of its task-type slot by the user's shares.
  */
-function creditHistory(state: EngineState, prior: CompiledPopulation, favourite: Float64Array, into: Inference): void {
+function creditHistory(state: EngineState, favourite: Float64Array, into: Inference, scratch: InferenceScratch): void {
+  const { entryCells, entryRewards, entryWeights } = scratch;
   const length = historyLength(state.history);
   into.n.fill(0);
   into.s.fill(0);
   into.n.set(state.older.weight);
   into.s.set(state.older.creditedRewardSum);
   for (let e = 0; e < length; e++) {
-    creditShares({ prior, favourite, cells: entryCells, at: e * D, reward: entryRewards[e]!, out: into.credited, outAt: e * D });
+    creditShares({
+      prior: into.prior,
+      favourite,
+      cells: entryCells,
+      at: e * D,
+      reward: entryRewards[e]!,
+      out: into.credited,
+      outAt: e * D,
+    });
     const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
       const cell = entryCells[e * D + d]!;
@@ -166,41 +190,36 @@ function creditHistory(state: EngineState, prior: CompiledPopulation, favourite:
   }
 }
 
-/**
- * The beliefs from the population prior alone, per compiled prior and number of contexts (the
- * same for every user): P(favourite) and P(follower), and what a decision chooses by.
- */
-interface PriorBeliefs {
+/** A new user's beliefs, from the prior alone: P(favourite) per context cell and P(follower) per dimension, and what a decision chooses by. */
+export interface PriorBeliefs {
   favourite: Float64Array;
   follower: Float64Array;
   choosing: Float64Array;
 }
-const priorBeliefs = new WeakMap<CompiledPopulation, Map<number, PriorBeliefs>>();
 
-function beliefsFromPrior(prior: CompiledPopulation, contexts: number): PriorBeliefs {
-  let byContexts = priorBeliefs.get(prior);
-  if (!byContexts) priorBeliefs.set(prior, (byContexts = new Map()));
-  let beliefs = byContexts.get(contexts);
-  if (!beliefs) {
-    const none = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts };
-    beliefs = {
-      favourite: new Float64Array(CONTEXT_CELL_COUNT),
-      follower: new Float64Array(D),
-      choosing: new Float64Array(CONTEXT_CELL_COUNT),
-    };
-    for (let d = 0; d < D; d++) beliefs.follower[d] = favouritePosterior(prior.dimensions[d]!, none, beliefs.favourite);
-    userPosterior(prior.choosing, none, { favourite: beliefs.choosing, follower: new Float64Array(D) });
-    byContexts.set(contexts, beliefs);
-  }
+/**
+ * A new user's beliefs under `prior` in `contexts` contexts: the same for every user tracking as
+ * many task types, so the engine keeps them per prior (engine.ts). A new object.
+ */
+export function priorBeliefs(prior: CompiledPopulation, contexts: number, scratch: PosteriorScratch): PriorBeliefs {
+  const none = { n: new Float64Array(CONTEXT_CELL_COUNT), s: new Float64Array(CONTEXT_CELL_COUNT), contexts };
+  const beliefs: PriorBeliefs = {
+    favourite: new Float64Array(CONTEXT_CELL_COUNT),
+    follower: new Float64Array(D),
+    choosing: new Float64Array(CONTEXT_CELL_COUNT),
+  };
+  prior.dimensions.forEach((model, d) => (beliefs.follower[d] = favouritePosterior(model, none, beliefs.favourite, scratch.favourite)));
+  userPosterior(prior.choosing, none, { favourite: beliefs.choosing, follower: new Float64Array(D) }, scratch);
   return beliefs;
 }
 
-/** The beliefs about a user (cached per state object and prior). */
-export function inferUser(state: EngineState, prior: CompiledPopulation): Inference {
-  const hit = cache.get(state);
-  if (hit && hit.prior === prior) return hit.result;
+/**
+ * The beliefs about a user under `prior`, starting from a new user's (`start`, priorBeliefs for
+ * the user's contexts): a new object, which nothing changes afterwards (but for its `choosing`,
+ * filled once). The engine keeps it per state object (engine.ts).
+ */
+export function inferUser(state: EngineState, prior: CompiledPopulation, start: PriorBeliefs, scratch: InferenceScratch): Inference {
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
-  const start = beliefsFromPrior(prior, contexts);
   const all = new Float64Array(BELIEF_CELL_COUNT);
   const result: Inference = {
     contexts,
@@ -212,26 +231,25 @@ export function inferUser(state: EngineState, prior: CompiledPopulation): Infere
     n: new Float64Array(CONTEXT_CELL_COUNT),
     s: new Float64Array(CONTEXT_CELL_COUNT),
     credited: new Float64Array(historyLength(state.history) * D),
+    prior,
+    start,
+    choosing: null,
   };
   result.favourite.set(start.favourite);
   fillUnknownContexts(result.beliefs, result.shares, contexts);
-  const length = unpackHistory(state);
+  const length = unpackHistory(state, scratch);
   // Without a history the credits do not depend on the beliefs: one sweep gives the result.
   const sweeps = length > 0 ? SWEEPS : 1;
+  const { sweepBeliefs } = scratch;
   for (let sweep = 0; sweep < sweeps; sweep++) {
     sweepBeliefs.set(result.beliefs);
-    creditHistory(state, prior, sweepBeliefs, result);
+    creditHistory(state, sweepBeliefs, result, scratch);
     // The inference holds the evidence (n, s, contexts) and receives the beliefs (favourite, follower).
-    result.neutralLogBayes = userPosterior(prior, result, result);
+    result.neutralLogBayes = userPosterior(prior, result, result, scratch.posterior);
     fillUnknownContexts(result.beliefs, result.shares, contexts);
   }
-  cache.set(state, { prior, result });
   return result;
 }
-
-const choosingAll = new Float64Array(BELIEF_CELL_COUNT);
-const choosingFavourite = choosingAll.subarray(0, CONTEXT_CELL_COUNT);
-const choosingFollower = new Float64Array(D);
 
 /** Whether the inference holds any evidence (a new user's holds none). */
 function hasEvidence({ n, s, contexts }: Inference): boolean {
@@ -242,13 +260,18 @@ function hasEvidence({ n, s, contexts }: Inference): boolean {
 /**
  * What a decision chooses by: P(favourite) from the user's evidence under the follower shares of
  * `prior.choosing` (for a user without evidence, the tenant's once) — the beliefs themselves
- * where those shares are the learned ones. Otherwise the result is a scratch buffer, valid until
- * the next call.
+ * where those shares are the learned ones. Computed once per inference and kept with it; the
+ * caller may keep the result, which nothing changes.
  */
-export function choosingBeliefs(inference: Inference, prior: CompiledPopulation): Float64Array {
+export function choosingBeliefs(inference: Inference, scratch: PosteriorScratch): Float64Array {
+  const { prior } = inference;
   if (prior.choosing.dimensions === prior.dimensions) return inference.beliefs;
-  if (hasEvidence(inference)) userPosterior(prior.choosing, inference, { favourite: choosingFavourite, follower: choosingFollower });
-  else choosingFavourite.set(beliefsFromPrior(prior, inference.contexts).choosing);
-  fillUnknownContexts(choosingAll, inference.shares, inference.contexts);
-  return choosingAll;
+  if (inference.choosing) return inference.choosing;
+  const all = new Float64Array(BELIEF_CELL_COUNT);
+  const favourite = all.subarray(0, CONTEXT_CELL_COUNT);
+  if (hasEvidence(inference)) userPosterior(prior.choosing, inference, { favourite, follower: new Float64Array(D) }, scratch);
+  else favourite.set(inference.start.choosing);
+  fillUnknownContexts(all, inference.shares, inference.contexts);
+  inference.choosing = all;
+  return all;
 }

@@ -5,13 +5,12 @@ import { DIMENSIONS, DIMENSION_NAMES, TASK_COMPLEXITY, type Choice, type Dimensi
  * (framing 0–4, style 5–8, complexity handling 9–11, encouragement 12–14), repeated per task
  * complexity: cell index = complexity · VALUE_COUNT + value slot.
  */
-export const DIMENSION_OFFSET = {} as Record<Dimension, number>;
-let offset = 0;
-for (const dim of DIMENSION_NAMES) {
-  DIMENSION_OFFSET[dim] = offset;
-  offset += DIMENSIONS[dim].values.length;
-}
-export const VALUE_COUNT = offset;
+export const DIMENSION_OFFSET: Readonly<Record<Dimension, number>> = Object.freeze(
+  Object.fromEntries(
+    DIMENSION_NAMES.map((dim, d) => [dim, DIMENSION_NAMES.slice(0, d).reduce((sum, before) => sum + DIMENSIONS[before].values.length, 0)]),
+  ) as Record<Dimension, number>,
+);
+export const VALUE_COUNT = DIMENSION_NAMES.reduce((sum, dim) => sum + DIMENSIONS[dim].values.length, 0);
 /** The most values any dimension has (the size of per-value scratch buffers). */
 export const MAX_VALUE_COUNT = Math.max(...Object.values(DIMENSIONS).map((d) => d.values.length));
 export const COMPLEXITY_COUNT = TASK_COMPLEXITY.length;

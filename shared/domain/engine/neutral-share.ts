@@ -14,15 +14,15 @@ import { argmax } from './layout';
  * nothing, where an EM average of posteriors would hold the share where it started.
  */
 const NEUTRAL_LOGIT_STEP = 0.5;
-const NEUTRAL_LOGITS = Array.from({ length: 17 }, (_, g) => (g - 8) * NEUTRAL_LOGIT_STEP);
+const NEUTRAL_LOGITS: readonly number[] = Object.freeze(Array.from({ length: 17 }, (_, g) => (g - 8) * NEUTRAL_LOGIT_STEP));
 export const logistic = (logit: number): number => 1 / (1 + Math.exp(-logit));
-export const NEUTRAL_GRID = NEUTRAL_LOGITS.map(logistic);
+export const NEUTRAL_GRID: readonly number[] = Object.freeze(NEUTRAL_LOGITS.map(logistic));
 /** Weight of a Beta(2, 2)-like pull toward 1/2, which decides while there is no typed evidence. */
 const NEUTRAL_PRIOR = 1;
 
 /** log(share) and log(1 − share) at each point of NEUTRAL_GRID. */
-const NEUTRAL_LOG_SHARE = NEUTRAL_GRID.map(Math.log);
-const NEUTRAL_LOG_REST = NEUTRAL_GRID.map((share) => Math.log(1 - share));
+const NEUTRAL_LOG_SHARE: readonly number[] = Object.freeze(NEUTRAL_GRID.map((share) => Math.log(share)));
+const NEUTRAL_LOG_REST: readonly number[] = Object.freeze(NEUTRAL_GRID.map((share) => Math.log(1 - share)));
 
 /** The logit of the maximum-likelihood share over NEUTRAL_GRID (refined by a parabola through its neighbours). */
 export function neutralLogit(loglik: readonly number[]): number {

@@ -8,8 +8,9 @@ import type { PopulationPrior } from './population';
 
 /**
  * What the favourite model of each dimension (favourite.ts) needs to know about a tenant's
- * users, derived from the population prior's sums (population.ts) once per prior object —
- * docs/adr/0009-favourite-model.md.
+ * users, derived from the population prior's sums (population.ts) once: a CompiledPopulation
+ * is the prior as the engine takes it (the Learner's `Prior`), made where a stored prior is
+ * read and when one is merged — docs/adr/0009-favourite-model.md.
  *
  * - The population's best value per (complexity, dimension) comes from self-normalised
  *   inverse-propensity means of the reward credited to each value (weights 1/p capped at
@@ -71,8 +72,10 @@ const MIN_ERRORS = 20;
 /** What a user's posterior (task-types.ts's userPosterior) is computed from. */
 export type FavouriteModels = Pick<CompiledPopulation, 'dimensions' | 'typeNeutralLogit'>;
 
-/** What the engine uses of a population prior, derived once per prior object. */
+/** What the engine uses of a population prior, derived once from its sums; never changed. */
 export interface CompiledPopulation {
+  /** The sums it is derived from: what is stored, and what a merge adds to. */
+  sums: PopulationPrior;
   dimensions: DimensionModel[];
   /** The models a decision chooses by: the same, with the follower share φ · min(1, s / KNOWN_SHARPNESS) (choosingShare). */
   choosing: FavouriteModels;
@@ -98,10 +101,6 @@ export interface CompiledPopulation {
 /** The other dimensions' expected part of a new user's reward under the default steps. */
 const otherDimensionsShare = (dim: Dimension): number =>
   DIMENSION_NAMES.reduce((sum, other) => (other === dim ? sum : sum + DEFAULT_STEP[other] / valueCount(other)), 0);
-
-const compiled = new WeakMap<PopulationPrior, CompiledPopulation>();
-const means = new Float64Array(MAX_VALUE_COUNT);
-const sds = new Float64Array(MAX_VALUE_COUNT);
 
 /** Kish effective sample size of a cell's inverse-propensity weights, (Σ w)² / Σ w²; 0 for a cell without outcomes. */
 const effectiveSize = (prior: PopulationPrior, cell: number): number =>
@@ -216,13 +215,15 @@ export const KNOWN_SHARPNESS = 0.08;
 export const choosingShare = (model: DimensionModel, outcomes: ArrayLike<number>, noise: ArrayLike<number>): number =>
   model.follow * Math.min(1, popBestSharpness(model, outcomes, noise) / KNOWN_SHARPNESS);
 
+/** What the model makes of a prior's sums (the prior is not changed, and is kept as `sums`). */
 export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
-  const cached = compiled.get(prior);
-  if (cached) return cached;
+  const means = new Float64Array(MAX_VALUE_COUNT);
+  const sds = new Float64Array(MAX_VALUE_COUNT);
   const offsets = complexityOffsets(prior);
   const choosing: DimensionModel[] = [];
   const typeNeutralLogit = neutralLogit(prior.neutralLogLikelihood);
   const result: CompiledPopulation = {
+    sums: prior,
     dimensions: [],
     choosing: { dimensions: choosing, typeNeutralLogit },
     popBestNoise: [],
@@ -322,6 +323,5 @@ export function compilePopulation(prior: PopulationPrior): CompiledPopulation {
   result.predictionSd = Math.sqrt(
     predictionErrorCount >= MIN_ERRORS ? Math.max(MIN_NOISE, predictionErrorSquares / predictionErrorCount) : DEFAULT_VARIANCE,
   );
-  compiled.set(prior, result);
   return result;
 }

@@ -19,7 +19,7 @@ const perComplexity = z.array(z.number()).length(COMPLEXITY_COUNT);
 /** The stored format's name: a prior of any other is read as empty. */
 export const PRIOR_FORMAT = 'pop-v4';
 
-const populationPriorSchema = z.object({
+export const populationPriorSchema = z.object({
   format: z.literal(PRIOR_FORMAT),
   /** Outcomes merged so far (decayed). */
   outcomeCount: z.number().min(0),

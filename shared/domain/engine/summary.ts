@@ -1,7 +1,6 @@
 import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type ProfilePhase } from '../arms';
-import { contextEvidence, inferUser } from './inference';
+import { contextEvidence, type Inference } from './inference';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, argmax, valueCount } from './layout';
-import type { CompiledPopulation } from './population-model';
 import type { EngineState, Summary } from './state';
 
 /**
@@ -17,8 +16,8 @@ const ESTABLISHED_MIN_PROBABILITY = 0.8;
 /** Evidence added to each untyped context when summarising a profile: decides only for a user with (next to) none. */
 const UNTYPED_CONTEXT_WEIGHT = 0.1;
 
-export function computeSummary(state: EngineState, prior: CompiledPopulation): Summary {
-  const inference = inferUser(state, prior);
+/** The summary of `state`, whose beliefs are `inference`. */
+export function computeSummary(state: EngineState, inference: Inference): Summary {
   // Weigh contexts by how much of the user's evidence they hold (the untyped ones a little more, so that a user without evidence gets the prior's).
   const weight = Float64Array.from(
     { length: inference.contexts },

@@ -1,5 +1,5 @@
 import { DIMENSION_NAMES } from '../arms';
-import { favouritePosterior, type ContextEvidence } from './favourite';
+import { favouritePosterior, favouriteScratch, type ContextEvidence, type FavouriteScratch } from './favourite';
 import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
 import { logistic } from './neutral-share';
 import type { FavouriteModels } from './population-model';
@@ -20,16 +20,28 @@ import type { FavouriteModels } from './population-model';
  * the two posteriors mixed by it.
  */
 
-const pooledN = new Float64Array(CELL_COUNT);
-const pooledS = new Float64Array(CELL_COUNT);
-const neutralFavourite = new Float64Array(CELL_COUNT);
-const neutralFollower = new Float64Array(DIMENSION_NAMES.length);
-/** The neutral model's evidence: every context's pooled at its complexity. */
-const pooled: ContextEvidence = { n: pooledN, s: pooledS, contexts: COMPLEXITY_COUNT };
-const logEvidence = { log: 0 };
+/** userPosterior's working arrays (one set per engine, scratch.ts), with favouritePosterior's. */
+export interface PosteriorScratch {
+  favourite: FavouriteScratch;
+  /** The neutral model's evidence: every context's pooled at its complexity. */
+  pooled: { n: Float64Array; s: Float64Array; contexts: number };
+  /** The neutral model's P(favourite) per cell of a complexity, and P(follower) per dimension. */
+  neutralFavourite: Float64Array;
+  neutralFollower: Float64Array;
+  logEvidence: { log: number };
+}
 
-/** Sums the evidence of every context at each complexity into the complexity's cells of pooledN and pooledS. */
-function pool({ n, s, contexts }: ContextEvidence): void {
+export const posteriorScratch = (): PosteriorScratch => ({
+  favourite: favouriteScratch(),
+  pooled: { n: new Float64Array(CELL_COUNT), s: new Float64Array(CELL_COUNT), contexts: COMPLEXITY_COUNT },
+  neutralFavourite: new Float64Array(CELL_COUNT),
+  neutralFollower: new Float64Array(DIMENSION_NAMES.length),
+  logEvidence: { log: 0 },
+});
+
+/** Sums the evidence of every context at each complexity into the complexity's cells of `pooled`. */
+function pool({ n, s, contexts }: ContextEvidence, pooled: PosteriorScratch['pooled']): void {
+  const { n: pooledN, s: pooledS } = pooled;
   pooledN.fill(0);
   pooledS.fill(0);
   for (let x = 0; x < contexts; x++) {
@@ -45,33 +57,36 @@ function pool({ n, s, contexts }: ContextEvidence): void {
 /**
  * Writes P(favourite) per context cell into `into.favourite` and P(follower) per dimension into
  * `into.follower`, for the user's evidence, and returns log(P(evidence | neutral) / P(evidence |
- * typed)) — 0 when the user has no typed contexts (both models are then the same).
+ * typed)) — 0 when the user has no typed contexts (both models are then the same). `scratch`
+ * is only worked in.
  */
 export function userPosterior(
   prior: FavouriteModels,
   evidence: ContextEvidence,
   { favourite, follower }: { favourite: Float64Array; follower: Float64Array },
+  scratch: PosteriorScratch,
 ): number {
   const dimensions = prior.dimensions;
   const { contexts } = evidence;
   if (contexts <= COMPLEXITY_COUNT) {
-    dimensions.forEach((model, d) => (follower[d] = favouritePosterior(model, evidence, favourite)));
+    dimensions.forEach((model, d) => (follower[d] = favouritePosterior(model, evidence, favourite, scratch.favourite)));
     return 0;
   }
-  pool(evidence);
+  const { pooled, neutralFavourite, neutralFollower, logEvidence } = scratch;
+  pool(evidence, pooled);
   let logBayes = 0;
   dimensions.forEach((model, d) => {
-    neutralFollower[d] = favouritePosterior(model, pooled, neutralFavourite, logEvidence);
+    neutralFollower[d] = favouritePosterior(model, pooled, neutralFavourite, scratch.favourite, logEvidence);
     logBayes += logEvidence.log;
-    follower[d] = favouritePosterior(model, evidence, favourite, logEvidence);
+    follower[d] = favouritePosterior(model, evidence, favourite, scratch.favourite, logEvidence);
     logBayes -= logEvidence.log;
   });
   const neutral = logistic(prior.typeNeutralLogit + logBayes);
   for (let x = 0; x < contexts; x++) {
     const base = x * VALUE_COUNT;
-    const pooled = contextComplexity(x) * VALUE_COUNT;
+    const at = contextComplexity(x) * VALUE_COUNT;
     for (let slot = 0; slot < VALUE_COUNT; slot++)
-      favourite[base + slot] = neutral * neutralFavourite[pooled + slot]! + (1 - neutral) * favourite[base + slot]!;
+      favourite[base + slot] = neutral * neutralFavourite[at + slot]! + (1 - neutral) * favourite[base + slot]!;
   }
   dimensions.forEach((_, d) => (follower[d] = neutral * neutralFollower[d]! + (1 - neutral) * follower[d]!));
   return logBayes;
