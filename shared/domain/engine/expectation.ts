@@ -1,6 +1,6 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
 import { complexityOffset } from './complexity-shares';
-import { contextEvidence, creditShares, historyContextCell, type Inference } from './inference';
+import { contextEvidence, creditShares, historyContextBase, type Inference } from './inference';
 import {
   COMPLEXITY_COUNT,
   CONTEXT_CELL_COUNT,
@@ -61,8 +61,9 @@ function withinUserContrast(
     sums.fill(0, start, start + k);
     squares.fill(0, start, start + k);
   }
+  const shown = state.history.shown[dim];
   for (let e = 0; e < historyLength(state.history); e++) {
-    const cell = historyContextCell(state.history, e, d);
+    const cell = historyContextBase(state.history, e) + offset + shown[e]!;
     if (cell >= CONTEXT_CELL_COUNT) continue; // without a complexity: in no context of its own
     const r = now.credited[e * D + d]!;
     counts[cell]! += 1;

@@ -112,9 +112,12 @@ export function creditShares({
   return total;
 }
 
-/** The context cell of dimension d's value in history entry e (an unknown-complexity context's for an entry without complexity). */
-export const historyContextCell = (history: History, e: number, d: number): number =>
-  contextIndex(history.taskComplexity[e]!, history.taskSlot[e]!) * VALUE_COUNT + OFFSETS[d]! + history.shown[DIMENSION_NAMES[d]!][e]!;
+/**
+ * The first cell of history entry e's context (an unknown-complexity context's for an entry
+ * without complexity); dimension d's value shown is at + OFFSETS[d] + history.shown[d's name][e].
+ */
+export const historyContextBase = (history: History, e: number): number =>
+  contextIndex(history.taskComplexity[e]!, history.taskSlot[e]!) * VALUE_COUNT;
 
 /** inferUser's working arrays (one set per engine, scratch.ts), with userPosterior's. */
 export interface InferenceScratch {
@@ -141,9 +144,15 @@ function unpackHistory(state: EngineState, scratch: InferenceScratch): number {
   const length = historyLength(history);
   let weight = state.outcomes === 1 ? FIRST_OUTCOME_WEIGHT : 1;
   for (let e = length - 1; e >= 0; e--, weight *= DECAY) {
-    for (let d = 0; d < D; d++) entryCells[e * D + d] = historyContextCell(history, e, d);
+    // The entry's context first, in dimension 0's place until that dimension's turn below.
+    entryCells[e * D] = historyContextBase(history, e);
     entryRewards[e] = history.reward[e]!;
     entryWeights[e] = weight;
+  }
+  // Then each dimension's value slot, one column at a time (dimension 0 last: it reads the context from its place).
+  for (let d = D - 1; d >= 0; d--) {
+    const shown = history.shown[DIMENSION_NAMES[d]!];
+    for (let e = 0; e < length; e++) entryCells[e * D + d] = entryCells[e * D]! + OFFSETS[d]! + shown[e]!;
   }
   return length;
 }

@@ -1,4 +1,4 @@
-import { DIMENSIONS, DIMENSION_NAMES, type Choice, type Dimension, type ProfilePhase } from '../arms';
+import { DIMENSIONS, type Choice, type Dimension, type ProfilePhase } from '../arms';
 import { contextEvidence, type Inference } from './inference';
 import { COMPLEXITY_COUNT, DIMENSION_OFFSET, VALUE_COUNT, argmax, valueCount } from './layout';
 import type { EngineState, Summary } from './state';
@@ -23,17 +23,26 @@ export function computeSummary(state: EngineState, inference: Inference): Summar
     { length: inference.contexts },
     (_, x) => contextEvidence(inference, x) + (x < COMPLEXITY_COUNT ? UNTYPED_CONTEXT_WEIGHT : 0),
   );
-  const best = {} as Record<Dimension, string>;
-  for (const dim of DIMENSION_NAMES) {
-    let top = 0;
-    let topScore = -Infinity;
+  /** The index of dimension `dim`'s value with the most weighted P(favourite) over the contexts (the first on a tie). */
+  const top = (dim: Dimension): number => {
+    let best = 0;
+    let bestScore = -Infinity;
     for (let v = 0; v < valueCount(dim); v++) {
       let score = 0;
       for (let x = 0; x < inference.contexts; x++) score += weight[x]! * inference.favourite[x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v]!;
-      if (score > topScore) [top, topScore] = [v, score];
+      if (score > bestScore) {
+        best = v;
+        bestScore = score;
+      }
     }
-    best[dim] = DIMENSIONS[dim].values[top]!;
-  }
+    return best;
+  };
+  const best: Choice = {
+    framing: DIMENSIONS.framing.values[top('framing')]!,
+    style: DIMENSIONS.style.values[top('style')]!,
+    complexityHandling: DIMENSIONS.complexityHandling.values[top('complexityHandling')]!,
+    encouragement: DIMENSIONS.encouragement.values[top('encouragement')]!,
+  };
   let phase: ProfilePhase = state.outcomes === 0 ? 'cold_start' : 'learning';
   if (state.outcomes >= ESTABLISHED_MIN_OUTCOMES) {
     const main = argmax(weight, 0, inference.contexts);
@@ -41,5 +50,5 @@ export function computeSummary(state: EngineState, inference: Inference): Summar
     const framing = inference.favourite[first + argmax(inference.favourite, first, valueCount('framing'))]!;
     if (framing >= ESTABLISHED_MIN_PROBABILITY) phase = 'established';
   }
-  return { best: best as Choice, phase };
+  return { best, phase };
 }
