@@ -34,8 +34,12 @@ it('applies what was announced while its read hung, and notices entries trimmed 
     missed: () => void missed++,
   });
   await eventually(async () => followed > 0);
+  proxy.reset();
   await publishCredentialChange(env.redis, env.keys, revoked('key_1'));
   await eventually(async () => applied.length === 1);
+  // Its next blocking read has passed the proxy (so it waits in Redis) before Redis is held from it.
+  await eventually(async () => proxy.commands().filter((command) => /^xread$/i.test(command)).length >= 1, 10_000, 10);
+  await new Promise((resolve) => setTimeout(resolve, 50));
 
   // Redis hangs for this reader; meanwhile three more changes are announced and the stream is
   // trimmed to the last. The read already waiting in Redis was answered with key_2 (that answer
