@@ -3,6 +3,7 @@ import type { CliConfig } from '../shared/config/config';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import { publishCredentialChange, type CredentialChange } from '../shared/credentials/credential-changes.repository';
 import type { RedisKeys } from '../shared/redis/key-names';
+import { announceOrWarn } from '../shared/credentials/key-lifecycle';
 import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
 
 /** The Redis connections and queues a command opens, each for that command alone. */
@@ -12,14 +13,8 @@ import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/r
  * (docs/adr/0004-credential-cache.md); returns a warning when Redis cannot be reached — the
  * change is made, and instances see it within about 2 s of reaching Postgres.
  */
-export async function announce(config: CliConfig, change: CredentialChange): Promise<string | undefined> {
-  try {
-    await publish(config, change);
-    return undefined;
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return `could not announce the change on Redis (${reason}); API instances apply it within about 2 s of reaching Postgres`;
-  }
+export function announce(config: CliConfig, change: CredentialChange): Promise<string | undefined> {
+  return announceOrWarn((announced) => publish(config, announced), change);
 }
 
 /** Announces a change on a connection of its own; throws when Redis cannot be reached. */

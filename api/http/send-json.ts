@@ -8,10 +8,14 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * settings lookups and content-type negotiation (docs/adr/0016-hot-path.md).
  */
 export function sendJson(res: Response, status: number, body: unknown): void {
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/** sendJson for a body already serialised (the idempotent POSTs store the same text they send). */
+export function sendJsonText(res: Response, status: number, text: string): void {
   // Answered already (503 at the request's deadline): the late result is dropped, and the
   // status the access log and metering read stays the one sent.
   if (res.headersSent) return;
-  const text = JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', Buffer.byteLength(text));

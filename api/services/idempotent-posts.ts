@@ -4,7 +4,7 @@ import type { Tenant } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
 import type { IdempotencyRecords } from '../../shared/idempotency/idempotency.repository';
 import type { Logger } from '../../shared/logger/logger';
-import { sendJson } from '../http/send-json';
+import { sendJson, sendJsonText } from '../http/send-json';
 import type { Admission } from '../middleware/rate-limit.middleware';
 
 /** Stripe's limit: long enough for any UUID or composite key a client makes. */
@@ -90,10 +90,11 @@ export class IdempotentPosts {
       throw error;
     }
     // Stored before it is sent: a client that gets the answer and sends the key again is replayed, not told "in use".
+    const responseText = JSON.stringify(answer.body);
     await records
-      .complete(tenant, userHash, digest, claim.lease, { fingerprint, status: answer.status, response: answer.body, windowMs })
+      .complete(tenant, userHash, digest, claim.lease, { fingerprint, status: answer.status, responseText, windowMs })
       .catch((failure: unknown) => this.lost(failure));
-    sendJson(res, answer.status, answer.body);
+    sendJsonText(res, answer.status, responseText);
   }
 
   /** The answer is sent anyway; the lease expires within the deadline and a retry runs again. */

@@ -14,6 +14,20 @@ export interface KeyActor {
 /** Tells every API instance of a change already made in Postgres; throws when it could not. */
 export type AnnounceChange = (change: CredentialChange) => Promise<void>;
 
+/**
+ * Announces a change made in Postgres; when Redis cannot be reached, returns the warning to
+ * show instead of failing: the change is made, and instances see it from Postgres.
+ */
+export async function announceOrWarn(announce: AnnounceChange, change: CredentialChange): Promise<string | undefined> {
+  try {
+    await announce(change);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `could not announce the change on Redis (${reason}); API instances apply it within about 2 s of reaching Postgres`;
+  }
+}
+
 /** What a change came to, and a warning when API instances were not told at once. */
 export interface Changed<T> {
   result: T;
@@ -56,14 +70,8 @@ export class KeyLifecycle {
     return warning ? { result: key, warning } : { result: key };
   }
 
-  private async announce(change: CredentialChange): Promise<string | undefined> {
-    try {
-      await this.deps.announce(change);
-      return undefined;
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      return `could not announce the change on Redis (${reason}); API instances apply it within about 2 s of reaching Postgres`;
-    }
+  private announce(change: CredentialChange): Promise<string | undefined> {
+    return announceOrWarn(this.deps.announce, change);
   }
 
   private async audit(keyId: string, action: AuditAction, actor: KeyActor): Promise<void> {

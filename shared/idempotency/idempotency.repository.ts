@@ -74,9 +74,10 @@ export class IdempotencyRecords {
     userHash: string,
     digest: string,
     lease: string,
-    done: { fingerprint: string; status: number; response: unknown; windowMs: number },
+    done: { fingerprint: string; status: number; responseText: string; windowMs: number },
   ): Promise<boolean> {
-    const record = JSON.stringify({ fingerprint: done.fingerprint, status: done.status, response: done.response });
+    // The response as it was sent, serialised once: the record reads back as {fingerprint, status, response}.
+    const record = `{"fingerprint":${JSON.stringify(done.fingerprint)},"status":${done.status},"response":${done.responseText}}`;
     return (await this.redis.cosIdempotencyComplete(this.keys.idempotency(tenant, userHash, digest), lease, record, done.windowMs)) === 1;
   }
 
