@@ -203,3 +203,23 @@ describe('erasure', () => {
     expect(again.body.requestId).not.toBe(decision.body.requestId);
   });
 });
+
+describe('when Redis is unreachable', () => {
+  it('answers a keyed POST 503 with Retry-After, never 500, and stores nothing', async () => {
+    const { freePort } = await import('../../scripts/local-services');
+    const down = await startHarness({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    try {
+      const apiKey = await down.key('idem-down');
+      const res = await down
+        .http()
+        .post('/v1/context')
+        .set({ ...bearer(apiKey), 'Idempotency-Key': randomUUID() })
+        .send({ userId: 'idem-down-u', task: 'T' });
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(res.headers['retry-after']).toBeDefined();
+    } finally {
+      await down.close();
+    }
+  });
+});
