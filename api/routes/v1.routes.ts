@@ -19,6 +19,7 @@ import type { OutcomeAccepted } from '../schemas/response.schemas';
 import type { ContextService } from '../services/context.service';
 import type { OutcomeService } from '../services/outcome.service';
 import type { ProfileService } from '../services/profile.service';
+import type { KeyClaim } from '../../shared/idempotency/idempotency.repository';
 import { idempotencyKeyOf, type IdempotentPosts } from '../services/idempotent-posts';
 import { parseOrThrow } from '../validation';
 
@@ -100,11 +101,11 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
       const key = idempotencyKeyOf(req);
       const { tenant } = authContext(res);
       const admission = deferredAdmission(res);
-      if (key === undefined) return sendJson(res, 200, await services.context.decide(tenant, body, admission));
+      if (key === undefined) return sendJson(res, 200, await services.context.decide(tenant, body, { limit: admission }));
       const userHash = services.context.userHash(tenant, body.userId);
-      await services.idempotency.answer(res, { tenant, userHash, key, operation: 'context', request: body }, admission, async () => ({
+      await services.idempotency.answer(res, { tenant, userHash, key, operation: 'context', request: body }, admission, async (claim) => ({
         status: 200,
-        body: await services.context.decide(tenant, body, admission),
+        body: await services.context.decide(tenant, body, { limit: admission, claim }),
       }));
     },
     outcome: async (req, res) => {
@@ -112,8 +113,8 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
       const key = idempotencyKeyOf(req);
       const { tenant } = authContext(res);
       const claims = services.outcome.open(tenant, body);
-      const accept = async () => {
-        await services.outcome.record(tenant, body, claims);
+      const accept = async (key?: KeyClaim) => {
+        await services.outcome.record(tenant, body, claims, key);
         return { status: 202, body: OUTCOME_ACCEPTED };
       };
       if (key === undefined) return sendJson(res, 202, (await accept()).body);

@@ -9,7 +9,7 @@ import type { ContextRequest } from '../schemas/request.schemas';
 import type { ContextResponse } from '../schemas/response.schemas';
 import type { KnownUsers } from './known-users';
 import type { PopulationLoader } from './population-loader';
-import type { LimitWithRead, ProfileLoader } from './profile-loader';
+import type { FirstRead, ProfileLoader } from './profile-loader';
 
 /**
  * POST /v1/context: decide from the cached profile and answer; the decision is logged behind
@@ -30,15 +30,18 @@ export class ContextService {
     return this.users.of(tenant, userId).hash;
   }
 
-  /** `limit`: a live key's limit check, made with the profile's first read (it throws the refusal). */
-  async decide(tenant: Tenant, request: ContextRequest, limit?: LimitWithRead): Promise<ContextResponse> {
+  /**
+   * `first`: what the profile's first read settles with it — a live key's limit check (it throws
+   * the refusal) and the request's idempotency claim (it throws IdempotencyKeyHeld).
+   */
+  async decide(tenant: Tenant, request: ContextRequest, first: FirstRead = {}): Promise<ContextResponse> {
     const user = this.users.of(tenant, request.userId);
     const hash = user.hash;
     const loading = this.populations.get(tenant);
     // The profile read settles a live key's limit: its answer (a 429, say) comes before any
     // failure of the prior's, which is awaited after it (and not left unhandled meanwhile).
     loading.catch(() => undefined);
-    const profile = await this.profiles.findOrCreate(user, limit);
+    const profile = await this.profiles.findOrCreate(user, first);
     const prior = await loading;
     const state = profile.state;
     const context: DecisionContext = {};

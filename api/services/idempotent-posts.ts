@@ -2,7 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Tenant } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
-import type { IdempotencyRecords } from '../../shared/idempotency/idempotency.repository';
+import {
+  IdempotencyKeyHeld,
+  type IdempotencyRecord,
+  type IdempotencyRecords,
+  type KeyClaim,
+} from '../../shared/idempotency/idempotency.repository';
 import type { Logger } from '../../shared/logger/logger';
 import { sendJson, sendJsonText } from '../http/send-json';
 import type { Admission } from '../middleware/rate-limit.middleware';
@@ -43,7 +48,9 @@ export interface Answer {
 /**
  * Runs POSTs that carry an Idempotency-Key once per key and window: the first request holds a
  * lease while it runs, and its success is stored and replayed to every later request with the
- * same key and request; an error is not stored (the key is freed, a retry runs again).
+ * same key and request; an error is not stored (the key is freed, a retry runs again). The
+ * lease is taken by the request's first Redis call in its user's slot (`execute` passes the
+ * claim on), not by a call of its own (docs/adr/0020-idempotency-keys.md).
  */
 export class IdempotentPosts {
   constructor(
@@ -59,42 +66,55 @@ export class IdempotentPosts {
 
   /**
    * Answers `res` with the stored response, a 409, or what `execute` returns (stored first).
+   * `execute` must send `claim` with its first call in the user's slot, before any effect.
    * `admission`: a live request's limit that the route deferred to its profile read, settled
    * before a replay is answered.
    */
-  async answer(res: Response, call: IdempotentCall, admission: Admission | undefined, execute: () => Promise<Answer>): Promise<void> {
+  async answer(
+    res: Response,
+    call: IdempotentCall,
+    admission: Admission | undefined,
+    execute: (claim: KeyClaim) => Promise<Answer>,
+  ): Promise<void> {
     const { records, windowMs, leaseMs } = this.deps;
-    const { tenant, userHash } = call;
-    const digest = keyDigest(call.key);
     const fingerprint = requestFingerprint(call.operation, call.request);
-    const claim = await records.claim(tenant, userHash, digest, { token: randomUUID(), fingerprint, leaseMs, windowMs, now: Date.now() });
-    if (claim.kind === 'found') {
-      const { record } = claim;
-      if (record.fingerprint !== fingerprint) {
-        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
-      }
-      if (record.state === 'in-flight') {
-        throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry shortly', undefined, {
-          'Retry-After': '1',
-        });
-      }
-      if (admission?.pending) await admission.alone();
-      res.setHeader('Idempotent-Replayed', 'true');
-      return sendJson(res, record.status, record.response);
-    }
+    const claim = records.prepareClaim(call.tenant, call.userHash, keyDigest(call.key), {
+      token: randomUUID(),
+      fingerprint,
+      leaseMs,
+      windowMs,
+      now: Date.now(),
+    });
     let answer: Answer;
     try {
-      answer = await execute();
+      answer = await execute(claim);
     } catch (error) {
-      records.release(tenant, userHash, digest, claim.lease).catch((failure: unknown) => this.lost(failure));
+      if (error instanceof IdempotencyKeyHeld) return this.replay(res, error.record, fingerprint, admission);
+      if (claim.acquired) records.release(claim).catch((failure: unknown) => this.lost(failure));
       throw error;
     }
+    if (!claim.acquired) throw new Error('an idempotent POST answered without claiming its key');
     // Stored before it is sent: a client that gets the answer and sends the key again is replayed, not told "in use".
     const responseText = JSON.stringify(answer.body);
     await records
-      .complete(tenant, userHash, digest, claim.lease, { fingerprint, status: answer.status, responseText, windowMs })
+      .complete(claim, { fingerprint, status: answer.status, responseText, windowMs })
       .catch((failure: unknown) => this.lost(failure));
     sendJsonText(res, answer.status, responseText);
+  }
+
+  /** The answer to a request whose key is held: the stored response, or why not. */
+  private async replay(res: Response, record: IdempotencyRecord, fingerprint: string, admission: Admission | undefined): Promise<void> {
+    if (record.fingerprint !== fingerprint) {
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
+    }
+    if (record.state === 'in-flight') {
+      throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry shortly', undefined, {
+        'Retry-After': '1',
+      });
+    }
+    if (admission?.pending) await admission.alone();
+    res.setHeader('Idempotent-Replayed', 'true');
+    sendJson(res, record.status, record.response);
   }
 
   /** The answer is sent anyway; the lease expires within the deadline and a retry runs again. */

@@ -6,6 +6,7 @@ import type { BatchedProducer } from '../../shared/jobs/batched-producer';
 import type { OutcomeJob } from '../../shared/jobs/catalog';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
 import { isWellFormedRequestId, verifyRequestId, type RequestIdClaims } from '../../shared/ids/request-id';
+import type { KeyClaim } from '../../shared/idempotency/idempotency.repository';
 import type { OutcomeClaims } from '../../shared/profile/outcome-claims.repository';
 import type { OutcomeRequest } from '../schemas/request.schemas';
 
@@ -49,10 +50,13 @@ export class OutcomeService {
     return claims;
   }
 
-  /** Claims the outcome of an opened requestId and enqueues it. */
-  async record(tenant: Tenant, request: OutcomeRequest, claims: RequestIdClaims, now = Date.now()): Promise<void> {
+  /**
+   * Claims the outcome of an opened requestId and enqueues it. `key`: the request's idempotency
+   * claim, taken first in the same call (a held key throws IdempotencyKeyHeld).
+   */
+  async record(tenant: Tenant, request: OutcomeRequest, claims: RequestIdClaims, key?: KeyClaim, now = Date.now()): Promise<void> {
     const { requestId, metadata, ...signals } = request;
-    const claim = await this.claims.claim(tenant, requestId, claims.userHash, outcomeFingerprint(signals), now);
+    const claim = await this.claims.claim(tenant, requestId, claims.userHash, outcomeFingerprint(signals), now, key);
     if (claim === 'conflict') {
       throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
     }

@@ -3,6 +3,7 @@ import type { Db } from '../../shared/db/database';
 import type { Tenant } from '../../shared/domain/environment';
 import type { Engine } from '../../shared/domain/engine/engine';
 import { newProfile, type StoredProfile } from '../../shared/profile/profile';
+import type { KeyClaim } from '../../shared/idempotency/idempotency.repository';
 import type { FreshProfile, FreshRead, ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { PENDING_OUTCOME_HORIZON_MS, type SettledOutcomes } from '../../shared/profile/pending-outcomes.repository';
 import { findProfile } from '../../shared/profile/profile.repository';
@@ -13,6 +14,12 @@ import type { PopulationLoader } from './population-loader';
 /** A live request's limit check, made together with its first profile read (one Redis call). */
 export interface LimitWithRead {
   withRead(read: FreshRead): Promise<FreshProfile>;
+}
+
+/** What a request's first profile read settles with it, in the same round trip. */
+export interface FirstRead {
+  limit?: LimitWithRead | undefined;
+  claim?: KeyClaim | undefined;
 }
 
 /** How long a profile read waits for a worker to apply the user's pending outcomes. */
@@ -52,15 +59,17 @@ export class ProfileLoader {
   }
 
   /**
-   * `find` for a user the caller has looked up already; `limit`, when given, sends the first
-   * read (a live context call's goes with its limit check, and throws its refusal).
+   * `find` for a user the caller has looked up already. The first read carries what the request
+   * settles in the same round trip: `limit`, a live context call's limit check (it throws its
+   * refusal), and `claim`, its idempotency key's claim (it throws IdempotencyKeyHeld).
    */
-  async findKnown(user: KnownUser, limit?: LimitWithRead): Promise<StoredProfile | null> {
+  async findKnown(user: KnownUser, first: FirstRead = {}): Promise<StoredProfile | null> {
     const { tenant, userId } = user;
     const known = user.profile;
     const since = () => Date.now() - PENDING_OUTCOME_HORIZON_MS;
     const read = () => this.cache.readFresh(user, since(), known);
-    let current = limit ? await limit.withRead(this.cache.prepareFresh(user, since(), known)) : await read();
+    const firstRead = this.cache.prepareFresh(user, since(), known, first.claim);
+    let current = first.limit ? await first.limit.withRead(firstRead) : await this.cache.sendFresh(firstRead);
     if (current.pending > 0) {
       const deadline = Date.now() + OUTCOME_WAIT_MS;
       const key = this.settled.keyOf(tenant, user.hash);
@@ -88,8 +97,8 @@ export class ProfileLoader {
   }
 
   /** The user's profile, created lazily in cold_start (persisted by the worker). */
-  async findOrCreate(user: KnownUser, limit?: LimitWithRead): Promise<StoredProfile> {
-    const found = await this.findKnown(user, limit);
+  async findOrCreate(user: KnownUser, first: FirstRead = {}): Promise<StoredProfile> {
+    const found = await this.findKnown(user, first);
     if (found) return found;
     return this.cache.putIfAbsent(user.tenant, await this.seed(user.tenant, user.userId, randomUUID(), new Date()));
   }

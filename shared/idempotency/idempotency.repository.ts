@@ -16,24 +16,52 @@ import { defineScripts } from '../redis/scripts';
 export type IdempotencyRecord =
   { state: 'in-flight'; lease: string; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; response: unknown };
 
-export type Claim = { kind: 'acquired'; lease: string } | { kind: 'found'; record: IdempotencyRecord };
+/**
+ * The claim's reply inside the script that carries it: {0, record} when the key is held,
+ * {1, reply} when the lease was taken, reply being the carrying script's own.
+ */
+export type ClaimReply<Reply> = [0, string] | [1, Reply];
+
+/** Thrown where a claim finds its key held: the request stops, and is answered from the record. */
+export class IdempotencyKeyHeld extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super('the idempotency key is held');
+  }
+}
 
 /**
- * Claim, complete and release are scripts (shared/redis/lua/idempotencyClaim-2.lua,
- * idempotencyComplete-1.lua, idempotencyRelease-1.lua): each reads the key and writes it only
- * when it holds what the caller expects.
+ * A claim prepared to travel with the first call its request makes in the user's slot (the
+ * profile read of a context call, the outcome claim of an outcome): a round trip less than a
+ * claim of its own (docs/adr/0020-idempotency-keys.md). The carrying script runs
+ * includes/idempotencyClaim.lua with these keys and arguments first.
+ */
+export class KeyClaim {
+  /** Whether this request holds the key: its lease was taken and not given back. */
+  acquired = false;
+
+  constructor(
+    readonly keys: [record: string, index: string],
+    readonly args: [lease: string, leaseMs: number, digest: string, now: number, windowMs: number],
+  ) {}
+
+  get lease(): string {
+    return this.args[0];
+  }
+
+  /** The carrying script's own reply once the lease is taken; throws IdempotencyKeyHeld when the key is held. */
+  settle<Reply>(reply: ClaimReply<Reply>): Reply {
+    if (reply[0] === 0) throw new IdempotencyKeyHeld(decode(reply[1]));
+    this.acquired = true;
+    return reply[1];
+  }
+}
+
+/**
+ * Complete and release are scripts (shared/redis/lua/idempotencyComplete-1.lua,
+ * idempotencyRelease-1.lua): each writes the key only when it still holds the request's lease.
  */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosIdempotencyClaim(
-      record: string,
-      index: string,
-      lease: string,
-      leaseMs: number,
-      digest: string,
-      now: number,
-      windowMs: number,
-    ): Result<string | null, Context>;
     cosIdempotencyComplete(record: string, lease: string, response: string, windowMs: number): Result<0 | 1, Context>;
     cosIdempotencyRelease(record: string, lease: string): Result<0 | 1, Context>;
   }
@@ -44,46 +72,34 @@ export class IdempotencyRecords {
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    defineScripts(redis, ['cosIdempotencyClaim', 'cosIdempotencyComplete', 'cosIdempotencyRelease']);
+    defineScripts(redis, ['cosIdempotencyComplete', 'cosIdempotencyRelease']);
   }
 
-  /** Takes the key for a request with this fingerprint, or returns what the key holds. */
-  async claim(
+  /** A claim of the key for a request with this fingerprint, to send with the request's first call in the user's slot. */
+  prepareClaim(
     tenant: Tenant,
     userHash: string,
     digest: string,
     claim: { token: string; fingerprint: string; leaseMs: number; windowMs: number; now: number },
-  ): Promise<Claim> {
+  ): KeyClaim {
     const lease = JSON.stringify({ lease: claim.token, fingerprint: claim.fingerprint });
-    const held = await this.redis.cosIdempotencyClaim(
-      this.keys.idempotency(tenant, userHash, digest),
-      this.keys.idempotencyIndex(tenant, userHash),
-      lease,
-      claim.leaseMs,
-      digest,
-      claim.now,
-      claim.windowMs,
+    return new KeyClaim(
+      [this.keys.idempotency(tenant, userHash, digest), this.keys.idempotencyIndex(tenant, userHash)],
+      [lease, claim.leaseMs, digest, claim.now, claim.windowMs],
     );
-    if (held === null) return { kind: 'acquired', lease };
-    return { kind: 'found', record: decode(held) };
   }
 
   /** Stores the response in place of the lease; false when the lease was lost (expired, erased). */
-  async complete(
-    tenant: Tenant,
-    userHash: string,
-    digest: string,
-    lease: string,
-    done: { fingerprint: string; status: number; responseText: string; windowMs: number },
-  ): Promise<boolean> {
+  async complete(claim: KeyClaim, done: { fingerprint: string; status: number; responseText: string; windowMs: number }): Promise<boolean> {
     // The response as it was sent, serialised once: the record reads back as {fingerprint, status, response}.
     const record = `{"fingerprint":${JSON.stringify(done.fingerprint)},"status":${done.status},"response":${done.responseText}}`;
-    return (await this.redis.cosIdempotencyComplete(this.keys.idempotency(tenant, userHash, digest), lease, record, done.windowMs)) === 1;
+    return (await this.redis.cosIdempotencyComplete(claim.keys[0], claim.lease, record, done.windowMs)) === 1;
   }
 
   /** Frees the key for a retry (the request failed without a response worth replaying). */
-  async release(tenant: Tenant, userHash: string, digest: string, lease: string): Promise<void> {
-    await this.redis.cosIdempotencyRelease(this.keys.idempotency(tenant, userHash, digest), lease);
+  async release(claim: KeyClaim): Promise<void> {
+    claim.acquired = false;
+    await this.redis.cosIdempotencyRelease(claim.keys[0], claim.lease);
   }
 
   /** Deletes every record of a user (erasure); returns how many its index listed. */

@@ -1,5 +1,6 @@
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
+import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository';
 import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
@@ -16,6 +17,16 @@ declare module 'ioredis' {
     cosLimitThenReadProfile(
       ...keysThenArgs: [...LimitCall['keys'], ...FreshRead['keys'], ...LimitCall['args'], ...FreshRead['args']]
     ): Result<[LimitReply, (FreshReply | string)?], Context>;
+    cosLimitClaimThenReadProfile(
+      ...keysThenArgs: [
+        ...LimitCall['keys'],
+        ...KeyClaim['keys'],
+        ...FreshRead['keys'],
+        ...LimitCall['args'],
+        ...KeyClaim['args'],
+        ...FreshRead['args'],
+      ]
+    ): Result<[LimitReply, (ClaimReply<FreshReply> | string)?], Context>;
   }
 }
 
@@ -37,12 +48,21 @@ function settle(decision: LimitDecision, read: () => FreshProfile): LimitedRead 
   }
 }
 
+/** The reply of the part of a script that runs after the limiter admitted the request, or its failure thrown. */
+function succeeded<Reply>(reply: Reply | string | undefined): Reply {
+  if (reply === undefined || typeof reply === 'string') throw new Error(`the profile read failed: ${reply ?? 'no reply'}`);
+  return reply;
+}
+
 /**
  * A live context call's limiter check and first profile read in one Redis call
  * (docs/adr/0016-hot-path.md): a Redis command costs the API more CPU than most of a cached
  * call's own work. On one node the two scripts run as one, the read only when the limiter
  * admits; on a cluster the limiter's and the user's keys live in different slots, so the two
- * are sent together (one wait, two commands) and a refused request's read is dropped.
+ * are sent together (one wait, two commands) and a refused request's read is dropped. A read
+ * that carries an idempotency claim takes the key after the limiter admitted the request
+ * (limitClaimThenReadProfile-8.lua); on a cluster, at the same time, and a refused request's
+ * caller gives the key back.
  */
 export class LimitedProfileRead {
   constructor(
@@ -51,7 +71,7 @@ export class LimitedProfileRead {
     private readonly limiter: Limiter,
     private readonly cache: Pick<ProfileCache, 'sendFresh'>,
   ) {
-    defineScripts(redis, ['cosLimitThenReadProfile']);
+    defineScripts(redis, ['cosLimitThenReadProfile', 'cosLimitClaimThenReadProfile']);
   }
 
   /** `read` comes from ProfileCache.prepareFresh (whose cache, on this client, also sends it alone). */
@@ -65,10 +85,19 @@ export class LimitedProfileRead {
       });
     }
     const limit = this.limiter.prepare(input);
+    const { claim } = read;
+    if (claim) {
+      const [verdict, reply] = await this.redis.cosLimitClaimThenReadProfile(
+        ...limit.keys,
+        ...claim.keys,
+        ...read.keys,
+        ...limit.args,
+        ...claim.args,
+        ...read.args,
+      );
+      return settle(limit.decide(verdict), () => read.read(claim.settle(succeeded(reply))));
+    }
     const [verdict, fresh] = await this.redis.cosLimitThenReadProfile(...limit.keys, ...read.keys, ...limit.args, ...read.args);
-    return settle(limit.decide(verdict), () => {
-      if (fresh === undefined || typeof fresh === 'string') throw new Error(`the profile read failed: ${fresh ?? 'no reply'}`);
-      return read.read(fresh);
-    });
+    return settle(limit.decide(verdict), () => read.read(succeeded(fresh)));
   }
 }

@@ -3,6 +3,7 @@ import type { Tenant } from '../domain/environment';
 import { OUTCOME_FINGERPRINT_GRACE_SECONDS, type RedisKeys } from '../redis/key-names';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
+import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository';
 import { PENDING_OUTCOME_TTL_SECONDS } from './pending-outcomes.repository';
 
 /**
@@ -20,7 +21,20 @@ declare module 'ioredis' {
       requestId: string,
       acceptedAt: number,
       pendingTtl: number,
-    ): Result<'new' | 'same' | 'conflict', Context>;
+    ): Result<OutcomeClaim, Context>;
+    cosClaimKeyThenOutcome(
+      ...keysThenArgs: [
+        ...KeyClaim['keys'],
+        key: string,
+        pendingKey: string,
+        ...KeyClaim['args'],
+        fingerprint: string,
+        ttl: number,
+        requestId: string,
+        acceptedAt: number,
+        pendingTtl: number,
+      ]
+    ): Result<ClaimReply<OutcomeClaim>, Context>;
   }
 }
 
@@ -40,19 +54,46 @@ export class OutcomeClaims {
     outcomeWindowMs: number,
   ) {
     this.ttlSeconds = Math.ceil(outcomeWindowMs / 1000) + OUTCOME_FINGERPRINT_GRACE_SECONDS;
-    defineScripts(redis, ['cosClaimOutcome']);
+    defineScripts(redis, ['cosClaimOutcome', 'cosClaimKeyThenOutcome']);
   }
 
-  /** Claims the requestId's outcome under its fingerprint and, when first, marks it pending. */
-  claim(tenant: Tenant, requestId: string, userHash: string, fingerprint: string, now: number): Promise<OutcomeClaim> {
-    return this.redis.cosClaimOutcome(
-      this.keys.outcomeFingerprint(requestId, userHash),
-      this.keys.pendingOutcomes(tenant, userHash),
-      fingerprint,
-      this.ttlSeconds,
-      requestId,
-      now,
-      PENDING_OUTCOME_TTL_SECONDS,
+  /**
+   * Claims the requestId's outcome under its fingerprint and, when first, marks it pending.
+   * `key`: the request's idempotency claim, taken first in the same call
+   * (claimKeyThenOutcome-4.lua); a held key throws IdempotencyKeyHeld and claims nothing.
+   */
+  async claim(
+    tenant: Tenant,
+    requestId: string,
+    userHash: string,
+    fingerprint: string,
+    now: number,
+    key?: KeyClaim,
+  ): Promise<OutcomeClaim> {
+    const fingerprintKey = this.keys.outcomeFingerprint(requestId, userHash);
+    const pendingKey = this.keys.pendingOutcomes(tenant, userHash);
+    if (!key)
+      return this.redis.cosClaimOutcome(
+        fingerprintKey,
+        pendingKey,
+        fingerprint,
+        this.ttlSeconds,
+        requestId,
+        now,
+        PENDING_OUTCOME_TTL_SECONDS,
+      );
+    return key.settle(
+      await this.redis.cosClaimKeyThenOutcome(
+        ...key.keys,
+        fingerprintKey,
+        pendingKey,
+        ...key.args,
+        fingerprint,
+        this.ttlSeconds,
+        requestId,
+        now,
+        PENDING_OUTCOME_TTL_SECONDS,
+      ),
     );
   }
 

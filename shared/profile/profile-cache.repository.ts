@@ -3,6 +3,7 @@ import { ERASED_TTL_SECONDS, PROFILE_CACHE_TTL_SECONDS, type RedisKeys } from '.
 import type { Tenant } from '../domain/environment';
 import { execEach, execPipeline, type RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
+import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository';
 import { storedProfileSchema, type StoredProfile } from './profile';
 
 /**
@@ -28,6 +29,8 @@ export interface FreshRead {
   keys: [profileKey: string, pendingKey: string];
   args: [since: number, knownVersion: string, knownGeneration: string, knownUpdatedAt: string];
   read: (reply: FreshReply) => FreshProfile;
+  /** The request's idempotency key, claimed first in the same call; `read` throws IdempotencyKeyHeld when it is held. */
+  claim?: KeyClaim;
 }
 
 declare module 'ioredis' {
@@ -50,6 +53,9 @@ declare module 'ioredis' {
       updatedAt: string,
     ): Result<string, Context>;
     cosReadProfileFresh(...keysThenArgs: [...FreshRead['keys'], ...FreshRead['args']]): Result<FreshReply, Context>;
+    cosClaimThenReadProfile(
+      ...keysThenArgs: [...KeyClaim['keys'], ...FreshRead['keys'], ...KeyClaim['args'], ...FreshRead['args']]
+    ): Result<ClaimReply<FreshReply>, Context>;
   }
 }
 
@@ -64,7 +70,7 @@ export class ProfileCache {
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {
-    defineScripts(redis, ['cosWriteProfileIfNewer', 'cosPutProfileIfAbsent', 'cosReadProfileFresh']);
+    defineScripts(redis, ['cosWriteProfileIfNewer', 'cosPutProfileIfAbsent', 'cosReadProfileFresh', 'cosClaimThenReadProfile']);
   }
 
   async read(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
@@ -82,14 +88,17 @@ export class ProfileCache {
     return this.sendFresh(this.prepareFresh(at, since, known));
   }
 
-  /** Sends a prepared read on its own. */
+  /** Sends a prepared read on its own (with its claim, when it carries one: claimThenReadProfile-4.lua). */
   async sendFresh(read: FreshRead): Promise<FreshProfile> {
-    return read.read(await this.redis.cosReadProfileFresh(...read.keys, ...read.args));
+    const { claim } = read;
+    if (!claim) return read.read(await this.redis.cosReadProfileFresh(...read.keys, ...read.args));
+    return read.read(claim.settle(await this.redis.cosClaimThenReadProfile(...claim.keys, ...read.keys, ...claim.args, ...read.args)));
   }
 
   /** `readFresh`'s keys and arguments, and the reading of its reply (sent alone or with the limiter, limited-read.ts). */
-  prepareFresh(at: { profileKey: string; pendingKey: string }, since: number, known: StoredProfile | null): FreshRead {
+  prepareFresh(at: { profileKey: string; pendingKey: string }, since: number, known: StoredProfile | null, claim?: KeyClaim): FreshRead {
     return {
+      ...(claim ? { claim } : {}),
       keys: [at.profileKey, at.pendingKey],
       args: [since, known ? String(known.version) : '', known?.generation ?? '', known?.updatedAt ?? ''],
       read: ([pending, version, data]) => {

@@ -142,6 +142,46 @@ it("checks a live key's limit in the same Redis round trip as the profile read: 
   expect(requestCommands()).toEqual(Array(perCall * n + (deps.decisions.batchesSent - sentBefore)).fill('EVALSHA'));
 });
 
+it('takes an Idempotency-Key in the round trip of the first read: a keyed call costs one command more, storing its answer', async () => {
+  const live = (await new KeyService(env.db, TEST_SECRET).create({ account: 'hot', environment: 'live', rateLimitRps: 1000 })).key;
+  let n = 0;
+  const keyed = (apiKey: string, path: string, body: object) =>
+    request(app)
+      .post(path)
+      .set({ ...bearer(apiKey), 'Idempotency-Key': `hot-${++n}` })
+      .send(body);
+  const body = { userId: 'keyed-user', task: 'Reply', complexity: 'low' };
+  // Warm: the user's profile, the keys' credentials, and the scripts on this Redis server.
+  for (const apiKey of [key, live]) for (let i = 0; i < 2; i++) expect((await keyed(apiKey, '/v1/context', body)).status).toBe(200);
+  // Outcomes for another user: a pending outcome makes its user's reads wait for the worker.
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) ids.push((await keyed(key, '/v1/context', { ...body, userId: 'keyed-outcomes' })).body.requestId);
+  expect((await keyed(key, '/v1/outcome', { requestId: ids.shift(), started: true })).status).toBe(202);
+  await deps.decisions.sendNow();
+  const calls = 5;
+  const count = async (run: () => Promise<void>) => {
+    redisProxy.reset();
+    const sentBefore = deps.decisions.batchesSent;
+    await run();
+    await deps.decisions.sendNow();
+    const commands = requestCommands();
+    expect(new Set(commands)).toEqual(new Set(['EVALSHA']));
+    return commands.length - (deps.decisions.batchesSent - sentBefore);
+  };
+  const contexts = (apiKey: string) => async () => {
+    for (let i = 0; i < calls; i++) expect((await keyed(apiKey, '/v1/context', body)).status).toBe(200);
+  };
+  // The claim with the profile read, then the stored answer.
+  expect(await count(contexts(key))).toBe(2 * calls);
+  // A live key's limiter runs first in that script; on a cluster it is a command of its own (another slot).
+  expect(await count(contexts(live))).toBe((env.clusterNodes ? 3 : 2) * calls);
+  // The claim with the outcome's claim, the job's enqueue, then the stored answer.
+  const outcomes = await count(async () => {
+    for (const requestId of ids) expect((await keyed(key, '/v1/outcome', { requestId, started: true })).status).toBe(202);
+  });
+  expect(outcomes).toBe(3 * ids.length);
+});
+
 it('answers a cached user while Postgres hangs (connections open, nothing answered): the hot path never waits on it', async () => {
   expect((await context('hang-user')).status).toBe(200); // cached now
   pgProxy.hold();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { keyDigest, requestFingerprint } from '../../api/services/idempotent-posts';
 import { IdempotencyRecords } from '../../shared/idempotency/idempotency.repository';
+import { ProfileCache } from '../../shared/profile/profile-cache.repository';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 
 /**
@@ -76,14 +77,18 @@ describe('POST /v1/context with an Idempotency-Key', () => {
     const tenant = await acme();
     const records = new IdempotencyRecords(h.env.redis, h.env.keys);
     const userHash = h.deps.context.userHash(tenant, body.userId);
-    const claim = await records.claim(tenant, userHash, keyDigest(idem), {
+    const claim = records.prepareClaim(tenant, userHash, keyDigest(idem), {
       token: 'crashed',
       fingerprint: requestFingerprint('context', body),
       leaseMs: DEADLINE_MS,
       windowMs: WINDOW_MS,
       now: Date.now(),
     });
-    expect(claim.kind).toBe('acquired');
+    // Taken as a context call takes it: with the user's first profile read.
+    const cache = new ProfileCache(h.env.redis, h.env.keys);
+    const at = { profileKey: h.env.keys.profile(tenant, body.userId), pendingKey: h.env.keys.pendingOutcomes(tenant, userHash) };
+    await cache.sendFresh(cache.prepareFresh(at, 0, null, claim));
+    expect(claim.acquired).toBe(true);
     const busy = await context(key, body, idem).expect(409);
     expect(busy.body.error).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE', statusCode: 409 });
     expect(busy.headers['retry-after']).toBe('1');

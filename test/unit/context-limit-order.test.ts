@@ -27,7 +27,7 @@ it("answers with the limiter's refusal even when the prior's read failed first",
       service.decide(
         { accountId: 'acct_1', environment: 'live' },
         { userId: 'u', task: 't' },
-        { withRead: async () => ({ profile: null, pending: 0 }) },
+        { limit: { withRead: async () => ({ profile: null, pending: 0 }) } },
       ),
     ).rejects.toBe(refused);
     await new Promise((resolve) => setImmediate(resolve));

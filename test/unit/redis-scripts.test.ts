@@ -13,11 +13,13 @@ import { loadScripts, LUA_DIR, resolveIncludes, type ScriptCommand } from '../..
 /** Every typed script command: the compiler fails this list when a signature is added or removed. */
 const TYPED: Record<ScriptCommand, true> = {
   cosAddTraffic: true,
+  cosClaimKeyThenOutcome: true,
   cosClaimOutcome: true,
-  cosIdempotencyClaim: true,
+  cosClaimThenReadProfile: true,
   cosIdempotencyComplete: true,
   cosIdempotencyRelease: true,
   cosLimitAndMeter: true,
+  cosLimitClaimThenReadProfile: true,
   cosLimitThenReadProfile: true,
   cosMeterRefused: true,
   cosPutProfileIfAbsent: true,

@@ -1,0 +1,27 @@
+--[[
+  An idempotency key's claim (docs/API.md#idempotent-requests), as a function, so that the first
+  call a POST makes in its user's slot takes the key in the same round trip
+  (claimThenReadProfile-4.lua, limitClaimThenReadProfile-8.lua, claimKeyThenOutcome-4.lua).
+
+  claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
+    recordKey  the idempotency record
+    indexKey   the user's index of records (sorted set: key digest → expiry, epoch ms; expired
+               members are pruned here)
+    lease      the record while the request runs
+    leaseMs    the lease's lifetime (ms)
+    digest     the key's digest (the index member)
+    now        epoch ms
+    windowMs   the idempotency window (ms)
+
+  Returns nil when the lease was taken, else the record the key holds.
+]]
+local function claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
+  local current = redis.call('GET', recordKey)
+  if current then return current end
+  redis.call('SET', recordKey, lease, 'PX', leaseMs)
+  local at = tonumber(now)
+  redis.call('ZADD', indexKey, at + tonumber(windowMs), digest)
+  redis.call('ZREMRANGEBYSCORE', indexKey, '-inf', at)
+  redis.call('PEXPIRE', indexKey, windowMs)
+  return nil
+end

@@ -1,0 +1,54 @@
+--[[
+  cosLimitClaimThenReadProfile (shared/limits/limited-read.ts): a live context call's limiter,
+  when it admits the request its idempotency key's claim, and when the key was taken the
+  user's profile read, in one call (docs/adr/0020-idempotency-keys.md). Its KEYS and ARGV are
+  limitAndMeter-4.lua's, then includes/idempotencyClaim.lua's, then readProfileFresh-2.lua's.
+
+  Input:
+    KEYS[1] the API key's sliding log                  (limitAndMeter-4.lua KEYS[1])
+    KEYS[2] the account's request count of the month   (KEYS[2])
+    KEYS[3] the day's usage hash                       (KEYS[3])
+    KEYS[4] the set of days with usage                 (KEYS[4])
+    KEYS[5] the idempotency record                     (includes/idempotencyClaim.lua)
+    KEYS[6] the user's index of idempotency records
+    KEYS[7] the user's cached profile                  (readProfileFresh-2.lua KEYS[1])
+    KEYS[8] the user's pending-outcome marks           (KEYS[2])
+
+    ARGV[1] now in epoch µs, or '' for Redis time      (limitAndMeter-4.lua ARGV[1])
+    ARGV[2] the key's limit per second                 (ARGV[2])
+    ARGV[3] the account's quota per month, 0 for none  (ARGV[3])
+    ARGV[4] the usage field of this request as 2xx     (ARGV[4])
+    ARGV[5] the usage field of this request as 429     (ARGV[5])
+    ARGV[6] seconds the month's count is kept          (ARGV[6])
+    ARGV[7] today, YYYY-MM-DD (UTC)                    (ARGV[7])
+    ARGV[8] this admission's log member                (ARGV[8])
+    ARGV[9]  the lease                                 (includes/idempotencyClaim.lua)
+    ARGV[10] the lease's lifetime (ms)
+    ARGV[11] the key's digest
+    ARGV[12] now (epoch ms)
+    ARGV[13] the idempotency window (ms)
+    ARGV[14] count the marks from this time on (ms)    (readProfileFresh-2.lua ARGV[1])
+    ARGV[15] the version of the caller's copy          (ARGV[2])
+    ARGV[16] the generation of the caller's copy       (ARGV[3])
+    ARGV[17] the update time of the caller's copy      (ARGV[4])
+
+  Output:
+    {verdict} when the limiter refused the request; {verdict, {0, record}} when the key is held;
+    {verdict, {1, read}} when the lease was taken and the profile read; {verdict, error message}
+    when the claim or the read failed. A script does not roll back: the limiter's counts stand,
+    and the caller must still meter the request.
+]]
+--- @include "limitAndMeter"
+--- @include "idempotencyClaim"
+--- @include "readProfileFresh"
+
+local verdict = limitAndMeter(KEYS[1], KEYS[2], KEYS[3], KEYS[4],
+                              ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+if verdict[1] ~= 1 then return {verdict} end
+local ok, reply = pcall(function()
+  local held = claimIdempotencyKey(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13])
+  if held then return {0, held} end
+  return {1, readProfileFresh(KEYS[7], KEYS[8], ARGV[14], ARGV[15], ARGV[16], ARGV[17])}
+end)
+if not ok then return {verdict, type(reply) == 'table' and reply.err or tostring(reply)} end
+return {verdict, reply}
