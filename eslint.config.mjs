@@ -6,7 +6,9 @@
 //    imports none of them.
 // 2. Inside shared/, the foundations import no other part of shared/, and the clients (db/,
 //    redis/) only the foundations.
-// 3. The Redis and Postgres clients (ioredis, connect-redis, pg, BullMQ's queues and workers, and
+// 3. The API's lean HTTP layer (api/http/, docs/adr/0016-hot-path.md) is reached only through
+//    its index: no other module depends on how it works.
+// 4. The Redis and Postgres clients (ioredis, connect-redis, pg, BullMQ's queues and workers, and
 //    shared/redis/redis.ts, the client every Redis call goes through) are imported only by the
 //    modules of CLIENT_ALLOW_LIST, each with its reason. Postgres is reached through Kysely's `Db`
 //    handle, which every layer passes down, so an import rule cannot tell a query from a
@@ -94,6 +96,12 @@ const ZONES = [
     forbid: ['shared/**'],
     allow: dirs([...SHARED_FOUNDATIONS, ...SHARED_CLIENTS]),
     message: `the clients of shared/ (${SHARED_CLIENTS.join(', ')}) import only each other and the foundations`,
+  },
+  {
+    files: ['api/**'],
+    except: ['api/http/**'],
+    forbid: ['api/http/**'],
+    message: "the API's lean HTTP layer is imported from api/http (its index), never from its files",
   },
   {
     files: [...PROCESSES.map((name) => `${name}/**`), 'shared/**'],

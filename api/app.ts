@@ -13,7 +13,7 @@ import type { TrafficRecorder } from '../shared/traffic/traffic-recorder';
 import { apiReference } from './openapi/reference';
 import { opsRouter, type OpsDeps } from './routes/ops.routes';
 import { v1Routes, type RouteGuards, type V1Services } from './routes/v1.routes';
-import { frontDoor, ownMessages, type ApiApp } from './http/front-door';
+import { frontDoor, ownMessages, type ApiApp } from './http';
 
 export interface AppDeps extends V1Services, OpsDeps {
   logger: Logger;

@@ -1,9 +1,33 @@
 import { IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
+import { pipeline } from './pipeline';
 
 /** The handler of a static path, found by method and exact path (query string ignored); undefined for anything else. */
 export type ExactRoutes = (method: string | undefined, url: string | undefined) => RequestHandler | undefined;
+
+/**
+ * The routes without path parameters, found by an exact lookup of method and path: a POST to
+ * /v1/context or /v1/outcome skips Express's dispatch, the router's pattern matching and the
+ * route's own dispatch, which cost more per request than the call's own work
+ * (docs/adr/0016-hot-path.md). Anything else — another spelling of the path (a trailing slash,
+ * capitals), another method, a parameterised path — is not found here and goes to the app's
+ * router, which answers it as before. Each handler runs `before` first (the request log).
+ */
+export function exactRoutes(
+  routes: ReadonlyArray<{ method: string; path: string; run: RequestHandler }>,
+  before: RequestHandler,
+): ExactRoutes {
+  const byMethod = new Map<string, Map<string, RequestHandler>>();
+  for (const { method, path, run } of routes) {
+    const key = method.toUpperCase();
+    byMethod.set(key, (byMethod.get(key) ?? new Map<string, RequestHandler>()).set(path, pipeline([before, run])));
+  }
+  return (method, url = '') => {
+    const query = url.indexOf('?');
+    return method === undefined ? undefined : byMethod.get(method)?.get(query < 0 ? url : url.slice(0, query));
+  };
+}
 
 /** The API's HTTP side: `listener` answers each request; `createServer` makes a server that runs it. */
 export interface ApiApp {

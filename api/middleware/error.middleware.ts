@@ -4,7 +4,7 @@ import { isDependencyUnavailable, serviceUnavailable } from '../../shared/errors
 import type { DependencyWatch } from '../../shared/health/dependency-watch';
 import { passedDeadline } from '../../shared/http/request-deadlines';
 import { traceIdOf } from '../../shared/http/trace-id';
-import { BODY_LIMIT_BYTES } from './json-body.middleware';
+import { BODY_LIMIT_BYTES } from '../http';
 import type { Logger } from '../../shared/logger/logger';
 import { requestIdOf } from './request-log.middleware';
 

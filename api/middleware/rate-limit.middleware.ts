@@ -154,6 +154,15 @@ export function deferredAdmission(res: Response): Admission | undefined {
   return res.locals.admission as Admission | undefined;
 }
 
+/**
+ * Settles a limit the route deferred to its first read, when an error comes before that read:
+ * the refusal (429) is the answer then, as on every other route. A route's `BeforeError`.
+ */
+export function settleDeferredLimit(res: Response): Promise<void> | undefined {
+  const admission = deferredAdmission(res);
+  return admission?.pending ? admission.alone() : undefined;
+}
+
 /** When a route's limit is checked: in its own step, or with the handler's first profile read. */
 export type LimitMode = 'now' | 'with-read';
 

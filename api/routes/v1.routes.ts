@@ -2,11 +2,8 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { Scope } from '../../shared/credentials/api-key';
 import { AppError } from '../../shared/errors/app-error';
 import { authContext } from '../middleware/auth.middleware';
-import { deferredAdmission, type LimitMode } from '../middleware/rate-limit.middleware';
-import { jsonBody } from '../middleware/json-body.middleware';
-import { pipeline } from '../middleware/pipeline';
-import { sendJson } from '../http/send-json';
-import type { ExactRoutes } from '../http/front-door';
+import { deferredAdmission, settleDeferredLimit, type LimitMode } from '../middleware/rate-limit.middleware';
+import { exactRoutes, jsonBody, pipeline, sendJson, type ExactRoutes } from '../http';
 import { routeName } from '../middleware/metrics.middleware';
 import {
   contextRequestSchema,
@@ -63,26 +60,6 @@ export type V1Route = (typeof V1_ROUTES)[number];
 export type RouteName = V1Route['name'];
 
 const OUTCOME_ACCEPTED: OutcomeAccepted = { success: true, message: 'Outcome accepted; it will be applied to the profile shortly' };
-
-/**
- * The routes without path parameters, found by an exact lookup of method and path: a POST to
- * /v1/context or /v1/outcome skips Express's dispatch, the router's pattern matching and the
- * route's own dispatch, which cost more per request than the call's own work
- * (docs/adr/0016-hot-path.md). Anything else — another spelling of the path (a trailing slash,
- * capitals), another method, a parameterised path — is not found here and goes to the app's
- * router, which answers it as before. Each handler runs `before` first (the request log).
- */
-function staticRoutes(routes: ReadonlyArray<{ method: Method; path: string; run: RequestHandler }>, before: RequestHandler): ExactRoutes {
-  const byMethod = new Map<string, Map<string, RequestHandler>>();
-  for (const { method, path, run } of routes) {
-    const key = method.toUpperCase();
-    byMethod.set(key, (byMethod.get(key) ?? new Map<string, RequestHandler>()).set(path, pipeline([before, run])));
-  }
-  return (method, url = '') => {
-    const query = url.indexOf('?');
-    return method === undefined ? undefined : byMethod.get(method)?.get(query < 0 ? url : url.slice(0, query));
-  };
-}
 
 /** The /v1 routes: `exactPaths` finds the static paths' handlers (each after `before`), `mount` adds every route to the app. */
 export interface V1Routes {
@@ -145,13 +122,16 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
   };
   const routes = V1_ROUTES.map((route) => {
     const handler = handlers[route.name];
-    const run = pipeline([
-      routeName(route.name),
-      guards.auth(route.scope, route.name),
-      guards.limit(route.name, route.limit),
-      jsonBody,
-      (req: Request, res: Response) => handler(req, res),
-    ]);
+    const run = pipeline(
+      [
+        routeName(route.name),
+        guards.auth(route.scope, route.name),
+        guards.limit(route.name, route.limit),
+        jsonBody,
+        (req: Request, res: Response) => handler(req, res),
+      ],
+      settleDeferredLimit,
+    );
     return { ...route, run };
   });
 
@@ -169,5 +149,5 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
     }
   };
   const staticPaths = routes.filter((route) => !route.path.includes(':'));
-  return { exactPaths: (before) => staticRoutes(staticPaths, before), mount };
+  return { exactPaths: (before) => exactRoutes(staticPaths, before), mount };
 }

@@ -9,7 +9,7 @@ import {
   type KeyClaim,
 } from '../../shared/idempotency/idempotency.repository';
 import type { Logger } from '../../shared/logger/logger';
-import { sendJson, sendJsonText } from '../http/send-json';
+import { sendJson, sendJsonText } from '../http';
 import type { Admission } from '../middleware/rate-limit.middleware';
 
 /** Stripe's limit: long enough for any UUID or composite key a client makes. */

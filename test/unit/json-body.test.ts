@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
-import { jsonBody } from '../../api/middleware/json-body.middleware';
+import { jsonBody } from '../../api/http/json-body';
 
 /** The direct JSON body reader on a stream standing in for the request (the HTTP cases are in test/integration/http-protocol.test.ts). */
 function request(chunks: Buffer[] | null, headers: Record<string, string> = {}): Request {

@@ -114,6 +114,15 @@ const clientsAllowed = lint([
   sample('scripts/x.ts', "import { Redis } from 'ioredis';", "import { runCli } from '../cli/main';"),
 ]);
 
+const leanLayer = lint([
+  sample('api/routes/x.ts', "import { pipeline } from '../http/pipeline';"),
+  sample('api/app.ts', "import { frontDoor } from './http/front-door';"),
+  sample('api/services/x.ts', "import type { ExactRoutes } from '../http/front-door';"),
+  // Allowed: the index, and the layer's own files among themselves.
+  sample('api/routes/x.ts', "import { pipeline, sendJson } from '../http';"),
+  sample('api/http/front-door.ts', "import { pipeline } from './pipeline';"),
+]);
+
 const sdk = lint([
   sample('sdk/src/x.ts', "import { y } from '../../shared/domain/arms';"),
   sample('sdk/src/x.ts', "import { z } from 'zod';"),
@@ -154,6 +163,12 @@ describe('lint: the layering rules', () => {
 
   it('lets the allow-list import them, and everyone import BullMQ types and errors', () => {
     expect(clientsAllowed()).toEqual(Array(10).fill([]));
+  });
+
+  it("reaches the API's lean HTTP layer only through its index", () => {
+    const results = leanLayer();
+    expect(results.slice(0, 3)).toEqual(Array(3).fill([expect.stringMatching(/lean HTTP layer is imported from api\/http \(its index\)/)]));
+    expect(results.slice(3)).toEqual([[], []]);
   });
 
   it("keeps the SDK to its own files and Node's built-ins", () => {
