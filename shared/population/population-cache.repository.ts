@@ -26,14 +26,14 @@ export class PopulationCache {
   }
 
   async read(tenant: Tenant): Promise<StoredPopulation | null> {
-    const [version, data] = await this.redis.hmget(this.keys.population(tenant), 'v', 'd');
+    const [version, data] = await this.redis.hmget(this.keys.population(tenant), 'version', 'data');
     if (!version || !data) return null;
     return { version: Number(version), prior: readPopulation(JSON.parse(data)) };
   }
 
   /** The version of the tenant's cached prior, without the prior; null when there is no copy. */
   async readVersion(tenant: Tenant): Promise<number | null> {
-    const version = await this.redis.hget(this.keys.population(tenant), 'v');
+    const version = await this.redis.hget(this.keys.population(tenant), 'version');
     return version ? Number(version) : null;
   }
 

@@ -74,7 +74,7 @@ export class ProfileCache {
   }
 
   async read(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
-    return decode(await this.redis.hget(this.keys.profile(tenant, userId), 'd'));
+    return decode(await this.redis.hget(this.keys.profile(tenant, userId), 'data'));
   }
 
   /**

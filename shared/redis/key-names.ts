@@ -3,10 +3,12 @@ import { tenantKey, type Environment, type Tenant } from '../domain/environment'
 
 /**
  * Every Redis key the service owns, with its TTL, under a versioned prefix
- * (`<prefix>:v1:`). BullMQ queues use one hash-tagged prefix per event-queue partition
- * (`{<prefix>:q:<n>}`); the maintenance queue lives under the first.
+ * (`<prefix>:v2:`). BullMQ queues use one hash-tagged prefix per event-queue partition
+ * (`{<prefix>:q:<n>}`); the maintenance queue lives under the first. A new cached format (a
+ * hash's field names, a cached JSON's schema) needs a new version, so that entries of the old
+ * one are left behind rather than misread (test/unit/cached-formats.test.ts).
  */
-export const CACHE_SCHEMA_VERSION = 'v1';
+export const CACHE_SCHEMA_VERSION = 'v2';
 
 export const PROFILE_CACHE_TTL_SECONDS = 7 * 86_400;
 /** Erased profile generations are remembered so late cache writes cannot resurrect them. */
@@ -58,11 +60,11 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
   return {
     /** On a cluster, a user's keys and an API key's limiter keys live in different slots: no script touches both. */
     cluster,
-    /** Hash {v: version, g: generation, d: cached profile JSON}. */
+    /** Hash {version, generation, updatedAt, data: the profile's JSON}. */
     profile: (tenant: Tenant, userId: string) => `${base}:profile:${user(tenant, userId)}${userTag(tenant, userId)}`,
     /** SCAN pattern of the cached profiles of an account ('*' for all) in an environment. */
     profilePattern: (accountId: string, environment: Environment) => `${base}:profile:${tenantKey({ accountId, environment }, '*')}`,
-    /** Hash {v: version, d: population prior JSON} of a tenant (no TTL: one small key per tenant). */
+    /** Hash {version, data: the population prior's JSON} of a tenant (no TTL: one small key per tenant). */
     population: (tenant: Tenant) => `${base}:population:${tenantKey(tenant)}`,
     /** An erased generation of a user's profile (in the user's slot: the cache write checks it). */
     erasedGeneration: (tenant: Tenant, userId: string, generation: string) => `${base}:erased:${generation}${userTag(tenant, userId)}`,

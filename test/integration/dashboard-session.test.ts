@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { setPasswordHash } from '../../shared/dashboard-users/user.repository';
 import { hashPassword } from '../../shared/dashboard-users/password';
 import { listAudit } from '../../shared/audit/audit.repository';
+import { CACHE_SCHEMA_VERSION } from '../../shared/redis/key-names';
 import { addUser, DashboardClient, spawnDashboard } from '../support/dashboard';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { stop, type Spawned } from '../support/processes';
@@ -80,7 +81,7 @@ describe('dashboard sign-in and sessions', () => {
         docUrl: '/docs#error-rate_limit_exceeded',
       },
     });
-    await h.env.redis.del(...(await h.env.keysMatching(`${h.env.prefix}:v1:{signin}:failures:email:*`)));
+    await h.env.redis.del(...(await h.env.keysMatching(`${h.env.prefix}:${CACHE_SCHEMA_VERSION}:{signin}:failures:email:*`)));
   });
 
   it('throttles a client address after 5 failures, whatever the email', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { readRequestIdClaims } from '../../shared/ids/request-id';
+import { CACHE_SCHEMA_VERSION } from '../../shared/redis/key-names';
 import { bearer, eventually, startHarness, type Harness } from '../support/harness';
 import { clusterNodeAddresses } from '../support/redis-proxy';
 
@@ -55,7 +56,7 @@ it('releases the claim of an outcome it could not enqueue: the retry, with other
   const pendingKey = h.env.keys.pendingOutcomes(claims, claims.userHash);
 
   await onEvery('ACL', 'LOG', 'RESET');
-  await allowKeys(`${h.env.prefix}:v1:*`); // the claim's keys, not the queue's
+  await allowKeys(`${h.env.prefix}:${CACHE_SCHEMA_VERSION}:*`); // the claim's keys, not the queue's
   let failed;
   try {
     failed = await h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started: true, satisfaction: 1 });

@@ -15,10 +15,10 @@ describe('tenant keys', () => {
   });
 
   it("builds the profile, population and pending-outcome keys and the profiles' scan pattern from it", () => {
-    expect(keys.profile(tenant, 'user:1')).toBe(`cos:v1:profile:acct_0123456789abcdef:live:${Buffer.from('user:1').toString('base64url')}`);
-    expect(keys.population(tenant)).toBe('cos:v1:population:acct_0123456789abcdef:live');
-    expect(keys.pendingOutcomes(tenant, 'h')).toBe('cos:v1:pending:acct_0123456789abcdef:live:h');
-    expect(keys.profilePattern('*', 'test')).toBe('cos:v1:profile:*:test:*');
+    expect(keys.profile(tenant, 'user:1')).toBe(`cos:v2:profile:acct_0123456789abcdef:live:${Buffer.from('user:1').toString('base64url')}`);
+    expect(keys.population(tenant)).toBe('cos:v2:population:acct_0123456789abcdef:live');
+    expect(keys.pendingOutcomes(tenant, 'h')).toBe('cos:v2:pending:acct_0123456789abcdef:live:h');
+    expect(keys.profilePattern('*', 'test')).toBe('cos:v2:profile:*:test:*');
   });
 });
 

@@ -3,7 +3,7 @@
   profile unless one is cached already (docs/adr/0003-cache-versioning.md).
 
   Input:
-    KEYS[1] the user's cached profile (hash: v version, g generation, u update time, d JSON)
+    KEYS[1] the user's cached profile (hash: version, generation, updatedAt, data: JSON)
 
     ARGV[1] the profile's version
     ARGV[2] the profile's generation
@@ -14,8 +14,8 @@
   Output:
     the cached profile's JSON: the one found, or ARGV[3] when none was
 ]]
-local cur = redis.call('HGET', KEYS[1], 'd')
+local cur = redis.call('HGET', KEYS[1], 'data')
 if cur then return cur end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'u', ARGV[5], 'd', ARGV[3])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'generation', ARGV[2], 'updatedAt', ARGV[5], 'data', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return ARGV[3]

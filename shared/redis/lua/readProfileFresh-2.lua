@@ -3,7 +3,7 @@
   user's pending outcomes, in one call. The read itself is includes/readProfileFresh.lua.
 
   Input:
-    KEYS[1] the user's cached profile (hash: v version, g generation, u update time, d JSON)
+    KEYS[1] the user's cached profile (hash: version, generation, updatedAt, data: JSON)
     KEYS[2] the user's pending-outcome marks (sorted set scored by acceptance time, epoch ms)
 
     ARGV[1] count the marks from this time on (epoch ms)

@@ -4,7 +4,7 @@
   sequence, so whatever order workers (and resets) write in, the cache only moves forward.
 
   Input:
-    KEYS[1] the tenant's cached prior (hash: v version, d JSON)
+    KEYS[1] the tenant's cached prior (hash: version, data: JSON)
 
     ARGV[1] the prior's version
     ARGV[2] the prior as JSON
@@ -12,7 +12,7 @@
   Output:
     1 when written, 0 when refused
 ]]
-local cur = redis.call('HGET', KEYS[1], 'v')
+local cur = redis.call('HGET', KEYS[1], 'version')
 if cur and tonumber(cur) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2])
 return 1

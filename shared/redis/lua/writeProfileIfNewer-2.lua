@@ -5,7 +5,7 @@
   (docs/adr/0003-cache-versioning.md).
 
   Input:
-    KEYS[1] the user's cached profile (hash: v version, g generation, u update time, d JSON)
+    KEYS[1] the user's cached profile (hash: version, generation, updatedAt, data: JSON)
     KEYS[2] the erased-generation marker of the profile's generation
 
     ARGV[1] the profile's version
@@ -18,8 +18,8 @@
     1 when written, 0 when refused
 ]]
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local cur = redis.call('HMGET', KEYS[1], 'v', 'g')
+local cur = redis.call('HMGET', KEYS[1], 'version', 'generation')
 if cur[1] and cur[2] == ARGV[2] and tonumber(cur[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'g', ARGV[2], 'u', ARGV[5], 'd', ARGV[3])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'generation', ARGV[2], 'updatedAt', ARGV[5], 'data', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1

@@ -13,8 +13,8 @@
 ]]
 local function readProfileFresh(profileKey, pendingKey, since, knownVersion, knownGeneration, knownUpdatedAt)
   local pending = redis.call('ZCOUNT', pendingKey, since, '+inf')
-  local cur = redis.call('HMGET', profileKey, 'v', 'g', 'u')
+  local cur = redis.call('HMGET', profileKey, 'version', 'generation', 'updatedAt')
   if not cur[1] then return {pending} end
   if cur[1] == knownVersion and cur[2] == knownGeneration and cur[3] == knownUpdatedAt then return {pending, cur[1]} end
-  return {pending, cur[1], redis.call('HGET', profileKey, 'd')}
+  return {pending, cur[1], redis.call('HGET', profileKey, 'data')}
 end
