@@ -2,7 +2,8 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { z } from 'zod';
 import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/audit/audit.repository';
 import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard-users/password';
-import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard-users/user.repository';
+import { emailSchema } from '../../shared/dashboard-users/email';
+import { findUserForSignIn, type DashboardUser } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { traceIdOf } from '../../shared/http/trace-id';
 import { auditViewer } from '../audit';

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Db } from '../../shared/db/database';
 import { environmentSchema, type Environment } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
-import { keyStatus, listKeys, type ApiKeyRecord } from '../../shared/credentials/key.repository';
+import { listKeys, type ApiKeyRecord } from '../../shared/credentials/key.repository';
+import { keyStatus } from '../../shared/credentials/key-status';
 import { TRAFFIC_WINDOWS, type TrafficScope, type TrafficWindow } from '../../shared/traffic/traffic-queries';
 import { viewerOf } from '../auth/current-user';
 
