@@ -13,6 +13,9 @@
 //    modules of CLIENT_ALLOW_LIST, each with its reason. Postgres is reached through Kysely's `Db`
 //    handle, which every layer passes down, so an import rule cannot tell a query from a
 //    hand-over; the rule covers the client libraries.
+// 4. The dashboard's routes and views reach Postgres and Redis through its services
+//    (dashboard/services/): they import no repository (`*.repository`; type-only imports of the
+//    records one returns pass), nothing of shared/db/ or shared/redis/, and not Kysely.
 //
 // The SDK (a package of its own, without dependencies) imports only its own files and Node's
 // built-in modules. Tests and scripts set up and inspect Redis and Postgres directly: the rules
@@ -73,7 +76,10 @@ const CLIENTS = [
 const others = (name) => PROCESSES.filter((p) => p !== name);
 const dirs = (names) => names.map((name) => `shared/${name}/**`);
 
-/** Where imports may not go: each zone forbids, to `files`, the modules of `forbid` (but those in `allow`). */
+/**
+ * Where imports may not go: each zone forbids, to `files`, the modules of `forbid` (but those in
+ * `allow`, and type-only imports from those in `typesFrom`) and the packages of `packages`.
+ */
 const ZONES = [
   ...PROCESSES.map((name) => ({
     files: [`${name}/**`],
@@ -108,6 +114,14 @@ const ZONES = [
     except: CLIENT_ALLOW_LIST.flatMap((entry) => entry.files),
     clients: CLIENTS,
     message: 'Redis and Postgres clients are for the modules of CLIENT_ALLOW_LIST in eslint.config.mjs (repositories first)',
+  },
+  {
+    files: ['dashboard/routes/**', 'dashboard/views/**'],
+    forbid: ['**/*.repository', ...dirs(SHARED_CLIENTS)],
+    packages: ['kysely'],
+    typesFrom: ['**/*.repository'],
+    message:
+      "the dashboard's routes and views call its services (dashboard/services/), never a repository or the Postgres and Redis clients",
   },
 ];
 
@@ -147,13 +161,18 @@ const boundaries = {
                 (relative ? target === client.module : packageOf(target) === client.module) &&
                 (!client.names || names === undefined || names.some((name) => client.names.includes(name))),
             )
-          : relative && matchesAny(zone.forbid, target) && !matchesAny(zone.allow, target);
+          : relative
+            ? matchesAny(zone.forbid, target) &&
+              !matchesAny(zone.allow, target) &&
+              !(names?.length === 0 && matchesAny(zone.typesFrom, target))
+            : (zone.packages ?? []).includes(packageOf(target));
         if (refused) context.report({ node, message: `'${specifier}': ${zone.message}` });
       }
     };
     const valueNames = (node) => {
       if (node.importKind === 'type' || node.exportKind === 'type') return [];
-      if (!node.specifiers) return undefined;
+      // No specifiers: export-all, or an import for its side effects (it runs the module).
+      if (!node.specifiers || node.specifiers.length === 0) return undefined;
       return node.specifiers
         .filter((s) => s.importKind !== 'type' && s.exportKind !== 'type')
         .map((s) => (s.type === 'ImportSpecifier' ? (s.imported.name ?? s.imported.value) : s.local?.name));

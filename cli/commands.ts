@@ -1,15 +1,8 @@
 import { z } from 'zod';
 import { parseDuration } from '../shared/config/duration';
+import { emailSchema } from '../shared/dashboard-users/email';
 import { hashPassword } from '../shared/dashboard-users/password';
-import {
-  createUser,
-  deleteUser,
-  emailSchema,
-  listUsers,
-  roleSchema,
-  ROLES,
-  setPasswordHash,
-} from '../shared/dashboard-users/user.repository';
+import { createUser, deleteUser, listUsers, roleSchema, ROLES, setPasswordHash } from '../shared/dashboard-users/user.repository';
 import type { Db } from '../shared/db/database';
 import type { CliConfig } from '../shared/config/config';
 import { detachPartitionsBefore, listPartitions, MONTH_PATTERN } from '../shared/db/partitions';
@@ -19,7 +12,8 @@ import { evaluateTenant } from '../shared/evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
 import { createAccount, findAccount, listAccounts, setRestricted } from '../shared/accounts/account.repository';
 import { scopeSchema, SCOPES } from '../shared/credentials/api-key';
-import { keyStatus, listKeys } from '../shared/credentials/key.repository';
+import { listKeys } from '../shared/credentials/key.repository';
+import { keyStatus } from '../shared/credentials/key-status';
 import { KeyService } from '../shared/credentials/key.service';
 import { changePlan } from '../shared/accounts/plan-change';
 import { startOfMonth, utcMonth } from '../shared/util/calendar';

@@ -1,7 +1,8 @@
 import type { PartitionInfo } from '../shared/db/partitions';
 import type { DashboardUser } from '../shared/dashboard-users/user.repository';
 import { type Account } from '../shared/accounts/account.repository';
-import { keyStatus, type ApiKeyRecord } from '../shared/credentials/key.repository';
+import type { ApiKeyRecord } from '../shared/credentials/key.repository';
+import { keyStatus } from '../shared/credentials/key-status';
 import type { IssuedKey } from '../shared/credentials/key.service';
 import { liveKeyCap } from '../shared/limits/plans';
 

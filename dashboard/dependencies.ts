@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { DashboardConfig } from '../shared/config/config';
 import { dummyPasswordHash } from '../shared/dashboard-users/password';
-import { createDb, requestPoolSettings, type Db } from '../shared/db/database';
+import { createDb, requestPoolSettings } from '../shared/db/database';
 import { DependencyWatch } from '../shared/health/dependency-watch';
 import type { RedisKeys } from '../shared/redis/key-names';
 import { dependencyProbes, probePool, requestProbeTimeout } from '../shared/health/readiness';
@@ -14,19 +14,35 @@ import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/r
 import { DeviceCookies } from './auth/device-cookie';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { VerificationGate } from './auth/verification-gate';
+import { AccountKeys } from './services/account-keys.service';
+import { AuditLog } from './services/audit-log.service';
+import { Patterns } from './services/patterns.service';
+import { SignIns } from './services/sign-in.service';
+import { TrafficService } from './services/traffic.service';
+import { Viewers } from './services/viewers.service';
 
-/** What the dashboard's routes use; built below, replaced piecemeal in tests. */
+/**
+ * What the dashboard's routes use; built below, replaced piecemeal in tests. Routes reach
+ * Postgres and Redis only through the services; the Redis client is here for the session store.
+ */
 export interface DashboardDeps {
-  db: Db;
   redis: RedisClient;
   redisKeys: RedisKeys;
+  /** Who a session belongs to, read on every page. */
+  viewers: Viewers;
+  /** Sign-ins under the throttle and the verification gate, and their audit entries. */
+  signIns: SignIns;
+  /** The account's keys as the pages read them. */
+  accountKeys: AccountKeys;
   /** Keys created, rotated, revoked and deleted, each announced and audited (as the CLI's). */
   keyLifecycle: KeyLifecycle;
-  throttle: SignInThrottle;
+  /** Traffic, usage and countries for the traffic and geography pages. */
+  traffic: TrafficService;
+  /** Unusual patterns and their acknowledgement. */
+  patterns: Patterns;
+  audit: AuditLog;
   /** Remembered devices: each keeps its own sign-in allowance. */
   devices: DeviceCookies;
-  /** The cap on password verifications at once. */
-  verifications: VerificationGate;
   logger: Logger;
   /** The client's country (code only) from its address. */
   countryOf: (address: string | undefined) => CountryCode | null;
@@ -57,18 +73,28 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
   const derive = (purpose: string) => createHmac('sha256', config.COS_SECRET).update(purpose).digest('base64url');
   // Hashed now, so the first sign-in with an unknown email takes no longer than later ones.
   void dummyPasswordHash();
+  const audit = new AuditLog(db);
+  const accountKeys = new AccountKeys(db);
   return {
-    db,
     redis,
     redisKeys: keys,
+    viewers: new Viewers(db),
+    signIns: new SignIns({
+      db,
+      throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
+      verifications: new VerificationGate(),
+      audit,
+    }),
+    accountKeys,
     keyLifecycle: new KeyLifecycle({
       db,
       keys: new KeyService(db, config.COS_SECRET, 'customer'),
       announce: (change) => publishCredentialChange(redis, keys, change),
     }),
-    throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
+    traffic: new TrafficService(db),
+    patterns: new Patterns(db, accountKeys, audit),
+    audit,
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
-    verifications: new VerificationGate(),
     logger,
     countryOf: (address) => resolver.countryOf(address),
     session: {

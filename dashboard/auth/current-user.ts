@@ -1,10 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Db } from '../../shared/db/database';
-import { findUserById } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
-import { findAccount } from '../../shared/accounts/account.repository';
-import { countOpenAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
 import { csrfToken } from '../http/request-guards';
+import type { Viewers } from '../services/viewers.service';
 import type { Viewer } from '../views/layout';
 
 declare module 'express-serve-static-core' {
@@ -26,20 +23,20 @@ export function viewerOf(res: Response): Viewer {
  * password loses access at once. No session: a page redirects to sign in, anything else gets 401.
  * Only the session cookie counts: an Authorization header (an API key) is never looked at.
  */
-export function requireViewer(db: Db) {
+export function requireViewer(viewers: Viewers) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const { userId, userStamp } = req.session;
-    const user = userId ? await findUserById(db, userId) : null;
-    const account = user ? await findAccount(db, user.accountId) : null;
-    if (!user || !account || user.updatedAt !== userStamp) {
+    const signedIn = userId ? await viewers.signedIn(userId, userStamp) : null;
+    if (!signedIn) {
       if (userId) await new Promise<void>((resolve) => req.session.destroy(() => resolve()));
       if (req.method === 'GET') return res.redirect(303, `/signin`);
       return next(new AppError('UNAUTHORIZED', 'Sign in to continue: the session has ended or never began'));
     }
+    const { user, account } = signedIn;
     // Told once: on the first page (GET) after signing in.
     const failedSignIns = req.method === 'GET' ? req.session.failedSignIns : undefined;
     if (failedSignIns) delete req.session.failedSignIns;
-    const openPatterns = await countOpenAnomalies(db, account.id);
+    const openPatterns = await viewers.openPatterns(account.id);
     res.locals.viewer = { user, account, csrfToken: csrfToken(req), openPatterns, failedSignIns };
     next();
   };

@@ -5,7 +5,7 @@ import { environmentSchema, type Environment } from '../../shared/domain/environ
 import { AppError } from '../../shared/errors/app-error';
 import { scopeSchema } from '../../shared/credentials/api-key';
 import type { KeyActor } from '../../shared/credentials/key-lifecycle';
-import { findKeyById, listKeys, type ApiKeyRecord } from '../../shared/credentials/key.repository';
+import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
@@ -48,26 +48,22 @@ function environmentParam(req: Request): Environment {
   return env.data;
 }
 
-export function keysRoutes(deps: DashboardDeps): Router {
+export function keysRoutes(
+  deps: Pick<DashboardDeps, 'viewers' | 'accountKeys' | 'keyLifecycle' | 'countryOf' | 'logger' | 'clock'>,
+): Router {
   const router = Router();
-  const viewer = requireViewer(deps.db);
+  const viewer = requireViewer(deps.viewers);
   const change = [viewer, formBody, requestGuards, requireOwner];
 
   const render = async (res: Response, input: Omit<KeysPageInput, 'viewer' | 'keys' | 'now'>) => {
     const v = viewerOf(res);
     res.setHeader('Cache-Control', 'no-store');
-    res.send(keysPage({ ...input, viewer: v, keys: await listKeys(deps.db, v.account.id), now: deps.clock() }));
+    res.send(keysPage({ ...input, viewer: v, keys: await deps.accountKeys.list(v.account.id), now: deps.clock() }));
   };
 
   /** The key `:keyId` of this account and environment; any other is "not found", whoever owns it. */
-  const ownKey = async (req: Request, res: Response): Promise<ApiKeyRecord> => {
-    const environment = environmentParam(req);
-    const key = await findKeyById(deps.db, String(req.params.keyId));
-    if (!key || key.deletedAt || key.accountId !== viewerOf(res).account.id || key.environment !== environment) {
-      throw new AppError('NOT_FOUND', 'No such key in this account and environment');
-    }
-    return key;
-  };
+  const ownKey = async (req: Request, res: Response): Promise<ApiKeyRecord> =>
+    deps.accountKeys.own(viewerOf(res).account.id, environmentParam(req), String(req.params.keyId));
 
   /** The signed-in user, as the key lifecycle records them in the audit log. */
   const actor = (req: Request, res: Response): KeyActor => ({ name: viewerOf(res).user.email, country: deps.countryOf(req.ip) });
@@ -90,9 +86,10 @@ export function keysRoutes(deps: DashboardDeps): Router {
   router.post('/keys/:env', ...change, async (req, res) => {
     const environment = environmentParam(req);
     const form = parseForm(createForm, req);
+    const account = viewerOf(res).account.id;
     const { result: issued } = await deps.keyLifecycle.create(
       {
-        account: viewerOf(res).account.id,
+        account,
         environment,
         name: form.name || undefined,
         scopes: form.scopes,
@@ -100,7 +97,7 @@ export function keysRoutes(deps: DashboardDeps): Router {
       },
       actor(req, res),
     );
-    const name = (await findKeyById(deps.db, issued.id))!.name;
+    const name = (await deps.accountKeys.find(account, issued.id))!.name;
     res.status(201);
     await render(res, { environment, shown: { key: issued.key, name }, message: { kind: 'success', text: `Key “${name}” created.` } });
   });

@@ -1,13 +1,12 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { failedSignInsSinceLastSignIn, recordAudit } from '../../shared/audit/audit.repository';
-import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../shared/dashboard-users/password';
-import { emailSchema, findUserForSignIn, type DashboardUser } from '../../shared/dashboard-users/user.repository';
+import { emailSchema } from '../../shared/dashboard-users/email';
+import { MAX_PASSWORD_LENGTH } from '../../shared/dashboard-users/password';
+import type { DashboardUser } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { traceIdOf } from '../../shared/http/trace-id';
 import { auditViewer } from '../audit';
 import { requireViewer } from '../auth/current-user';
-import { VerificationBusyError } from '../auth/verification-gate';
 import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
@@ -51,11 +50,13 @@ const busy = () =>
  * read or anything is reserved: under a flood, a refusal then costs no Redis or Postgres work.
  * Mounted ahead of the session middleware.
  */
-export function signInWhileBusy(deps: DashboardDeps): RequestHandler {
-  return (req, _res, next) => next(req.method === 'POST' && req.path === '/signin' && deps.verifications.saturated ? busy() : undefined);
+export function signInWhileBusy(deps: Pick<DashboardDeps, 'signIns'>): RequestHandler {
+  return (req, _res, next) => next(req.method === 'POST' && req.path === '/signin' && deps.signIns.saturated ? busy() : undefined);
 }
 
-export function sessionRoutes(deps: DashboardDeps): Router {
+type SessionDeps = Pick<DashboardDeps, 'viewers' | 'signIns' | 'audit' | 'devices' | 'countryOf' | 'session' | 'logger'>;
+
+export function sessionRoutes(deps: SessionDeps): Router {
   const router = Router();
 
   router.get('/signin', (req, res) => {
@@ -66,38 +67,28 @@ export function sessionRoutes(deps: DashboardDeps): Router {
   router.post('/signin', formBody, requestGuards, async (req, res) => {
     const form = signInForm.safeParse(req.body ?? {});
     if (!form.success) return refuse(req, res, new AppError('VALIDATION_ERROR', 'Enter an email and a password'), deps.session.idleMs);
-    const email = emailSchema.safeParse(form.data.email);
+    const parsed = emailSchema.safeParse(form.data.email);
+    const email = parsed.success ? parsed.data : null;
     const typedEmail = form.data.email.slice(0, 254);
-    const key = email.success ? email.data : typedEmail.trim().toLowerCase();
+    const key = email ?? typedEmail.trim().toLowerCase();
     // A browser that signed in as this email before spends its own allowance (docs/adr/0017-sign-in-throttle.md).
     const device = deps.devices.deviceFor(req, key);
-    const attempt = await deps.throttle.reserve(device ? { device } : { email: key, client: req.ip });
-    if ('retryAfterSeconds' in attempt) {
+    const attempt = await deps.signIns.attempt(email, form.data.password, device ? { device } : { email: key, client: req.ip });
+    if (attempt.outcome === 'throttled') {
       const wait = attempt.retryAfterSeconds;
       const error = new AppError('RATE_LIMIT_EXCEEDED', `Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} min`, undefined, {
         'Retry-After': String(wait),
       });
       refuse(req, res, error, deps.session.idleMs, typedEmail);
-      return auditLater(deps, req, res, email.success ? email.data : null, 'session.sign-in-refused');
+      return auditLater(deps, req, res, email, 'session.sign-in-refused');
     }
-    const user = email.success ? await findUserForSignIn(deps.db, email.data) : null;
-    let valid: boolean;
-    try {
-      // Unknown emails are checked against a dummy hash so both failures take as long.
-      const passwordHash = user?.passwordHash ?? (await dummyPasswordHash());
-      valid = await deps.verifications.run(() => verifyPassword(passwordHash, form.data.password));
-    } catch (error) {
-      await deps.throttle.release(attempt.reserved);
-      if (!(error instanceof VerificationBusyError)) throw error;
-      return refuse(req, res, busy(), deps.session.idleMs, typedEmail);
-    }
-    if (!user || !valid) {
+    if (attempt.outcome === 'busy') return refuse(req, res, busy(), deps.session.idleMs, typedEmail);
+    if (attempt.outcome === 'wrong') {
       refuse(req, res, new AppError('UNAUTHORIZED', WRONG_CREDENTIALS), deps.session.idleMs, typedEmail);
       // Written after the answer, so that a known email answers as fast as an unknown one.
-      return auditLater(deps, req, res, user, 'session.sign-in-failed');
+      return auditLater(deps, req, res, attempt.user, 'session.sign-in-failed');
     }
-    await deps.throttle.release(attempt.reserved);
-    const failed = await failedSignInsSinceLastSignIn(deps.db, user.accountId, user.email);
+    const { user, failedSignIns: failed } = attempt;
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await regenerate(req);
     req.session.userId = user.id;
@@ -105,17 +96,12 @@ export function sessionRoutes(deps: DashboardDeps): Router {
     if (failed.count > 0) req.session.failedSignIns = failed;
     csrfToken(req);
     await save(req);
-    await recordAudit(deps.db, {
-      accountId: user.accountId,
-      actor: user.email,
-      action: 'session.sign-in',
-      country: deps.countryOf(req.ip),
-    });
+    await deps.signIns.recordSignIn(user, deps.countryOf(req.ip));
     deps.devices.issue(res, user.email);
     res.redirect(303, '/keys/test');
   });
 
-  router.post('/signout', requireViewer(deps.db), formBody, requestGuards, async (req, res) => {
+  router.post('/signout', requireViewer(deps.viewers), formBody, requestGuards, async (req, res) => {
     await auditViewer(deps, req, res, 'session.sign-out');
     await destroy(req);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
@@ -131,7 +117,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
  * only, so nothing of them may run before the answer: a known email would answer later.
  */
 function auditLater(
-  deps: DashboardDeps,
+  deps: Pick<DashboardDeps, 'signIns' | 'countryOf' | 'logger'>,
   req: Request,
   res: Response,
   who: DashboardUser | string | null,
@@ -140,8 +126,7 @@ function auditLater(
   if (who === null) return;
   res.once('finish', () => {
     void (async () => {
-      const user = typeof who === 'string' ? await findUserForSignIn(deps.db, who) : who;
-      if (user) await recordAudit(deps.db, { accountId: user.accountId, actor: user.email, action, country: deps.countryOf(req.ip) });
+      await deps.signIns.recordAttempt(who, action, deps.countryOf(req.ip));
     })().catch((error: unknown) => deps.logger.warn({ err: error, action }, 'could not audit a sign-in attempt'));
   });
 }

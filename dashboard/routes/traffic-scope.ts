@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import type { Db } from '../../shared/db/database';
-import { environmentSchema, type Environment } from '../../shared/domain/environment';
+import { environmentSchema } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
-import { keyStatus, listKeys, type ApiKeyRecord } from '../../shared/credentials/key.repository';
-import { TRAFFIC_WINDOWS, type TrafficScope, type TrafficWindow } from '../../shared/traffic/traffic-queries';
+import { TRAFFIC_WINDOWS, type TrafficWindow } from '../../shared/traffic/traffic-queries';
 import { viewerOf } from '../auth/current-user';
+import type { AccountKeys } from '../services/account-keys.service';
+import type { TrafficChoice } from '../services/traffic.service';
 
 export const WINDOW_CHOICES = Object.keys(TRAFFIC_WINDOWS) as TrafficWindow[];
 export const DEFAULT_WINDOW: TrafficWindow = '24h';
@@ -15,22 +15,11 @@ const queryShape = z.object({
   key: z.string().max(100).optional(),
 });
 
-/** What a traffic or geography page shows: one environment, one window, the account or one key. */
-export interface ChosenScope {
-  environment: Environment;
-  window: TrafficWindow;
-  /** The environment's keys (not deleted), for the picker. */
-  keys: ApiKeyRecord[];
-  /** The chosen key; undefined for the whole account. */
-  key?: ApiKeyRecord;
-  scope: TrafficScope;
-}
-
 /**
  * Reads `:env`, `?window=` and `?key=`. A bad window is a 400 naming the field; a key id of
  * another account or environment is "not found", like everywhere else on the dashboard.
  */
-export async function chosenScope(db: Db, req: Request, res: Response): Promise<ChosenScope> {
+export async function chosenScope(accountKeys: AccountKeys, req: Request, res: Response): Promise<TrafficChoice> {
   const env = environmentSchema.safeParse(req.params.env);
   if (!env.success) throw new AppError('NOT_FOUND', `No page for environment "${String(req.params.env)}"; use test or live`);
   const query = queryShape.safeParse({ window: req.query.window || undefined, key: req.query.key || undefined });
@@ -40,7 +29,7 @@ export async function chosenScope(db: Db, req: Request, res: Response): Promise<
     });
   }
   const { account } = viewerOf(res);
-  const keys = (await listKeys(db, account.id)).filter((k) => k.environment === env.data);
+  const keys = await accountKeys.inEnvironment(account.id, env.data);
   const key = query.data.key === undefined ? undefined : keys.find((k) => k.id === query.data.key);
   if (query.data.key !== undefined && !key) throw new AppError('NOT_FOUND', 'No such key in this account and environment');
   return {
@@ -50,17 +39,4 @@ export async function chosenScope(db: Db, req: Request, res: Response): Promise<
     key,
     scope: { accountId: account.id, environment: env.data, keyId: key?.id },
   };
-}
-
-/**
- * The other key of a rotation still in its grace period: the key that replaced `key` while
- * `key` rotates out, or the key `key` replaced while that one rotates out.
- */
-export function rotationPartner(key: ApiKeyRecord, keys: ApiKeyRecord[], now: number): { old: ApiKeyRecord; next: ApiKeyRecord } | null {
-  if (keyStatus(key, now) === 'expiring' && key.replacedBy) {
-    const next = keys.find((k) => k.id === key.replacedBy);
-    return next ? { old: key, next } : null;
-  }
-  const old = keys.find((k) => k.replacedBy === key.id && keyStatus(k, now) === 'expiring');
-  return old ? { old, next: key } : null;
 }

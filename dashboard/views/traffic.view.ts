@@ -1,18 +1,11 @@
 import type { QuotaForecast } from '../../shared/traffic/quota-forecast';
 import type { TrafficPoint, TrafficSeries } from '../../shared/traffic/traffic-queries';
-import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
+import type { RotationTraffic } from '../services/traffic.service';
 import { chartDataBlock, chartFigure, chartX, trafficCharts, type ChartSpec } from './charts';
 import { html, type Html } from './html';
 import { page, type Viewer } from './layout';
 import { keyLabel, trafficPicker, WINDOW_LABELS, type PickerState } from './traffic-picker';
 import { usageSection } from './usage.view';
-
-export interface RotationTraffic {
-  old: ApiKeyRecord;
-  next: ApiKeyRecord;
-  oldSeries: TrafficSeries;
-  nextSeries: TrafficSeries;
-}
 
 export interface TrafficPageInput {
   viewer: Viewer;

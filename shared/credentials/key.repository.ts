@@ -54,17 +54,6 @@ function toRecord(row: KeyRow): ApiKeyRecord {
   };
 }
 
-export type KeyStatus = 'active' | 'expiring' | 'expired' | 'revoked' | 'deleted';
-
-/** A key's state as the API treats it at `now`: expiring keys still work, until expiresAt. */
-export function keyStatus(key: ApiKeyRecord, now = Date.now()): KeyStatus {
-  if (key.deletedAt) return 'deleted';
-  if (key.revokedAt) return 'revoked';
-  if (key.expiresAt && Date.parse(key.expiresAt) <= now) return 'expired';
-  if (key.expiresAt) return 'expiring';
-  return 'active';
-}
-
 export const newKeyId = () => `key_${randomBase62(20)}`;
 
 export interface NewKey {
@@ -113,15 +102,7 @@ export async function listKeys(db: DbOrTx, accountId: string): Promise<ApiKeyRec
   return rows.map((row) => toRecord(row));
 }
 
-/**
- * Whether a key takes one of its account's live-key places: a live key not revoked, deleted or
- * expired, and not rotating out (a rotation's new key takes its predecessor's place).
- * countLiveKeys counts the same in SQL.
- */
-export const holdsLiveKeyPlace = (key: ApiKeyRecord, now: number): boolean =>
-  key.environment === 'live' && key.replacedBy === null && !['revoked', 'deleted', 'expired'].includes(keyStatus(key, now));
-
-/** The account's keys that hold a live-key place (holdsLiveKeyPlace), counted in Postgres. */
+/** The account's keys that hold a live-key place (holdsLiveKeyPlace of key-status.ts), counted in Postgres. */
 export async function countLiveKeys(db: DbOrTx, accountId: string, now: Date): Promise<number> {
   const row = await db
     .selectFrom('api_keys')

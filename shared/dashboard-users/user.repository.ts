@@ -7,14 +7,6 @@ export const ROLES = ['owner', 'viewer'] as const;
 export const roleSchema = z.enum(ROLES);
 export type Role = z.infer<typeof roleSchema>;
 
-/** Emails are kept and compared in lower case: one person, one row. */
-export const emailSchema = z
-  .string()
-  .trim()
-  .max(254)
-  .pipe(z.email())
-  .transform((email) => email.toLowerCase());
-
 export interface DashboardUser {
   id: string;
   accountId: string;

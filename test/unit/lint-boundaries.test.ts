@@ -123,6 +123,35 @@ const leanLayer = lint([
   sample('api/http/front-door.ts', "import { pipeline } from './pipeline';"),
 ]);
 
+const dashboardLayers = lint([
+  // Refused: a value, or everything, of a repository; the Postgres and Redis modules of shared/; Kysely.
+  sample('dashboard/routes/x.routes.ts', "import { listKeys } from '../../shared/credentials/key.repository';"),
+  sample('dashboard/routes/x.routes.ts', "import { findKeyById, type ApiKeyRecord } from '../../shared/credentials/key.repository';"),
+  sample('dashboard/views/x.view.ts', "import * as audit from '../../shared/audit/audit.repository';"),
+  sample('dashboard/routes/x.routes.ts', "export const load = () => import('../../shared/traffic/patterns/anomaly.repository');"),
+  sample('dashboard/routes/x.routes.ts', "import type { Db } from '../../shared/db/database';"),
+  sample('dashboard/views/x.view.ts', "import type { RedisKeys } from '../../shared/redis/key-names';"),
+  sample('dashboard/routes/x.routes.ts', "import { sql } from 'kysely';"),
+  sample('dashboard/views/x.view.ts', "import '../../shared/credentials/key.repository';"),
+  // Allowed: the services, a repository's records by type, pure modules; the services themselves on repositories.
+  sample(
+    'dashboard/routes/x.routes.ts',
+    "import { AUDIT_PAGE_SIZE, type AuditLog } from '../services/audit-log.service';",
+    "import type { AccountKeys } from '../services/account-keys.service';",
+  ),
+  sample(
+    'dashboard/views/x.view.ts',
+    "import type { ApiKeyRecord } from '../../shared/credentials/key.repository';",
+    "import { keyStatus } from '../../shared/credentials/key-status';",
+  ),
+  sample('dashboard/routes/x.routes.ts', "import { type AuditEntry } from '../../shared/audit/audit.repository';"),
+  sample(
+    'dashboard/services/x.service.ts',
+    "import { listKeys } from '../../shared/credentials/key.repository';",
+    "import type { Db } from '../../shared/db/database';",
+  ),
+]);
+
 const sdk = lint([
   sample('sdk/src/x.ts', "import { y } from '../../shared/domain/arms';"),
   sample('sdk/src/x.ts', "import { z } from 'zod';"),
@@ -169,6 +198,14 @@ describe('lint: the layering rules', () => {
     const results = leanLayer();
     expect(results.slice(0, 3)).toEqual(Array(3).fill([expect.stringMatching(/lean HTTP layer is imported from api\/http \(its index\)/)]));
     expect(results.slice(3)).toEqual([[], []]);
+  });
+
+  it("keeps the dashboard's routes and views off repositories and the clients, and lets them call services", () => {
+    const results = dashboardLayers();
+    expect(results.slice(0, 8)).toEqual(
+      Array(8).fill([expect.stringMatching(/the dashboard's routes and views call its services \(dashboard\/services\/\)/)]),
+    );
+    expect(results.slice(8)).toEqual([[], [], [], []]);
   });
 
   it("keeps the SDK to its own files and Node's built-ins", () => {
