@@ -66,7 +66,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
       keys: new KeyService(db, config.COS_SECRET, 'customer'),
       announce: (change) => publishCredentialChange(redis, keys, change),
     }),
-    throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
+    throttle: new SignInThrottle({ redis, keys, secret: config.COS_SECRET, clock }),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     verifications: new VerificationGate(),
     logger,

@@ -23,14 +23,27 @@ export function outcomeFingerprint(signals: OutcomeSignals): string {
 }
 
 /** POST /v1/outcome: open the signed requestId, claim it, enqueue the outcome. */
+export interface OutcomeServiceDeps {
+  claims: OutcomeClaims;
+  /** Enqueues the accepted outcomes for the worker. */
+  producer: BatchedProducer;
+  /** Verifies the signed requestIds. */
+  secret: string;
+  /** How long after its context call a requestId takes an outcome (ms). */
+  windowMs: number;
+  metrics: Pick<ApiMetrics, 'outcomeAccepted'>;
+}
+
 export class OutcomeService {
-  constructor(
-    private readonly claims: OutcomeClaims,
-    private readonly producer: BatchedProducer,
-    private readonly secret: string,
-    private readonly windowMs: number,
-    private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>,
-  ) {}
+  private readonly claims: OutcomeClaims;
+  private readonly producer: BatchedProducer;
+  private readonly secret: string;
+  private readonly windowMs: number;
+  private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>;
+
+  constructor(deps: OutcomeServiceDeps) {
+    ({ claims: this.claims, producer: this.producer, secret: this.secret, windowMs: this.windowMs, metrics: this.metrics } = deps);
+  }
 
   /** The requestId's claims, once it is well formed, this tenant's and within the outcome window. */
   open(tenant: Tenant, request: OutcomeRequest, now = Date.now()): RequestIdClaims {
