@@ -69,7 +69,8 @@ export class OutcomeService {
    */
   async record(tenant: Tenant, request: OutcomeRequest, claims: RequestIdClaims, key?: KeyClaim, now = Date.now()): Promise<void> {
     const { requestId, metadata, ...signals } = request;
-    const claim = await this.claims.claim(tenant, requestId, claims.userHash, outcomeFingerprint(signals), now, key);
+    const claimed = { tenant, requestId, userHash: claims.userHash };
+    const claim = await this.claims.claim(claimed, outcomeFingerprint(signals), now, key);
     if (claim === 'conflict') {
       throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
     }
@@ -81,7 +82,7 @@ export class OutcomeService {
       await this.producer.add(claims.userHash, job);
     } catch (error) {
       // Unclaimed, a retry of this outcome is accepted rather than refused as a conflict.
-      if (claim === 'new') await this.claims.release(tenant, requestId, claims.userHash).catch(() => undefined);
+      if (claim === 'new') await this.claims.release(claimed).catch(() => undefined);
       throw error;
     }
     this.metrics.outcomeAccepted(claim === 'same');

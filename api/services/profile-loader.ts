@@ -124,11 +124,13 @@ export class ProfileLoader {
   async findOrCreate(user: KnownUser, first: FirstRead = {}): Promise<StoredProfile> {
     const found = await this.findKnown(user, first);
     if (found) return found;
-    return this.cache.putIfAbsent(user.tenant, await this.seed(user.tenant, user.userId, randomUUID(), new Date()));
+    const { tenant, userId } = user;
+    return this.cache.putIfAbsent(tenant, await this.seed({ tenant, userId, generation: randomUUID() }, new Date()));
   }
 
-  /** A new profile for this user, starting from the tenant's population prior. */
-  async seed(tenant: Tenant, userId: string, generation: string, now: Date): Promise<StoredProfile> {
-    return newProfile(userId, generation, this.learner.initialState(await this.populations.get(tenant)), now);
+  /** A new profile for this user under `generation`, starting from the tenant's population prior. */
+  async seed(profile: { tenant: Tenant; userId: string; generation: string }, now: Date): Promise<StoredProfile> {
+    const { tenant, userId, generation } = profile;
+    return newProfile({ userId, generation }, this.learner.initialState(await this.populations.get(tenant)), now);
   }
 }

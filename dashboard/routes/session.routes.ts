@@ -97,7 +97,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
       return auditLater(deps, req, res, user, 'session.sign-in-failed');
     }
     await deps.throttle.release(attempt.reserved);
-    const failed = await failedSignInsSinceLastSignIn(deps.db, user.accountId, user.email);
+    const failed = await failedSignInsSinceLastSignIn(deps.db, { accountId: user.accountId, actor: user.email });
     // A new session id at sign-in: an id planted before it is worth nothing after.
     await regenerate(req);
     req.session.userId = user.id;
