@@ -83,22 +83,28 @@ export function buildApiDependencies(
   const decisions = new DecisionLog(queues, quiet);
   metrics.watchDecisionLog(decisions);
   const cache = new ProfileCache(redis, keys);
-  const populations = new PopulationLoader(db, new PopulationCache(redis, keys), learner, quiet);
+  const populations = new PopulationLoader({ db, cache: new PopulationCache(redis, keys), learner, logger: quiet });
   // The subscriber connection of the settled-outcome channel.
   const subscriber = createRedis(target, 'consumer');
   const settled = new SettledOutcomes(subscriber, keys);
   const users = new KnownUsers(keys, config.COS_SECRET);
-  const loader = new ProfileLoader(db, cache, learner, populations, settled, users, metrics);
-  const credentials = new CredentialCache(db, logger, config.KEY_REFRESH_INTERVAL, clock, {
-    down: () => watch.status('postgres') === 'unavailable',
-    failed: (error) => void watch.failed(error),
+  const loader = new ProfileLoader({ db, cache, learner, populations, settled, users, metrics });
+  const credentials = new CredentialCache({
+    db,
+    logger,
+    refreshMs: config.KEY_REFRESH_INTERVAL,
+    clock,
+    postgres: {
+      down: () => watch.status('postgres') === 'unavailable',
+      failed: (error) => void watch.failed(error),
+    },
   });
   const firstKeyPoll = credentials.start();
   // Its own connection: a blocking stream read holds it, and the subscriber's cannot read streams.
-  const changes = new CredentialChanges(createRedis(target, 'consumer'), keys, credentials, clock);
+  const changes = new CredentialChanges({ reader: createRedis(target, 'consumer'), keys, listener: credentials, clock });
   const limiter = new Limiter(redis, keys, clock);
   const idempotencyRecords = new IdempotencyRecords(redis, keys);
-  const traffic = new TrafficRecorder(redis, keys, countryResolver(), quiet, clock);
+  const traffic = new TrafficRecorder({ redis, keys, countries: countryResolver(), logger: quiet, clock });
   traffic.start();
 
   return {
@@ -119,16 +125,16 @@ export function buildApiDependencies(
         environments: config.SERVE_ENVIRONMENTS,
         meterRefusal: meterRefusal(limiter, quiet),
       }),
-      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead(redis, keys, limiter, cache), logger: quiet, metrics }),
+      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead({ redis, keys, limiter, cache }), logger: quiet, metrics }),
     },
-    context: new ContextService(loader, populations, learner, decisions, users, config.COS_SECRET),
-    outcome: new OutcomeService(
-      new OutcomeClaims(redis, keys, config.OUTCOME_WINDOW),
+    context: new ContextService({ profiles: loader, populations, learner, decisions, users, secret: config.COS_SECRET }),
+    outcome: new OutcomeService({
+      claims: new OutcomeClaims(redis, keys, config.OUTCOME_WINDOW),
       producer,
-      config.COS_SECRET,
-      config.OUTCOME_WINDOW,
+      secret: config.COS_SECRET,
+      windowMs: config.OUTCOME_WINDOW,
       metrics,
-    ),
+    }),
     profiles: new ProfileService({ db, cache, loader, learner, idempotency: idempotencyRecords, secret: config.COS_SECRET, logger: quiet }),
     idempotency: new IdempotentPosts({
       records: idempotencyRecords,

@@ -256,8 +256,8 @@ export const COMMANDS: readonly Command[] = [
       const format = parseWith(z.enum(['json', 'csv']), flags.format ?? (flags.json ? 'json' : 'csv'), 'format');
       // Flush first so the report includes what is still metered in Redis (flushes are idempotent).
       await withRedis(config, (redis, keys) => flushUsage(redis, keys, db));
-      const rows = await usageForMonth(db, account.id, month);
-      const totals = await monthlyTotals(db, account.id, month);
+      const rows = await usageForMonth(db, { accountId: account.id, month });
+      const totals = await monthlyTotals(db, { accountId: account.id, month });
       const csv = [
         'day,key_id,endpoint,status_class,count',
         ...rows.map((r) => `${r.day},${r.keyId},${r.endpoint},${r.statusClass},${r.count}`),

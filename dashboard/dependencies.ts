@@ -81,7 +81,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     viewers: new Viewers(db),
     signIns: new SignIns({
       db,
-      throttle: new SignInThrottle(redis, keys, config.COS_SECRET, clock),
+      throttle: new SignInThrottle({ redis, keys, secret: config.COS_SECRET, clock }),
       verifications: new VerificationGate(),
       audit,
     }),

@@ -109,7 +109,11 @@ function main() {
   // state freshly read, so every timed call gets a new object (a shallow copy, which costs ~0).
   const fresh = () => ({ ...state });
   // The user's profile as the cache holds it, and as the API keeps it decoded between requests.
-  const profile = { ...newProfile('user', 'generation', state, new Date()), version: USER_OUTCOMES, interactionCount: USER_OUTCOMES };
+  const profile = {
+    ...newProfile({ userId: 'user', generation: 'generation' }, state, new Date()),
+    version: USER_OUTCOMES,
+    interactionCount: USER_OUTCOMES,
+  };
   const cachedProfile = JSON.stringify(profile);
   const kept = storedProfileSchema.parse(JSON.parse(cachedProfile));
   // Warm up the JIT before measuring.

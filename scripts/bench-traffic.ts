@@ -48,7 +48,12 @@ function fakeResponses(trustProxy: string[] | false): Response[] {
 async function measure(label: string, trustProxy: string[] | false, redis: Redis | null): Promise<void> {
   // Counting alone never sends: a client that never connects stands in for Redis.
   const client = redis ?? new Redis({ lazyConnect: true });
-  const recorder = new TrafficRecorder(client, redisKeys('bench'), countryResolver(), createLogger('silent', 'bench'));
+  const recorder = new TrafficRecorder({
+    redis: client,
+    keys: redisKeys('bench'),
+    countries: countryResolver(),
+    logger: createLogger('silent', 'bench'),
+  });
   const observe = trafficObserver(recorder, trustProxy !== false);
   const responses = fakeResponses(trustProxy);
   for (let i = 0; i < 50_000; i++) observe(responses[i % responses.length]!, 1 + (i % 50)); // warm-up

@@ -26,6 +26,17 @@ export interface PostgresState {
   failed(error: unknown): void;
 }
 
+export interface CredentialCacheDeps {
+  db: Db;
+  logger: Logger;
+  /** How often the watermark of key and account changes is polled (ms). */
+  refreshMs: number;
+  /** Ages the entries (injected in tests to cross the grace period); Date.now by default. */
+  clock?: () => number;
+  /** The process's view of Postgres; without it Postgres is never taken to be down. */
+  postgres?: PostgresState;
+}
+
 /**
  * In-process cache of key credentials so the hot path never reads Postgres
  * (docs/adr/0004-credential-cache.md). A revocation, deletion or restriction made with the CLI
@@ -54,14 +65,21 @@ export class CredentialCache implements CredentialChangeListener {
   /** Changes may have been trimmed from the stream unread: not followed until Postgres is polled again. */
   private missedChanges = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly logger: Logger,
-    private readonly refreshMs: number,
-    /** Ages the entries (injected in tests to cross the grace period). */
-    private readonly clock: () => number = Date.now,
-    private readonly postgres: PostgresState = { down: () => false, failed: () => undefined },
-  ) {}
+  private readonly db: Db;
+  private readonly logger: Logger;
+  private readonly refreshMs: number;
+  private readonly clock: () => number;
+  private readonly postgres: PostgresState;
+
+  constructor(deps: CredentialCacheDeps) {
+    ({
+      db: this.db,
+      logger: this.logger,
+      refreshMs: this.refreshMs,
+      clock: this.clock = Date.now,
+      postgres: this.postgres = { down: () => false, failed: () => undefined },
+    } = deps);
+  }
 
   /** Starts polling; resolves once the first poll has finished (tests wait for it). */
   start(): Promise<void> {

@@ -64,13 +64,14 @@ function refusal(decision: Extract<LimitDecision, { allowed: false }>): AppError
  */
 export class Admission {
   private settled = false;
+  private readonly deps: AdmissionDeps;
+  private readonly credential: KeyCredential;
+  private readonly endpoint: string;
+  private readonly res: Response;
 
-  constructor(
-    private readonly deps: AdmissionDeps,
-    private readonly credential: KeyCredential,
-    private readonly endpoint: string,
-    private readonly res: Response,
-  ) {}
+  constructor(init: AdmissionInit) {
+    ({ deps: this.deps, credential: this.credential, endpoint: this.endpoint, res: this.res } = init);
+  }
 
   /** Not settled yet: a route that deferred its limit settles it before answering, also with an error. */
   get pending(): boolean {
@@ -149,6 +150,17 @@ export interface AdmissionDeps {
   metrics: Pick<ApiMetrics, 'rateLimitRejected'>;
 }
 
+/** One live request's admission: the limiter's wiring, shared by every request, and the request. */
+export interface AdmissionInit {
+  deps: AdmissionDeps;
+  /** The key the request authenticated with: its account, id, plan and per-second limit. */
+  credential: KeyCredential;
+  /** What the request is metered as. */
+  endpoint: string;
+  /** Takes the limiter's headers; the status it ends with is what the request is metered as. */
+  res: Response;
+}
+
 /** The live request's admission a route deferred (`rateLimit(…)(endpoint, 'with-read')`), if any. */
 export function deferredAdmission(res: Response): Admission | undefined {
   return res.locals.admission as Admission | undefined;
@@ -179,7 +191,7 @@ export function rateLimit(deps: AdmissionDeps) {
     (_req: Request, res: Response, next: NextFunction): void | Promise<void> => {
       const { credential } = authContext(res);
       if (credential.environment !== 'live') return next();
-      const admission = new Admission(deps, credential, endpoint, res);
+      const admission = new Admission({ deps, credential, endpoint, res });
       if (mode === 'with-read') {
         res.locals.admission = admission;
         return next();

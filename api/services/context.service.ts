@@ -15,15 +15,35 @@ import type { FirstRead, ProfileLoader } from './profile-loader';
  * POST /v1/context: decide from the cached profile and answer; the decision is logged behind
  * the answer (the requestId carries what its outcome learns from, docs/adr/0010-group-commit.md).
  */
+export interface ContextServiceDeps {
+  profiles: ProfileLoader;
+  populations: PopulationLoader;
+  learner: Engine;
+  /** Where each decision is logged, behind the answer. */
+  decisions: DecisionLog;
+  users: KnownUsers;
+  /** Signs the requestIds it issues. */
+  secret: string;
+}
+
 export class ContextService {
-  constructor(
-    private readonly profiles: ProfileLoader,
-    private readonly populations: PopulationLoader,
-    private readonly learner: Engine,
-    private readonly decisions: DecisionLog,
-    private readonly users: KnownUsers,
-    private readonly secret: string,
-  ) {}
+  private readonly profiles: ProfileLoader;
+  private readonly populations: PopulationLoader;
+  private readonly learner: Engine;
+  private readonly decisions: DecisionLog;
+  private readonly users: KnownUsers;
+  private readonly secret: string;
+
+  constructor(deps: ContextServiceDeps) {
+    ({
+      profiles: this.profiles,
+      populations: this.populations,
+      learner: this.learner,
+      decisions: this.decisions,
+      users: this.users,
+      secret: this.secret,
+    } = deps);
+  }
 
   /** The user's hash: where the user's keys live. */
   userHash(tenant: Tenant, userId: string): string {

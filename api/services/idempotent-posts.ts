@@ -78,13 +78,8 @@ export class IdempotentPosts {
   ): Promise<void> {
     const { records, windowMs, leaseMs } = this.deps;
     const fingerprint = requestFingerprint(call.operation, call.request);
-    const claim = records.prepareClaim(call.tenant, call.userHash, keyDigest(call.key), {
-      token: randomUUID(),
-      fingerprint,
-      leaseMs,
-      windowMs,
-      now: Date.now(),
-    });
+    const record = { tenant: call.tenant, userHash: call.userHash, keyDigest: keyDigest(call.key) };
+    const claim = records.prepareClaim(record, { token: randomUUID(), fingerprint, leaseMs, windowMs, now: Date.now() });
     let answer: Answer;
     try {
       answer = await execute(claim);

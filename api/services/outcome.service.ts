@@ -23,14 +23,27 @@ export function outcomeFingerprint(signals: OutcomeSignals): string {
 }
 
 /** POST /v1/outcome: open the signed requestId, claim it, enqueue the outcome. */
+export interface OutcomeServiceDeps {
+  claims: OutcomeClaims;
+  /** Enqueues the accepted outcomes for the worker. */
+  producer: BatchedProducer;
+  /** Verifies the signed requestIds. */
+  secret: string;
+  /** How long after its context call a requestId takes an outcome (ms). */
+  windowMs: number;
+  metrics: Pick<ApiMetrics, 'outcomeAccepted'>;
+}
+
 export class OutcomeService {
-  constructor(
-    private readonly claims: OutcomeClaims,
-    private readonly producer: BatchedProducer,
-    private readonly secret: string,
-    private readonly windowMs: number,
-    private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>,
-  ) {}
+  private readonly claims: OutcomeClaims;
+  private readonly producer: BatchedProducer;
+  private readonly secret: string;
+  private readonly windowMs: number;
+  private readonly metrics: Pick<ApiMetrics, 'outcomeAccepted'>;
+
+  constructor(deps: OutcomeServiceDeps) {
+    ({ claims: this.claims, producer: this.producer, secret: this.secret, windowMs: this.windowMs, metrics: this.metrics } = deps);
+  }
 
   /** The requestId's claims, once it is well formed, this tenant's and within the outcome window. */
   open(tenant: Tenant, request: OutcomeRequest, now = Date.now()): RequestIdClaims {
@@ -56,7 +69,8 @@ export class OutcomeService {
    */
   async record(tenant: Tenant, request: OutcomeRequest, claims: RequestIdClaims, key?: KeyClaim, now = Date.now()): Promise<void> {
     const { requestId, metadata, ...signals } = request;
-    const claim = await this.claims.claim(tenant, requestId, claims.userHash, outcomeFingerprint(signals), now, key);
+    const claimed = { tenant, requestId, userHash: claims.userHash };
+    const claim = await this.claims.claim(claimed, outcomeFingerprint(signals), now, key);
     if (claim === 'conflict') {
       throw new AppError('OUTCOME_CONFLICT', 'A different outcome was already recorded for this requestId');
     }
@@ -68,7 +82,7 @@ export class OutcomeService {
       await this.producer.add(claims.userHash, job);
     } catch (error) {
       // Unclaimed, a retry of this outcome is accepted rather than refused as a conflict.
-      if (claim === 'new') await this.claims.release(tenant, requestId, claims.userHash).catch(() => undefined);
+      if (claim === 'new') await this.claims.release(claimed).catch(() => undefined);
       throw error;
     }
     this.metrics.outcomeAccepted(claim === 'same');

@@ -37,6 +37,16 @@ interface Entry extends Loaded {
   refreshing: Promise<void> | null;
 }
 
+export interface PopulationLoaderDeps {
+  /** Answers for a tenant whose prior Redis has no copy of. */
+  db: Db;
+  cache: PopulationCache;
+  learner: Engine;
+  logger: Logger;
+  /** Ages the priors in memory (injected in tests); Date.now by default. */
+  now?: () => number;
+}
+
 /**
  * Population priors for the API, kept in process memory: a prior is what a tenant's users have
  * in common, so serving one a fraction of a second old costs little, and keeping it off the
@@ -51,13 +61,15 @@ export class PopulationLoader {
   /** First loads under way, so that concurrent first requests of a tenant share one read. */
   private readonly loading = new Map<string, Promise<Entry>>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly cache: PopulationCache,
-    private readonly learner: Engine,
-    private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly db: Db;
+  private readonly cache: PopulationCache;
+  private readonly learner: Engine;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  constructor(deps: PopulationLoaderDeps) {
+    ({ db: this.db, cache: this.cache, learner: this.learner, logger: this.logger, now: this.now = Date.now } = deps);
+  }
 
   async get(tenant: Tenant): Promise<CompiledPopulation> {
     const key = tenantKey(tenant);

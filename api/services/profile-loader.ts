@@ -27,6 +27,20 @@ export const OUTCOME_WAIT_MS = 250;
 /** While waiting, the marks are read again at least this often (should a notice be lost). */
 const RECHECK_MS = 50;
 
+export interface ProfileLoaderDeps {
+  /** Answers a cache miss. */
+  db: Db;
+  cache: ProfileCache;
+  learner: Engine;
+  /** The tenant's prior, a new profile's starting point. */
+  populations: PopulationLoader;
+  /** The worker's notices that a user's pending outcomes are applied, which a read waits for. */
+  settled: SettledOutcomes;
+  /** The profile last read of each user, kept decoded. */
+  users: KnownUsers;
+  metrics: Pick<ApiMetrics, 'profileCacheRead'>;
+}
+
 /**
  * Cache-first profile reads. A hit is one Redis round trip; a miss reads Postgres once and
  * caches the row (never over a newer cached version). Reads see the user's own outcomes: while
@@ -43,15 +57,25 @@ export class ProfileLoader {
   /** Reads that waited for the user's pending outcomes, by how the wait ended (for tests and metrics). */
   readonly waits = { settled: 0, timedOut: 0 };
 
-  constructor(
-    private readonly db: Db,
-    private readonly cache: ProfileCache,
-    private readonly learner: Engine,
-    private readonly populations: PopulationLoader,
-    private readonly settled: SettledOutcomes,
-    private readonly users: KnownUsers,
-    private readonly metrics: Pick<ApiMetrics, 'profileCacheRead'>,
-  ) {}
+  private readonly db: Db;
+  private readonly cache: ProfileCache;
+  private readonly learner: Engine;
+  private readonly populations: PopulationLoader;
+  private readonly settled: SettledOutcomes;
+  private readonly users: KnownUsers;
+  private readonly metrics: Pick<ApiMetrics, 'profileCacheRead'>;
+
+  constructor(deps: ProfileLoaderDeps) {
+    ({
+      db: this.db,
+      cache: this.cache,
+      learner: this.learner,
+      populations: this.populations,
+      settled: this.settled,
+      users: this.users,
+      metrics: this.metrics,
+    } = deps);
+  }
 
   /** The user's profile, or null when it exists neither in the cache nor in Postgres. */
   async find(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
@@ -100,11 +124,13 @@ export class ProfileLoader {
   async findOrCreate(user: KnownUser, first: FirstRead = {}): Promise<StoredProfile> {
     const found = await this.findKnown(user, first);
     if (found) return found;
-    return this.cache.putIfAbsent(user.tenant, await this.seed(user.tenant, user.userId, randomUUID(), new Date()));
+    const { tenant, userId } = user;
+    return this.cache.putIfAbsent(tenant, await this.seed({ tenant, userId, generation: randomUUID() }, new Date()));
   }
 
-  /** A new profile for this user, starting from the tenant's population prior. */
-  async seed(tenant: Tenant, userId: string, generation: string, now: Date): Promise<StoredProfile> {
-    return newProfile(userId, generation, this.learner.initialState(await this.populations.get(tenant)), now);
+  /** A new profile for this user under `generation`, starting from the tenant's population prior. */
+  async seed(profile: { tenant: Tenant; userId: string; generation: string }, now: Date): Promise<StoredProfile> {
+    const { tenant, userId, generation } = profile;
+    return newProfile({ userId, generation }, this.learner.initialState(await this.populations.get(tenant)), now);
   }
 }

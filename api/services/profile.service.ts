@@ -70,7 +70,7 @@ export class ProfileService {
   async update(tenant: Tenant, userId: string, update: ProfileUpdate): Promise<ProfileResponse> {
     const cached = await this.cache.read(tenant, userId);
     const now = new Date();
-    const seed = await this.loader.seed(tenant, userId, cached?.generation ?? randomUUID(), now);
+    const seed = await this.loader.seed({ tenant, userId, generation: cached?.generation ?? randomUUID() }, now);
     // A stored state that cannot be read is written back fresh with the new pins: said once committed, as the worker says it.
     let replaced: string | undefined;
     const saved = await this.db.transaction().execute(async (tx) => {
@@ -116,7 +116,7 @@ export class ProfileService {
     const erased = await this.db.transaction().execute(async (tx) => {
       // Serialises with workers applying this user's events: none can revive the profile.
       await lockUsers(tx, tenant, [userId]);
-      return eraseUser(tx, tenant, userId, hash, new Date());
+      return eraseUser(tx, { tenant, userId, userHash: hash }, new Date());
     });
     const generations = [erased.generation, cached?.generation].filter((g): g is string => typeof g === 'string');
     await this.cache.erase(tenant, userId, [...new Set(generations)], { userHash: hash, outcomeRequestIds: erased.outcomeRequestIds });

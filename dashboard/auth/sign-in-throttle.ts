@@ -29,6 +29,15 @@ export interface Reservation {
 
 export type ReserveResult = { reserved: Reservation } | { retryAfterSeconds: number };
 
+export interface SignInThrottleDeps {
+  redis: RedisClient;
+  keys: RedisKeys;
+  /** Keys the hashes that emails, addresses and devices are stored as. */
+  secret: string;
+  /** Places the attempts in the window (injected in tests); Date.now by default. */
+  clock?: () => number;
+}
+
 /**
  * Sign-in attempts, counted over a sliding 15-minute window in Redis sorted sets: at most 5 per
  * email and per client address, or — for a browser holding a device cookie of that email
@@ -39,13 +48,14 @@ export type ReserveResult = { reserved: Reservation } | { retryAfterSeconds: num
  * keyed hashes.
  */
 export class SignInThrottle {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: RedisKeys,
-    private readonly secret: string,
-    private readonly clock: () => number = Date.now,
-  ) {
-    defineScripts(redis, ['cosReserveSignIn']);
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly secret: string;
+  private readonly clock: () => number;
+
+  constructor(deps: SignInThrottleDeps) {
+    ({ redis: this.redis, keys: this.keys, secret: this.secret, clock: this.clock = Date.now } = deps);
+    defineScripts(this.redis, ['cosReserveSignIn']);
   }
 
   private hash(text: string): string {

@@ -48,6 +48,6 @@ export class AuditLog {
 
   /** Failed and refused sign-ins as `user` since their previous sign-in: read before recording the next one. */
   failedSignInsSince(user: Pick<DashboardUser, 'accountId' | 'email'>): Promise<FailedSignIns> {
-    return failedSignInsSinceLastSignIn(this.db, user.accountId, user.email);
+    return failedSignInsSinceLastSignIn(this.db, { accountId: user.accountId, actor: user.email });
   }
 }

@@ -51,7 +51,10 @@ export interface FailedSignIns {
  * Failed and refused sign-ins as `actor` in `accountId` after their previous successful sign-in
  * (all of them when there is none). Call it before recording the sign-in that asks.
  */
-export async function failedSignInsSinceLastSignIn(db: DbOrTx, accountId: string, actor: string): Promise<FailedSignIns> {
+export async function failedSignInsSinceLastSignIn(
+  db: DbOrTx,
+  { accountId, actor }: { accountId: string; actor: string },
+): Promise<FailedSignIns> {
   const previous = db
     .selectFrom('dashboard_audit')
     .select((eb) => eb.fn.max('id').as('id'))

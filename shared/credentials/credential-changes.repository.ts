@@ -36,6 +36,15 @@ export interface CredentialChangeListener {
   missed(): void;
 }
 
+export interface CredentialChangesDeps {
+  /** A connection of the reader's own: its blocking reads hold it. */
+  reader: RedisClient;
+  keys: RedisKeys;
+  listener: CredentialChangeListener;
+  /** Times the reads, to tell a held-up one (injected in tests); Date.now by default. */
+  clock?: () => number;
+}
+
 type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
 
 /**
@@ -46,12 +55,13 @@ export class CredentialChanges {
   private lastId: string | null = null;
   private stopped = false;
 
-  constructor(
-    private readonly reader: RedisClient,
-    private readonly keys: RedisKeys,
-    private readonly listener: CredentialChangeListener,
-    private readonly clock: () => number = Date.now,
-  ) {
+  private readonly reader: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly listener: CredentialChangeListener;
+  private readonly clock: () => number;
+
+  constructor(deps: CredentialChangesDeps) {
+    ({ reader: this.reader, keys: this.keys, listener: this.listener, clock: this.clock = Date.now } = deps);
     void this.follow();
   }
 

@@ -75,17 +75,18 @@ export class IdempotencyRecords {
     defineScripts(redis, ['cosIdempotencyComplete', 'cosIdempotencyRelease']);
   }
 
-  /** A claim of the key for a request with this fingerprint, to send with the request's first call in the user's slot. */
+  /**
+   * A claim of the key for a request with this fingerprint, to send with the request's first call
+   * in the user's slot. `record` names the key: its tenant, its user and its Idempotency-Key's digest.
+   */
   prepareClaim(
-    tenant: Tenant,
-    userHash: string,
-    digest: string,
+    record: { tenant: Tenant; userHash: string; keyDigest: string },
     claim: { token: string; fingerprint: string; leaseMs: number; windowMs: number; now: number },
   ): KeyClaim {
     const lease = JSON.stringify({ lease: claim.token, fingerprint: claim.fingerprint });
     return new KeyClaim(
-      [this.keys.idempotency(tenant, userHash, digest), this.keys.idempotencyIndex(tenant, userHash)],
-      [lease, claim.leaseMs, digest, claim.now, claim.windowMs],
+      [this.keys.idempotency(record), this.keys.idempotencyIndex(record.tenant, record.userHash)],
+      [lease, claim.leaseMs, record.keyDigest, claim.now, claim.windowMs],
     );
   }
 
@@ -107,7 +108,7 @@ export class IdempotencyRecords {
     const index = this.keys.idempotencyIndex(tenant, userHash);
     const digests = await this.redis.zrange(index, 0, -1);
     // One slot (the user's): one DEL for the records and their index.
-    await this.redis.del(...digests.map((digest) => this.keys.idempotency(tenant, userHash, digest)), index);
+    await this.redis.del(...digests.map((keyDigest) => this.keys.idempotency({ tenant, userHash, keyDigest })), index);
     return digests.length;
   }
 }

@@ -54,6 +54,16 @@ function succeeded<Reply>(reply: Reply | string | undefined): Reply {
   return reply;
 }
 
+export interface LimitedProfileReadDeps {
+  /** The client the limiter's and the profile cache's scripts are sent on. */
+  redis: RedisClient;
+  /** Whether Redis is a cluster: the two scripts are then sent side by side. */
+  keys: Pick<RedisKeys, 'cluster'>;
+  limiter: Limiter;
+  /** Sends the read alone on a cluster. */
+  cache: Pick<ProfileCache, 'sendFresh'>;
+}
+
 /**
  * A live context call's limiter check and first profile read in one Redis call
  * (docs/adr/0016-hot-path.md): a Redis command costs the API more CPU than most of a cached
@@ -65,13 +75,14 @@ function succeeded<Reply>(reply: Reply | string | undefined): Reply {
  * caller gives the key back.
  */
 export class LimitedProfileRead {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: Pick<RedisKeys, 'cluster'>,
-    private readonly limiter: Limiter,
-    private readonly cache: Pick<ProfileCache, 'sendFresh'>,
-  ) {
-    defineScripts(redis, ['cosLimitThenReadProfile', 'cosLimitClaimThenReadProfile']);
+  private readonly redis: RedisClient;
+  private readonly keys: Pick<RedisKeys, 'cluster'>;
+  private readonly limiter: Limiter;
+  private readonly cache: Pick<ProfileCache, 'sendFresh'>;
+
+  constructor(deps: LimitedProfileReadDeps) {
+    ({ redis: this.redis, keys: this.keys, limiter: this.limiter, cache: this.cache } = deps);
+    defineScripts(this.redis, ['cosLimitThenReadProfile', 'cosLimitClaimThenReadProfile']);
   }
 
   /** `read` comes from ProfileCache.prepareFresh (whose cache, on this client, also sends it alone). */

@@ -38,7 +38,7 @@ export function statusClass(status: number): StatusClass {
 }
 
 /** The field of a usage hash: key, endpoint and status class. */
-export const usageField = (keyId: string, endpoint: string, cls: StatusClass) => `${keyId}|${endpoint}|${cls}`;
+export const usageField = ({ keyId, endpoint }: { keyId: string; endpoint: string }, cls: StatusClass) => `${keyId}|${endpoint}|${cls}`;
 
 /** What the X-RateLimit-* headers of a live response say. */
 export interface RateLimitState {
@@ -106,8 +106,8 @@ export class Limiter {
     const nextMonth = startOfNextMonth(now);
     const shard = this.keys.usageShard(input.accountId);
     const keys: LimitCall['keys'] = [
-      this.keys.rateLog(input.accountId, input.keyId),
-      this.keys.monthlyCount(input.accountId, utcMonth(now)),
+      this.keys.rateLog(input),
+      this.keys.monthlyCount({ accountId: input.accountId, month: utcMonth(now) }),
       this.keys.usage(day, shard),
       this.keys.usageDays(shard),
     ];
@@ -115,8 +115,8 @@ export class Limiter {
       scriptNow,
       input.perSecond,
       input.perMonth ?? 0,
-      usageField(input.keyId, input.endpoint, '2xx'),
-      usageField(input.keyId, input.endpoint, '429'),
+      usageField(input, '2xx'),
+      usageField(input, '429'),
       Math.ceil((nextMonth - now) / 1000) + 40 * 86_400,
       day,
       `${this.memberPrefix}:${(this.sequence++).toString(36)}`,
@@ -143,13 +143,12 @@ export class Limiter {
 
   /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */
   async reclassify(input: { accountId: string; keyId: string; endpoint: string }, cls: StatusClass, meteredAt: number): Promise<void> {
-    const { accountId, keyId, endpoint } = input;
-    const shard = this.keys.usageShard(accountId);
+    const shard = this.keys.usageShard(input.accountId);
     const usageKey = this.keys.usage(utcDay(meteredAt), shard);
     await this.redis
       .multi()
-      .hincrby(usageKey, usageField(keyId, endpoint, '2xx'), -1)
-      .hincrby(usageKey, usageField(keyId, endpoint, cls), 1)
+      .hincrby(usageKey, usageField(input, '2xx'), -1)
+      .hincrby(usageKey, usageField(input, cls), 1)
       // The day may have been flushed since the request was metered: flush it again.
       .sadd(this.keys.usageDays(shard), utcDay(meteredAt))
       .exec();
@@ -164,12 +163,12 @@ export class Limiter {
     const day = utcDay(now);
     const shard = this.keys.usageShard(input.accountId);
     const [counted, used, nowMicros, oldestMicros] = await this.redis.cosMeterRefused(
-      this.keys.rateLog(input.accountId, input.keyId),
-      this.keys.monthlyCount(input.accountId, utcMonth(now)),
+      this.keys.rateLog(input),
+      this.keys.monthlyCount({ accountId: input.accountId, month: utcMonth(now) }),
       this.keys.usage(day, shard),
       this.keys.usageDays(shard),
       scriptNow,
-      usageField(input.keyId, input.endpoint, '4xx'),
+      usageField(input, '4xx'),
       day,
     );
     if (input.perMonth !== null && used >= input.perMonth) {

@@ -41,6 +41,13 @@ declare module 'ioredis' {
 /** What claiming an outcome found: the first for its requestId, a retry of it, or a different one. */
 export type OutcomeClaim = 'new' | 'same' | 'conflict';
 
+/** The context request whose outcome is claimed, and its user (by keyed hash, where the user's keys live). */
+export interface ClaimedRequest {
+  tenant: Tenant;
+  requestId: string;
+  userHash: string;
+}
+
 /**
  * Outcome claims in Redis: a requestId's outcome fingerprint, kept a day beyond the outcome
  * window, and the pending mark of its user (both in the user's slot on a cluster).
@@ -62,15 +69,9 @@ export class OutcomeClaims {
    * `key`: the request's idempotency claim, taken first in the same call
    * (claimKeyThenOutcome-4.lua); a held key throws IdempotencyKeyHeld and claims nothing.
    */
-  async claim(
-    tenant: Tenant,
-    requestId: string,
-    userHash: string,
-    fingerprint: string,
-    now: number,
-    key?: KeyClaim,
-  ): Promise<OutcomeClaim> {
-    const fingerprintKey = this.keys.outcomeFingerprint(requestId, userHash);
+  async claim(request: ClaimedRequest, fingerprint: string, now: number, key?: KeyClaim): Promise<OutcomeClaim> {
+    const { tenant, requestId, userHash } = request;
+    const fingerprintKey = this.keys.outcomeFingerprint(request);
     const pendingKey = this.keys.pendingOutcomes(tenant, userHash);
     if (!key)
       return this.redis.cosClaimOutcome(
@@ -98,11 +99,8 @@ export class OutcomeClaims {
   }
 
   /** Withdraws a first claim and its pending mark: the outcome was never acknowledged. */
-  async release(tenant: Tenant, requestId: string, userHash: string): Promise<void> {
-    await this.redis
-      .multi()
-      .del(this.keys.outcomeFingerprint(requestId, userHash))
-      .zrem(this.keys.pendingOutcomes(tenant, userHash), requestId)
-      .exec();
+  async release(request: ClaimedRequest): Promise<void> {
+    const { tenant, requestId, userHash } = request;
+    await this.redis.multi().del(this.keys.outcomeFingerprint(request)).zrem(this.keys.pendingOutcomes(tenant, userHash), requestId).exec();
   }
 }

@@ -112,7 +112,7 @@ export class ProfileCache {
   private writeArgs(tenant: Tenant, profile: StoredProfile) {
     return [
       this.keys.profile(tenant, profile.userId),
-      this.keys.erasedGeneration(tenant, profile.userId, profile.generation),
+      this.keys.erasedGeneration({ tenant, userId: profile.userId, generation: profile.generation }),
       profile.version,
       profile.generation,
       JSON.stringify(profile),
@@ -162,7 +162,9 @@ export class ProfileCache {
     outcomes?: { userHash: string; outcomeRequestIds: string[] },
   ): Promise<void> {
     const multi = this.redis.multi();
-    for (const generation of generations) multi.set(this.keys.erasedGeneration(tenant, userId, generation), '1', 'EX', ERASED_TTL_SECONDS);
+    for (const generation of generations) {
+      multi.set(this.keys.erasedGeneration({ tenant, userId, generation }), '1', 'EX', ERASED_TTL_SECONDS);
+    }
     multi.del(this.keys.profile(tenant, userId));
     await execPipeline(multi);
     if (!outcomes) return;
@@ -172,7 +174,7 @@ export class ProfileCache {
     for (let i = 0; i < requestIds.length; i += FINGERPRINTS_PER_DEL) {
       const keys = requestIds
         .slice(i, i + FINGERPRINTS_PER_DEL)
-        .map((requestId) => this.keys.outcomeFingerprint(requestId, outcomes.userHash));
+        .map((requestId) => this.keys.outcomeFingerprint({ requestId, userHash: outcomes.userHash }));
       await this.redis.del(...keys);
     }
   }

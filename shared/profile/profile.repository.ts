@@ -208,7 +208,8 @@ export interface Erased {
  * included); records the erasure under the user's keyed hash. Call inside a transaction
  * holding lockUsers for this user.
  */
-export async function eraseUser(db: DbOrTx, tenant: Tenant, userId: string, userHash: string, now: Date): Promise<Erased> {
+export async function eraseUser(db: DbOrTx, user: { tenant: Tenant; userId: string; userHash: string }, now: Date): Promise<Erased> {
+  const { tenant, userId, userHash } = user;
   const outcomeRequestIds: string[] = [];
   const erased = await db
     .deleteFrom('profiles')

@@ -48,10 +48,10 @@ export const profileResponseSchema = z.object({
 export type ProfileResponse = z.infer<typeof profileResponseSchema>;
 
 /** A profile with no outcomes yet; `state` is the learner's initial state for the tenant's population prior. */
-export function newProfile(userId: string, generation: string, state: EngineState, now: Date): StoredProfile {
+export function newProfile(id: Pick<StoredProfile, 'userId' | 'generation'>, state: EngineState, now: Date): StoredProfile {
   return {
-    userId,
-    generation,
+    userId: id.userId,
+    generation: id.generation,
     version: 0,
     state,
     pins: {},

@@ -67,7 +67,8 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     /** Hash {version, data: the population prior's JSON} of a tenant (no TTL: one small key per tenant). */
     population: (tenant: Tenant) => `${base}:population:${tenantKey(tenant)}`,
     /** An erased generation of a user's profile (in the user's slot: the cache write checks it). */
-    erasedGeneration: (tenant: Tenant, userId: string, generation: string) => `${base}:erased:${generation}${userTag(tenant, userId)}`,
+    erasedGeneration: ({ tenant, userId, generation }: { tenant: Tenant; userId: string; generation: string }) =>
+      `${base}:erased:${generation}${userTag(tenant, userId)}`,
     /** Sorted set of a user's outcomes accepted and not yet applied: requestId → ms accepted. */
     pendingOutcomes: (tenant: Tenant, userHash: string) => `${base}:pending:${tenantKey(tenant, userHash)}${tag(userHash)}`,
     /** Pub/sub channel: JSON arrays of pendingOutcomes keys whose outcomes a worker just settled. */
@@ -75,19 +76,21 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     /** Stream of key revocations and deletions, account restrictions (field `change`: JSON, CredentialChange). */
     credentialChanges: `${base}:credential-changes`,
     /** Fingerprint of the first outcome accepted for a requestId (409 on a different one), in its user's slot. */
-    outcomeFingerprint: (requestId: string, userHash: string) => `${base}:outcome:${requestId}${tag(userHash)}`,
+    outcomeFingerprint: ({ requestId, userHash }: { requestId: string; userHash: string }) =>
+      `${base}:outcome:${requestId}${tag(userHash)}`,
     /**
      * An idempotent POST's record (its lease while in flight, then its response) by the digest
      * of its Idempotency-Key, in the user's slot so erasure reaches it through the user's index.
      */
-    idempotency: (tenant: Tenant, userHash: string, keyDigest: string) =>
+    idempotency: ({ tenant, userHash, keyDigest }: { tenant: Tenant; userHash: string; keyDigest: string }) =>
       `${base}:idem:${tenantKey(tenant, userHash, keyDigest)}${tag(userHash)}`,
     /** Sorted set of a user's idempotency records: key digest → ms when it expires. */
     idempotencyIndex: (tenant: Tenant, userHash: string) => `${base}:idem-index:${tenantKey(tenant, userHash)}${tag(userHash)}`,
     /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s; in its account's usage shard. */
-    rateLog: (accountId: string, keyId: string) => `${base}:rl:${keyId}${shardTag(usageShard(accountId))}`,
+    rateLog: ({ accountId, keyId }: { accountId: string; keyId: string }) => `${base}:rl:${keyId}${shardTag(usageShard(accountId))}`,
     /** Requests admitted for an account's live keys together in a UTC month (YYYY-MM); kept 40 days past the month. */
-    monthlyCount: (accountId: string, month: string) => `${base}:quota:${accountId}:${month}${shardTag(usageShard(accountId))}`,
+    monthlyCount: ({ accountId, month }: { accountId: string; month: string }) =>
+      `${base}:quota:${accountId}:${month}${shardTag(usageShard(accountId))}`,
     /** How many usage shards there are (1 on one node), and the one an account's keys meter into. */
     usageShards,
     usageShard,

@@ -108,11 +108,9 @@ async function dropTestCaches(redis: RedisClient, keys: RedisKeys, generations: 
   for (let i = 0; i < generations.length; i += 500) {
     await execEach(
       redis,
-      generations.slice(i, i + 500).map(
-        ({ tenant, userId, generation }) =>
-          (pipeline) =>
-            pipeline.set(keys.erasedGeneration(tenant, userId, generation), '1', 'EX', ERASED_TTL_SECONDS),
-      ),
+      generations
+        .slice(i, i + 500)
+        .map((erased) => (pipeline) => pipeline.set(keys.erasedGeneration(erased), '1', 'EX', ERASED_TTL_SECONDS)),
     );
   }
   // Each cached profile is in its user's slot: deleted one by one, on the node that holds it.

@@ -23,6 +23,15 @@ export interface RecordedRequest {
 
 export const TRAFFIC_FLUSH_INTERVAL_MS = 1000;
 
+export interface TrafficRecorderDeps {
+  redis: RedisClient;
+  keys: RedisKeys;
+  countries: CountryLookup;
+  logger: Logger;
+  /** Places each request in its UTC minute (injected in tests); Date.now by default. */
+  clock?: () => number;
+}
+
 /**
  * Adds one minute's counts and marks the minute for the worker's flush, one script call per
  * minute (shared/redis/lua/addTraffic-2.lua): building thousands of commands would cost the API
@@ -60,14 +69,15 @@ export class TrafficRecorder {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: RedisKeys,
-    private readonly countries: CountryLookup,
-    private readonly logger: Logger,
-    private readonly clock: () => number = Date.now,
-  ) {
-    defineScripts(redis, ['cosAddTraffic']);
+  private readonly redis: RedisClient;
+  private readonly keys: RedisKeys;
+  private readonly countries: CountryLookup;
+  private readonly logger: Logger;
+  private readonly clock: () => number;
+
+  constructor(deps: TrafficRecorderDeps) {
+    ({ redis: this.redis, keys: this.keys, countries: this.countries, logger: this.logger, clock: this.clock = Date.now } = deps);
+    defineScripts(this.redis, ['cosAddTraffic']);
   }
 
   start(intervalMs = TRAFFIC_FLUSH_INTERVAL_MS): void {

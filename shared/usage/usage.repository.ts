@@ -1,5 +1,11 @@
 import type { DbOrTx } from '../db/database';
 
+/** An account's usage in a UTC month (YYYY-MM). */
+export interface AccountMonth {
+  accountId: string;
+  month: string;
+}
+
 export interface UsageRow {
   day: string;
   keyId: string;
@@ -18,7 +24,7 @@ export interface MonthlyTotals {
 }
 
 /** Daily usage of an account in a month (YYYY-MM), from `usage_daily`. */
-export async function usageForMonth(db: DbOrTx, accountId: string, month: string): Promise<UsageRow[]> {
+export async function usageForMonth(db: DbOrTx, { accountId, month }: AccountMonth): Promise<UsageRow[]> {
   const [year, mon] = month.split('-').map(Number) as [number, number];
   const from = new Date(Date.UTC(year, mon - 1, 1)).toISOString().slice(0, 10);
   const to = new Date(Date.UTC(year, mon, 1)).toISOString().slice(0, 10);
@@ -44,7 +50,7 @@ export async function usageForMonth(db: DbOrTx, accountId: string, month: string
 }
 
 /** The billing view's row for an account and month (zeros when nothing was metered). */
-export async function monthlyTotals(db: DbOrTx, accountId: string, month: string): Promise<MonthlyTotals> {
+export async function monthlyTotals(db: DbOrTx, { accountId, month }: AccountMonth): Promise<MonthlyTotals> {
   const row = await db
     .selectFrom('billing_usage_monthly')
     .selectAll()

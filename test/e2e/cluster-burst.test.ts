@@ -66,7 +66,7 @@ it("admits exactly the rest of the account's monthly quota when both API process
   const second = await service.create({ account: 'quota', environment: 'live', rateLimitRps: 100_000 });
   const quota = PLAN_LIMITS.starter.perMonth!;
   const left = 40;
-  await env.redis.set(env.keys.monthlyCount(first.accountId, utcMonth(Date.now())), String(quota - left), 'EX', 3600);
+  await env.redis.set(env.keys.monthlyCount({ accountId: first.accountId, month: utcMonth(Date.now()) }), String(quota - left), 'EX', 3600);
   const clients = [client(api.url, first.key), client(api.url, second.key)];
   const answers = await Promise.all(Array.from({ length: 3 * left }, (_, i) => clients[i % 2]!.profile('nobody')));
   const statuses = answers.map((res) => res.status);

@@ -99,7 +99,7 @@ describe('Postgres unreachable at authentication', () => {
     // A cache that reads no stream: what an instance whose reads of it stopped returning has.
     let clock = Date.now();
     const unfollowed = createDb(proxy.via(h.env.databaseUrl), { ...DB_ROLES.tool, poolSize: 1 });
-    const cache = new CredentialCache(unfollowed, createLogger('silent', 'test'), 60_000, () => clock);
+    const cache = new CredentialCache({ db: unfollowed, logger: createLogger('silent', 'test'), refreshMs: 60_000, clock: () => clock });
     try {
       const [seen] = await keys('pg-down-unfollowed', 1);
       const hash = hashApiKey(seen!.key, TEST_SECRET);

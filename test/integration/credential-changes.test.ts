@@ -28,10 +28,14 @@ it('applies what was announced while its read hung, and notices entries trimmed 
   const applied: string[] = [];
   let followed = 0;
   let missed = 0;
-  changes = new CredentialChanges(createRedis(proxy.target, 'consumer'), env.keys, {
-    apply: (change) => void applied.push(change.type === 'key' ? change.keyId : change.accountId),
-    followed: () => void followed++,
-    missed: () => void missed++,
+  changes = new CredentialChanges({
+    reader: createRedis(proxy.target, 'consumer'),
+    keys: env.keys,
+    listener: {
+      apply: (change) => void applied.push(change.type === 'key' ? change.keyId : change.accountId),
+      followed: () => void followed++,
+      missed: () => void missed++,
+    },
   });
   await eventually(async () => followed > 0);
   proxy.reset();

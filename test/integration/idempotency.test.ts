@@ -77,7 +77,8 @@ describe('POST /v1/context with an Idempotency-Key', () => {
     const tenant = await acme();
     const records = new IdempotencyRecords(h.env.redis, h.env.keys);
     const userHash = h.deps.context.userHash(tenant, body.userId);
-    const claim = records.prepareClaim(tenant, userHash, keyDigest(idem), {
+    const record = { tenant, userHash, keyDigest: keyDigest(idem) };
+    const claim = records.prepareClaim(record, {
       token: 'crashed',
       fingerprint: requestFingerprint('context', body),
       leaseMs: DEADLINE_MS,

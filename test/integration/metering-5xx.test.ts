@@ -31,10 +31,9 @@ it('meters a request that ends 5xx (the profile read fails in Postgres) as 5xx, 
   );
   // Flushed to Postgres, the 5xx is counted but not billable: billing reads 1 (the 404), of 2 in all.
   await flushUsage(h.env.redis, h.env.keys, h.env.db);
-  const totals = await monthlyTotals(
-    h.env.db,
-    (await h.keys.create({ account: 'broken-profiles', environment: 'test' })).accountId,
-    '2026-09',
-  );
+  const totals = await monthlyTotals(h.env.db, {
+    accountId: (await h.keys.create({ account: 'broken-profiles', environment: 'test' })).accountId,
+    month: '2026-09',
+  });
   expect(totals).toMatchObject({ billableRequests: 1, requests4xx: 1, requests5xx: 1, totalRequests: 2 });
 });

@@ -129,7 +129,7 @@ describe('GET /metrics (api)', () => {
 
     const quota = await h.keys.create({ account: 'metrics-quota', environment: 'live' });
     now = Date.UTC(2026, 10, 15, 12);
-    await h.env.redis.set(h.env.keys.monthlyCount(quota.accountId, utcMonth(now)), '100000');
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId: quota.accountId, month: utcMonth(now) }), '100000');
     const refused = await h.http().get('/v1/profile/nobody').set(bearer(quota.key));
     expect(refused.status).toBe(429);
     expect(refused.body.error.details.scope).toBe('month');

@@ -52,7 +52,7 @@ it('releases the claim of an outcome it could not enqueue: the retry, with other
   expect(context.status).toBe(200);
   const requestId: string = context.body.requestId;
   const claims = readRequestIdClaims(requestId)!;
-  const fingerprintKey = h.env.keys.outcomeFingerprint(requestId, claims.userHash);
+  const fingerprintKey = h.env.keys.outcomeFingerprint({ requestId, userHash: claims.userHash });
   const pendingKey = h.env.keys.pendingOutcomes(claims, claims.userHash);
 
   await onEvery('ACL', 'LOG', 'RESET');

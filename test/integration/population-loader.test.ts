@@ -67,7 +67,7 @@ it('reads Postgres when Redis has no copy, writes the copy, and serves from memo
   const prior = trainedPrior();
   const stored = await mergeIntoPopulation(env.db, tenant, () => prior);
   let now = 1_000;
-  const loader = new PopulationLoader(env.db, cache, engine, logger, () => now);
+  const loader = new PopulationLoader({ db: env.db, cache, learner: engine, logger, now: () => now });
   expect(await sumsOf(loader.get(tenant))).toEqual(prior.sums);
   expect((await cache.read(tenant))?.version).toBe(stored.version);
 
@@ -96,7 +96,7 @@ it('shares one first load between concurrent first requests of a tenant', async 
   const tenant = { accountId: 'acct_loader_concurrent', environment: 'live' as const };
   const prior = trainedPrior();
   await cache.writeManyIfNewer([{ tenant, population: { version: 1, prior } }]);
-  const loader = new PopulationLoader(env.db, cache, engine, logger);
+  const loader = new PopulationLoader({ db: env.db, cache, learner: engine, logger });
   const reads = jest.spyOn(cache, 'read');
   const priors = await Promise.all(Array.from({ length: 5 }, () => loader.get(tenant)));
   expect(reads).toHaveBeenCalledTimes(1);
@@ -108,7 +108,7 @@ it('shares one first load between concurrent first requests of a tenant', async 
 it('serves an empty prior when Postgres cannot be read, and the real one once it is in Redis', async () => {
   const tenant = { accountId: 'acct_loader_down', environment: 'live' as const };
   let now = 1_000;
-  const loader = new PopulationLoader(unreachable, cache, engine, logger, () => now);
+  const loader = new PopulationLoader({ db: unreachable, cache, learner: engine, logger, now: () => now });
   expect(await sumsOf(loader.get(tenant))).toEqual(engine.emptyPrior().sums);
   await expect(findPopulation(unreachable, tenant)).rejects.toThrow();
 
@@ -121,7 +121,7 @@ it('serves an empty prior when Postgres cannot be read, and the real one once it
 it('asks Postgres at most once per POPULATION_STORE_REFRESH_MS while Redis has no copy, and then goes to it directly', async () => {
   const tenant = { accountId: 'acct_loader_none', environment: 'live' as const };
   let now = 1_000;
-  const loader = new PopulationLoader(env.db, cache, engine, logger, () => now);
+  const loader = new PopulationLoader({ db: env.db, cache, learner: engine, logger, now: () => now });
   const versions = jest.spyOn(cache, 'readVersion');
   const reads = jest.spyOn(cache, 'read');
   expect(await sumsOf(loader.get(tenant))).toEqual(engine.emptyPrior().sums); // first request: Redis, then Postgres (no row)

@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 const profileAt = (userId: string, version: number, generation = 'g1') => ({
-  ...newProfile(userId, generation, createEngine().initialState(emptyPrior()), new Date()),
+  ...newProfile({ userId, generation }, createEngine().initialState(emptyPrior()), new Date()),
   version,
   interactionCount: version,
 });

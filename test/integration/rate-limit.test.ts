@@ -190,7 +190,7 @@ describe('monthly quota (live keys)', () => {
   it('refuses past the quota with scope month until the 1st (UTC), then lets requests through again', async () => {
     const { key, accountId } = await liveKey('quota-starter');
     now = Date.UTC(2026, 10, 30, 23, 59, 30); // 30 s before December
-    await h.env.redis.set(h.env.keys.monthlyCount(accountId, '2026-11'), '100000');
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId, month: '2026-11' }), '100000');
     const refused = await get(key);
     expect(refused.status).toBe(429);
     expect(refused.body.error.details).toEqual({ limit: 100000, window: `${30 * 86400}s`, retryAfter: 30, scope: 'month' });
@@ -200,13 +200,13 @@ describe('monthly quota (live keys)', () => {
     expect(refused.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2026, 11, 1) / 1000));
     now = Date.UTC(2026, 11, 1, 0, 0, 1); // rolled over into December
     expect((await get(key)).status).toBe(404);
-    expect(await h.env.redis.get(h.env.keys.monthlyCount(accountId, '2026-12'))).toBe('1');
+    expect(await h.env.redis.get(h.env.keys.monthlyCount({ accountId, month: '2026-12' }))).toBe('1');
   });
 
   it('sends the quota headers on a 403 once the quota is used up, without counting it', async () => {
     const contextOnly = await h.keys.create({ account: 'quota-refused', environment: 'live', scopes: ['context'] });
     now = Date.UTC(2027, 1, 27, 12); // 1.5 days before March
-    await h.env.redis.set(h.env.keys.monthlyCount(contextOnly.accountId, '2027-02'), '100000');
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId: contextOnly.accountId, month: '2027-02' }), '100000');
     const refused = await get(contextOnly.key);
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('FORBIDDEN');
@@ -220,18 +220,18 @@ describe('monthly quota (live keys)', () => {
     expect(limited.headers['retry-after']).toBe(String(1.5 * 86_400));
     expect(limited.body.error.details).toEqual({ limit: 100000, window: `${28 * 86400}s`, retryAfter: 1.5 * 86_400, scope: 'month' });
     expect(limited.headers['x-ratelimit-reset']).toBe(String(Date.UTC(2027, 2, 1) / 1000));
-    expect(await h.env.redis.get(h.env.keys.monthlyCount(contextOnly.accountId, '2027-02'))).toBe('100000');
+    expect(await h.env.redis.get(h.env.keys.monthlyCount({ accountId: contextOnly.accountId, month: '2027-02' }))).toBe('100000');
   });
 
   it('counts only accepted requests towards the quota; pro allows 1,000,000 and enterprise has none', async () => {
     const { key, accountId } = await liveKey('quota-pro', 'pro');
     now = Date.UTC(2027, 0, 15);
-    await h.env.redis.set(h.env.keys.monthlyCount(accountId, '2027-01'), '999999');
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId, month: '2027-01' }), '999999');
     expect((await get(key)).status).toBe(404);
     expect((await get(key)).status).toBe(429);
-    expect(await h.env.redis.get(h.env.keys.monthlyCount(accountId, '2027-01'))).toBe('1000000');
+    expect(await h.env.redis.get(h.env.keys.monthlyCount({ accountId, month: '2027-01' }))).toBe('1000000');
     const enterprise = await liveKey('quota-ent', 'enterprise');
-    await h.env.redis.set(h.env.keys.monthlyCount(enterprise.accountId, '2027-01'), '50000000');
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId: enterprise.accountId, month: '2027-01' }), '50000000');
     expect((await get(enterprise.key)).status).toBe(404);
   });
 });

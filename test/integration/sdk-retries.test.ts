@@ -83,7 +83,7 @@ describe('429 RATE_LIMIT_EXCEEDED', () => {
   it('hands back a spent monthly quota at once: its Retry-After (until the 1st) is longer than worth waiting', async () => {
     now = Date.parse('2026-11-15T12:00:00Z');
     const issued = await h.keys.create({ account: 'sdk-quota', environment: 'live' });
-    await h.env.redis.set(h.env.keys.monthlyCount(issued.accountId, '2026-11'), '100000');
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId: issued.accountId, month: '2026-11' }), '100000');
     const recorder = recordingFetch();
     const client = new CosClient({ apiKey: issued.key, baseUrl, fetch: recorder.fetch });
 

@@ -10,7 +10,7 @@ afterAll(() => env.close());
 /** The throttle on real Redis with a clock of the test's own. */
 function throttleAt(start: number) {
   let now = start;
-  const throttle = new SignInThrottle(env.redis, env.keys, TEST_SECRET, () => now);
+  const throttle = new SignInThrottle({ redis: env.redis, keys: env.keys, secret: TEST_SECRET, clock: () => now });
   return { throttle, advance: (ms: number) => (now += ms) };
 }
 

@@ -36,7 +36,7 @@ const cli = (...argv: string[]) => runCliCaptured(argv, h.env.processEnv());
  * flush: a request ending in 4xx is metered 2xx first and moved once its response is sent.
  */
 const metered = (keyId: string, day: string, endpoint: string, cls: StatusClass, count: number) =>
-  eventually(async () => Number((await h.env.usage(day, keyId))[usageField(keyId, endpoint, cls)]) === count);
+  eventually(async () => Number((await h.env.usage(day, keyId))[usageField({ keyId, endpoint }, cls)]) === count);
 
 /** The snapshots of a key's usage shard not yet deleted. */
 const snapshotsOf = (accountId: string) => h.env.redis.scard(h.env.keys.usageSnapshots(h.env.keys.usageShard(accountId)));
@@ -153,7 +153,7 @@ describe('usage flush to Postgres', () => {
     await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' });
     now = Date.UTC(2026, 4, 1, 0, 0, 1);
     // Two requests left of May's quota: of six sent at once, two are served and four refused (429).
-    await h.env.redis.set(h.env.keys.monthlyCount(issued.accountId, '2026-05'), PLAN_LIMITS.starter.perMonth! - 2);
+    await h.env.redis.set(h.env.keys.monthlyCount({ accountId: issued.accountId, month: '2026-05' }), PLAN_LIMITS.starter.perMonth! - 2);
     const answers = await Promise.all(
       Array.from({ length: 6 }, () =>
         h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'b', task: 't', complexity: 'low' }),

@@ -45,7 +45,7 @@ describe('batch writes', () => {
     await insertProfilesIfMissing(
       h.env.db,
       tenant,
-      users.map((u) => newProfile(u, `gen-${u}`, engine.initialState(engine.emptyPrior()), now)),
+      users.map((u) => newProfile({ userId: u, generation: `gen-${u}` }, engine.initialState(engine.emptyPrior()), now)),
     );
     const next: StoredProfile[] = users.map((userId, i) => ({
       userId,
@@ -61,7 +61,7 @@ describe('batch writes', () => {
   });
 
   it('creates the missing profiles from one shared state and leaves existing rows as they are', async () => {
-    const existing = { ...newProfile('np-old', 'gen-old', learned(3, 7), now), version: 3, interactionCount: 3 };
+    const existing = { ...newProfile({ userId: 'np-old', generation: 'gen-old' }, learned(3, 7), now), version: 3, interactionCount: 3 };
     await insertProfilesIfMissing(h.env.db, tenant, [existing]);
     const initial = engine.initialState(engine.emptyPrior());
     await insertNewProfiles(
@@ -76,7 +76,7 @@ describe('batch writes', () => {
     );
     expect(await findProfile(h.env.db, tenant, 'np-old')).toEqual(existing);
     expect(await findProfile(h.env.db, tenant, 'np-new')).toEqual(
-      newProfile('np-new', 'gen-new', JSON.parse(JSON.stringify(initial)), now),
+      newProfile({ userId: 'np-new', generation: 'gen-new' }, JSON.parse(JSON.stringify(initial)), now),
     );
   });
 

@@ -35,7 +35,7 @@ function setup(decision: LimitDecision, readError?: Error) {
     logger: createLogger('silent', 'test'),
     metrics: { rateLimitRejected: (scope: string) => void rejected.push(scope) },
   } as unknown as AdmissionDeps;
-  return { admission: new Admission(deps, credential, 'context', response), res, reclassified, rejected };
+  return { admission: new Admission({ deps, credential, endpoint: 'context', res: response }), res, reclassified, rejected };
 }
 
 it('sets the headers of an admitted call and moves its count when it ends with another status', async () => {

@@ -41,9 +41,9 @@ it("the limiter scripts and the reclassify MULTI: an API key's log, its account'
       // cosLimitAndMeter, cosMeterRefused, and Limiter.reclassify's MULTI; every key of an account in one slot
       expect(
         slots(
-          keys.rateLog(account, id),
-          keys.rateLog(account, otherId),
-          keys.monthlyCount(account, month),
+          keys.rateLog({ accountId: account, keyId: id }),
+          keys.rateLog({ accountId: account, keyId: otherId }),
+          keys.monthlyCount({ accountId: account, month }),
           keys.usage(d, shard),
           keys.usageDays(shard),
         ).size,
@@ -75,10 +75,10 @@ it("the outcome claim, its rollback MULTI, the profile reads and cache writes: a
       // cosClaimOutcome and its rollback; cosReadProfileFresh; cosWriteProfileIfNewer; erase's MULTI
       expect(
         slots(
-          keys.outcomeFingerprint(requestId, claims.userHash),
+          keys.outcomeFingerprint({ requestId, userHash: claims.userHash }),
           pending,
           keys.profile(t, user),
-          keys.erasedGeneration(t, user, generation),
+          keys.erasedGeneration({ tenant: t, userId: user, generation }),
         ).size,
       ).toBe(1);
     }),
@@ -101,7 +101,9 @@ it("the worker group's heartbeat script and its MULTIs: the live workers and the
 it('spreads users and API keys over many slots, each queue partition in a slot of its own', () => {
   const users = Array.from({ length: 500 }, (_, i) => keys.profile({ accountId: 'a', environment: 'live' }, `user-${i}`));
   expect(slots(...users).size).toBeGreaterThan(400);
-  expect(slots(...Array.from({ length: 500 }, (_, i) => keys.rateLog(`acct_${i}`, `key_${i}`))).size).toBe(keys.usageShards);
+  expect(slots(...Array.from({ length: 500 }, (_, i) => keys.rateLog({ accountId: `acct_${i}`, keyId: `key_${i}` }))).size).toBe(
+    keys.usageShards,
+  );
   // BullMQ's scripts touch several keys of one queue: the prefix is the hash tag.
   const partitions = keys.queuePrefixes.map((prefix) =>
     slots(`${prefix}:events:wait`, `${prefix}:events:id`, `${prefix}:maintenance:wait`),
@@ -127,10 +129,10 @@ it('keeps every key name of a single-node deployment', () => {
   expect([
     single.profile(t, 'u'),
     single.pendingOutcomes(t, 'ab'),
-    single.outcomeFingerprint('req_x', 'ab'),
-    single.erasedGeneration(t, 'u', 'g'),
-    single.rateLog('acct_1', 'key_1'),
-    single.monthlyCount('acct_1', '2026-11'),
+    single.outcomeFingerprint({ requestId: 'req_x', userHash: 'ab' }),
+    single.erasedGeneration({ tenant: t, userId: 'u', generation: 'g' }),
+    single.rateLog({ accountId: 'acct_1', keyId: 'key_1' }),
+    single.monthlyCount({ accountId: 'acct_1', month: '2026-11' }),
     single.usage('2026-11-25', single.usageShard('acct_1')),
     single.usageDays(),
     single.usageSnapshot('s'),

@@ -18,7 +18,14 @@ it("answers with the limiter's refusal even when the prior's read failed first",
   } as unknown as ProfileLoader;
   const populations = { get: () => Promise.reject(new Error('prior unavailable')) } as unknown as PopulationLoader;
   const users = { of: () => ({ hash: '00'.repeat(8) }) } as unknown as KnownUsers;
-  const service = new ContextService(profiles, populations, createEngine(), {} as DecisionLog, users, 'unit-secret-0123456789abcdef');
+  const service = new ContextService({
+    profiles,
+    populations,
+    learner: createEngine(),
+    decisions: {} as DecisionLog,
+    users,
+    secret: 'unit-secret-0123456789abcdef',
+  });
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);

@@ -15,7 +15,8 @@ export const MAX_KNOWN_PROFILES = 100_000;
 export class KnownProfiles {
   private readonly known = new BoundedMap<string, true>(MAX_KNOWN_PROFILES);
 
-  has(tenant: Tenant, userId: string, generation: string): boolean {
+  has(profile: { tenant: Tenant; userId: string; generation: string }): boolean {
+    const { tenant, userId, generation } = profile;
     return this.known.get(tenantKey(tenant, generation, userId)) === true;
   }
 

@@ -33,7 +33,8 @@ export async function seedAndLockProfiles(
   const profiles = users.length > 0 ? await lockProfiles(tx, tenant, users, onUnreadable) : new Map<string, StoredProfile>();
   // Users whose rows may be missing: those with only decisions here not seen stored, and the learning ones not found.
   const missing = [...generations.keys()].filter(
-    (userId) => !profiles.has(userId) && (learning.has(userId) || !deps.knownProfiles.has(tenant, userId, generations.get(userId)!)),
+    (userId) =>
+      !profiles.has(userId) && (learning.has(userId) || !deps.knownProfiles.has({ tenant, userId, generation: generations.get(userId)! })),
   );
   for (const [userId, generation] of generations) if (!learning.has(userId)) seeded.push({ userId, generation });
   if (missing.length > 0) {
