@@ -5,6 +5,7 @@ import { answerClientErrors, serverOptions } from '../shared/http/client-errors'
 import { createLogger } from '../shared/logger/logger';
 import { createDashboardApp } from './app';
 import { buildDashboardDependencies } from './dependencies';
+import { warnOfUntrustedProxy } from './http/tls-proxy';
 import { yieldTheCpu } from '../shared/process/cpu-priority';
 
 async function main(): Promise<void> {
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
   const priority = yieldTheCpu(config.DASHBOARD_NICE);
   if (priority)
     logger.warn({ err: priority, nice: config.DASHBOARD_NICE }, 'could not lower the dashboard CPU priority; running at the current one');
+  warnOfUntrustedProxy(config, logger);
   const deps = buildDashboardDependencies(config, logger);
   // Sessions live in Redis: listen once it answers, so the first sign-in does not fail.
   await new Promise<void>((resolve) => (deps.redis.status === 'ready' ? resolve() : deps.redis.once('ready', () => resolve())));

@@ -11,7 +11,7 @@ import { VerificationBusyError } from '../auth/verification-gate';
 import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
-import { SESSION_COOKIE } from '../http/session';
+import { clearSessionCookie } from '../http/session';
 import { signInPage } from '../views/sign-in.view';
 
 /**
@@ -118,7 +118,7 @@ export function sessionRoutes(deps: DashboardDeps): Router {
   router.post('/signout', requireViewer(deps.db), formBody, requestGuards, async (req, res) => {
     await auditViewer(deps, req, res, 'session.sign-out');
     await destroy(req);
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    clearSessionCookie(res, deps.session.secureCookies);
     res.redirect(303, '/signin');
   });
 

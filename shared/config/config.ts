@@ -173,7 +173,10 @@ const workerSchema = z
 const dashboardSchema = z.object({
   ...common,
   DASHBOARD_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-  /** `true` behind TLS: the session cookie is then sent over HTTPS only. */
+  /**
+   * `true` behind TLS: the cookies are then sent over HTTPS only and named `__Host-…`, and every
+   * response carries Strict-Transport-Security.
+   */
   DASHBOARD_SECURE_COOKIES: z
     .enum(['true', 'false'])
     .default('false')
