@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { configOrExit, loadDashboardConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { answerClientErrors, serverOptions } from '../shared/http/client-errors';
+import { listenOrExit, listeningOn } from '../shared/http/listening';
 import { createLogger } from '../shared/logger/logger';
 import { createDashboardApp } from './app';
 import { buildDashboardDependencies } from './dependencies';
@@ -21,9 +22,10 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => (deps.redis.status === 'ready' ? resolve() : deps.redis.once('ready', () => resolve())));
   // Not app.listen: the time-outs' check interval is an option of createServer only. What Node's
   // parser rejects gets the service's JSON error envelope, as on the API.
-  const server = answerClientErrors(createServer(serverOptions(), createDashboardApp(deps)), logger).listen(config.DASHBOARD_PORT, () => {
-    logger.info({ port: config.DASHBOARD_PORT }, 'dashboard listening');
-  });
+  const server = answerClientErrors(createServer(serverOptions(), createDashboardApp(deps)), logger);
+  listenOrExit(server, { port: config.DASHBOARD_PORT, host: config.HOST, portVariable: 'DASHBOARD_PORT' }, logger, () =>
+    logger.info(listeningOn(server), 'dashboard listening'),
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
