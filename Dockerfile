@@ -15,6 +15,8 @@ COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
 ENV NODE_ENV=production
+# Listen on every interface of the container (outside one the processes default to 127.0.0.1).
+ENV HOST=0.0.0.0
 USER node
 EXPOSE 3000
 CMD ["node", "dist/api/main.js"]

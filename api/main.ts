@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { configOrExit, loadApiConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
 import { untilReady } from '../shared/health/readiness';
+import { listenOrExit, listeningOn } from '../shared/http/listening';
 import { createLogger } from '../shared/logger/logger';
 import { createApp } from './app';
 import { runPrimary } from './cluster';
@@ -25,9 +26,11 @@ async function main(): Promise<void> {
   if (cluster.isWorker && !(await untilReady(deps.readiness, { timeoutMs: CHILD_READY_TIMEOUT_MS, intervalMs: 50 })))
     logger.warn({ waitedMs: CHILD_READY_TIMEOUT_MS }, 'api process listening before redis and postgres are ready');
   const app = createApp(deps);
-  const server = app.createServer().listen(config.PORT, () => {
-    logger.info({ port: config.PORT, environments: config.SERVE_ENVIRONMENTS }, 'api listening');
-  });
+  // Under API_PROCESSES the primary binds HOST:PORT once and hands each child its connections.
+  const server = app.createServer();
+  listenOrExit(server, { port: config.PORT, host: config.HOST, portVariable: 'PORT' }, logger, () =>
+    logger.info({ ...listeningOn(server), environments: config.SERVE_ENVIRONMENTS }, 'api listening'),
+  );
   server.keepAliveTimeout = 65_000;
 
   let stopping = false;

@@ -20,7 +20,7 @@ export function createDashboardApp(deps: DashboardDeps): Express {
 
   const onError = dashboardErrorHandler(deps.logger, deps.watch);
   app.use(pageDeadlines(deps.requestDeadlineMs, onError, deps.watch).middleware);
-  app.use(securityHeaders);
+  app.use(securityHeaders({ hsts: deps.session.secureCookies }));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.use(staticAssets());
   app.use(signInWhileBusy(deps));

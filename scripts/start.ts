@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
-import { DEFAULT_METRICS_PORT } from '../shared/config/config';
+import { DEFAULT_HOST, DEFAULT_METRICS_PORT } from '../shared/config/config';
 import { projectRoot } from '../shared/config/dev-env';
 import { createDb, DB_ROLES, type Db } from '../shared/db/database';
 import { discardSchema, migrateToLatest, preBaselineMigrations } from '../shared/db/migrator';
@@ -102,6 +103,16 @@ function clusterNodeUrl(nodes: string | undefined): string | undefined {
   return first ? `redis://${first}` : undefined;
 }
 
+/**
+ * The host of the URLs npm start waits on and prints, for the HOST the processes listen on:
+ * `localhost` for the default and for every interface (which includes loopback); any other
+ * address answers only at itself.
+ */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === DEFAULT_HOST) return 'localhost';
+  return isIP(host) === 6 ? `[${host}]` : host;
+}
+
 function appSpec(role: 'api' | 'worker' | 'dashboard', env: NodeJS.ProcessEnv): ChildSpec {
   const main = path.join(root, 'dist', role, 'main.js');
   return { name: role, start: () => spawn(process.execPath, role === 'api' ? apiNodeArgs(main) : [main], { env, stdio: 'inherit' }) };
@@ -174,24 +185,33 @@ async function main(): Promise<void> {
     });
     if (stopping) return;
     await supervisor.start((['api', 'worker', 'dashboard'] as const).map((role) => appSpec(role, env)));
-    await waitForHttp('API', `http://127.0.0.1:${port}/readyz`, () => stopping);
-    await waitForHttp('dashboard', `http://127.0.0.1:${dashboardPort}/healthz`, () => stopping);
+    const host = process.env.HOST?.trim() || DEFAULT_HOST;
+    const shown = reachableHost(host);
+    // Waited on at 127.0.0.1 rather than localhost, which may resolve to ::1 first.
+    const probed = shown === 'localhost' ? '127.0.0.1' : shown;
+    await waitForHttp('API', `http://${probed}:${port}/readyz`, () => stopping);
+    await waitForHttp('dashboard', `http://${probed}:${dashboardPort}/healthz`, () => stopping);
     if (stopping) return;
     log(`Postgres: ${databaseUrl}`);
     log(`Redis:    ${process.env.REDIS_CLUSTER_NODES ? `cluster ${process.env.REDIS_CLUSTER_NODES}` : redisUrl}`);
     if (postgresDataDir && path.dirname(postgresDataDir) !== dotCos) {
       log(`Postgres data: ${postgresDataDir} (the postgres user cannot enter this project's folder)`);
     }
-    log(`API:      http://localhost:${port}  (one worker running; Ctrl-C stops everything)`);
+    log(
+      host === DEFAULT_HOST
+        ? `Listening on ${DEFAULT_HOST} only: this machine (HOST=0.0.0.0 listens on every interface)`
+        : `Listening on ${host} (HOST)`,
+    );
+    log(`API:      http://${shown}:${port}  (one worker running; Ctrl-C stops everything)`);
     const metricsPort = process.env.METRICS_PORT || String(DEFAULT_METRICS_PORT);
     log(
-      `Metrics:  http://localhost:${port}/metrics (api), ${metricsPort === '0' ? 'worker: off' : `http://localhost:${metricsPort}/metrics (worker)`}`,
+      `Metrics:  http://${shown}:${port}/metrics (api), ${metricsPort === '0' ? 'worker: off' : `http://${shown}:${metricsPort}/metrics (worker)`}`,
     );
-    log(`Dashboard: http://localhost:${dashboardPort}  (sign in as ${login.email}, password ${login.password})`);
+    log(`Dashboard: http://${shown}:${dashboardPort}  (sign in as ${login.email}, password ${login.password})`);
     log(`demo account "demo", test key: ${key}`);
     log('try:');
     process.stdout.write(
-      `  curl -s http://localhost:${port}/v1/context -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\\n` +
+      `  curl -s http://${shown}:${port}/v1/context -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\\n` +
         `    -d '{"userId":"user-1","task":"Write the quarterly report","complexity":"high"}'\n`,
     );
     log('more keys: npm run cli -- keys create --account demo --env live --json');

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { configOrExit, loadWorkerConfig } from '../shared/config/config';
 import { loadDotCosEnv } from '../shared/config/dev-env';
+import { listeningOn } from '../shared/http/listening';
 import { createLogger } from '../shared/logger/logger';
 import { yieldTheCpu } from '../shared/process/cpu-priority';
 import { startOpsServer } from './ops-server';
@@ -56,26 +57,27 @@ function main(): void {
     // Only the default port gives way: a second worker on one host (npm run start:worker twice)
     // still starts, on a free port it logs. A port the operator chose is not swapped silently.
     const chosen = Boolean(process.env.METRICS_PORT);
-    const listen = (port: number) => startOpsServer(port, { ...running, metricsToken: config.ADMIN_TOKEN });
+    const listen = (port: number) => startOpsServer(port, config.HOST, { ...running, metricsToken: config.ADMIN_TOKEN });
     const fatal = (error: unknown) => {
       // A worker that cannot be observed is not started half-way: fail loudly instead.
-      logger.fatal({ err: error, port: config.METRICS_PORT }, 'cannot listen on METRICS_PORT (set another port, or 0 to turn it off)');
+      logger.fatal(
+        { err: error, host: config.HOST, port: config.METRICS_PORT },
+        'cannot listen on METRICS_PORT (set another port, or 0 to turn it off; HOST must be an address of this machine)',
+      );
       stop('METRICS_PORT unavailable', 1);
     };
     listen(config.METRICS_PORT).then(
       (server) => {
         opsServer = server;
-        logger.info({ port: config.METRICS_PORT }, 'worker metrics listening');
+        logger.info(listeningOn(server), 'worker metrics listening');
       },
       (error: unknown) => {
         const inUse = error instanceof Error && 'code' in error && error.code === 'EADDRINUSE';
         if (chosen || !inUse) return fatal(error);
         listen(0).then((server) => {
           opsServer = server;
-          const address = server.address();
-          const port = typeof address === 'object' && address ? address.port : 0;
           logger.warn(
-            { defaultPort: config.METRICS_PORT, port },
+            { defaultPort: config.METRICS_PORT, ...listeningOn(server) },
             'the default METRICS_PORT is in use (another worker on this host?): metrics listening on a free port',
           );
         }, fatal);

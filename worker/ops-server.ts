@@ -54,11 +54,11 @@ async function answer(req: IncomingMessage, deps: OpsServerDeps): Promise<Answer
 }
 
 /**
- * The worker's HTTP listener (METRICS_PORT): GET /healthz (alive), /readyz (Redis and Postgres
- * reachable) and /metrics (Prometheus text). Resolves once listening; rejects when it cannot
- * listen (a port in use).
+ * The worker's HTTP listener (HOST, METRICS_PORT): GET /healthz (alive), /readyz (Redis and
+ * Postgres reachable) and /metrics (Prometheus text). Resolves once listening; rejects when it
+ * cannot listen (a port in use, HOST not an address of this machine).
  */
-export function startOpsServer(port: number, deps: OpsServerDeps): Promise<Server> {
+export function startOpsServer(port: number, host: string, deps: OpsServerDeps): Promise<Server> {
   const server = createServer((req, res) => {
     void answer(req, deps)
       .catch(() => failure(new AppError('INTERNAL_ERROR', 'Something went wrong on our side')))
@@ -69,7 +69,7 @@ export function startOpsServer(port: number, deps: OpsServerDeps): Promise<Serve
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve(server);
     });

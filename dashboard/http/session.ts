@@ -2,7 +2,7 @@ import type { FailedSignIns } from '../../shared/audit/audit.repository';
 import RedisStore from 'connect-redis';
 import session from 'express-session';
 import type { RedisClient } from '../../shared/redis/redis';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 declare module 'express-session' {
   interface SessionData {
@@ -14,7 +14,12 @@ declare module 'express-session' {
   }
 }
 
-export const SESSION_COOKIE = 'cos_dashboard';
+/**
+ * The session cookie's name: `__Host-` when the cookie is Secure, so that browsers take it only
+ * with Secure, Path=/ and no Domain — a sibling subdomain or a plain-http page cannot plant or
+ * shadow a session (fixation). Without TLS (local runs) browsers would refuse the prefix.
+ */
+export const sessionCookieName = (secureCookies: boolean): string => (secureCookies ? '__Host-cos_dashboard' : 'cos_dashboard');
 
 export interface SessionOptions {
   redis: RedisClient;
@@ -31,7 +36,7 @@ export interface SessionOptions {
  */
 export function sessions(options: SessionOptions): RequestHandler {
   return session({
-    name: SESSION_COOKIE,
+    name: sessionCookieName(options.secureCookies),
     store: new RedisStore({ client: options.redis, prefix: options.prefix }),
     secret: options.secret,
     resave: false,
@@ -40,4 +45,12 @@ export function sessions(options: SessionOptions): RequestHandler {
     unset: 'destroy',
     cookie: { httpOnly: true, sameSite: 'strict', secure: options.secureCookies, maxAge: options.idleMs, path: '/' },
   });
+}
+
+/**
+ * Removes the session cookie at sign-out. A `__Host-` cookie is only replaced by one with the
+ * same attributes (Secure, Path=/), or the browser ignores the removal.
+ */
+export function clearSessionCookie(res: Response, secureCookies: boolean): void {
+  res.clearCookie(sessionCookieName(secureCookies), { httpOnly: true, sameSite: 'strict', secure: secureCookies, path: '/' });
 }

@@ -10,7 +10,7 @@ import { requireViewer } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
-import { SESSION_COOKIE } from '../http/session';
+import { clearSessionCookie } from '../http/session';
 import { signInPage } from '../views/sign-in.view';
 
 /**
@@ -104,7 +104,7 @@ export function sessionRoutes(deps: SessionDeps): Router {
   router.post('/signout', requireViewer(deps.viewers), formBody, requestGuards, async (req, res) => {
     await auditViewer(deps, req, res, 'session.sign-out');
     await destroy(req);
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    clearSessionCookie(res, deps.session.secureCookies);
     res.redirect(303, '/signin');
   });
 

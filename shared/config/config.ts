@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { durationMs } from './duration';
 import { ENVIRONMENTS } from '../domain/environment';
@@ -12,6 +13,9 @@ export const DEFAULT_QUEUE_PARTITIONS = 8;
 const DEV_SECRET = 'cos-development-secret-do-not-use-in-production';
 /** The worker's /metrics port unless METRICS_PORT says otherwise (the Prometheus exporters' usual one). */
 export const DEFAULT_METRICS_PORT = 9464;
+
+/** The address the HTTP listeners bind unless HOST says otherwise: this machine only. */
+export const DEFAULT_HOST = '127.0.0.1';
 
 /** A comma-separated variable as its non-empty, trimmed parts. */
 const commaList = z.string().transform((text) =>
@@ -80,6 +84,20 @@ const common = {
 };
 
 /**
+ * The address the process's HTTP listener binds: loopback unless set, so that a service started
+ * on a shared or public machine is not reachable from the network until an operator says so
+ * (`0.0.0.0` or `::` for every interface, behind a proxy or firewall; containers need it).
+ */
+const listenHost = z
+  .string()
+  .trim()
+  // Digits and dots only would pass as a host name, but are a mistyped IPv4 address.
+  .refine((host) => isIP(host) !== 0 || (!/^[\d.]+$/.test(host) && z.hostname().safeParse(host).success), {
+    message: 'must be an IP address or a host name to listen on, e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)',
+  })
+  .default(DEFAULT_HOST);
+
+/**
  * The longest any request waits for Redis or Postgres: past it the answer is 503 with
  * Retry-After, whatever hangs (docs/adr/0018-deadlines.md).
  */
@@ -91,6 +109,7 @@ const adminToken = z.string().min(16).optional();
 const apiSchema = z.object({
   ...common,
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: listenHost,
   SERVE_ENVIRONMENTS: environmentList.default(['test', 'live']),
   ADMIN_TOKEN: adminToken,
   REQUEST_DEADLINE: requestDeadline,
@@ -158,6 +177,8 @@ const workerSchema = z
     WORKER_DRAIN_TIMEOUT: durationMs.default(20_000),
     /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
+    /** The address of that listener (as the API's and the dashboard's). */
+    HOST: listenHost,
     ADMIN_TOKEN: adminToken,
   })
   .refine((config) => config.JOB_RETRY_MAX_DELAY >= config.JOB_RETRY_DELAY, {
@@ -173,7 +194,11 @@ const workerSchema = z
 const dashboardSchema = z.object({
   ...common,
   DASHBOARD_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-  /** `true` behind TLS: the session cookie is then sent over HTTPS only. */
+  HOST: listenHost,
+  /**
+   * `true` behind TLS: the cookies are then sent over HTTPS only and named `__Host-…`, and every
+   * response carries Strict-Transport-Security.
+   */
   DASHBOARD_SECURE_COOKIES: z
     .enum(['true', 'false'])
     .default('false')

@@ -235,7 +235,8 @@ describe('npm start', () => {
     const dashboardPort = await freePort();
     const start = run(
       [path.join(project, 'dist/scripts/start.js')],
-      env.processEnv({ PORT: String(port), DASHBOARD_PORT: String(dashboardPort), METRICS_PORT: '0' }),
+      // HOST empty counts as unset: the default, whatever the shell running the tests has.
+      env.processEnv({ PORT: String(port), DASHBOARD_PORT: String(dashboardPort), METRICS_PORT: '0', HOST: '' }),
     );
     stillRunning.add(start);
     const pidOf = (script: string) => childrenOf(start.child.pid!).find((pid) => commandLine(pid).at(-1)?.endsWith(script));
@@ -244,6 +245,10 @@ describe('npm start', () => {
     const dashboard = pidOf('dist/dashboard/main.js')!;
     const worker = pidOf('dist/worker/main.js')!;
     expect([api, dashboard, worker].every(Boolean)).toBe(true);
+    // This machine only: 127.0.0.2 is this machine too on Linux, but not the address listened on.
+    expect(start.output()).toContain('[cos] Listening on 127.0.0.1 only');
+    for (const listening of [port, dashboardPort])
+      await expect(fetch(`http://127.0.0.2:${listening}/healthz`)).rejects.toThrow('fetch failed');
 
     process.kill(worker, 'SIGKILL');
     const restarted = await eventually(async () => {

@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { freePort } from '../../scripts/local-services';
+import { loadWorkerConfig } from '../../shared/config/config';
 import { EVENTS_QUEUE } from '../../shared/jobs/catalog';
 import { startOpsServer } from '../../worker/ops-server';
 import type { RunningWorker } from '../../worker/worker';
@@ -18,7 +20,9 @@ beforeAll(async () => {
   h = await startHarness();
   worker = h.startWorker();
   port = await freePort();
-  server = await startOpsServer(port, { ...worker, metricsToken: token });
+  // On the host the worker's config gives when HOST is unset.
+  const { HOST: _host, ...unset } = h.env.processEnv();
+  server = await startOpsServer(port, loadWorkerConfig(unset).HOST, { ...worker, metricsToken: token });
   queue = new Queue(EVENTS_QUEUE, { connection: h.env.redis, prefix: h.env.keys.queuePrefixes[0]! });
 });
 afterAll(async () => {
@@ -98,7 +102,21 @@ describe('worker ops listener', () => {
     expect(sampleValue(await scrape(), 'cos_worker_jobs_failed_total', { queue: 'events', final: 'false' })).toBe(0);
   });
 
+  it('listens on 127.0.0.1 without HOST, and on the address HOST names when set', async () => {
+    expect(server.address()).toMatchObject({ address: '127.0.0.1', port });
+    // All of 127.0.0.0/8 is this machine on Linux; a listener on 127.0.0.2 alone is not on 127.0.0.1.
+    const other = await startOpsServer(0, '127.0.0.2', worker);
+    try {
+      const { address, port: otherPort } = other.address() as AddressInfo;
+      expect(address).toBe('127.0.0.2');
+      expect((await fetch(`http://127.0.0.2:${otherPort}/healthz`)).status).toBe(200);
+      await expect(fetch(`http://127.0.0.1:${otherPort}/healthz`)).rejects.toThrow();
+    } finally {
+      other.close();
+    }
+  });
+
   it('refuses to start a second listener on a port in use', async () => {
-    await expect(startOpsServer(port, worker)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await expect(startOpsServer(port, '127.0.0.1', worker)).rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 });

@@ -47,19 +47,24 @@ export class DashboardClient {
   /** The remembered-device cookie, once a sign-in gave one (sent with every request after, as a browser does). */
   device: string | undefined;
   csrf: string | undefined;
+  /** `__Host-` once the dashboard named its cookies so (secure cookies): they are sent back under those names. */
+  prefix = '';
 
   constructor(
     readonly url: string,
     readonly forwardedFor: string,
+    /** Sent with every request, e.g. the X-Forwarded-Proto of a TLS-terminating proxy. */
+    readonly headers: Record<string, string> = {},
   ) {}
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
-      const device = /^cos_device=([^;]*)/.exec(line);
-      if (device) this.device = device[1];
-      const match = /^cos_dashboard=([^;]*)/.exec(line);
+      const device = /^(__Host-)?cos_device=([^;]*)/.exec(line);
+      if (device) [this.prefix, this.device] = [device[1] ?? '', device[2]];
+      const match = /^(__Host-)?cos_dashboard=([^;]*)/.exec(line);
       if (!match) continue;
-      this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || match[1] === '' ? undefined : match[1];
+      this.prefix = match[1] ?? '';
+      this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || match[2] === '' ? undefined : match[2];
     }
   }
 
@@ -71,6 +76,7 @@ export class DashboardClient {
       headers: {
         'X-Forwarded-For': this.forwardedFor,
         Accept: 'text/html',
+        ...this.headers,
         ...(this.cookie || this.device ? { Cookie: this.cookies() } : {}),
         ...init.headers,
       },
@@ -83,7 +89,10 @@ export class DashboardClient {
   }
 
   private cookies(): string {
-    const jar = [this.cookie ? `cos_dashboard=${this.cookie}` : '', this.device ? `cos_device=${this.device}` : ''];
+    const jar = [
+      this.cookie ? `${this.prefix}cos_dashboard=${this.cookie}` : '',
+      this.device ? `${this.prefix}cos_device=${this.device}` : '',
+    ];
     return jar.filter(Boolean).join('; ');
   }
 

@@ -93,6 +93,8 @@ export async function createTestEnv(options: { clusterNodes?: string } = {}): Pr
       LOG_LEVEL: 'warn',
       // Spawned workers of parallel test files would share the default port.
       METRICS_PORT: '0',
+      // The tests reach the processes at 127.0.0.1, whatever HOST the shell exports (tcsh sets it).
+      HOST: '127.0.0.1',
       // The suite's other processes are not an API answering users: a worker yielding the CPU
       // to them only makes the tests that wait on it slower on a loaded machine.
       WORKER_NICE: '0',

@@ -206,6 +206,35 @@ describe('loadWorkerConfig', () => {
 describe.each([
   ['loadApiConfig', loadApiConfig],
   ['loadWorkerConfig', loadWorkerConfig],
+  ['loadDashboardConfig', loadDashboardConfig],
+] as const)('%s HOST', (_name, load) => {
+  it('listens on 127.0.0.1 (this machine only) unless HOST says otherwise', () => {
+    expect(load({ ...BASE }).HOST).toBe('127.0.0.1');
+    expect(load({ ...BASE, HOST: '' }).HOST).toBe('127.0.0.1');
+  });
+
+  it.each(['0.0.0.0', '::', '::1', '10.1.2.3', 'fd00::2', 'localhost', 'api.internal'])('takes HOST=%p', (host) => {
+    expect(load({ ...BASE, HOST: host }).HOST).toBe(host);
+    expect(load({ ...BASE, HOST: ` ${host} ` }).HOST).toBe(host);
+  });
+
+  it.each(['http://0.0.0.0', '0.0.0.0:3000', '[::1]', '256.1.1.1', '10.1.2', 'two words', 'under_score!'])(
+    'rejects HOST=%p, saying what it must be',
+    (host) => {
+      const message = configError(() => load({ ...BASE, HOST: host })).message;
+      expect(message).toContain('HOST: must be an IP address or a host name to listen on');
+      expect(message).toContain('0.0.0.0 (every interface)');
+    },
+  );
+});
+
+it('the CLI has no listener, so no HOST', () => {
+  expect(loadCliConfig({ ...BASE, HOST: 'not a host' })).not.toHaveProperty('HOST');
+});
+
+describe.each([
+  ['loadApiConfig', loadApiConfig],
+  ['loadWorkerConfig', loadWorkerConfig],
 ] as const)('%s ADMIN_TOKEN', (_name, load) => {
   it('is optional, and at least 16 characters when set', () => {
     expect(load({ ...BASE }).ADMIN_TOKEN).toBeUndefined();
