@@ -70,6 +70,20 @@ export class SignInThrottle {
     return { reserved: { keys, member } };
   }
 
+  /**
+   * Reserves one of a user's attempts at a two-factor code (`code`) or at confirming their
+   * password while signed in (`password`): the same atomic script and window, one set per user
+   * and kind, so guesses at a code cannot outrun the limit however many arrive at once.
+   */
+  async reserveForUser(kind: 'code' | 'password', userId: string): Promise<ReserveResult> {
+    const keys = [this.keys.signInFailures(kind, this.hash(`${kind}:${userId}`))];
+    const now = this.clock();
+    const member = `${now}:${randomBytes(6).toString('hex')}`;
+    const wait = await this.redis.cosReserveSignIn(keys.length, ...keys, now, SIGN_IN_WINDOW_MS, SIGN_IN_FAILURE_LIMIT, member);
+    if (wait > 0) return { retryAfterSeconds: Math.ceil(wait / 1000) };
+    return { reserved: { keys, member } };
+  }
+
   /** Gives a reservation back: the attempt succeeded, or was never verified. */
   async release(reservation: Reservation): Promise<void> {
     const pipeline = this.redis.multi();
