@@ -168,7 +168,7 @@ export function sessionRoutes(deps: SessionDeps): Router {
     }
     if (check.outcome === 'wrong') {
       again(new AppError('UNAUTHORIZED', 'That code is not right, or was used already'));
-      return void deps.audit.recordBy({ user, country: deps.countryOf(req.ip) }, 'session.code-failed');
+      return deps.audit.recordBy({ user, country: deps.countryOf(req.ip) }, 'session.code-failed');
     }
     const failed = req.session.pendingSignIn?.failedSignIns;
     await completeSignIn(deps, req, res, user, failed);
