@@ -373,7 +373,8 @@ export const COMMANDS: readonly Command[] = [
       const users = await listUsers(db, account.id);
       return {
         json: { data: users.map((u) => userJson(u, account.name)) },
-        text: users.map((u) => `${u.email}  ${u.role}  created ${u.createdAt}`).join('\n') || '(no users)',
+        text:
+          users.map((u) => `${u.email}  ${u.role}  created ${u.createdAt}${u.twoFactorSince ? '  2fa' : ''}`).join('\n') || '(no users)',
       };
     },
   }),
