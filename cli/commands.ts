@@ -2,7 +2,18 @@ import { z } from 'zod';
 import { parseDuration } from '../shared/config/duration';
 import { emailSchema } from '../shared/dashboard-users/email';
 import { hashPassword } from '../shared/dashboard-users/password';
-import { createUser, deleteUser, listUsers, roleSchema, ROLES, setPasswordHash } from '../shared/dashboard-users/user.repository';
+import {
+  createUser,
+  deleteUser,
+  findUserForSignIn,
+  listUsers,
+  roleSchema,
+  ROLES,
+  setPasswordHash,
+} from '../shared/dashboard-users/user.repository';
+import { deleteSessions } from '../shared/dashboard-users/sessions.repository';
+import { disableTwoFactor } from '../shared/dashboard-users/two-factor.repository';
+import { recordAudit } from '../shared/audit/audit.repository';
 import type { Db } from '../shared/db/database';
 import type { CliConfig } from '../shared/config/config';
 import { detachPartitionsBefore, listPartitions, MONTH_PATTERN } from '../shared/db/partitions';
@@ -362,7 +373,8 @@ export const COMMANDS: readonly Command[] = [
       const users = await listUsers(db, account.id);
       return {
         json: { data: users.map((u) => userJson(u, account.name)) },
-        text: users.map((u) => `${u.email}  ${u.role}  created ${u.createdAt}`).join('\n') || '(no users)',
+        text:
+          users.map((u) => `${u.email}  ${u.role}  created ${u.createdAt}${u.twoFactorSince ? '  2fa' : ''}`).join('\n') || '(no users)',
       };
     },
   }),
@@ -391,6 +403,32 @@ export const COMMANDS: readonly Command[] = [
       return {
         json: { id: user.id, email: user.email, ...(generated ? { password } : {}) },
         text: `new password set for ${user.email}${passwordText(password, generated)}`,
+      };
+    },
+  }),
+  command({
+    name: 'users reset-2fa',
+    summary: "turn off a dashboard user's two-factor sign-in (a lost phone and recovery codes); their sessions end",
+    flags: { email: { type: 'string', value: 'E', description: "the dashboard user's email", required: true } },
+    run: async ({ db, flags }) => {
+      const email = parseWith(emailSchema, flags.email, 'email');
+      const user = await findUserForSignIn(db, email);
+      if (!user) throw new UsageError(`no dashboard user ${email}`);
+      const wasOn = await disableTwoFactor(db, user.id);
+      // Whoever held the phone may be signed in: every session of the user ends with it.
+      const ended = await deleteSessions(db, user.id);
+      await recordAudit(db, {
+        accountId: user.accountId,
+        actor: OPERATOR.name,
+        action: 'two-factor.reset',
+        subject: user.email,
+        country: null,
+      });
+      return {
+        json: { id: user.id, email: user.email, twoFactorWasOn: wasOn, sessionsEnded: ended },
+        text: wasOn
+          ? `two-factor sign-in reset for ${user.email}: they sign in with their password and may set it up again; ${ended} sessions ended`
+          : `${user.email} did not have two-factor sign-in on; ${ended} sessions ended`,
       };
     },
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { generatePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../shared/dashboard-users/password';
+import { generatePassword, newPasswordSchema } from '../shared/dashboard-users/password';
 import type { Db } from '../shared/db/database';
 import { findAccount, type Account } from '../shared/accounts/account.repository';
 import { UsageError } from './command';
@@ -27,14 +27,9 @@ export function parseSince(value: string): Date {
   return new Date(value); // a date-only ISO string is read as UTC midnight
 }
 
-const passwordSchema = z
-  .string()
-  .min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`)
-  .max(MAX_PASSWORD_LENGTH, `at most ${MAX_PASSWORD_LENGTH} characters`);
-
 /** The password given on stdin (one line; the newline is not part of it), or a generated one. */
 export async function newPassword(fromStdin: boolean, readInput: () => Promise<string>): Promise<{ password: string; generated: boolean }> {
   if (!fromStdin) return { password: generatePassword(), generated: true };
   const text = (await readInput()).replace(/\r?\n$/, '');
-  return { password: parseWith(passwordSchema, text, 'password-stdin'), generated: false };
+  return { password: parseWith(newPasswordSchema, text, 'password-stdin'), generated: false };
 }

@@ -50,6 +50,7 @@ export const userJson = (u: DashboardUser, account: string) => ({
   role: u.role,
   account,
   createdAt: u.createdAt,
+  twoFactor: u.twoFactorSince !== null,
 });
 
 export const passwordText = (password: string, generated: boolean) =>

@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { accountRoutes } from './routes/account.routes';
 import { auditRoutes } from './routes/audit.routes';
 import { keysRoutes } from './routes/keys.routes';
 import { patternsRoutes } from './routes/patterns.routes';
@@ -30,6 +31,7 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(trafficRoutes(deps));
   app.use(patternsRoutes(deps));
   app.use(auditRoutes(deps));
+  app.use(accountRoutes(deps));
   app.use(notFound);
   app.use(onError);
   return app;

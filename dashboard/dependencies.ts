@@ -13,12 +13,16 @@ import type { Logger } from '../shared/logger/logger';
 import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
 import { DeviceCookies } from './auth/device-cookie';
 import { SignInThrottle } from './auth/sign-in-throttle';
+import { TotpCodes } from './auth/totp';
 import { VerificationGate } from './auth/verification-gate';
 import { AccountKeys } from './services/account-keys.service';
 import { AuditLog } from './services/audit-log.service';
+import { Passwords } from './services/passwords.service';
 import { Patterns } from './services/patterns.service';
 import { SignIns } from './services/sign-in.service';
 import { TrafficService } from './services/traffic.service';
+import { TwoFactor } from './services/two-factor.service';
+import { UserSessions } from './services/user-sessions.service';
 import { Viewers } from './services/viewers.service';
 
 /**
@@ -41,12 +45,18 @@ export interface DashboardDeps {
   /** Unusual patterns and their acknowledgement. */
   patterns: Patterns;
   audit: AuditLog;
+  /** A user's signed-in sessions: listed, ended together, each within its absolute lifetime. */
+  userSessions: UserSessions;
+  /** A signed-in user's password: confirmed (under a limit of its own) and changed. */
+  passwords: Passwords;
+  /** Two-factor sign-in: enrolment, the code step of signing in, turning it off, the account's requirement. */
+  twoFactor: TwoFactor;
   /** Remembered devices: each keeps its own sign-in allowance. */
   devices: DeviceCookies;
   logger: Logger;
   /** The client's country (code only) from its address. */
   countryOf: (address: string | undefined) => CountryCode | null;
-  session: { secret: string; idleMs: number; secureCookies: boolean };
+  session: { secret: string; idleMs: number; maxAgeMs: number; secureCookies: boolean };
   /** `TRUST_PROXY`: the proxies whose X-Forwarded-For names the client. */
   trustProxy: string[] | undefined;
   clock: () => number;
@@ -69,22 +79,26 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
   const watch = new DependencyWatch({ probes: dependencyProbes(redis, probeDb, probeTimeoutMs), logger });
   const keys = keysFor(config);
   const resolver = countryResolver();
-  // Secrets of their own for signing cookies, derived so COS_SECRET itself is used only for keys.
+  // Secrets of their own for signing cookies and sealing TOTP secrets, derived so COS_SECRET itself is used only for keys.
   const derive = (purpose: string) => createHmac('sha256', config.COS_SECRET).update(purpose).digest('base64url');
   // Hashed now, so the first sign-in with an unknown email takes no longer than later ones.
   void dummyPasswordHash();
   const audit = new AuditLog(db);
   const accountKeys = new AccountKeys(db);
+  const throttle = new SignInThrottle({ redis, keys, secret: config.COS_SECRET, clock });
+  // One gate for every password verified in this process, at sign-in or to confirm a change.
+  const verifications = new VerificationGate();
+  const userSessions = new UserSessions(db, { idleMs: config.DASHBOARD_SESSION_IDLE, maxAgeMs: config.DASHBOARD_SESSION_MAX_AGE }, clock);
+  const passwords = new Passwords({ db, throttle, verifications, sessions: userSessions, audit });
+  const totp = new TotpCodes(Buffer.from(derive('dashboard totp secrets'), 'base64url'), clock);
   return {
     redis,
     redisKeys: keys,
-    viewers: new Viewers(db),
-    signIns: new SignIns({
-      db,
-      throttle: new SignInThrottle({ redis, keys, secret: config.COS_SECRET, clock }),
-      verifications: new VerificationGate(),
-      audit,
-    }),
+    viewers: new Viewers(db, userSessions),
+    signIns: new SignIns({ db, throttle, verifications, audit }),
+    userSessions,
+    passwords,
+    twoFactor: new TwoFactor({ db, totp, throttle, passwords, sessions: userSessions, audit }),
     accountKeys,
     keyLifecycle: new KeyLifecycle({
       db,
@@ -100,6 +114,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     session: {
       secret: derive('dashboard session cookie'),
       idleMs: config.DASHBOARD_SESSION_IDLE,
+      maxAgeMs: config.DASHBOARD_SESSION_MAX_AGE,
       secureCookies: config.DASHBOARD_SECURE_COOKIES,
     },
     trustProxy: config.TRUST_PROXY,

@@ -71,8 +71,20 @@ export class SignInThrottle {
   }
 
   /** Reserves an attempt for `subject`, or says how many seconds until one is allowed. */
-  async reserve(subject: SignInSubject): Promise<ReserveResult> {
-    const keys = this.setsOf(subject);
+  reserve(subject: SignInSubject): Promise<ReserveResult> {
+    return this.reserveIn(this.setsOf(subject));
+  }
+
+  /**
+   * Reserves one of a user's attempts at a two-factor code (`code`) or at confirming their
+   * password while signed in (`password`): the same atomic script and window, one set per user
+   * and kind, so guesses at a code cannot outrun the limit however many arrive at once.
+   */
+  reserveForUser(kind: 'code' | 'password', userId: string): Promise<ReserveResult> {
+    return this.reserveIn([this.keys.signInFailures(kind, this.hash(`${kind}:${userId}`))]);
+  }
+
+  private async reserveIn(keys: string[]): Promise<ReserveResult> {
     const now = this.clock();
     const member = `${now}:${randomBytes(6).toString('hex')}`;
     const wait = await this.redis.cosReserveSignIn(keys.length, ...keys, now, SIGN_IN_WINDOW_MS, SIGN_IN_FAILURE_LIMIT, member);

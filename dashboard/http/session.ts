@@ -11,6 +11,13 @@ declare module 'express-session' {
     userStamp?: string;
     /** Failed sign-ins since the previous visit, told once on the first page after signing in. */
     failedSignIns?: FailedSignIns;
+    /**
+     * The password was right and a two-factor code is awaited: who, their stamp, and when (epoch
+     * ms; the code step lasts a few minutes). The session is not signed in until the code is.
+     */
+    pendingSignIn?: { userId: string; stamp: string; at: number; failedSignIns?: FailedSignIns };
+    /** A two-factor enrolment begun and not yet confirmed: its secret, sealed. */
+    enrolment?: string;
   }
 }
 

@@ -2,6 +2,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { z } from 'zod';
 import { emailSchema } from '../../shared/dashboard-users/email';
 import { MAX_PASSWORD_LENGTH } from '../../shared/dashboard-users/password';
+import type { FailedSignIns } from '../../shared/audit/audit.repository';
 import type { DashboardUser } from '../../shared/dashboard-users/user.repository';
 import { AppError } from '../../shared/errors/app-error';
 import { traceIdOf } from '../../shared/http/trace-id';
@@ -11,7 +12,7 @@ import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
 import { clearSessionCookie } from '../http/session';
-import { signInPage } from '../views/sign-in.view';
+import { signInCodePage, signInPage } from '../views/sign-in.view';
 
 /**
  * A visitor's session (it holds only the sign-in form's CSRF token) lives at most an hour, so
@@ -23,6 +24,10 @@ const ANONYMOUS_SESSION_MS = 3_600_000;
 const WRONG_CREDENTIALS = 'The email or password is not correct';
 
 const signInForm = z.object({ email: z.string().max(1000), password: z.string().max(MAX_PASSWORD_LENGTH) });
+const codeForm = z.object({ code: z.string().max(100) });
+
+/** After the right password, the code has to come within this long, or signing in starts again. */
+export const CODE_STEP_MS = 5 * 60_000;
 
 const regenerate = (req: Request) => new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
 const save = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
@@ -54,7 +59,28 @@ export function signInWhileBusy(deps: Pick<DashboardDeps, 'signIns'>): RequestHa
   return (req, _res, next) => next(req.method === 'POST' && req.path === '/signin' && deps.signIns.saturated ? busy() : undefined);
 }
 
-type SessionDeps = Pick<DashboardDeps, 'viewers' | 'signIns' | 'audit' | 'devices' | 'countryOf' | 'session' | 'logger'>;
+type SessionDeps = Pick<
+  DashboardDeps,
+  'viewers' | 'signIns' | 'audit' | 'devices' | 'countryOf' | 'session' | 'logger' | 'userSessions' | 'twoFactor' | 'clock'
+>;
+
+/**
+ * Signs the session in: a new session id (an id planted before it, or known during the code
+ * step, is worth nothing after), its record for the sessions page and the absolute lifetime, the
+ * audit entry and the remembered-device cookie.
+ */
+async function completeSignIn(deps: SessionDeps, req: Request, res: Response, user: DashboardUser, failed?: FailedSignIns): Promise<void> {
+  await regenerate(req);
+  req.session.userId = user.id;
+  req.session.userStamp = user.updatedAt;
+  if (failed && failed.count > 0) req.session.failedSignIns = failed;
+  csrfToken(req);
+  await save(req);
+  await deps.userSessions.begin(req.sessionID, user.id, { address: req.ip, userAgent: req.get('user-agent') });
+  await deps.signIns.recordSignIn(user, deps.countryOf(req.ip));
+  deps.devices.issue(res, user.email);
+  res.redirect(303, '/keys/test');
+}
 
 export function sessionRoutes(deps: SessionDeps): Router {
   const router = Router();
@@ -89,20 +115,69 @@ export function sessionRoutes(deps: SessionDeps): Router {
       return auditLater(deps, req, res, attempt.user, 'session.sign-in-failed');
     }
     const { user, failedSignIns: failed } = attempt;
-    // A new session id at sign-in: an id planted before it is worth nothing after.
+    if (user.twoFactorSince === null) return completeSignIn(deps, req, res, user, failed);
+    // Half-way: the password was right; the session holds who, until the code is.
     await regenerate(req);
-    req.session.userId = user.id;
-    req.session.userStamp = user.updatedAt;
-    if (failed.count > 0) req.session.failedSignIns = failed;
-    csrfToken(req);
+    req.session.pendingSignIn = { userId: user.id, stamp: user.updatedAt, at: deps.clock(), failedSignIns: failed };
+    signInToken(req, deps.session.idleMs);
     await save(req);
-    await deps.signIns.recordSignIn(user, deps.countryOf(req.ip));
-    deps.devices.issue(res, user.email);
-    res.redirect(303, '/keys/test');
+    res.redirect(303, '/signin/code');
   });
 
-  router.post('/signout', requireViewer(deps.viewers), formBody, requestGuards, async (req, res) => {
+  /** The code step's user, or null (no password given yet, or too long ago: start again). */
+  const pendingUser = async (req: Request): Promise<DashboardUser | null> => {
+    const pending = req.session.pendingSignIn;
+    if (!pending || deps.clock() - pending.at > CODE_STEP_MS) return null;
+    const user = await deps.viewers.user(pending.userId);
+    return user && user.updatedAt === pending.stamp && user.twoFactorSince !== null ? user : null;
+  };
+
+  router.get('/signin/code', async (req, res) => {
+    if (!(await pendingUser(req))) return res.redirect(303, '/signin');
+    res.send(signInCodePage({ csrfToken: signInToken(req, deps.session.idleMs) }));
+  });
+
+  router.post('/signin/code', formBody, requestGuards, async (req, res) => {
+    const user = await pendingUser(req);
+    if (!user) {
+      delete req.session.pendingSignIn;
+      return refuse(
+        req,
+        res,
+        new AppError('UNAUTHORIZED', 'Signing in took too long; enter your email and password again'),
+        deps.session.idleMs,
+      );
+    }
+    const form = codeForm.safeParse(req.body ?? {});
+    const again = (error: AppError) => {
+      for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+      res.status(error.statusCode).format({
+        html: () => res.send(signInCodePage({ csrfToken: signInToken(req, deps.session.idleMs), error: error.message })),
+        default: () => res.json(error.toBody(traceIdOf(res))),
+      });
+    };
+    if (!form.success) return again(new AppError('VALIDATION_ERROR', 'Enter the code from your app or a recovery code'));
+    const check = await deps.twoFactor.check(user, form.data.code);
+    if (check.outcome === 'throttled') {
+      const wait = check.retryAfterSeconds;
+      return again(
+        new AppError('RATE_LIMIT_EXCEEDED', `Too many wrong codes; try again in ${Math.ceil(wait / 60)} min`, undefined, {
+          'Retry-After': String(wait),
+        }),
+      );
+    }
+    if (check.outcome === 'wrong') {
+      again(new AppError('UNAUTHORIZED', 'That code is not right, or was used already'));
+      return deps.audit.recordBy({ user, country: deps.countryOf(req.ip) }, 'session.code-failed');
+    }
+    const failed = req.session.pendingSignIn?.failedSignIns;
+    await completeSignIn(deps, req, res, user, failed);
+    if (check.recoveryCode) await deps.twoFactor.recordRecoveryCodeUsed({ user, country: deps.countryOf(req.ip) });
+  });
+
+  router.post('/signout', requireViewer(deps.viewers, { beforeTwoFactor: true }), formBody, requestGuards, async (req, res) => {
     await auditViewer(deps, req, res, 'session.sign-out');
+    await deps.userSessions.end(req.sessionID);
     await destroy(req);
     clearSessionCookie(res, deps.session.secureCookies);
     res.redirect(303, '/signin');

@@ -14,6 +14,15 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   'session.sign-in-failed': 'Failed sign-in',
   'session.sign-in-refused': 'Sign-in refused (too many attempts)',
   'session.sign-out': 'Signed out',
+  'session.code-failed': 'Wrong two-factor code at sign-in',
+  'session.end-others': 'Signed out everywhere else',
+  'password.change': 'Changed their password',
+  'two-factor.enable': 'Turned two-factor sign-in on',
+  'two-factor.disable': 'Turned two-factor sign-in off',
+  'two-factor.reset': 'Reset two-factor sign-in',
+  'two-factor.recovery-code-used': 'Signed in with a recovery code',
+  'account.two-factor-required': 'Required two-factor sign-in for the account',
+  'account.two-factor-optional': 'Made two-factor sign-in optional for the account',
 };
 
 export function auditPage(viewer: Viewer, entries: AuditEntry[], olderHref: string | null): string {
@@ -22,7 +31,7 @@ export function auditPage(viewer: Viewer, entries: AuditEntry[], olderHref: stri
       html`<tr>
         <td data-label="When"><time datetime="${e.createdAt}">${formatTime(e.createdAt)}</time></td>
         <td data-label="Who">${e.actor}</td>
-        <td data-label="What">${ACTION_LABELS[e.action] ?? e.action}</td>
+        <td data-label="What">${ACTION_LABELS[e.action] ?? e.action}${e.subject ? ` (${e.subject})` : ''}</td>
         <td data-label="Key">${e.keyId ? html`<code>${e.keyId}</code>${e.environment ? ` (${e.environment})` : ''}` : '—'}</td>
         <td data-label="Country">${e.country ?? 'unknown'}</td>
       </tr>`,

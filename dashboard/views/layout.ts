@@ -23,6 +23,7 @@ export const NAV_ITEMS: NavItem[] = [
   { section: 'geography', label: 'Geography', href: '/geography/test' },
   { section: 'patterns', label: 'Unusual patterns', href: '/patterns', count: (viewer) => viewer.openPatterns },
   { section: 'audit', label: 'Audit log', href: '/audit' },
+  { section: 'account', label: 'Your account', href: '/account/two-factor' },
 ];
 
 /** Who is looking at a page, with what a form on it needs. */
@@ -34,6 +35,10 @@ export interface Viewer {
   openPatterns: number;
   /** Failed sign-ins on this user's email since their previous visit: told once, after signing in. */
   failedSignIns?: FailedSignIns;
+  /** The account requires two-factor sign-in and this user has not set it up: only enrolment is open to them. */
+  mustEnrol?: boolean;
+  /** The account's owners require two-factor sign-in of every user. */
+  requireTwoFactor?: boolean;
 }
 
 export interface PageOptions {
@@ -55,7 +60,7 @@ function header(viewer: Viewer, active: string | undefined): Html {
     <a class="brand" href="/">Context &amp; Outcome</a>
     <nav aria-label="Main">
       <ul>
-        ${NAV_ITEMS.map((item) => {
+        ${(viewer.mustEnrol ? NAV_ITEMS.filter((item) => item.section === 'account') : NAV_ITEMS).map((item) => {
           const count = item.count?.(viewer) ?? 0;
           return html`<li>
             <a href="${item.href}" ${item.section === active ? html` aria-current="page"` : ''}

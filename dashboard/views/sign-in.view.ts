@@ -18,3 +18,20 @@ export function signInPage(input: { csrfToken: string; email?: string; error?: s
       </p>`,
   });
 }
+
+/** The second step of signing in with two-factor on: the code from the app, or a recovery code. */
+export function signInCodePage(input: { csrfToken: string; error?: string }): string {
+  return page({
+    title: 'Two-factor code',
+    body: html`${input.error ? notice('error', input.error) : ''}
+      <form method="post" action="/signin/code" class="card narrow">
+        ${csrfField(input.csrfToken)}
+        <label for="code">The 6-digit code from your authenticator app</label>
+        <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="40" autofocus />
+        <button type="submit">Continue</button>
+      </form>
+      <p class="hint">
+        Lost your phone? Enter one of your recovery codes instead (each works once), or ask your operator to reset two-factor sign-in.
+      </p>`,
+  });
+}

@@ -11,6 +11,8 @@ export interface AuditEntry {
   keyId: string | null;
   environment: Environment | null;
   country: CountryCode | null;
+  /** The user the action was done to, when not the actor (an operator's reset of their 2FA). */
+  subject: string | null;
   createdAt: string;
 }
 
@@ -21,6 +23,8 @@ export interface NewAuditEntry {
   action: AuditAction;
   keyId?: string;
   environment?: Environment;
+  /** The email of the user acted on, when not the actor. */
+  subject?: string;
   /** The client's country code only: the address itself is never stored. */
   country: CountryCode | null;
 }
@@ -35,6 +39,7 @@ export async function recordAudit(db: DbOrTx, entry: NewAuditEntry): Promise<voi
       key_id: entry.keyId ?? null,
       environment: entry.environment ?? null,
       country: entry.country,
+      subject: entry.subject ?? null,
     })
     .execute();
 }
@@ -91,6 +96,7 @@ export async function listAudit(db: DbOrTx, accountId: string, limit: number, be
     keyId: row.key_id,
     environment: row.environment,
     country: row.country,
+    subject: row.subject,
     createdAt: new Date(row.created_at).toISOString(),
   }));
 }

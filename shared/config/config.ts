@@ -205,6 +205,11 @@ const dashboardSchema = z.object({
     .transform((value) => value === 'true'),
   /** A session unused this long ends (each request starts the period again). */
   DASHBOARD_SESSION_IDLE: durationMs.default(12 * 3_600_000),
+  /**
+   * A session ends this long after its sign-in, however active: a stolen cookie, or a browser
+   * left signed in, is not good for ever.
+   */
+  DASHBOARD_SESSION_MAX_AGE: durationMs.default(7 * 86_400_000),
   REQUEST_DEADLINE: requestDeadline,
   /**
    * The dashboard process's CPU niceness (0–19), as WORKER_NICE: on a host shared with an API

@@ -1,4 +1,5 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { z } from 'zod';
 import { randomBase62 } from '../util/random-base62';
 
 /** argon2id with the library's recommended cost (19 MiB, 2 passes): OWASP's first choice. */
@@ -6,6 +7,12 @@ const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 256;
+
+/** What a new password must be, wherever one is set (the CLI, the dashboard's change of password). */
+export const newPasswordSchema = z
+  .string()
+  .min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`)
+  .max(MAX_PASSWORD_LENGTH, `at most ${MAX_PASSWORD_LENGTH} characters`);
 
 export const hashPassword = (password: string): Promise<string> => hash(password, OPTIONS);
 

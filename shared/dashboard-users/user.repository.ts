@@ -15,9 +15,19 @@ export interface DashboardUser {
   createdAt: string;
   /** Moves when the password changes: sessions begun before it end. */
   updatedAt: string;
+  /** When two-factor sign-in was turned on; null while it is off. */
+  twoFactorSince: string | null;
 }
 
-type UserRow = { id: string; account_id: string; email: string; role: Role; created_at: Date; updated_at: Date };
+type UserRow = {
+  id: string;
+  account_id: string;
+  email: string;
+  role: Role;
+  created_at: Date;
+  updated_at: Date;
+  totp_enabled_at: Date | null;
+};
 
 const toUser = (row: UserRow): DashboardUser => ({
   id: row.id,
@@ -26,9 +36,10 @@ const toUser = (row: UserRow): DashboardUser => ({
   role: row.role,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
+  twoFactorSince: row.totp_enabled_at ? new Date(row.totp_enabled_at).toISOString() : null,
 });
 
-const COLUMNS = ['id', 'account_id', 'email', 'role', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'account_id', 'email', 'role', 'created_at', 'updated_at', 'totp_enabled_at'] as const;
 
 export async function createUser(
   db: DbOrTx,

@@ -20,6 +20,7 @@ export interface Accounts {
   live_key_limit: number | null;
   name: string;
   plan: "starter" | "pro" | "enterprise";
+  require_two_factor: Generated<boolean>;
   restricted: Generated<boolean>;
   updated_at: Generated<Timestamp>;
 }
@@ -69,6 +70,22 @@ export interface DashboardAudit {
   environment: "test" | "live" | null;
   id: Generated<number>;
   key_id: string | null;
+  subject: string | null;
+}
+
+export interface DashboardRecoveryCodes {
+  code_hash: string;
+  used_at: Timestamp | null;
+  user_id: string;
+}
+
+export interface DashboardSessions {
+  client: string | null;
+  created_at: Timestamp;
+  id: string;
+  last_seen_at: Timestamp;
+  user_agent: string | null;
+  user_id: string;
 }
 
 export interface DashboardUsers {
@@ -78,6 +95,9 @@ export interface DashboardUsers {
   id: string;
   password_hash: string;
   role: "owner" | "viewer";
+  totp_enabled_at: Timestamp | null;
+  totp_last_step: number | null;
+  totp_secret: string | null;
   updated_at: Generated<Timestamp>;
 }
 
@@ -216,6 +236,8 @@ export interface DB {
   archived_partitions: ArchivedPartitions;
   billing_usage_monthly: BillingUsageMonthly;
   dashboard_audit: DashboardAudit;
+  dashboard_recovery_codes: DashboardRecoveryCodes;
+  dashboard_sessions: DashboardSessions;
   dashboard_users: DashboardUsers;
   decisions: Decisions;
   erasures: Erasures;

@@ -118,9 +118,11 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
      * Sorted set of dashboard sign-in attempts, failed or being verified (score: epoch ms), of an
      * email, a client address or a remembered device, by keyed hash; TTL the throttle's window.
      * The hash tag `{signin}` keeps them in one slot: one script reserves in an email's and a
-     * client's sets at once.
+     * client's sets at once. `code` and `password` count a signed-in or half-signed-in user's
+     * two-factor codes and password confirmations (changing it, turning 2FA off).
      */
-    signInFailures: (subject: 'email' | 'client' | 'device', hash: string) => `${base}:{signin}:failures:${subject}:${hash}`,
+    signInFailures: (subject: 'email' | 'client' | 'device' | 'code' | 'password', hash: string) =>
+      `${base}:{signin}:failures:${subject}:${hash}`,
     /**
      * Live workers and when each was last seen: sorted set of worker id → Redis server time (ms)
      * of its last heartbeat; both worker keys expire two heartbeat timeouts after the last beat of

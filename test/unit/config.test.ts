@@ -254,9 +254,15 @@ describe('loadDashboardConfig', () => {
     expect(tls).toMatchObject({ DASHBOARD_PORT: 8443, DASHBOARD_SESSION_IDLE: 1_800_000, DASHBOARD_SECURE_COOKIES: true });
   });
 
+  it('ends sessions 7 days after sign-in by default (DASHBOARD_SESSION_MAX_AGE, a duration)', () => {
+    expect(loadDashboardConfig({ ...BASE }).DASHBOARD_SESSION_MAX_AGE).toBe(7 * 86_400_000);
+    expect(loadDashboardConfig({ ...BASE, DASHBOARD_SESSION_MAX_AGE: '24h' }).DASHBOARD_SESSION_MAX_AGE).toBe(86_400_000);
+  });
+
   it.each([
     ['DASHBOARD_SECURE_COOKIES', 'yes'],
     ['DASHBOARD_SESSION_IDLE', '12'],
+    ['DASHBOARD_SESSION_MAX_AGE', 'a week'],
     ['DASHBOARD_PORT', '70000'],
   ])('rejects %s=%p', (name, value) => {
     expect(configError(() => loadDashboardConfig({ ...BASE, [name]: value })).message).toContain(name);
