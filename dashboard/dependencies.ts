@@ -14,8 +14,10 @@ import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/r
 import { DeviceCookies } from './auth/device-cookie';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { VerificationGate } from './auth/verification-gate';
+import { FormTokenRepository } from './forms/form-token.repository';
 import { AccountKeys } from './services/account-keys.service';
 import { AuditLog } from './services/audit-log.service';
+import { FormTokens } from './services/form-tokens.service';
 import { Patterns } from './services/patterns.service';
 import { SignIns } from './services/sign-in.service';
 import { TrafficService } from './services/traffic.service';
@@ -41,6 +43,8 @@ export interface DashboardDeps {
   /** Unusual patterns and their acknowledgement. */
   patterns: Patterns;
   audit: AuditLog;
+  /** One-time form tokens: a form sent twice acts once. */
+  formTokens: FormTokens;
   /** Remembered devices: each keeps its own sign-in allowance. */
   devices: DeviceCookies;
   logger: Logger;
@@ -94,6 +98,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     traffic: new TrafficService(db),
     patterns: new Patterns(db, accountKeys, audit),
     audit,
+    formTokens: new FormTokens(new FormTokenRepository(redis, keys)),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     logger,
     countryOf: (address) => resolver.countryOf(address),

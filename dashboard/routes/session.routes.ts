@@ -10,6 +10,7 @@ import { requireViewer } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
+import { DEFAULT_LANDING, safeReturnPath } from '../http/return-to';
 import { SESSION_COOKIE } from '../http/session';
 import { signInPage } from '../views/sign-in.view';
 
@@ -22,7 +23,11 @@ const ANONYMOUS_SESSION_MS = 3_600_000;
 /** One answer for a wrong email and a wrong password: which one was wrong is not told. */
 const WRONG_CREDENTIALS = 'The email or password is not correct';
 
-const signInForm = z.object({ email: z.string().max(1000), password: z.string().max(MAX_PASSWORD_LENGTH) });
+const signInForm = z.object({ email: z.string().max(1000), password: z.string().max(MAX_PASSWORD_LENGTH), next: z.unknown().optional() });
+
+/** The page asked for before signing in (a path of this dashboard only), carried by the form's `next` field. */
+const returnTo = (req: Request): string | undefined =>
+  safeReturnPath((req.body as Record<string, unknown> | undefined)?.next ?? req.query.next) ?? undefined;
 
 const regenerate = (req: Request) => new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
 const save = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
@@ -37,7 +42,7 @@ function signInToken(req: Request, idleMs: number): string {
 function refuse(req: Request, res: Response, error: AppError, idleMs: number, email?: string): void {
   for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
   res.status(error.statusCode).format({
-    html: () => res.send(signInPage({ csrfToken: signInToken(req, idleMs), email, error: error.message })),
+    html: () => res.send(signInPage({ csrfToken: signInToken(req, idleMs), email, error: error.message, next: returnTo(req) })),
     default: () => res.json(error.toBody(traceIdOf(res))),
   });
 }
@@ -60,8 +65,8 @@ export function sessionRoutes(deps: SessionDeps): Router {
   const router = Router();
 
   router.get('/signin', (req, res) => {
-    if (req.session.userId) return res.redirect(303, '/keys/test');
-    res.send(signInPage({ csrfToken: signInToken(req, deps.session.idleMs) }));
+    if (req.session.userId) return res.redirect(303, returnTo(req) ?? DEFAULT_LANDING);
+    res.send(signInPage({ csrfToken: signInToken(req, deps.session.idleMs), next: returnTo(req) }));
   });
 
   router.post('/signin', formBody, requestGuards, async (req, res) => {
@@ -98,7 +103,7 @@ export function sessionRoutes(deps: SessionDeps): Router {
     await save(req);
     await deps.signIns.recordSignIn(user, deps.countryOf(req.ip));
     deps.devices.issue(res, user.email);
-    res.redirect(303, '/keys/test');
+    res.redirect(303, returnTo(req) ?? DEFAULT_LANDING);
   });
 
   router.post('/signout', requireViewer(deps.viewers), formBody, requestGuards, async (req, res) => {
