@@ -1,8 +1,8 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { parseDuration } from '../../shared/config/duration';
 import { environmentSchema, type Environment } from '../../shared/domain/environment';
-import { AppError, isAppError } from '../../shared/errors/app-error';
+import { AppError } from '../../shared/errors/app-error';
 import { scopeSchema } from '../../shared/credentials/api-key';
 import type { KeyActor } from '../../shared/credentials/key-lifecycle';
 import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
@@ -10,7 +10,8 @@ import { keyStatus } from '../../shared/credentials/key-status';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { flashIssuedKey, takeIssuedKey } from '../http/flash';
-import { formBody, fromFormParserError, parseForm } from '../http/form';
+import { formBody, parseForm } from '../http/form';
+import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
 import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
 import { html } from '../views/html';
@@ -198,40 +199,14 @@ export function keysRoutes(
     });
   });
 
-  router.use(refusedForm(render));
+  router.use(
+    refusedForm(async (req, res, refusal) => {
+      const environment = environmentSchema.safeParse(/^\/keys\/([^/]+)/.exec(req.path)?.[1]);
+      if (!environment.success) return false;
+      await render(res, { environment: environment.data, message: { kind: 'error', text: refusal } });
+      return true;
+    }),
+  );
 
   return router;
-}
-
-/**
- * A refused form (400, 403, 404, 413, 429…) of a signed-in user is answered with the keys page
- * again, its status and what was wrong, so the form is at hand with a fresh token. JSON clients,
- * unknown pages and failures of ours go to the dashboard's error handler.
- */
-function refusedForm(render: (res: Response, input: Omit<KeysPageInput, 'viewer' | 'keys' | 'now'>) => Promise<void>) {
-  return async (error: unknown, req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const appError = isAppError(error) ? error : fromFormParserError(error);
-    const environment = environmentSchema.safeParse(/^\/keys\/([^/]+)/.exec(req.path)?.[1]);
-    const wantsHtml = req.accepts(['html', 'json']) === 'html';
-    if (req.method !== 'POST' || !appError || appError.statusCode >= 500 || !res.locals.viewer || !environment.success || !wantsHtml) {
-      return next(error);
-    }
-    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    const fields = (appError.details as { fields?: { field: string; message: string }[] } | undefined)?.fields ?? [];
-    res.status(appError.statusCode);
-    await render(res, {
-      environment: environment.data,
-      message: {
-        kind: 'error',
-        text: html`<strong>${appError.code}</strong> (${appError.statusCode}):
-          ${appError.message}${
-            fields.length > 0
-              ? html`<ul class="field-errors">
-                  ${fields.map((f) => html`<li>${f.field}: ${f.message}</li>`)}
-                </ul>`
-              : ''
-          }`,
-      },
-    });
-  };
 }

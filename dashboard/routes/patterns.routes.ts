@@ -1,13 +1,14 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../shared/errors/app-error';
 import { viewerActor } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
+import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
 import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
-import { patternsPage } from '../views/patterns.view';
+import { patternsPage, type PatternsPageInput } from '../views/patterns.view';
 
 const actionForm = z.object({ _csrf: z.string(), _once: z.string().optional() });
 
@@ -15,20 +16,15 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
   const router = Router();
   const viewer = requireViewer(deps.viewers);
 
-  router.get('/patterns', viewer, async (req, res) => {
+  const render = async (res: Response, notices: Pick<PatternsPageInput, 'acknowledgedNow' | 'repeated' | 'refusal'>) => {
     const v = viewerOf(res);
     const { open, acknowledged, keys } = await deps.patterns.overview(v.account.id);
     res.setHeader('Cache-Control', 'no-store');
-    res.send(
-      patternsPage({
-        viewer: v,
-        open,
-        acknowledged,
-        keys,
-        acknowledgedNow: req.query.done === 'acknowledged',
-        repeated: req.query.again === '1',
-      }),
-    );
+    res.send(patternsPage({ viewer: v, open, acknowledged, keys, ...notices }));
+  };
+
+  router.get('/patterns', viewer, async (req, res) => {
+    await render(res, { acknowledgedNow: req.query.done === 'acknowledged', repeated: req.query.again === '1' });
   });
 
   router.post('/patterns/:id/acknowledge', viewer, formBody, requestGuards, requireOwner, async (req, res) => {
@@ -42,6 +38,14 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
     });
     res.redirect(303, done.repeated ? markRepeated(done.location) : done.location);
   });
+
+  router.use(
+    refusedForm(async (req, res, refusal) => {
+      if (!req.path.startsWith('/patterns/')) return false;
+      await render(res, { acknowledgedNow: false, refusal });
+      return true;
+    }),
+  );
 
   return router;
 }

@@ -13,6 +13,8 @@ export interface PatternsPageInput {
   acknowledgedNow: boolean;
   /** The acknowledgement's form was sent again: nothing was done twice. */
   repeated?: boolean;
+  /** Why the last acknowledgement was refused. */
+  refusal?: Html;
 }
 
 const RULE_LABELS: Record<PatternRule, string> = {
@@ -96,7 +98,8 @@ export function patternsPage(input: PatternsPageInput): string {
     title: 'Unusual patterns',
     viewer,
     active: 'patterns',
-    body: html`${input.acknowledgedNow ? notice('success', 'Pattern acknowledged.') : ''}
+    body: html`${input.refusal ? notice('error', input.refusal) : ''}
+      ${input.acknowledgedNow ? notice('success', 'Pattern acknowledged.') : ''}
       ${input.repeated ? notice('info', 'This form was already sent: it was acted on once, and nothing was done again.') : ''}
       <p class="hint">
         Checked every 5 minutes against each key's own history: volume far from its usual for the hour, error-rate jumps, refused (revoked,
