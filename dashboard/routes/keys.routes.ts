@@ -6,7 +6,6 @@ import { AppError } from '../../shared/errors/app-error';
 import { scopeSchema } from '../../shared/credentials/api-key';
 import type { KeyActor } from '../../shared/credentials/key-lifecycle';
 import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
-import { keyStatus } from '../../shared/credentials/key-status';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { flashIssuedKey, takeIssuedKey } from '../http/flash';
@@ -15,7 +14,6 @@ import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
 import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
 import { html } from '../views/html';
-import { formatTime } from '../views/format';
 import { confirmKeyPage, keysPage, ROTATION_GRACE_CHOICES, type ConfirmAction, type KeysPageInput } from '../views/keys.view';
 
 const createForm = z.object({
@@ -149,14 +147,10 @@ export function keysRoutes(
     // The key is read under the token: a repeat goes where the first went, even once the key changed.
     await submit(req, res, `/keys/${environment}`, async () => {
       const old = await ownKey(req, res);
-      // A second rotation would shorten the first one's grace and leave two replacements: refused.
-      if (keyStatus(old, deps.clock()) === 'expiring') {
-        throw new AppError(
-          'VALIDATION_ERROR',
-          `Key “${old.name}” (…${old.last4}) is already rotating out until ${formatTime(old.expiresAt)}; rotate its replacement instead`,
-        );
-      }
-      const { result: rotated } = await deps.keyLifecycle.rotate(old.id, parseDuration(form.grace)!, actor(req, res));
+      // A key already rotating out is refused, also when two rotations of it race.
+      const { result: rotated } = await deps.keyLifecycle.rotate(old.id, parseDuration(form.grace)!, actor(req, res), {
+        refuseRotating: true,
+      });
       await flashIssuedKey(
         req,
         {

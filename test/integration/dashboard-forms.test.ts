@@ -132,6 +132,17 @@ describe('forms safe to repeat', () => {
     expect((await owner.post(`/keys/test/${id}/rotate`, { grace: '1h' }, asJson)).status).toBe(400);
   });
 
+  it('rotates a key once when two pages rotate it at the same moment', async () => {
+    const { id } = await new KeyService(env.db, TEST_SECRET).create({ account, environment: 'test', name: 'raced rotation' });
+    await owner.get('/keys/test');
+    // Two tabs: two renderings of the page, two tokens.
+    const tokens = ['tab-one-' + 'a'.repeat(20), 'tab-two-' + 'b'.repeat(20)];
+    const answers = await Promise.all(tokens.map((_once) => owner.post(`/keys/test/${id}/rotate`, { grace: '1h', _once })));
+    expect(answers.map((a) => a.status).sort()).toEqual([303, 400]);
+    expect(alert(answers.find((a) => a.status === 400)!)).toContain('is already rotating out until');
+    expect(await named('raced rotation')).toHaveLength(2);
+  });
+
   it('asks on a page of its own before revoking or deleting, naming the key and its last use', async () => {
     const keys = new KeyService(env.db, TEST_SECRET);
     const { id } = await keys.create({ account, environment: 'live', name: 'confirm me' });
