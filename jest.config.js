@@ -19,6 +19,7 @@ const CLUSTER_SUITES = [
   'integration/cli',
   'integration/context',
   'integration/dashboard-keys',
+  'integration/dashboard-forms',
   'integration/dashboard-session',
   'integration/erasure-race',
   'integration/isolation',

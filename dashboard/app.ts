@@ -5,6 +5,7 @@ import { keysRoutes } from './routes/keys.routes';
 import { patternsRoutes } from './routes/patterns.routes';
 import { sessionRoutes, signInWhileBusy } from './routes/session.routes';
 import { trafficRoutes } from './routes/traffic.routes';
+import { loadViewer } from './auth/current-user';
 import type { DashboardDeps } from './dependencies';
 import { dashboardErrorHandler, notFound, pageDeadlines } from './http/errors';
 import { securityHeaders } from './http/security-headers';
@@ -32,7 +33,8 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(patternsRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(accountRoutes(deps));
-  app.use(notFound);
+  // A signed-in visitor's 404 keeps the navigation.
+  app.use(loadViewer(deps.viewers), notFound);
   app.use(onError);
   return app;
 }

@@ -15,8 +15,10 @@ import { DeviceCookies } from './auth/device-cookie';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { TotpCodes } from './auth/totp';
 import { VerificationGate } from './auth/verification-gate';
+import { FormTokenRepository } from './forms/form-token.repository';
 import { AccountKeys } from './services/account-keys.service';
 import { AuditLog } from './services/audit-log.service';
+import { FormTokens } from './services/form-tokens.service';
 import { Passwords } from './services/passwords.service';
 import { Patterns } from './services/patterns.service';
 import { SignIns } from './services/sign-in.service';
@@ -51,6 +53,8 @@ export interface DashboardDeps {
   passwords: Passwords;
   /** Two-factor sign-in: enrolment, the code step of signing in, turning it off, the account's requirement. */
   twoFactor: TwoFactor;
+  /** One-time form tokens: a form sent twice acts once. */
+  formTokens: FormTokens;
   /** Remembered devices: each keeps its own sign-in allowance. */
   devices: DeviceCookies;
   logger: Logger;
@@ -108,6 +112,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     traffic: new TrafficService(db),
     patterns: new Patterns(db, accountKeys, audit),
     audit,
+    formTokens: new FormTokens(new FormTokenRepository(redis, keys)),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     logger,
     countryOf: (address) => resolver.countryOf(address),

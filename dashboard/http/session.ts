@@ -15,7 +15,8 @@ declare module 'express-session' {
      * The password was right and a two-factor code is awaited: who, their stamp, and when (epoch
      * ms; the code step lasts a few minutes). The session is not signed in until the code is.
      */
-    pendingSignIn?: { userId: string; stamp: string; at: number; failedSignIns?: FailedSignIns };
+    /** After the right password, until the code: who, since when, and the page to land on. */
+    pendingSignIn?: { userId: string; stamp: string; at: number; failedSignIns?: FailedSignIns; landing: string };
     /** A two-factor enrolment begun and not yet confirmed: its secret, sealed. */
     enrolment?: string;
   }

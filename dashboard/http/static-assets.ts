@@ -11,6 +11,7 @@ export const ASSETS: Record<string, { file: string; type: string }> = {
   'dashboard.css': { file: path.join(projectRoot(), 'dashboard', 'assets', 'dashboard.css'), type: 'text/css; charset=utf-8' },
   'dashboard.js': { file: path.join(projectRoot(), 'dashboard', 'assets', 'dashboard.js'), type: 'text/javascript; charset=utf-8' },
   'charts.js': { file: path.join(projectRoot(), 'dashboard', 'assets', 'charts.js'), type: 'text/javascript; charset=utf-8' },
+  'favicon.svg': { file: path.join(projectRoot(), 'dashboard', 'assets', 'favicon.svg'), type: 'image/svg+xml' },
   'uPlot.iife.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };

@@ -8,12 +8,17 @@ import type { KeyActor } from '../../shared/credentials/key-lifecycle';
 import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
+import { flashIssuedKey, takeIssuedKey } from '../http/flash';
 import { formBody, parseForm } from '../http/form';
+import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
-import { keysPage, ROTATION_GRACE_CHOICES, type KeysPageInput } from '../views/keys.view';
+import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
+import { html } from '../views/html';
+import { confirmKeyPage, keysPage, ROTATION_GRACE_CHOICES, type ConfirmAction, type KeysPageInput } from '../views/keys.view';
 
 const createForm = z.object({
   _csrf: z.string(),
+  _once: z.string().optional(),
   name: z.string().trim().max(100, 'at most 100 characters').optional(),
   // One checkbox ticked arrives as a string, several as an array.
   scopes: z
@@ -31,6 +36,7 @@ const createForm = z.object({
 
 const rotateForm = z.object({
   _csrf: z.string(),
+  _once: z.string().optional(),
   grace: z
     .string()
     .default('24h')
@@ -38,9 +44,17 @@ const rotateForm = z.object({
       message: `one of ${ROTATION_GRACE_CHOICES.map((c) => c.value).join(', ')}`,
     }),
 });
-const actionForm = z.object({ _csrf: z.string() });
+const actionForm = z.object({ _csrf: z.string(), _once: z.string().optional() });
 
 const MESSAGES = { revoked: 'Key revoked: the API refuses it within 2 seconds.', deleted: 'Key deleted.' } as const;
+const REPEATED = 'This form was already sent: it was acted on once, and nothing was done again.';
+
+/** Issuing a key (creating, rotating) while the account is restricted: the API would refuse it anyway. */
+const restricted = () =>
+  new AppError(
+    'ACCOUNT_RESTRICTED',
+    'This account is restricted: keys cannot be created or rotated until your operator lifts the restriction',
+  );
 
 function environmentParam(req: Request): Environment {
   const env = environmentSchema.safeParse(req.params.env);
@@ -49,7 +63,7 @@ function environmentParam(req: Request): Environment {
 }
 
 export function keysRoutes(
-  deps: Pick<DashboardDeps, 'viewers' | 'accountKeys' | 'keyLifecycle' | 'countryOf' | 'logger' | 'clock'>,
+  deps: Pick<DashboardDeps, 'viewers' | 'accountKeys' | 'keyLifecycle' | 'formTokens' | 'countryOf' | 'logger' | 'clock'>,
 ): Router {
   const router = Router();
   const viewer = requireViewer(deps.viewers);
@@ -72,61 +86,121 @@ export function keysRoutes(
     if (warning) deps.logger.warn(warning);
   };
 
+  /**
+   * Runs a form's change once per one-time token, then redirects (303) to the page it led to, so
+   * a reload asks for that page again instead of resending the form. A repeat acts not again:
+   * it goes where the first submission went, and the page says so.
+   */
+  const submit = async (req: Request, res: Response, fallback: string, act: () => Promise<string>) => {
+    const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
+    const action = `${req.method} ${req.baseUrl}${req.path}`;
+    const done = await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act);
+    res.redirect(303, done.repeated ? markRepeated(done.location) : done.location);
+  };
+
   router.get('/', viewer, (_req, res) => res.redirect(303, '/keys/test'));
   router.get('/keys', viewer, (_req, res) => res.redirect(303, '/keys/test'));
 
   router.get('/keys/:env', viewer, async (req, res) => {
+    const environment = environmentParam(req);
     const done = z.enum(['revoked', 'deleted']).safeParse(req.query.done);
+    const issued = takeIssuedKey(req, environment, deps.clock());
+    const message = issued
+      ? { kind: 'success' as const, text: issued.message }
+      : done.success
+        ? { kind: 'success' as const, text: MESSAGES[done.data] }
+        : undefined;
+    const again = req.query.again === '1' ? { kind: 'info' as const, text: REPEATED } : undefined;
     await render(res, {
-      environment: environmentParam(req),
-      message: done.success ? { kind: 'success', text: MESSAGES[done.data] } : undefined,
+      environment,
+      shown: issued?.shown,
+      message: again && message ? { kind: 'success', text: html`${message.text} ${REPEATED}` } : (again ?? message),
     });
   });
 
   router.post('/keys/:env', ...change, async (req, res) => {
     const environment = environmentParam(req);
     const form = parseForm(createForm, req);
-    const account = viewerOf(res).account.id;
-    const { result: issued } = await deps.keyLifecycle.create(
-      {
-        account,
-        environment,
-        name: form.name || undefined,
-        scopes: form.scopes,
-        rateLimitRps: form.rateLimitRps,
-      },
-      actor(req, res),
-    );
-    const name = (await deps.accountKeys.find(account, issued.id))!.name;
-    res.status(201);
-    await render(res, { environment, shown: { key: issued.key, name }, message: { kind: 'success', text: `Key “${name}” created.` } });
-  });
-
-  router.post('/keys/:env/:keyId/rotate', ...change, async (req, res) => {
-    const old = await ownKey(req, res);
-    const form = parseForm(rotateForm, req);
-    const { result: rotated } = await deps.keyLifecycle.rotate(old.id, parseDuration(form.grace)!, actor(req, res));
-    res.status(201);
-    await render(res, {
-      environment: old.environment,
-      shown: { key: rotated.key, name: old.name, previousKeyExpiresAt: rotated.previousKeyExpiresAt },
-      message: { kind: 'success', text: `Key “${old.name}” rotated.` },
+    const account = viewerOf(res).account;
+    if (account.restricted) throw restricted();
+    await submit(req, res, `/keys/${environment}`, async () => {
+      const { result: issued } = await deps.keyLifecycle.create(
+        {
+          account: account.id,
+          environment,
+          name: form.name || undefined,
+          scopes: form.scopes,
+          rateLimitRps: form.rateLimitRps,
+        },
+        actor(req, res),
+      );
+      const name = (await deps.accountKeys.find(account.id, issued.id))!.name;
+      await flashIssuedKey(req, { environment, shown: { key: issued.key, name }, message: `Key “${name}” created.` }, deps.clock());
+      return `/keys/${environment}`;
     });
   });
 
+  router.post('/keys/:env/:keyId/rotate', ...change, async (req, res) => {
+    const environment = environmentParam(req);
+    const form = parseForm(rotateForm, req);
+    if (viewerOf(res).account.restricted) throw restricted();
+    // The key is read under the token: a repeat goes where the first went, even once the key changed.
+    await submit(req, res, `/keys/${environment}`, async () => {
+      const old = await ownKey(req, res);
+      // A key already rotating out is refused, also when two rotations of it race.
+      const { result: rotated } = await deps.keyLifecycle.rotate(old.id, parseDuration(form.grace)!, actor(req, res), {
+        refuseRotating: true,
+      });
+      await flashIssuedKey(
+        req,
+        {
+          environment,
+          shown: { key: rotated.key, name: old.name, previousKeyExpiresAt: rotated.previousKeyExpiresAt },
+          message: `Key “${old.name}” rotated.`,
+        },
+        deps.clock(),
+      );
+      return `/keys/${environment}`;
+    });
+  });
+
+  for (const action of ['revoke', 'delete'] as const satisfies ConfirmAction[]) {
+    // Asks first, on a page of its own: a stray click on the list changes nothing.
+    router.get(`/keys/:env/:keyId/${action}`, viewer, requireOwner, async (req, res) => {
+      const key = await ownKey(req, res);
+      res.setHeader('Cache-Control', 'no-store');
+      res.send(confirmKeyPage({ viewer: viewerOf(res), key, action, now: deps.clock() }));
+    });
+  }
+
   router.post('/keys/:env/:keyId/revoke', ...change, async (req, res) => {
-    const key = await ownKey(req, res);
+    const environment = environmentParam(req);
     parseForm(actionForm, req);
-    logWarning((await deps.keyLifecycle.revoke(key.id, actor(req, res))).warning);
-    res.redirect(303, `/keys/${key.environment}?done=revoked`);
+    await submit(req, res, `/keys/${environment}`, async () => {
+      const key = await ownKey(req, res);
+      logWarning((await deps.keyLifecycle.revoke(key.id, actor(req, res))).warning);
+      return `/keys/${environment}?done=revoked`;
+    });
   });
 
   router.post('/keys/:env/:keyId/delete', ...change, async (req, res) => {
-    const key = await ownKey(req, res);
+    const environment = environmentParam(req);
     parseForm(actionForm, req);
-    logWarning((await deps.keyLifecycle.delete(key.id, actor(req, res))).warning);
-    res.redirect(303, `/keys/${key.environment}?done=deleted`);
+    await submit(req, res, `/keys/${environment}`, async () => {
+      const key = await ownKey(req, res);
+      logWarning((await deps.keyLifecycle.delete(key.id, actor(req, res))).warning);
+      return `/keys/${environment}?done=deleted`;
+    });
   });
+
+  router.use(
+    refusedForm(async (req, res, refusal) => {
+      const environment = environmentSchema.safeParse(/^\/keys\/([^/]+)/.exec(req.path)?.[1]);
+      if (!environment.success) return false;
+      await render(res, { environment: environment.data, message: { kind: 'error', text: refusal } });
+      return true;
+    }),
+  );
 
   return router;
 }

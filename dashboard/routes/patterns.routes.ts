@@ -1,33 +1,51 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../shared/errors/app-error';
 import { viewerActor } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
+import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
-import { patternsPage } from '../views/patterns.view';
+import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
+import { patternsPage, type PatternsPageInput } from '../views/patterns.view';
 
-const actionForm = z.object({ _csrf: z.string() });
+const actionForm = z.object({ _csrf: z.string(), _once: z.string().optional() });
 
-export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' | 'countryOf' | 'clock'>): Router {
+export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' | 'formTokens' | 'countryOf' | 'clock'>): Router {
   const router = Router();
   const viewer = requireViewer(deps.viewers);
 
-  router.get('/patterns', viewer, async (req, res) => {
+  const render = async (res: Response, notices: Pick<PatternsPageInput, 'acknowledgedNow' | 'repeated' | 'refusal'>) => {
     const v = viewerOf(res);
     const { open, acknowledged, keys } = await deps.patterns.overview(v.account.id);
     res.setHeader('Cache-Control', 'no-store');
-    res.send(patternsPage({ viewer: v, open, acknowledged, keys, acknowledgedNow: req.query.done === 'acknowledged' }));
+    res.send(patternsPage({ viewer: v, open, acknowledged, keys, ...notices }));
+  };
+
+  router.get('/patterns', viewer, async (req, res) => {
+    await render(res, { acknowledgedNow: req.query.done === 'acknowledged', repeated: req.query.again === '1' });
   });
 
   router.post('/patterns/:id/acknowledge', viewer, formBody, requestGuards, requireOwner, async (req, res) => {
     const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).safeParse(req.params.id);
     if (!id.success) throw new AppError('NOT_FOUND', 'No such unusual pattern in this account');
     parseForm(actionForm, req);
-    await deps.patterns.acknowledge(viewerOf(res).account.id, viewerActor(deps, req, res), id.data, deps.clock());
-    res.redirect(303, '/patterns?done=acknowledged');
+    const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
+    const done = await deps.formTokens.once(viewerOf(res).user.id, token, `POST ${req.path}`, '/patterns', async () => {
+      await deps.patterns.acknowledge(viewerOf(res).account.id, viewerActor(deps, req, res), id.data, deps.clock());
+      return '/patterns?done=acknowledged';
+    });
+    res.redirect(303, done.repeated ? markRepeated(done.location) : done.location);
   });
+
+  router.use(
+    refusedForm(async (req, res, refusal) => {
+      if (!req.path.startsWith('/patterns/')) return false;
+      await render(res, { acknowledgedNow: false, refusal });
+      return true;
+    }),
+  );
 
   return router;
 }

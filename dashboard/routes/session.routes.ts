@@ -11,6 +11,7 @@ import { requireViewer } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody } from '../http/form';
 import { csrfToken, requestGuards } from '../http/request-guards';
+import { DEFAULT_LANDING, safeReturnPath } from '../http/return-to';
 import { clearSessionCookie } from '../http/session';
 import { signInCodePage, signInPage } from '../views/sign-in.view';
 
@@ -23,11 +24,15 @@ const ANONYMOUS_SESSION_MS = 3_600_000;
 /** One answer for a wrong email and a wrong password: which one was wrong is not told. */
 const WRONG_CREDENTIALS = 'The email or password is not correct';
 
-const signInForm = z.object({ email: z.string().max(1000), password: z.string().max(MAX_PASSWORD_LENGTH) });
+const signInForm = z.object({ email: z.string().max(1000), password: z.string().max(MAX_PASSWORD_LENGTH), next: z.unknown().optional() });
 const codeForm = z.object({ code: z.string().max(100) });
 
 /** After the right password, the code has to come within this long, or signing in starts again. */
 export const CODE_STEP_MS = 5 * 60_000;
+
+/** The page asked for before signing in (a path of this dashboard only), carried by the form's `next` field. */
+const returnTo = (req: Request): string | undefined =>
+  safeReturnPath((req.body as Record<string, unknown> | undefined)?.next ?? req.query.next) ?? undefined;
 
 const regenerate = (req: Request) => new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
 const save = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
@@ -42,7 +47,7 @@ function signInToken(req: Request, idleMs: number): string {
 function refuse(req: Request, res: Response, error: AppError, idleMs: number, email?: string): void {
   for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
   res.status(error.statusCode).format({
-    html: () => res.send(signInPage({ csrfToken: signInToken(req, idleMs), email, error: error.message })),
+    html: () => res.send(signInPage({ csrfToken: signInToken(req, idleMs), email, error: error.message, next: returnTo(req) })),
     default: () => res.json(error.toBody(traceIdOf(res))),
   });
 }
@@ -69,7 +74,13 @@ type SessionDeps = Pick<
  * step, is worth nothing after), its record for the sessions page and the absolute lifetime, the
  * audit entry and the remembered-device cookie.
  */
-async function completeSignIn(deps: SessionDeps, req: Request, res: Response, user: DashboardUser, failed?: FailedSignIns): Promise<void> {
+async function completeSignIn(
+  deps: SessionDeps,
+  req: Request,
+  res: Response,
+  signedIn: { user: DashboardUser; failed?: FailedSignIns | undefined; landing: string },
+): Promise<void> {
+  const { user, failed, landing } = signedIn;
   await regenerate(req);
   req.session.userId = user.id;
   req.session.userStamp = user.updatedAt;
@@ -79,15 +90,15 @@ async function completeSignIn(deps: SessionDeps, req: Request, res: Response, us
   await deps.userSessions.begin(req.sessionID, user.id, { address: req.ip, userAgent: req.get('user-agent') });
   await deps.signIns.recordSignIn(user, deps.countryOf(req.ip));
   deps.devices.issue(res, user.email);
-  res.redirect(303, '/keys/test');
+  res.redirect(303, landing);
 }
 
 export function sessionRoutes(deps: SessionDeps): Router {
   const router = Router();
 
   router.get('/signin', (req, res) => {
-    if (req.session.userId) return res.redirect(303, '/keys/test');
-    res.send(signInPage({ csrfToken: signInToken(req, deps.session.idleMs) }));
+    if (req.session.userId) return res.redirect(303, returnTo(req) ?? DEFAULT_LANDING);
+    res.send(signInPage({ csrfToken: signInToken(req, deps.session.idleMs), next: returnTo(req) }));
   });
 
   router.post('/signin', formBody, requestGuards, async (req, res) => {
@@ -115,10 +126,11 @@ export function sessionRoutes(deps: SessionDeps): Router {
       return auditLater(deps, req, res, attempt.user, 'session.sign-in-failed');
     }
     const { user, failedSignIns: failed } = attempt;
-    if (user.twoFactorSince === null) return completeSignIn(deps, req, res, user, failed);
+    const landing = returnTo(req) ?? DEFAULT_LANDING;
+    if (user.twoFactorSince === null) return completeSignIn(deps, req, res, { user, failed, landing });
     // Half-way: the password was right; the session holds who, until the code is.
     await regenerate(req);
-    req.session.pendingSignIn = { userId: user.id, stamp: user.updatedAt, at: deps.clock(), failedSignIns: failed };
+    req.session.pendingSignIn = { userId: user.id, stamp: user.updatedAt, at: deps.clock(), failedSignIns: failed, landing };
     signInToken(req, deps.session.idleMs);
     await save(req);
     res.redirect(303, '/signin/code');
@@ -170,8 +182,8 @@ export function sessionRoutes(deps: SessionDeps): Router {
       again(new AppError('UNAUTHORIZED', 'That code is not right, or was used already'));
       return deps.audit.recordBy({ user, country: deps.countryOf(req.ip) }, 'session.code-failed');
     }
-    const failed = req.session.pendingSignIn?.failedSignIns;
-    await completeSignIn(deps, req, res, user, failed);
+    const pending = req.session.pendingSignIn;
+    await completeSignIn(deps, req, res, { user, failed: pending?.failedSignIns, landing: pending?.landing ?? DEFAULT_LANDING });
     if (check.recoveryCode) await deps.twoFactor.recordRecoveryCodeUsed({ user, country: deps.countryOf(req.ip) });
   });
 

@@ -6,7 +6,7 @@ import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { holdsLiveKeyPlace, keyStatus } from '../../shared/credentials/key-status';
 import { ageInDays, formatTime } from './format';
 import { html, type Html } from './html';
-import { csrfField, notice, page, type Viewer } from './layout';
+import { formFields, notice, page, type Viewer } from './layout';
 
 /** From this age a key is flagged: long-lived secrets are worth rotating. */
 export const KEY_AGE_WARNING_DAYS = 90;
@@ -32,7 +32,7 @@ export interface KeysPageInput {
   keys: ApiKeyRecord[];
   now: number;
   shown?: ShownKey;
-  message?: { kind: 'success' | 'error'; text: string };
+  message?: { kind: 'success' | 'error' | 'info'; text: string | Html };
 }
 
 /** Replaced keys follow the key that replaced them, so a rotation reads as a pair. */
@@ -69,14 +69,14 @@ function ageCell(key: ApiKeyRecord, now: number): Html {
   return html`<span class="warning" title="Keys this old are worth rotating">${days} d — consider rotating</span>`;
 }
 
-function actions(key: ApiKeyRecord, env: Environment, csrfToken: string, now: number): Html {
+function actions(key: ApiKeyRecord, env: Environment, viewer: Viewer, now: number): Html {
   const status = keyStatus(key, now);
   const base = `/keys/${env}/${key.id}`;
   const label = `${key.name} …${key.last4}`;
   const rotate =
-    status === 'active'
+    status === 'active' && !viewer.account.restricted
       ? html`<form method="post" action="${base}/rotate" class="inline">
-          ${csrfField(csrfToken)}
+          ${formFields(viewer)}
           <label for="grace-${key.id}">Old key works for</label>
           <select id="grace-${key.id}" name="grace">
             ${ROTATION_GRACE_CHOICES.map(
@@ -86,15 +86,12 @@ function actions(key: ApiKeyRecord, env: Environment, csrfToken: string, now: nu
           <button type="submit" aria-label="Rotate ${label}">Rotate</button>
         </form>`
       : '';
+  // Revoking and deleting cannot be undone: each asks on a page of its own first.
   const revoke =
     status === 'active' || status === 'expiring'
-      ? html`<form method="post" action="${base}/revoke" class="inline">
-          ${csrfField(csrfToken)}<button type="submit" class="danger" aria-label="Revoke ${label}">Revoke</button>
-        </form>`
+      ? html`<a class="button danger" href="${base}/revoke" aria-label="Revoke ${label}">Revoke</a>`
       : '';
-  const remove = html`<form method="post" action="${base}/delete" class="inline">
-    ${csrfField(csrfToken)}<button type="submit" class="danger" aria-label="Delete ${label}">Delete</button>
-  </form>`;
+  const remove = html`<a class="button danger" href="${base}/delete" aria-label="Delete ${label}">Delete</a>`;
   return html`${rotate}${revoke}${remove}`;
 }
 
@@ -131,14 +128,21 @@ function planLine(account: Account, { liveKeys, cap }: LivePlaces): Html {
   </p>`;
 }
 
-function createForm(env: Environment, csrfToken: string, account: Account, { liveKeys, cap }: LivePlaces): Html {
+function createForm(env: Environment, viewer: Viewer, { liveKeys, cap }: LivePlaces): Html {
+  const account = viewer.account;
   const maxRps = PLAN_LIMITS[account.plan].perSecond;
   const full = env === 'live' && liveKeys >= cap;
+  if (account.restricted) {
+    return html`<section class="card" aria-labelledby="create-title">
+      <h2 id="create-title">Create a ${env} key</h2>
+      <p>New keys cannot be created while the account is restricted.</p>
+    </section>`;
+  }
   return html`<section class="card" aria-labelledby="create-title">
     <h2 id="create-title">Create a ${env} key</h2>
     ${full ? notice('info', 'This account holds as many live keys as its plan allows: revoke or delete one to create another.') : ''}
     <form method="post" action="/keys/${env}" class="stack">
-      ${csrfField(csrfToken)}
+      ${formFields(viewer)}
       <label for="key-name">Name</label>
       <input id="key-name" name="name" maxlength="100" placeholder="${env} key" />
       <fieldset>
@@ -177,7 +181,7 @@ export function keysPage(input: KeysPageInput): string {
         <td data-label="Last used">${formatTime(k.lastUsedAt)}</td>
         <td data-label="Status">${statusCell(k, keys, now)}</td>
         <td data-label="Age">${ageCell(k, now)}</td>
-        ${owner ? html`<td data-label="Actions" class="actions"><div>${actions(k, environment, viewer.csrfToken, now)}</div></td>` : ''}
+        ${owner ? html`<td data-label="Actions" class="actions"><div>${actions(k, environment, viewer, now)}</div></td>` : ''}
       </tr>`,
   );
   return page({
@@ -212,7 +216,57 @@ export function keysPage(input: KeysPageInput): string {
             </table>`
       }
       <p class="hint">“Last used” is written by the API a few seconds after a request.</p>
-      ${environment === 'live' ? planLine(viewer.account, places) : ''}
-      ${owner ? createForm(environment, viewer.csrfToken, viewer.account, places) : ''}`,
+      ${environment === 'live' ? planLine(viewer.account, places) : ''} ${owner ? createForm(environment, viewer, places) : ''}`,
+  });
+}
+
+/** The two changes that ask first, each on a page of its own. */
+export type ConfirmAction = 'revoke' | 'delete';
+
+const CONFIRM_TEXT: Record<ConfirmAction, { title: string; button: string; effect: string }> = {
+  revoke: {
+    title: 'Revoke key',
+    button: 'Revoke key',
+    effect: 'The API refuses a revoked key within 2 seconds. It stays in the list as revoked, and cannot be used again.',
+  },
+  delete: {
+    title: 'Delete key',
+    button: 'Delete key',
+    effect: 'The API refuses a deleted key within 2 seconds, and it leaves the list. Its audit entries stay.',
+  },
+};
+
+/** Asks before revoking or deleting a key, naming it: its name, last four characters, environment and last use. */
+export function confirmKeyPage(input: { viewer: Viewer; key: ApiKeyRecord; action: ConfirmAction; now: number }): string {
+  const { viewer, key, action, now } = input;
+  const text = CONFIRM_TEXT[action];
+  const status = keyStatus(key, now);
+  return page({
+    title: text.title,
+    viewer,
+    active: `keys-${key.environment}`,
+    body: html`<section class="card narrow confirm" aria-labelledby="confirm-title" data-confirm="${action}">
+      <h2 id="confirm-title">${text.title} “${key.name}” (…${key.last4})?</h2>
+      <dl class="key-facts">
+        <dt>Name</dt>
+        <dd>${key.name}</dd>
+        <dt>Key</dt>
+        <dd><code>…${key.last4}</code></dd>
+        <dt>Environment</dt>
+        <dd>${key.environment}</dd>
+        <dt>Last used</dt>
+        <dd>${key.lastUsedAt ? formatTime(key.lastUsedAt) : 'never'}</dd>
+        <dt>Status</dt>
+        <dd>${status === 'expiring' ? `rotating out until ${formatTime(key.expiresAt)}` : status}</dd>
+      </dl>
+      <p>${text.effect} This cannot be undone.</p>
+      <form method="post" action="/keys/${key.environment}/${key.id}/${action}" class="stack">
+        ${formFields(viewer)}
+        <div class="button-row">
+          <button type="submit" class="danger">${text.button}</button>
+          <a class="button secondary" href="/keys/${key.environment}">Cancel</a>
+        </div>
+      </form>
+    </section>`,
   });
 }

@@ -31,6 +31,8 @@ export interface Viewer {
   user: DashboardUser;
   account: Account;
   csrfToken: string;
+  /** This page's one-time form token: each of its forms acts once, however often it is sent. */
+  formToken: string;
   /** The account's unacknowledged unusual patterns, for the navigation's badge. */
   openPatterns: number;
   /** Failed sign-ins on this user's email since their previous visit: told once, after signing in. */
@@ -54,6 +56,18 @@ export interface PageOptions {
 
 /** A hidden field carrying the session's CSRF token: every form that changes something has one. */
 export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}" />`;
+
+/** What a form that changes something carries: the CSRF token and the page's one-time token. */
+export const formFields = (viewer: Viewer): Html =>
+  html`${csrfField(viewer.csrfToken)}<input type="hidden" name="_once" value="${viewer.formToken}" />`;
+
+/** Said on every page while the account is restricted: the API refuses its keys, and no key is issued. */
+function restrictedBanner(): Html {
+  return html`<div class="notice error banner" role="alert" data-notice="restricted">
+    <strong>This account is restricted.</strong> The API refuses all its keys (403 ACCOUNT_RESTRICTED), and keys cannot be created or
+    rotated until your operator lifts the restriction. Keys can still be revoked and deleted.
+  </div>`;
+}
 
 function header(viewer: Viewer, active: string | undefined): Html {
   return html`<header class="topbar">
@@ -86,6 +100,7 @@ export function page({ title, viewer, active, body, scripts = [], styles = [] }:
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Context &amp; Outcome dashboard</title>
         ${styles.map((name) => html`<link rel="stylesheet" href="/assets/${name}" />`)}
+        <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/assets/dashboard.css" />
         <script src="/assets/dashboard.js" defer></script>
         ${scripts.map((name) => html`<script src="/assets/${name}" defer></script>`)}
@@ -94,6 +109,7 @@ export function page({ title, viewer, active, body, scripts = [], styles = [] }:
         <a class="skip" href="#main">Skip to content</a>
         ${viewer ? header(viewer, active) : html`<header class="topbar"><span class="brand">Context &amp; Outcome</span></header>`}
         <main id="main">
+          ${viewer?.account.restricted ? restrictedBanner() : ''}
           <h1>${title}</h1>
           ${viewer?.failedSignIns ? failedSignInsNotice(viewer.failedSignIns) : ''} ${body}
         </main>

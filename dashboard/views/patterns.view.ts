@@ -3,7 +3,7 @@ import type { Anomaly } from '../../shared/traffic/patterns/anomaly.repository';
 import type { PatternRule } from '../../shared/traffic/patterns/rules';
 import { formatTime } from './format';
 import { html, type Html } from './html';
-import { csrfField, notice, page, type Viewer } from './layout';
+import { formFields, notice, page, type Viewer } from './layout';
 
 export interface PatternsPageInput {
   viewer: Viewer;
@@ -11,6 +11,10 @@ export interface PatternsPageInput {
   acknowledged: Anomaly[];
   keys: ApiKeyRecord[];
   acknowledgedNow: boolean;
+  /** The acknowledgement's form was sent again: nothing was done twice. */
+  repeated?: boolean;
+  /** Why the last acknowledgement was refused. */
+  refusal?: Html;
 }
 
 const RULE_LABELS: Record<PatternRule, string> = {
@@ -53,7 +57,7 @@ function row(anomaly: Anomaly, input: PatternsPageInput): Html {
         >`
     : owner
       ? html`<form method="post" action="/patterns/${anomaly.id}/acknowledge" class="inline">
-          ${csrfField(input.viewer.csrfToken)}
+          ${formFields(input.viewer)}
           <button type="submit" aria-label="Acknowledge: ${RULE_LABELS[anomaly.rule] ?? anomaly.rule}, pattern ${anomaly.id}">
             Acknowledge
           </button>
@@ -94,7 +98,9 @@ export function patternsPage(input: PatternsPageInput): string {
     title: 'Unusual patterns',
     viewer,
     active: 'patterns',
-    body: html`${input.acknowledgedNow ? notice('success', 'Pattern acknowledged.') : ''}
+    body: html`${input.refusal ? notice('error', input.refusal) : ''}
+      ${input.acknowledgedNow ? notice('success', 'Pattern acknowledged.') : ''}
+      ${input.repeated ? notice('info', 'This form was already sent: it was acted on once, and nothing was done again.') : ''}
       <p class="hint">
         Checked every 5 minutes against each key's own history: volume far from its usual for the hour, error-rate jumps, refused (revoked,
         deleted or rotated-out) keys still sending requests, new countries and quota forecasts at 75, 90 and 100 %.

@@ -1,12 +1,13 @@
 import { html } from './html';
 import { csrfField, notice, page } from './layout';
 
-export function signInPage(input: { csrfToken: string; email?: string; error?: string }): string {
+/** `next`: the page to return to after signing in (already checked to be a path of this dashboard). */
+export function signInPage(input: { csrfToken: string; email?: string; error?: string; next?: string }): string {
   return page({
     title: 'Sign in',
     body: html`${input.error ? notice('error', input.error) : ''}
       <form method="post" action="/signin" class="card narrow">
-        ${csrfField(input.csrfToken)}
+        ${csrfField(input.csrfToken)} ${input.next ? html`<input type="hidden" name="next" value="${input.next}" />` : ''}
         <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${input.email ?? ''}" />
         <label for="password">Password</label>

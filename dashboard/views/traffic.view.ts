@@ -1,7 +1,8 @@
 import type { QuotaForecast } from '../../shared/traffic/quota-forecast';
 import type { TrafficPoint, TrafficSeries } from '../../shared/traffic/traffic-queries';
 import type { RotationTraffic } from '../services/traffic.service';
-import { chartDataBlock, chartFigure, chartX, trafficCharts, type ChartSpec } from './charts';
+import { chartDataBlock, chartFigure, chartX, isEmptyChart, trafficCharts, type ChartSpec } from './charts';
+import { formatTime } from './format';
 import { html, type Html } from './html';
 import { page, type Viewer } from './layout';
 import { keyLabel, trafficPicker, WINDOW_LABELS, type PickerState } from './traffic-picker';
@@ -22,7 +23,7 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 const ms = (n: number | null) => (n === null ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(0));
 
 function stepLabel(series: TrafficSeries, at: string): string {
-  return series.window === '30d' ? at.slice(0, 10) : `${at.slice(0, 10)} ${at.slice(11, 16)}`;
+  return series.window === '30d' ? at.slice(0, 10) : formatTime(at).replace(' UTC', '');
 }
 
 function summary(points: TrafficPoint[]): Html {
@@ -136,17 +137,17 @@ function rotationSection(r: RotationTraffic): { body: Html; chart: ChartSpec } {
     id: 'rotation',
     unit: 'requests',
     series: [
-      { label: `old ${keyLabel(r.old)}`, values: r.oldSeries.points.map((p) => p.requests) },
-      { label: `new ${keyLabel(r.next)}`, values: r.nextSeries.points.map((p) => p.requests) },
+      { label: `old ${keyLabel(r.old)}`, values: r.oldSeries.points.map((p) => p.requests), color: '#6e7781' },
+      { label: `new ${keyLabel(r.next)}`, values: r.nextSeries.points.map((p) => p.requests), color: '#1a7f37' },
     ],
   };
   const body = html`<section class="card" aria-labelledby="rotation-title" data-section="rotation">
     <h2 id="rotation-title">Rotation in progress</h2>
     <p>
-      “${keyLabel(r.old)}” was replaced by “${keyLabel(r.next)}” and keeps working until ${r.old.expiresAt?.slice(0, 16).replace('T', ' ')}
-      UTC. Traffic still on the old key comes from deployments that have not switched yet.
+      “${keyLabel(r.old)}” was replaced by “${keyLabel(r.next)}” and keeps working until ${formatTime(r.old.expiresAt)}. Traffic still on
+      the old key comes from deployments that have not switched yet.
     </p>
-    ${chartFigure('rotation', 'Requests of the old and the new key')}
+    ${chartFigure('rotation', 'Requests of the old and the new key (UTC)', isEmptyChart(chart))}
     <table class="data">
       <caption>
         Requests of the old and the new key in this period
@@ -179,6 +180,9 @@ export function trafficPage(input: TrafficPageInput): string {
   const charts = trafficCharts(series);
   const rotation = input.rotation ? rotationSection(input.rotation) : null;
   if (rotation) charts.push(rotation.chart);
+  // Without a single request every chart would be bare axes; with some, a chart of zero refusals still says something.
+  const quiet = series.points.every((p) => p.requests === 0);
+  const empty = (id: string) => quiet || isEmptyChart(charts.find((c) => c.id === id)!);
   return page({
     title: 'Traffic',
     viewer: input.viewer,
@@ -191,8 +195,10 @@ export function trafficPage(input: TrafficPageInput): string {
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Per ${step}</h2>
         <div class="charts">
-          ${chartFigure('status', `Requests per ${step} by status class`)} ${chartFigure('endpoints', `Requests per ${step} by endpoint`)}
-          ${chartFigure('refused', `Refused requests per ${step}: 401, 403, 429`)} ${chartFigure('latency', 'Latency p50 and p95 (ms)')}
+          ${chartFigure('status', `Requests per ${step} by status class (UTC)`, empty('status'))}
+          ${chartFigure('endpoints', `Requests per ${step} by endpoint (UTC)`, empty('endpoints'))}
+          ${chartFigure('refused', `Refused requests per ${step}: 401, 403, 429 (UTC)`, quiet)}
+          ${chartFigure('latency', `Latency p50 and p95 per ${step} (ms, UTC)`, empty('latency'))}
         </div>
         ${endpointTable(series.points)} ${stepTable(series)}
       </section>

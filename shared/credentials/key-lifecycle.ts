@@ -50,8 +50,13 @@ export class KeyLifecycle {
     return { result: issued };
   }
 
-  async rotate(id: string, graceMs: number, actor: KeyActor): Promise<Changed<Awaited<ReturnType<KeyService['rotate']>>>> {
-    const rotated = await this.deps.keys.rotate(id, graceMs);
+  async rotate(
+    id: string,
+    graceMs: number,
+    actor: KeyActor,
+    options?: Parameters<KeyService['rotate']>[2],
+  ): Promise<Changed<Awaited<ReturnType<KeyService['rotate']>>>> {
+    const rotated = await this.deps.keys.rotate(id, graceMs, options);
     await this.audit(id, 'key.rotate', actor);
     return { result: rotated };
   }

@@ -110,12 +110,30 @@ export class KeyService {
     return (await findKeyById(this.db, id))!;
   }
 
-  /** Issues a replacement; the old key keeps working until the grace period ends. */
-  async rotate(id: string, graceMs = DEFAULT_ROTATION_GRACE_MS): Promise<IssuedKey & { previousKeyExpiresAt: string }> {
+  /**
+   * Issues a replacement; the old key keeps working until the grace period ends. With
+   * `refuseRotating`, a key already rotating out is refused rather than rotated again (which
+   * would cut its grace short and leave two replacements); the account's lock makes two
+   * rotations of one key at once see each other.
+   */
+  async rotate(
+    id: string,
+    graceMs = DEFAULT_ROTATION_GRACE_MS,
+    options: { refuseRotating?: boolean } = {},
+  ): Promise<IssuedKey & { previousKeyExpiresAt: string }> {
     return this.db.transaction().execute(async (tx) => {
-      const old = await findKeyById(tx, id);
+      const found = await findKeyById(tx, id);
+      if (found && options.refuseRotating) await lockAccount(tx, found.accountId);
+      const old = found && options.refuseRotating ? await findKeyById(tx, id) : found;
       const expired = old?.expiresAt && Date.parse(old.expiresAt) <= Date.now();
       if (!old || old.deletedAt || old.revokedAt || expired) throw new KeyNotFoundError(`no active key with id ${id}`);
+      if (options.refuseRotating && old.expiresAt) {
+        const until = `${old.expiresAt.slice(0, 10)} ${old.expiresAt.slice(11, 16)} UTC`;
+        throw new AppError(
+          'VALIDATION_ERROR',
+          `Key “${old.name}” (…${old.last4}) is already rotating out until ${until}; rotate its replacement instead`,
+        );
+      }
       const account = await findOrCreateAccount(tx, old.accountId);
       const issued = await this.issue(tx, account, old.environment, old.name, old.scopes, old.rateLimitRps);
       const expiresAt = new Date(Date.now() + graceMs);

@@ -115,6 +115,11 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     /** Prefix of the dashboard's sessions (connect-redis adds the session id; TTL: the idle expiry). */
     dashboardSessionPrefix: `${base}:dash:sess:`,
     /**
+     * A dashboard form's one-time token, by the user and a digest of the token with the form's
+     * action: `pending` while its first submission runs, then where that submission led. TTL a day.
+     */
+    dashboardFormToken: (userId: string, digest: string) => `${base}:dash:form:${userId}:${digest}`,
+    /**
      * Sorted set of dashboard sign-in attempts, failed or being verified (score: epoch ms), of an
      * email, a client address or a remembered device, by keyed hash; TTL the throttle's window.
      * The hash tag `{signin}` keeps them in one slot: one script reserves in an email's and a

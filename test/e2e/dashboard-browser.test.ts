@@ -125,6 +125,11 @@ describe('dashboard in a browser', () => {
     expect(await page.locator('[data-stat="2xx"] dd').textContent()).toBe('7');
     expect(await page.locator('h2', { hasText: 'Per minute' }).isVisible()).toBe(true);
     expect(await page.locator('.chart.drawn canvas').count()).toBeGreaterThanOrEqual(4);
+    // The legend names the point under the cursor in UTC, 24-hour.
+    await page.locator('[data-chart="status"] .u-over').hover();
+    expect(await page.locator('[data-chart="status"] .u-legend .u-series').first().locator('.u-value').textContent()).toMatch(
+      /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/,
+    );
     await page.getByRole('rowheader', { name: 'context', exact: true }).waitFor();
     expect(await unlabelled(page)).toEqual([]);
     // The picker is a plain form: reachable and sent by keyboard.
@@ -157,8 +162,14 @@ describe('dashboard in a browser', () => {
 
     await page.goto(`${dashboard.url}/keys/test`);
     expect(await unlabelled(page)).toEqual([]);
-    await page.getByRole('button', { name: `Revoke browser key …${next.slice(-4)}` }).click();
+    // Revoking asks first, on a page naming the key.
+    await page.getByRole('link', { name: `Revoke browser key …${next.slice(-4)}` }).click();
+    await page.waitForURL(`${dashboard.url}/keys/test/*/revoke`);
+    expect(await page.locator('h2#confirm-title').textContent()).toBe(`Revoke key “browser key” (…${next.slice(-4)})?`);
+    expect(await unlabelled(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('Key revoked').waitFor();
+    expect(page.url()).toBe(`${dashboard.url}/keys/test?done=revoked`);
     await eventually(async () => (await client(api.url, next).context('browser-user')).status === 401, 5000);
     // The rotated-out key keeps working through its grace period.
     expect((await client(api.url, key).context('browser-user')).status).toBe(200);
@@ -168,11 +179,62 @@ describe('dashboard in a browser', () => {
     expect(actions.slice(0, 4)).toEqual(['Revoked a key', 'Rotated a key', 'Created a key', 'Signed in']);
   });
 
+  it('creates one key for a double click on Create, shows it once, and not again on reload', async () => {
+    const page = await context.newPage();
+    await page.goto(`${dashboard.url}/keys/test`);
+    await page.getByLabel('Name').fill('double clicked');
+    const posts: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST') posts.push(request.url());
+    });
+    await page.locator('form[action="/keys/test"] button[type=submit]').dblclick();
+    await page.waitForSelector('#new-key');
+    const key = await shownKey(page);
+    expect(key).toMatch(/^cos_sk_test_/);
+    expect(posts.length).toBeGreaterThanOrEqual(1);
+    const created = await env.db.selectFrom('api_keys').select('id').where('name', '=', 'double clicked').execute();
+    expect(created).toHaveLength(1);
+    // The page after the redirect: a reload asks for it again, without the key and without a new one.
+    await page.reload();
+    expect(await page.locator('#new-key').count()).toBe(0);
+    expect(await page.content()).not.toContain(key);
+    expect(await env.db.selectFrom('api_keys').select('id').where('name', '=', 'double clicked').execute()).toHaveLength(1);
+    await page.close();
+  });
+
+  it("acts once when the page's form reaches the dashboard twice at once (a double submit the browser did not stop)", async () => {
+    const page = await context.newPage();
+    await page.goto(`${dashboard.url}/keys/test`);
+    await page.getByLabel('Name').fill('sent twice');
+    // The form as the browser would send it, with its tokens, sent twice at once with the browser's cookies.
+    const body = await page
+      .locator('form[action="/keys/test"]')
+      .evaluate((form: any) => new URLSearchParams(new form.ownerDocument.defaultView.FormData(form)).toString());
+    const send = () =>
+      context.request.post(`${dashboard.url}/keys/test`, {
+        data: body,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: dashboard.url },
+        maxRedirects: 0,
+      });
+    const answers = await Promise.all([send(), send()]);
+    expect(answers.map((a) => a.status())).toEqual([303, 303]);
+    expect(answers.map((a) => a.headers().location).sort()).toEqual(['/keys/test', '/keys/test?again=1']);
+    await page.goto(`${dashboard.url}/keys/test?again=1`);
+    expect(await shownKey(page)).toMatch(/^cos_sk_test_/);
+    await page.getByText('This form was already sent').waitFor();
+    expect(await env.db.selectFrom('api_keys').select('id').where('name', '=', 'sent twice').execute()).toHaveLength(1);
+    await page.close();
+  });
+
   it.each([
     ['desktop', 1280, 800],
     ['phone', 390, 844],
   ])('reads without sideways scrolling on a %s (%i × %i)', async (_name, width, height) => {
-    await new KeyService(env.db, TEST_SECRET).create({ account: 'browser-acme', environment: 'live', name: 'a live key with a long name' });
+    const live = await new KeyService(env.db, TEST_SECRET).create({
+      account: 'browser-acme',
+      environment: 'live',
+      name: 'a live key with a long name',
+    });
     const own = await browser.newContext({ viewport: { width, height } });
     const page = await own.newPage();
     await page.goto(`${dashboard.url}/signin`);
@@ -184,6 +246,7 @@ describe('dashboard in a browser', () => {
     const pages: [string, string][] = [
       ['/keys/test', 'Test keys'],
       ['/keys/live', 'Live keys'],
+      [`/keys/live/${live.id}/revoke`, 'Revoke key'],
       ['/traffic/test', 'Traffic'],
       ['/traffic/live?window=30d', 'Traffic'],
       ['/geography/live', 'Geography'],

@@ -33,9 +33,10 @@ const asJson = { Accept: 'application/json' };
 
 async function createKey(name: string, env: 'test' | 'live' = 'test'): Promise<{ key: string; id: string }> {
   // Test keys have no rate limit; a live key's is at most the plan's (starter: 10 per second).
-  const page = await owner.post(`/keys/${env}`, { name, scopes: ['context', 'profile'], ...(env === 'live' ? { rateLimitRps: '7' } : {}) });
-  expect(page.status).toBe(201);
-  const key = shownKey(page)!;
+  const fields = { name, scopes: ['context', 'profile'], ...(env === 'live' ? { rateLimitRps: '7' } : {}) };
+  const { posted, page } = await owner.submit(`/keys/${env}`, fields);
+  expect(posted).toMatchObject({ status: 303, location: `/keys/${env}` });
+  const key = shownKey(page!)!;
   const record = (await listKeys(h.env.db, acme)).find((k) => k.name === name)!;
   return { key, id: record.id };
 }
@@ -70,11 +71,11 @@ describe('dashboard keys', () => {
 
   it('rotates a key: the new one is shown, the old one is "rotating out until" and both work', async () => {
     const { key, id } = await createKey('rotating');
-    const page = await owner.post(`/keys/test/${id}/rotate`, { grace: '1h' });
-    expect(page.status).toBe(201);
-    const next = shownKey(page)!;
+    const { posted, page } = await owner.submit(`/keys/test/${id}/rotate`, { grace: '1h' });
+    expect(posted).toMatchObject({ status: 303, location: '/keys/test' });
+    const next = shownKey(page!)!;
     expect(next).not.toBe(key);
-    expect(page.body).toContain('rotating out until');
+    expect(page!.body).toContain('rotating out until');
     const old = (await findKeyById(h.env.db, id))!;
     expect(Date.parse(old.expiresAt!) - Date.now()).toBeGreaterThan(59 * 60_000);
     expect(Date.parse(old.expiresAt!) - Date.now()).toBeLessThanOrEqual(3_600_000);
@@ -187,9 +188,9 @@ describe("the plan's limits in the dashboard", () => {
     const onTest = await starter.post('/keys/test', { name: 'test fast', scopes: 'context', rateLimitRps: '5' }, asJson);
     expect(onTest.status).toBe(400);
     expect(await listKeys(h.env.db, account)).toEqual([]);
-    const atPlan = await starter.post('/keys/live', { name: 'at plan', scopes: 'context', rateLimitRps: '10' });
-    expect(atPlan.status).toBe(201);
-    const key = shownKey(atPlan)!;
+    const atPlan = await starter.submit('/keys/live', { name: 'at plan', scopes: 'context', rateLimitRps: '10' });
+    expect(atPlan.posted.status).toBe(303);
+    const key = shownKey(atPlan.page!)!;
     const res = await h.http().get('/v1/profile/someone').set(bearer(key));
     expect(res.headers['x-ratelimit-limit']).toBe('10');
   });
@@ -198,11 +199,14 @@ describe("the plan's limits in the dashboard", () => {
     await starter.get('/keys/live');
     const existing = (await liveKeys()).length;
     expect(existing).toBe(1);
+    // Eight forms, each its own page (its own one-time token), sent at once.
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => starter.post('/keys/live', { name: `burst ${i}`, scopes: 'context' }, asJson)),
+      Array.from({ length: 8 }, (_, i) =>
+        starter.post('/keys/live', { name: `burst ${i}`, scopes: 'context', _once: `burst-${i}-${'x'.repeat(20)}` }, asJson),
+      ),
     );
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((status) => status === 201)).toHaveLength(5 - existing);
+    expect(statuses.filter((status) => status === 303)).toHaveLength(5 - existing);
     expect(statuses.filter((status) => status === 400)).toHaveLength(8 - (5 - existing));
     const refusal = JSON.parse(answers.find((a) => a.status === 400)!.body).error;
     expect(refusal.message).toContain('The starter plan allows 5 live keys at once');
@@ -211,10 +215,10 @@ describe("the plan's limits in the dashboard", () => {
     expect(page.body).toContain('5 of 5 live keys in use');
     expect(page.body).toContain('as many live keys as its plan allows');
     // Test keys are free and not capped.
-    for (let i = 0; i < 6; i++) expect((await starter.post('/keys/test', { name: `t${i}`, scopes: 'context' })).status).toBe(201);
+    for (let i = 0; i < 6; i++) expect((await starter.submit('/keys/test', { name: `t${i}`, scopes: 'context' })).posted.status).toBe(303);
     // A revoked key frees its place.
     const [first] = await liveKeys();
     expect((await starter.post(`/keys/live/${first!.id}/revoke`, {})).status).toBe(303);
-    expect((await starter.post('/keys/live', { name: 'after revoke', scopes: 'context' })).status).toBe(201);
+    expect((await starter.post('/keys/live', { name: 'after revoke', scopes: 'context' })).status).toBe(303);
   });
 });

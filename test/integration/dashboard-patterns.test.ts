@@ -104,10 +104,28 @@ describe('unusual patterns', () => {
     expect((await listAnomalies(env.db, { accountId: theirs!.accountId }))[0]!.acknowledgedAt).toBeNull();
   });
 
+  it("re-renders the page with a refused acknowledgement's status and message", async () => {
+    await viewer.get('/patterns');
+    const [open] = await listAnomalies(env.db, { accountId: acme });
+    const page = await viewer.post(`/patterns/${open!.id}/acknowledge`);
+    expect(page.status).toBe(403);
+    expect(flat(page)).toContain('Viewers can read this account but not change it');
+    expect(flat(page)).toContain('<h1>Unusual patterns</h1>');
+    await owner.get('/patterns');
+    const missing = await owner.post(`/patterns/${open!.id}/acknowledge`, { _once: null });
+    expect(missing.status).toBe(400);
+    expect(flat(missing)).toContain('missing its one-time token');
+    expect((await listAnomalies(env.db, { accountId: acme })).find((a) => a.id === open!.id)!.acknowledgedAt).toBeNull();
+  });
+
   it('lets an owner acknowledge: it moves below the open ones, the badge drops and the audit log records it', async () => {
     await owner.get('/patterns');
     const newest = (await listAnomalies(env.db, { accountId: acme }))[0]!;
     expect(await owner.post(`/patterns/${newest.id}/acknowledge`)).toMatchObject({ status: 303, location: '/patterns?done=acknowledged' });
+    // The same form sent again acts not again, and says so.
+    const again = await owner.post(`/patterns/${newest.id}/acknowledge`);
+    expect(again).toMatchObject({ status: 303, location: '/patterns?done=acknowledged&again=1' });
+    expect(flat(await owner.get(again.location!))).toContain('This form was already sent');
     const page = await owner.get('/patterns?done=acknowledged');
     expect(flat(page)).toContain('Pattern acknowledged.');
     expect(badge(page)).toBe('2');
@@ -116,6 +134,7 @@ describe('unusual patterns', () => {
     expect(await listAudit(env.db, acme, 1)).toEqual([
       expect.objectContaining({ action: 'pattern.acknowledge', actor: 'owner@patterns.test', keyId, environment: 'live' }),
     ]);
+    // From a fresh page, acknowledging twice keeps the first.
     expect((await owner.post(`/patterns/${newest.id}/acknowledge`)).status).toBe(303);
     expect((await listAudit(env.db, acme, 10)).filter((e) => e.action === 'pattern.acknowledge')).toHaveLength(1);
     expect(flat(await owner.get('/audit'))).toContain('Acknowledged an unusual pattern');

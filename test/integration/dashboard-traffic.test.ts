@@ -93,10 +93,10 @@ describe('traffic page', () => {
     }
   });
 
-  it('sends a visitor without a session to sign in', async () => {
+  it('sends a visitor without a session to sign in, and back to the page afterwards', async () => {
     const anonymous = new DashboardClient(dashboard.url, '127.0.0.1');
-    expect(await anonymous.get('/traffic/live')).toMatchObject({ status: 303, location: '/signin' });
-    expect(await anonymous.get('/geography/live')).toMatchObject({ status: 303, location: '/signin' });
+    expect(await anonymous.get('/traffic/live')).toMatchObject({ status: 303, location: '/signin?next=%2Ftraffic%2Flive' });
+    expect(await anonymous.get('/geography/live')).toMatchObject({ status: 303, location: '/signin?next=%2Fgeography%2Flive' });
   });
 
   it('shows the old and the new key side by side while a rotated-out key is in its grace period', async () => {

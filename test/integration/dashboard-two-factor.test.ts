@@ -130,6 +130,21 @@ describe('two-factor sign-in', () => {
     expect((await listAudit(env.db, account, 1))[0]).toMatchObject({ action: 'session.sign-in', actor: 'owner@tfa.test' });
   });
 
+  it('lands, after the code, on the page that was asked for before signing in', async () => {
+    nextStep();
+    const browser = client();
+    expect(await browser.get('/patterns')).toMatchObject({ status: 303, location: '/signin?next=%2Fpatterns' });
+    await browser.get('/signin?next=%2Fpatterns');
+    expect(await browser.post('/signin', { email: 'owner@tfa.test', password: 'a long enough password', next: '/patterns' })).toMatchObject(
+      {
+        status: 303,
+        location: '/signin/code',
+      },
+    );
+    await browser.get('/signin/code');
+    expect(await browser.post('/signin/code', { code: codeFor(secret) })).toMatchObject({ status: 303, location: '/patterns' });
+  });
+
   it('refuses a code used once already, even within its window, and takes the next one', async () => {
     nextStep();
     const code = codeFor(secret);

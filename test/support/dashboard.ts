@@ -49,6 +49,8 @@ export class DashboardClient {
   csrf: string | undefined;
   /** `__Host-` once the dashboard named its cookies so (secure cookies): they are sent back under those names. */
   prefix = '';
+  /** The last page's one-time form token (each rendering of a page has its own). */
+  once: string | undefined;
 
   constructor(
     readonly url: string,
@@ -85,6 +87,8 @@ export class DashboardClient {
     const body = await res.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
     if (token) this.csrf = token;
+    const once = /name="_once" value="([^"]+)"/.exec(body)?.[1];
+    if (once) this.once = once;
     return { status: res.status, body, headers: res.headers, location: res.headers.get('location') };
   }
 
@@ -100,10 +104,14 @@ export class DashboardClient {
     return this.send('GET', path, { headers });
   }
 
-  /** Posts a form; `_csrf` is the last page's token unless the fields give one (or `null` to leave it out). */
+  /**
+   * Posts a form; `_csrf` and `_once` are the last page's tokens unless the fields give them (or
+   * `null` to leave one out). Like a browser, it sends the same one-time token again until a page
+   * with a new one is loaded.
+   */
   post(path: string, fields: Record<string, string | string[] | null> = {}, headers: Record<string, string> = {}): Promise<PageResponse> {
     const form = new URLSearchParams();
-    const all = { _csrf: this.csrf ?? null, ...fields };
+    const all = { _csrf: this.csrf ?? null, _once: this.once ?? null, ...fields };
     for (const [name, value] of Object.entries(all)) {
       if (value === null) continue;
       for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
@@ -112,6 +120,16 @@ export class DashboardClient {
       body: form.toString(),
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: this.url, ...headers },
     });
+  }
+
+  /** Posts a form and, as a browser does, follows its redirect: the page it leads to (with the redirect's status and location). */
+  async submit(
+    path: string,
+    fields: Record<string, string | string[] | null> = {},
+  ): Promise<{ posted: PageResponse; page: PageResponse | null }> {
+    const posted = await this.post(path, fields);
+    const page = posted.status === 303 && posted.location ? await this.get(posted.location) : null;
+    return { posted, page };
   }
 
   /** Signs in as a browser does: the form, the post, then the page it redirects to (whose forms carry the new session's token). */

@@ -1,0 +1,39 @@
+import type { Request } from 'express';
+import type { ShownKey } from '../views/keys.view';
+import type { Environment } from '../../shared/domain/environment';
+
+declare module 'express-session' {
+  interface SessionData {
+    /** A key just issued, shown on the next keys page and then gone: a reload never shows it again. */
+    issuedKey?: IssuedKeyFlash;
+  }
+}
+
+/** How long an issued key waits in the session for its page. */
+const FLASH_MS = 10 * 60_000;
+
+export interface IssuedKeyFlash {
+  environment: Environment;
+  shown: ShownKey;
+  message: string;
+  until: number;
+}
+
+const save = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
+
+/**
+ * Keeps a just-issued key in the session for the page the browser is redirected to. Saved before
+ * the answer, so the page that follows (or a repeated submission's redirect) finds it.
+ */
+export async function flashIssuedKey(req: Request, flash: Omit<IssuedKeyFlash, 'until'>, now: number): Promise<void> {
+  req.session.issuedKey = { ...flash, until: now + FLASH_MS };
+  await save(req);
+}
+
+/** The key flashed for `environment`'s page, taken out of the session: shown this once. */
+export function takeIssuedKey(req: Request, environment: Environment, now: number): IssuedKeyFlash | undefined {
+  const flash = req.session.issuedKey;
+  if (!flash || flash.environment !== environment) return undefined;
+  delete req.session.issuedKey;
+  return flash.until > now ? flash : undefined;
+}

@@ -1,0 +1,71 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../../shared/errors/app-error';
+import type { FormTokenRepository } from '../forms/form-token.repository';
+
+/** The hidden field that carries a form's one-time token. */
+export const FORM_TOKEN_FIELD = '_once';
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,64}$/;
+
+/** What a submission came to: where to send the browser, and whether it was a repeat that did nothing. */
+export interface Submitted {
+  location: string;
+  repeated: boolean;
+}
+
+/**
+ * Makes a form's submission happen once: a reload, a double click or the back button resends
+ * the same token, and only its first submission acts. The token is not a secret (the CSRF token
+ * proves where the form came from); it names one rendering of a page, and with the form's
+ * action (method and path) one submission.
+ */
+export class FormTokens {
+  constructor(
+    private readonly store: Pick<FormTokenRepository, 'claim' | 'complete' | 'release' | 'outcome'>,
+    /** How long a repeat waits for the first submission to finish (a double click arrives while it runs). */
+    private readonly wait: { pollMs: number; maxMs: number } = { pollMs: 50, maxMs: 2000 },
+  ) {}
+
+  /** A new token for a page's forms. */
+  static issue(): string {
+    return randomBytes(16).toString('base64url');
+  }
+
+  /**
+   * Runs `act` (which answers where the browser goes next) for the first submission of `token`
+   * to `action`; a later one runs nothing and is sent where the first led, or to `fallback`
+   * while the first has not finished. A refusal (`act` throws) frees the token.
+   */
+  async once(userId: string, token: unknown, action: string, fallback: string, act: () => Promise<string>): Promise<Submitted> {
+    if (typeof token !== 'string' || !TOKEN_PATTERN.test(token)) {
+      throw new AppError('VALIDATION_ERROR', 'The form is missing its one-time token; reload the page and send it again', {
+        fields: [{ field: FORM_TOKEN_FIELD, message: 'missing or malformed' }],
+      });
+    }
+    const digest = createHash('sha256').update(`${token} ${action}`).digest('base64url');
+    if (await this.store.claim(userId, digest)) {
+      let location: string;
+      try {
+        location = await act();
+      } catch (error) {
+        await this.store.release(userId, digest).catch(() => undefined);
+        throw error;
+      }
+      await this.store.complete(userId, digest, location);
+      return { location, repeated: false };
+    }
+    const deadline = Date.now() + this.wait.maxMs;
+    for (;;) {
+      const location = await this.store.outcome(userId, digest);
+      if (location !== null) return { location, repeated: true };
+      if (Date.now() >= deadline) return { location: fallback, repeated: true };
+      await new Promise((resolve) => setTimeout(resolve, this.wait.pollMs));
+    }
+  }
+}
+
+/** `location` with `again=1`: the page then says the form was already sent and nothing was done twice. */
+export function markRepeated(location: string): string {
+  const url = new URL(location, 'http://dashboard.invalid');
+  url.searchParams.set('again', '1');
+  return `${url.pathname}${url.search}`;
+}
