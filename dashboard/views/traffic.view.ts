@@ -4,6 +4,7 @@ import type { RotationTraffic } from '../services/traffic.service';
 import { chartDataBlock, chartFigure, chartX, trafficCharts, type ChartSpec } from './charts';
 import { html, type Html } from './html';
 import { page, type Viewer } from './layout';
+import { trafficCsvHref } from './traffic-csv';
 import { keyLabel, trafficPicker, WINDOW_LABELS, type PickerState } from './traffic-picker';
 import { usageSection } from './usage.view';
 
@@ -187,6 +188,7 @@ export function trafficPage(input: TrafficPageInput): string {
     styles: ['uPlot.min.css'],
     body: html`${trafficPicker(picker)}
       <p class="hint">${WINDOW_LABELS[series.window]} of ${who}, per ${step} (UTC). Counts arrive a few seconds after the requests.</p>
+      <p><a href="${trafficCsvHref(picker.environment, series.window, picker.key?.id)}" download>Download as CSV</a></p>
       ${summary(series.points)} ${rotation ? rotation.body : ''}
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Per ${step}</h2>
