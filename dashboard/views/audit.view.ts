@@ -113,7 +113,7 @@ export function auditPage({ viewer, entries, olderHref, query, choices, paged }:
     active: 'audit',
     body: html`<p class="hint">
         Every key action and sign-in of this account, newest first, times in UTC. The country comes from the client's address, which is not
-        kept. Refused sign-ins are recorded once per email every 15 minutes.
+        kept. Refused sign-ins are recorded once per user every 15 minutes.
       </p>
       ${filterForm(query, choices)}
       <p><a href="/audit.csv${auditQueryString(query)}" download>Download as CSV</a>${filtered ? ' (these entries, every page)' : ''}</p>
