@@ -41,6 +41,7 @@ const CLUSTER_SUITES = [
   'integration/cli-users',
   'integration/dashboard-patterns',
   'integration/dashboard-traffic',
+  'integration/dashboard-audit',
   'integration/evaluate',
   'integration/http-fuzz',
   'integration/http-protocol',

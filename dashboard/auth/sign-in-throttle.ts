@@ -92,6 +92,21 @@ export class SignInThrottle {
     return { reserved: { keys, member } };
   }
 
+  /**
+   * Claims the audit entry of a refused attempt on `userId` for the window: true for the first
+   * refusal, then false until the window has passed since it. A flood of refused attempts then
+   * writes one entry per user per 15 minutes, not one each.
+   */
+  async claimRefusalEntry(userId: string): Promise<boolean> {
+    const key = this.keys.signInRefusalAudited(this.hash(userId));
+    return (await this.redis.set(key, '1', 'PX', SIGN_IN_WINDOW_MS, 'NX')) === 'OK';
+  }
+
+  /** Gives a claim back when its entry could not be written, so the next refusal tries again. */
+  async releaseRefusalEntry(userId: string): Promise<void> {
+    await this.redis.del(this.keys.signInRefusalAudited(this.hash(userId)));
+  }
+
   /** Gives a reservation back: the attempt succeeded, or was never verified. */
   async release(reservation: Reservation): Promise<void> {
     const pipeline = this.redis.multi();

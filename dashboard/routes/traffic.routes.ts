@@ -3,6 +3,8 @@ import { requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { worldMap } from '../geo/world-map';
 import { geographyPage } from '../views/geography.view';
+import { csvFileName, csvRow, startCsv } from '../http/csv';
+import { trafficCsvHeader, trafficCsvRows } from '../views/traffic-csv';
 import { trafficPage } from '../views/traffic.view';
 import { chosenScope } from './traffic-scope';
 
@@ -13,6 +15,17 @@ export function trafficRoutes(deps: Pick<DashboardDeps, 'viewers' | 'accountKeys
 
   router.get('/traffic', viewer, (_req, res) => res.redirect(303, '/traffic/test'));
   router.get('/geography', viewer, (_req, res) => res.redirect(303, '/geography/test'));
+
+  // Before /traffic/:env, which would take "live.csv" for an environment.
+  router.get('/traffic/:env.csv', viewer, async (req, res) => {
+    const chosen = await chosenScope(deps.accountKeys, req, res);
+    const series = await deps.traffic.series(chosen, deps.clock());
+    const { account } = viewerOf(res);
+    const who = chosen.key ? [chosen.key.name, chosen.key.last4] : ['all-keys'];
+    const day = new Date(deps.clock()).toISOString().slice(0, 10);
+    startCsv(res, csvFileName(['traffic', account.name, chosen.environment, ...who, chosen.window, day]), trafficCsvHeader);
+    res.end(trafficCsvRows(series, chosen.environment, chosen.key).map(csvRow).join(''));
+  });
 
   router.get('/traffic/:env', viewer, async (req, res) => {
     const chosen = await chosenScope(deps.accountKeys, req, res);

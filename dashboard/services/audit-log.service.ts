@@ -1,8 +1,12 @@
 import {
+  auditActors,
+  auditedKeys,
   failedSignInsSinceLastSignIn,
   listAudit,
   recordAudit,
+  type AuditedKey,
   type AuditEntry,
+  type AuditFilter,
   type FailedSignIns,
   type NewAuditEntry,
 } from '../../shared/audit/audit.repository';
@@ -14,6 +18,18 @@ import type { CountryCode } from '../../shared/geo/country';
 
 /** Entries on one page of the audit log. */
 export const AUDIT_PAGE_SIZE = 50;
+
+/** Entries read at a time for an export: it is written as it is read, never held whole. */
+const EXPORT_BATCH = 1000;
+
+/** Actors offered by the actor filter. */
+const ACTOR_CHOICES = 200;
+
+/** What the filters offer: the log's actors and keys. */
+export interface AuditChoices {
+  actors: string[];
+  keys: AuditedKey[];
+}
 
 /** A signed-in user acting in the dashboard, with the client's country (the address is never kept). */
 export interface DashboardActor {
@@ -41,9 +57,26 @@ export class AuditLog {
     });
   }
 
-  /** One page of the account's entries, newest first; `beforeId` pages back. */
-  page(accountId: string, beforeId?: string): Promise<AuditEntry[]> {
-    return listAudit(this.db, accountId, AUDIT_PAGE_SIZE, beforeId);
+  /** One page of the account's entries matching `filter`, newest first; `beforeId` pages back. */
+  page(accountId: string, beforeId?: string, filter: AuditFilter = {}): Promise<AuditEntry[]> {
+    return listAudit(this.db, accountId, AUDIT_PAGE_SIZE, beforeId, filter);
+  }
+
+  /** Every entry of the account matching `filter`, newest first, a batch at a time. */
+  async *all(accountId: string, filter: AuditFilter = {}): AsyncGenerator<AuditEntry[]> {
+    let before: string | undefined;
+    for (;;) {
+      const batch = await listAudit(this.db, accountId, EXPORT_BATCH, before, filter);
+      if (batch.length > 0) yield batch;
+      if (batch.length < EXPORT_BATCH) return;
+      before = batch[batch.length - 1]!.id;
+    }
+  }
+
+  /** The actors and keys the account's log names, for the filters. */
+  async choices(accountId: string): Promise<AuditChoices> {
+    const [actors, keys] = await Promise.all([auditActors(this.db, accountId, ACTOR_CHOICES), auditedKeys(this.db, accountId)]);
+    return { actors, keys };
   }
 
   /** Failed and refused sign-ins as `user` since their previous sign-in: read before recording the next one. */

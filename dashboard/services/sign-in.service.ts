@@ -68,13 +68,26 @@ export class SignIns {
     return this.deps.audit.recordBy({ user, country }, 'session.sign-in');
   }
 
-  /** Records a failed or refused attempt on a known email (`who`: the user, or the email to look up); nothing for an unknown one. */
+  /**
+   * Records a failed or refused attempt on a known email (`who`: the user, or the email to look
+   * up); nothing for an unknown one. Failures are few (the throttle allows 5 per window), but
+   * refusals are as many as an attacker sends: only the first of each user's window is written.
+   */
   async recordAttempt(
     who: DashboardUser | string,
     action: 'session.sign-in-failed' | 'session.sign-in-refused',
     country: CountryCode | null,
   ): Promise<void> {
     const user = typeof who === 'string' ? await findUserForSignIn(this.deps.db, who) : who;
-    if (user) await this.deps.audit.recordBy({ user, country }, action);
+    if (!user) return;
+    if (action === 'session.sign-in-failed') return this.deps.audit.recordBy({ user, country }, action);
+    const { throttle } = this.deps;
+    if (!(await throttle.claimRefusalEntry(user.id))) return;
+    try {
+      await this.deps.audit.recordBy({ user, country }, action);
+    } catch (error) {
+      await throttle.releaseRefusalEntry(user.id).catch(() => undefined);
+      throw error;
+    }
   }
 }

@@ -73,6 +73,11 @@ export class TrafficService {
     return { series, usage, rotation };
   }
 
+  /** Requests, status classes, refusals and latency per step of the window: the page's series alone. */
+  series(choice: Pick<TrafficChoice, 'scope' | 'window'>, now: number): Promise<TrafficSeries> {
+    return trafficSeries(this.db, choice.scope, choice.window, now);
+  }
+
   /** Requests per country over the window, most first. */
   countries(choice: Pick<TrafficChoice, 'scope' | 'window'>, now: number): Promise<CountryCount[]> {
     return countryCounts(this.db, choice.scope, choice.window, now);

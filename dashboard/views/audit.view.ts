@@ -1,10 +1,14 @@
-import type { AuditEntry } from '../../shared/audit/audit.repository';
-import { formatTime } from './format';
-import { html } from './html';
+import type { AuditedKey, AuditEntry } from '../../shared/audit/audit.repository';
+import { AUDIT_ACTIONS, type AuditAction } from '../../shared/domain/audit-actions';
+import type { CsvValue } from '../http/csv';
+import type { AuditQuery } from '../routes/audit-filter';
+import { auditQueryString } from '../routes/audit-filter';
+import type { AuditChoices } from '../services/audit-log.service';
+import { formatSecond } from './format';
+import { html, type Html } from './html';
 import { page, type Viewer } from './layout';
-import type { AuditAction } from '../../shared/domain/audit-actions';
 
-const ACTION_LABELS: Record<AuditAction, string> = {
+export const ACTION_LABELS: Record<AuditAction, string> = {
   'key.create': 'Created a key',
   'key.revoke': 'Revoked a key',
   'key.delete': 'Deleted a key',
@@ -25,14 +29,90 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   'account.two-factor-optional': 'Made two-factor sign-in optional for the account',
 };
 
-export function auditPage(viewer: Viewer, entries: AuditEntry[], olderHref: string | null): string {
+/** A key as the keys page shows it: name and last 4 characters; its id only when neither is known. */
+export function auditKeyLabel(key: { id: string; name: string | null; last4: string | null }): string {
+  if (key.name === null) return key.id;
+  return key.last4 === null ? key.name : `${key.name} …${key.last4}`;
+}
+
+function keyCell(e: AuditEntry): Html | string {
+  if (!e.keyId) return '—';
+  const old = auditKeyLabel({ id: e.keyId, name: e.keyName, last4: e.keyLast4 });
+  const env = e.environment ? ` (${e.environment})` : '';
+  if (!e.newKeyId) return html`<span title="${e.keyId}">${old}</span>${env}`;
+  const next = auditKeyLabel({ id: e.newKeyId, name: e.newKeyName, last4: e.newKeyLast4 });
+  return html`<span title="${e.keyId}">${old}</span> → <span title="${e.newKeyId}">${next}</span>${env}`;
+}
+
+const selected = (on: boolean) => (on ? html` selected` : '');
+
+function filterForm(query: AuditQuery, choices: AuditChoices): Html {
+  // A value chosen by address but no longer among the choices is still shown as chosen.
+  const actors = query.actor && !choices.actors.includes(query.actor) ? [query.actor, ...choices.actors] : choices.actors;
+  const keys: AuditedKey[] =
+    query.key && !choices.keys.some((k) => k.id === query.key)
+      ? [{ id: query.key, name: null, last4: null, environment: null }, ...choices.keys]
+      : choices.keys;
+  const sortedKeys = [...keys].sort((a, b) => (a.name ?? a.id).localeCompare(b.name ?? b.id) || a.id.localeCompare(b.id));
+  return html`<form method="get" action="/audit" class="picker" aria-label="Filter the audit log">
+    <div>
+      <label for="audit-actor">Who</label>
+      <select id="audit-actor" name="actor">
+        <option value="">Anyone</option>
+        ${actors.map((a) => html`<option value="${a}" ${selected(a === query.actor)}>${a}</option>`)}
+      </select>
+    </div>
+    <div>
+      <label for="audit-action">What</label>
+      <select id="audit-action" name="action">
+        <option value="">Any action</option>
+        ${AUDIT_ACTIONS.map((a) => html`<option value="${a}" ${selected(a === query.action)}>${ACTION_LABELS[a]}</option>`)}
+      </select>
+    </div>
+    <div>
+      <label for="audit-key">Key</label>
+      <select id="audit-key" name="key">
+        <option value="">Any key</option>
+        ${sortedKeys.map(
+          (k) =>
+            html`<option value="${k.id}" ${selected(k.id === query.key)}>
+              ${auditKeyLabel(k)}${k.environment ? ` (${k.environment})` : ''}
+            </option>`,
+        )}
+      </select>
+    </div>
+    <div>
+      <label for="audit-from">From (UTC)</label>
+      <input id="audit-from" name="from" type="date" value="${query.from ?? ''}" />
+    </div>
+    <div>
+      <label for="audit-to">To (UTC, included)</label>
+      <input id="audit-to" name="to" type="date" value="${query.to ?? ''}" />
+    </div>
+    <button type="submit">Filter</button>
+    <a href="/audit">Clear</a>
+  </form>`;
+}
+
+export interface AuditPageInput {
+  viewer: Viewer;
+  entries: AuditEntry[];
+  olderHref: string | null;
+  query: AuditQuery;
+  choices: AuditChoices;
+  /** Showing an older page (`before`): an empty one is not "nothing recorded". */
+  paged: boolean;
+}
+
+export function auditPage({ viewer, entries, olderHref, query, choices, paged }: AuditPageInput): string {
+  const filtered = Object.values(query).some((v) => v !== undefined);
   const rows = entries.map(
     (e) =>
       html`<tr>
-        <td data-label="When"><time datetime="${e.createdAt}">${formatTime(e.createdAt)}</time></td>
+        <td data-label="When"><time datetime="${e.createdAt}">${formatSecond(e.createdAt)}</time></td>
         <td data-label="Who">${e.actor}</td>
         <td data-label="What">${ACTION_LABELS[e.action] ?? e.action}${e.subject ? ` (${e.subject})` : ''}</td>
-        <td data-label="Key">${e.keyId ? html`<code>${e.keyId}</code>${e.environment ? ` (${e.environment})` : ''}` : '—'}</td>
+        <td data-label="Key">${keyCell(e)}</td>
         <td data-label="Country">${e.country ?? 'unknown'}</td>
       </tr>`,
   );
@@ -41,11 +121,14 @@ export function auditPage(viewer: Viewer, entries: AuditEntry[], olderHref: stri
     viewer,
     active: 'audit',
     body: html`<p class="hint">
-        Every key action and sign-in of this account, newest first. The country comes from the client's address, which is not kept.
+        Every key action and sign-in of this account, newest first, times in UTC. The country comes from the client's address, which is not
+        kept. Refused sign-ins are recorded once per user every 15 minutes.
       </p>
+      ${filterForm(query, choices)}
+      <p><a href="/audit.csv${auditQueryString(query)}" download>Download as CSV</a>${filtered ? ' (these entries, every page)' : ''}</p>
       ${
         entries.length === 0
-          ? html`<p>Nothing recorded yet.</p>`
+          ? html`<p>${filtered || paged ? 'No entries match.' : 'Nothing recorded yet.'}</p>`
           : html`<table class="data">
               <caption class="visually-hidden">
                 Audit log
@@ -66,4 +149,39 @@ export function auditPage(viewer: Viewer, entries: AuditEntry[], olderHref: stri
       }
       ${olderHref ? html`<p><a href="${olderHref}">Older entries</a></p>` : ''}`,
   });
+}
+
+export const auditCsvHeader = [
+  'time',
+  'actor',
+  'action',
+  'description',
+  'subject',
+  'environment',
+  'key_id',
+  'key_name',
+  'key_last4',
+  'new_key_id',
+  'new_key_name',
+  'new_key_last4',
+  'country',
+];
+
+/** One entry as a CSV record, in the order of auditCsvHeader; the time in ISO 8601, UTC. */
+export function auditCsvRow(e: AuditEntry): CsvValue[] {
+  return [
+    e.createdAt,
+    e.actor,
+    e.action,
+    ACTION_LABELS[e.action] ?? e.action,
+    e.subject,
+    e.environment,
+    e.keyId,
+    e.keyName,
+    e.keyLast4,
+    e.newKeyId,
+    e.newKeyName,
+    e.newKeyLast4,
+    e.country,
+  ];
 }

@@ -5,6 +5,7 @@ import { chartDataBlock, chartFigure, chartX, isEmptyChart, trafficCharts, type 
 import { formatTime } from './format';
 import { html, type Html } from './html';
 import { page, type Viewer } from './layout';
+import { trafficCsvHref } from './traffic-csv';
 import { keyLabel, trafficPicker, WINDOW_LABELS, type PickerState } from './traffic-picker';
 import { usageSection } from './usage.view';
 
@@ -191,6 +192,7 @@ export function trafficPage(input: TrafficPageInput): string {
     styles: ['uPlot.min.css'],
     body: html`${trafficPicker(picker)}
       <p class="hint">${WINDOW_LABELS[series.window]} of ${who}, per ${step} (UTC). Counts arrive a few seconds after the requests.</p>
+      <p><a href="${trafficCsvHref(picker.environment, series.window, picker.key?.id)}" download>Download as CSV</a></p>
       ${summary(series.points)} ${rotation ? rotation.body : ''}
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Per ${step}</h2>

@@ -57,7 +57,8 @@ export class KeyLifecycle {
     options?: Parameters<KeyService['rotate']>[2],
   ): Promise<Changed<Awaited<ReturnType<KeyService['rotate']>>>> {
     const rotated = await this.deps.keys.rotate(id, graceMs, options);
-    await this.audit(id, 'key.rotate', actor);
+    // The entry names both keys: the one rotating out and the one replacing it.
+    await this.audit(id, 'key.rotate', actor, rotated.id);
     return { result: rotated };
   }
 
@@ -79,7 +80,7 @@ export class KeyLifecycle {
     return announceOrWarn(this.deps.announce, change);
   }
 
-  private async audit(keyId: string, action: AuditAction, actor: KeyActor): Promise<void> {
+  private async audit(keyId: string, action: AuditAction, actor: KeyActor, newKeyId?: string): Promise<void> {
     const key = await findKeyById(this.deps.db, keyId);
     if (!key) return;
     await recordAudit(this.deps.db, {
@@ -87,6 +88,7 @@ export class KeyLifecycle {
       actor: actor.name,
       action,
       keyId,
+      newKeyId,
       environment: key.environment,
       country: actor.country,
     });

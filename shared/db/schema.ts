@@ -70,6 +70,11 @@ export interface DashboardAudit {
   environment: "test" | "live" | null;
   id: Generated<number>;
   key_id: string | null;
+  key_last4: string | null;
+  key_name: string | null;
+  new_key_id: string | null;
+  new_key_last4: string | null;
+  new_key_name: string | null;
   subject: string | null;
 }
 

@@ -129,6 +129,11 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     signInFailures: (subject: 'email' | 'client' | 'device' | 'code' | 'password', hash: string) =>
       `${base}:{signin}:failures:${subject}:${hash}`,
     /**
+     * Set while a refused sign-in of a user (by keyed hash) is in the audit log for the current
+     * window; TTL the throttle's window. Further refusals until it expires are not written.
+     */
+    signInRefusalAudited: (hash: string) => `${base}:{signin}:refused:${hash}`,
+    /**
      * Live workers and when each was last seen: sorted set of worker id → Redis server time (ms)
      * of its last heartbeat; both worker keys expire two heartbeat timeouts after the last beat of
      * any worker. Its members are the group the event-queue partitions are shared out over
