@@ -8,6 +8,8 @@ declare module 'express-session' {
     issuedKey?: IssuedKeyFlash;
     /** Recovery codes just made, shown on the next two-factor page and then gone. */
     recoveryCodes?: { codes: string[]; until: number };
+    /** An invitation link just made, shown on the next team page and then gone. */
+    invitationLink?: { link: string; email: string; until: number };
   }
 }
 
@@ -52,4 +54,18 @@ export function takeRecoveryCodes(req: Request, now: number): string[] | undefin
   if (!flash) return undefined;
   delete req.session.recoveryCodes;
   return flash.until > now ? flash.codes : undefined;
+}
+
+/** Keeps an invitation link just made for the team page the browser is redirected to. */
+export async function flashInvitationLink(req: Request, invitation: { link: string; email: string }, now: number): Promise<void> {
+  req.session.invitationLink = { ...invitation, until: now + FLASH_MS };
+  await save(req);
+}
+
+/** The invitation link flashed, taken out of the session: shown this once. */
+export function takeInvitationLink(req: Request, now: number): { link: string; email: string } | undefined {
+  const flash = req.session.invitationLink;
+  if (!flash) return undefined;
+  delete req.session.invitationLink;
+  return flash.until > now ? { link: flash.link, email: flash.email } : undefined;
 }
