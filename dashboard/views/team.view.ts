@@ -51,8 +51,8 @@ function invitedCard(invited: { link: string; email: string }): Html {
   return html`<section class="card shown-key" aria-labelledby="invited-title" data-invitation-link>
     <h2 id="invited-title">Invitation link for ${invited.email}</h2>
     <p>Send this link to them yourself: it is stored only as a hash and is not shown again. It works once, for 7 days.</p>
-    <div class="copy">
-      <label for="invite-link" class="visually-hidden">Invitation link</label>
+    <label for="invite-link">Invitation link</label>
+    <div class="copy-row">
       <input id="invite-link" readonly value="${invited.link}" spellcheck="false" /><button type="button" data-copy="invite-link">
         Copy
       </button>
