@@ -4,6 +4,7 @@ import { auditRoutes } from './routes/audit.routes';
 import { keysRoutes } from './routes/keys.routes';
 import { patternsRoutes } from './routes/patterns.routes';
 import { sessionRoutes, signInWhileBusy } from './routes/session.routes';
+import { teamRoutes } from './routes/team.routes';
 import { trafficRoutes } from './routes/traffic.routes';
 import { loadViewer } from './auth/current-user';
 import type { DashboardDeps } from './dependencies';
@@ -33,6 +34,7 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(patternsRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(accountRoutes(deps));
+  app.use(teamRoutes(deps));
   // A signed-in visitor's 404 keeps the navigation.
   app.use(loadViewer(deps.viewers), notFound);
   app.use(onError);

@@ -22,6 +22,7 @@ import { FormTokens } from './services/form-tokens.service';
 import { Passwords } from './services/passwords.service';
 import { Patterns } from './services/patterns.service';
 import { SignIns } from './services/sign-in.service';
+import { Team } from './services/team.service';
 import { TrafficService } from './services/traffic.service';
 import { TwoFactor } from './services/two-factor.service';
 import { UserSessions } from './services/user-sessions.service';
@@ -53,6 +54,8 @@ export interface DashboardDeps {
   passwords: Passwords;
   /** Two-factor sign-in: enrolment, the code step of signing in, turning it off, the account's requirement. */
   twoFactor: TwoFactor;
+  /** The account's users, invitations by a one-time link, role changes and removals. */
+  team: Team;
   /** One-time form tokens: a form sent twice acts once. */
   formTokens: FormTokens;
   /** Remembered devices: each keeps its own sign-in allowance. */
@@ -112,6 +115,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     traffic: new TrafficService(db),
     patterns: new Patterns(db, accountKeys, audit),
     audit,
+    team: new Team(db, userSessions, clock),
     formTokens: new FormTokens(new FormTokenRepository(redis, keys)),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     logger,

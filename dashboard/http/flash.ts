@@ -6,6 +6,10 @@ declare module 'express-session' {
   interface SessionData {
     /** A key just issued, shown on the next keys page and then gone: a reload never shows it again. */
     issuedKey?: IssuedKeyFlash;
+    /** Recovery codes just made, shown on the next two-factor page and then gone. */
+    recoveryCodes?: { codes: string[]; until: number };
+    /** An invitation link just made, shown on the next team page and then gone. */
+    invitationLink?: { link: string; email: string; until: number };
   }
 }
 
@@ -36,4 +40,32 @@ export function takeIssuedKey(req: Request, environment: Environment, now: numbe
   if (!flash || flash.environment !== environment) return undefined;
   delete req.session.issuedKey;
   return flash.until > now ? flash : undefined;
+}
+
+/** Keeps recovery codes just made for the two-factor page the browser is redirected to. */
+export async function flashRecoveryCodes(req: Request, codes: string[], now: number): Promise<void> {
+  req.session.recoveryCodes = { codes, until: now + FLASH_MS };
+  await save(req);
+}
+
+/** The recovery codes flashed, taken out of the session: shown this once. */
+export function takeRecoveryCodes(req: Request, now: number): string[] | undefined {
+  const flash = req.session.recoveryCodes;
+  if (!flash) return undefined;
+  delete req.session.recoveryCodes;
+  return flash.until > now ? flash.codes : undefined;
+}
+
+/** Keeps an invitation link just made for the team page the browser is redirected to. */
+export async function flashInvitationLink(req: Request, invitation: { link: string; email: string }, now: number): Promise<void> {
+  req.session.invitationLink = { ...invitation, until: now + FLASH_MS };
+  await save(req);
+}
+
+/** The invitation link flashed, taken out of the session: shown this once. */
+export function takeInvitationLink(req: Request, now: number): { link: string; email: string } | undefined {
+  const flash = req.session.invitationLink;
+  if (!flash) return undefined;
+  delete req.session.invitationLink;
+  return flash.until > now ? { link: flash.link, email: flash.email } : undefined;
 }

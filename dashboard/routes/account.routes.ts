@@ -5,12 +5,13 @@ import { AppError } from '../../shared/errors/app-error';
 import { auditViewer, viewerActor } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
+import { flashRecoveryCodes, takeRecoveryCodes } from '../http/flash';
 import { formBody, parseForm } from '../http/form';
 import { requestGuards } from '../http/request-guards';
 import type { PasswordCheck } from '../services/passwords.service';
 import { passwordPage, sessionsPage, twoFactorPage, type Message, type TwoFactorPageInput } from '../views/account.view';
 
-type AccountDeps = Pick<DashboardDeps, 'viewers' | 'audit' | 'countryOf' | 'passwords' | 'twoFactor' | 'userSessions'>;
+type AccountDeps = Pick<DashboardDeps, 'viewers' | 'audit' | 'countryOf' | 'passwords' | 'twoFactor' | 'userSessions' | 'clock'>;
 
 const passwordForm = z.object({
   current: z.string().max(MAX_PASSWORD_LENGTH),
@@ -80,7 +81,10 @@ export function accountRoutes(deps: AccountDeps): Router {
   };
 
   router.get('/account', viewer, (_req, res) => res.redirect(303, '/account/two-factor'));
-  router.get('/account/two-factor', enrolling, (req, res) => showTwoFactor(req, res, 200));
+  router.get('/account/two-factor', enrolling, async (req, res) => {
+    const recoveryCodes = takeRecoveryCodes(req, deps.clock());
+    await showTwoFactor(req, res, 200, recoveryCodes ? { recoveryCodes } : {});
+  });
 
   router.post('/account/two-factor/enrol', enrolling, formBody, requestGuards, async (req, res) => {
     const v = viewerOf(res);
@@ -102,10 +106,10 @@ export function accountRoutes(deps: AccountDeps): Router {
       return showTwoFactor(req, res, status, { message });
     }
     delete req.session.enrolment;
-    await save(req);
-    // Shown once, now: only their hashes are kept. Not a redirect, so they never sit in a URL or history.
-    res.locals.viewer = { ...v, mustEnrol: false, user: { ...v.user, twoFactorSince: new Date().toISOString() } };
-    await showTwoFactor(req, res, 201, { recoveryCodes: result.recoveryCodes });
+    // Shown once, on the page redirected to: only their hashes are kept, and a reload (or the
+    // back button) asks for that page again without them, instead of sending the code again.
+    await flashRecoveryCodes(req, result.recoveryCodes, deps.clock());
+    res.redirect(303, '/account/two-factor');
   });
 
   router.post('/account/two-factor/disable', viewer, formBody, requestGuards, async (req, res) => {

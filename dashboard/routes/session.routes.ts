@@ -38,7 +38,7 @@ const regenerate = (req: Request) => new Promise<void>((resolve, reject) => req.
 const save = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
 const destroy = (req: Request) => new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
 
-function signInToken(req: Request, idleMs: number): string {
+export function signInToken(req: Request, idleMs: number): string {
   if (!req.session.userId) req.session.cookie.maxAge = Math.min(idleMs, ANONYMOUS_SESSION_MS);
   return csrfToken(req);
 }
@@ -64,7 +64,7 @@ export function signInWhileBusy(deps: Pick<DashboardDeps, 'signIns'>): RequestHa
   return (req, _res, next) => next(req.method === 'POST' && req.path === '/signin' && deps.signIns.saturated ? busy() : undefined);
 }
 
-type SessionDeps = Pick<
+export type SessionDeps = Pick<
   DashboardDeps,
   'viewers' | 'signIns' | 'audit' | 'devices' | 'countryOf' | 'session' | 'logger' | 'userSessions' | 'twoFactor' | 'clock'
 >;
@@ -74,8 +74,8 @@ type SessionDeps = Pick<
  * step, is worth nothing after), its record for the sessions page and the absolute lifetime, the
  * audit entry and the remembered-device cookie.
  */
-async function completeSignIn(
-  deps: SessionDeps,
+export async function completeSignIn(
+  deps: Pick<SessionDeps, 'userSessions' | 'signIns' | 'countryOf' | 'devices'>,
   req: Request,
   res: Response,
   signedIn: { user: DashboardUser; failed?: FailedSignIns | undefined; landing: string },

@@ -6,15 +6,15 @@ import { csrfField, notice, page, type Viewer } from './layout';
 
 export type Message = { kind: 'success' | 'error' | 'info'; text: string };
 
-/** The account pages' own navigation: two-factor sign-in, password, sessions. */
-function tabs(viewer: Viewer, current: 'two-factor' | 'password' | 'sessions'): Html {
+/** The account pages' own navigation: two-factor sign-in, password, sessions, the team. */
+export function tabs(viewer: Viewer, current: 'two-factor' | 'password' | 'sessions' | 'team'): Html {
   if (viewer.mustEnrol) return html``;
   const tab = (name: typeof current, href: string, label: string) =>
     html`<li><a href="${href}" ${name === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<nav aria-label="Your account" class="tabs">
     <ul>
       ${tab('two-factor', '/account/two-factor', 'Two-factor sign-in')} ${tab('password', '/account/password', 'Password')}
-      ${tab('sessions', '/account/sessions', 'Sessions')}
+      ${tab('sessions', '/account/sessions', 'Sessions')} ${tab('team', '/account/team', 'Team')}
     </ul>
   </nav>`;
 }

@@ -27,6 +27,12 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'two-factor.recovery-code-used': 'Signed in with a recovery code',
   'account.two-factor-required': 'Required two-factor sign-in for the account',
   'account.two-factor-optional': 'Made two-factor sign-in optional for the account',
+  'team.invite': 'Invited a teammate',
+  'team.invite-revoke': 'Revoked an invitation',
+  'team.invite-accept': 'Accepted an invitation and joined',
+  'team.role-owner': 'Made a member an owner',
+  'team.role-viewer': 'Made a member a viewer',
+  'team.remove': 'Removed a member',
 };
 
 /** A key as the keys page shows it: name and last 4 characters; its id only when neither is known. */

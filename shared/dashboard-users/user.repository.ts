@@ -95,3 +95,53 @@ export async function setPasswordHash(db: DbOrTx, email: string, passwordHash: s
     .executeTakeFirst();
   return row ? toUser(row) : null;
 }
+
+/**
+ * Locks the account's row for the rest of the transaction: every change of its members' roles
+ * takes it first, so two of them (two owners demoting each other) run one after the other and
+ * the second sees the first's result.
+ */
+export async function lockAccountMembers(tx: DbOrTx, accountId: string): Promise<void> {
+  await tx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+}
+
+export async function countOwners(db: DbOrTx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('dashboard_users')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The account's user `id`, or null: a user of another account is never found by it. */
+export async function findAccountUser(db: DbOrTx, accountId: string, id: string): Promise<DashboardUser | null> {
+  const row = await db
+    .selectFrom('dashboard_users')
+    .select(COLUMNS)
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? toUser(row) : null;
+}
+
+export async function setRole(db: DbOrTx, id: string, role: Role): Promise<void> {
+  await db.updateTable('dashboard_users').set({ role }).where('id', '=', id).execute();
+}
+
+export async function deleteUserById(db: DbOrTx, id: string): Promise<void> {
+  await db.deleteFrom('dashboard_users').where('id', '=', id).execute();
+}
+
+/** When each of the account's users last signed in, by email, from the audit log's sign-ins. */
+export async function lastSignIns(db: DbOrTx, accountId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('dashboard_audit')
+    .select(['actor', (eb) => eb.fn.max('created_at').as('at')])
+    .where('account_id', '=', accountId)
+    .where('action', '=', 'session.sign-in')
+    .groupBy('actor')
+    .execute();
+  return new Map(rows.map((row) => [row.actor, new Date(row.at).toISOString()]));
+}

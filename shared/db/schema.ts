@@ -78,6 +78,19 @@ export interface DashboardAudit {
   subject: string | null;
 }
 
+export interface DashboardInvitations {
+  accepted_at: Timestamp | null;
+  account_id: string;
+  created_at: Generated<Timestamp>;
+  email: string;
+  expires_at: Timestamp;
+  id: string;
+  invited_by: string;
+  revoked_at: Timestamp | null;
+  role: "owner" | "viewer";
+  token_hash: string;
+}
+
 export interface DashboardRecoveryCodes {
   code_hash: string;
   used_at: Timestamp | null;
@@ -241,6 +254,7 @@ export interface DB {
   archived_partitions: ArchivedPartitions;
   billing_usage_monthly: BillingUsageMonthly;
   dashboard_audit: DashboardAudit;
+  dashboard_invitations: DashboardInvitations;
   dashboard_recovery_codes: DashboardRecoveryCodes;
   dashboard_sessions: DashboardSessions;
   dashboard_users: DashboardUsers;

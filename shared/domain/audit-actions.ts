@@ -1,6 +1,7 @@
 /**
  * What the audit log records: every key action, acknowledged unusual pattern, sign-in and
- * sign-out, and every change to a user's password, two-factor sign-in and sessions.
+ * sign-out, every change to a user's password, two-factor sign-in and sessions, and every change
+ * to the account's team (invitations, roles, removals).
  */
 export const AUDIT_ACTIONS = [
   'key.create',
@@ -21,5 +22,11 @@ export const AUDIT_ACTIONS = [
   'two-factor.recovery-code-used',
   'account.two-factor-required',
   'account.two-factor-optional',
+  'team.invite',
+  'team.invite-revoke',
+  'team.invite-accept',
+  'team.role-owner',
+  'team.role-viewer',
+  'team.remove',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

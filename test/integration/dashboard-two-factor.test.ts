@@ -60,8 +60,9 @@ async function enrol(browser: DashboardClient): Promise<{ secret: string; recove
   const page = await browser.get('/account/two-factor');
   const secret = /data-secret>([A-Z2-7]+)</.exec(page.body)![1]!;
   const confirmed = await browser.post('/account/two-factor/confirm', { code: codeFor(secret) });
-  expect(confirmed.status).toBe(201);
-  const recoveryCodes = [...confirmed.body.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+  expect(confirmed).toMatchObject({ status: 303, location: '/account/two-factor' });
+  const shown = await browser.get('/account/two-factor');
+  const recoveryCodes = [...shown.body.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
   return { secret, recoveryCodes };
 }
 
@@ -96,10 +97,15 @@ describe('two-factor sign-in', () => {
     const wrong = await browser.post('/account/two-factor/confirm', { code: codeFor(secret, -10 * 60_000) });
     expect(wrong.status).toBe(401);
     expect((await findUserForSignIn(env.db, 'owner@tfa.test'))!.twoFactorSince).toBeNull();
+    // Post/redirect/get: the codes are on the page redirected to, never in the POST's answer or a URL.
     const confirmed = await browser.post('/account/two-factor/confirm', { code: codeFor(secret) });
-    expect(confirmed.status).toBe(201);
-    expect(confirmed.headers.get('cache-control')).toBe('no-store');
-    recoveryCodes = [...confirmed.body.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+    expect(confirmed).toMatchObject({ status: 303, location: '/account/two-factor' });
+    expect(confirmed.body).not.toMatch(/<code>[a-z0-9]{4,}-/);
+    const shown = await browser.get('/account/two-factor');
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get('cache-control')).toBe('no-store');
+    expect(shown.body).toContain('data-recovery-codes');
+    recoveryCodes = [...shown.body.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
     expect(recoveryCodes).toHaveLength(10);
     expect(new Set(recoveryCodes).size).toBe(10);
     // Stored: the secret sealed, the recovery codes hashed.
@@ -108,7 +114,7 @@ describe('two-factor sign-in', () => {
     expect(row.totp_secret).not.toContain(secret);
     const stored = JSON.stringify(await env.db.selectFrom('dashboard_recovery_codes').selectAll().execute());
     for (const code of recoveryCodes) expect(stored).not.toContain(code);
-    // Shown once: the page now says it is on, without the codes.
+    // Shown once: a reload shows the page saying it is on, without the codes.
     const after = await browser.get('/account/two-factor');
     expect(after.body).toContain('Two-factor sign-in is on');
     expect(after.body).toContain('10 recovery codes left unused');
