@@ -3,7 +3,7 @@ import { apiProcessesPhase } from './bench/api-processes-phase';
 import { contextPhases } from './bench/context-phase';
 import { machineBusy } from './bench/cpu';
 import { machineDescription, runSource } from './bench/provenance';
-import { stopLoad } from './bench/load-client';
+import { sendIdempotencyKeys, stopLoad } from './bench/load-client';
 import { printReport, type LoadResult } from './bench/load-report';
 import { LoadRig, type LoadOptions } from './bench/load-rig';
 import { judge } from './bench/load-targets';
@@ -31,7 +31,7 @@ const whole = (name: string, fallback: number, min = 1): number => {
   if (!Number.isInteger(value)) throw new Error(`--${name} needs a whole number`);
   return value;
 };
-const opts: LoadOptions & { apiProcesses: number } = {
+const opts: LoadOptions & { apiProcesses: number; idempotencyKeys: boolean } = {
   duration: flag('duration', 10, 0.5),
   warmup: flag('warmup', 2, 0.5),
   rounds: whole('rounds', 2),
@@ -42,6 +42,7 @@ const opts: LoadOptions & { apiProcesses: number } = {
   apiProcesses: whole('api-processes', 2, 2),
   settle: whole('settle', 30, 0),
   json: process.argv.includes('--json'),
+  idempotencyKeys: !process.argv.includes('--without-idempotency-keys'),
   cpuProfDir: process.argv.includes('--cpu-prof-dir')
     ? path.resolve(process.argv[process.argv.indexOf('--cpu-prof-dir') + 1] ?? '.')
     : undefined,
@@ -53,11 +54,12 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}`);
   const busyAtStart = await machineBusy(1000);
 
+  sendIdempotencyKeys(opts.idempotencyKeys);
   const rig = await LoadRig.start(dir, onCleanup, opts);
   const context = await contextPhases(rig);
   const outcome = await outcomePhase(rig, context);
-  // Every POST so far carried an Idempotency-Key; their records are all still inside the window.
-  const idempotency = await idempotencyMemory(rig.redis);
+  // Every POST so far carried an Idempotency-Key (unless told not to); their records are all still inside the window.
+  const idempotency = opts.idempotencyKeys ? await idempotencyMemory(rig.redis) : null;
   const worker = await workerPhase(rig, outcome.backlog);
   const apiProcesses = await apiProcessesPhase(rig, opts.apiProcesses);
   await rig.stopWorkers();
@@ -79,6 +81,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       workers: opts.workers,
       compareWorkers: opts.compareWorkers,
       apiProcesses: opts.apiProcesses,
+      idempotencyKeys: opts.idempotencyKeys,
     },
     context,
     outcome,

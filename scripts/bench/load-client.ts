@@ -50,16 +50,24 @@ export function stopLoad(): void {
 }
 
 /**
- * A JSON POST to `path` whose body `body()` makes anew for every request, with an
- * Idempotency-Key of its own, as the SDKs send every POST (the bare server receives the same
- * header and ignores it).
+ * Whether every POST carries an Idempotency-Key of its own, as the SDKs send them (the bare
+ * server receives the same header and ignores it); off, the load is what a client without keys
+ * sends. One setting for the whole run (bench:load's `--without-idempotency-keys`).
  */
+let keyedPosts = true;
+export function sendIdempotencyKeys(on: boolean): void {
+  keyedPosts = on;
+}
+const keyed = (headers: Record<string, string>): Record<string, string> =>
+  keyedPosts ? { ...headers, 'Idempotency-Key': randomUUID() } : headers;
+
+/** A JSON POST to `path` whose body `body()` makes anew for every request (keyed, see sendIdempotencyKeys). */
 export function postEach(path: string, headers: Record<string, string>, body: () => string): AcRequest {
   return {
     method: 'POST',
     path,
     headers,
-    setupRequest: (req) => ({ ...req, headers: { ...headers, 'Idempotency-Key': randomUUID() }, body: body() }),
+    setupRequest: (req) => ({ ...req, headers: keyed(headers), body: body() }),
   };
 }
 
@@ -156,7 +164,7 @@ export async function openLoop(o: OpenLoopOptions): Promise<LoadRun> {
   const send = (i: number) => {
     const payload = o.body();
     maxSendLagMs = Math.max(maxSendLagMs, performance.now() - schedule.dueAt(i));
-    const headers = { ...o.headers, 'Idempotency-Key': randomUUID(), 'Content-Length': String(Buffer.byteLength(payload)) };
+    const headers = { ...keyed(o.headers), 'Content-Length': String(Buffer.byteLength(payload)) };
     const req = http.request({ host: HOST, port: o.port, method: 'POST', path: o.path, agent, headers }, (res) => {
       res.resume();
       res.on('end', () => {

@@ -26,10 +26,13 @@ export interface LoadResult {
     workers: number;
     compareWorkers: number;
     apiProcesses: number;
+    /** Whether every POST carried an Idempotency-Key of its own. */
+    idempotencyKeys: boolean;
   };
   context: ContextPhases;
   outcome: OutcomePhase;
-  idempotency: IdempotencyMemory;
+  /** Null in a run without keys (`--without-idempotency-keys`). */
+  idempotency: IdempotencyMemory | null;
   worker: WorkerPhase;
   apiProcesses: ApiProcessesPhase;
   targets: Target[];
@@ -103,9 +106,11 @@ export function printReport(r: LoadResult): void {
   workerLine(r.worker.comparison);
 
   const m = r.idempotency;
-  out(
-    `\nidempotency records (every POST carried a key): ${m.records} records, ${m.bytesPerRecord} B each + ${m.indexBytesPerRecord} B of index = ${m.mbPerMillionRequests} MiB per million keyed requests`,
-  );
+  if (m === null) out('\nno Idempotency-Key on the POSTs (--without-idempotency-keys)');
+  else
+    out(
+      `\nidempotency records (every POST carried a key): ${m.records} records, ${m.bytesPerRecord} B each + ${m.indexBytesPerRecord} B of index = ${m.mbPerMillionRequests} MiB per million keyed requests`,
+    );
 
   out('\nRSS at the end of the load phases:');
   out(`  api after the context phases ${mib(r.context.rssAfter.api)}, after the outcome phase ${mib(r.outcome.rssAfter.api)}`);
