@@ -24,8 +24,15 @@ const root = projectRoot();
 const OUT = path.join(root, 'docs', 'img');
 const SECRET = 'screenshots-secret-0123456789';
 const VIEWPORTS = [
-  { name: 'desktop', width: 1280, height: 800 },
-  { name: 'phone', width: 390, height: 844 },
+  { name: 'desktop', size: { width: 1280, height: 800 }, userAgent: undefined, invitee: 'alex@acme.example', role: 'owner' },
+  // A phone's browser, so the sessions page tells it apart from the desktop's.
+  {
+    name: 'phone',
+    size: { width: 390, height: 844 },
+    userAgent: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537.36',
+    invitee: 'kim@acme.example',
+    role: 'viewer',
+  },
 ] as const;
 
 async function waitFor(url: string): Promise<void> {
@@ -50,9 +57,21 @@ async function signIn(page: Page, url: string, email: string): Promise<void> {
 
 async function shoot(browser: Browser, url: string, users: ScreenshotAccount): Promise<string[]> {
   const saved: string[] = [];
+  // Another session of the owner's, on a laptop elsewhere, for the sessions page to list.
+  const laptop = await browser.newContext({
+    userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:140.0) Gecko/20100101 Firefox/140.0',
+    extraHTTPHeaders: { 'X-Forwarded-For': '193.0.6.139' },
+  });
+  await signIn(await laptop.newPage(), url, users.owner);
+  await laptop.close();
+  const today = new Date().toISOString().slice(0, 10);
   for (const viewport of VIEWPORTS) {
     // The audit log shows the country of these (documentation) addresses.
-    const context = await browser.newContext({ viewport, extraHTTPHeaders: { 'X-Forwarded-For': '81.2.69.160' } });
+    const context = await browser.newContext({
+      viewport: viewport.size,
+      userAgent: viewport.userAgent,
+      extraHTTPHeaders: { 'X-Forwarded-For': '81.2.69.160' },
+    });
     const page = await context.newPage();
     const save = async (name: string) => {
       const file = path.join(OUT, `dashboard-${name}-${viewport.name}.png`);
@@ -62,14 +81,22 @@ async function shoot(browser: Browser, url: string, users: ScreenshotAccount): P
     await page.goto(`${url}/signin`);
     await save('sign-in');
     await signIn(page, url, users.owner);
-    await page.getByLabel('Name').fill(`ci ${viewport.name}`);
+    // Creating answers 303 to the keys page, which shows the new key this once.
+    const name = `ci ${viewport.name}`;
+    await page.getByLabel('Name', { exact: true }).fill(name);
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.waitForSelector('#new-key');
+    const created = await page.locator('#new-key').inputValue();
     await save('key-created');
+    // Revoking asks first, on a page of its own; its button acts and redirects back to the list.
+    await page.getByRole('link', { name: `Revoke ${name} …${created.slice(-4)}` }).click();
+    await page.waitForURL(/\/keys\/test\/[^/]+\/revoke$/);
+    const keyId = /\/keys\/test\/([^/]+)\/revoke$/.exec(page.url())![1]!;
+    await save('revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await page.waitForURL(`${url}/keys/test?done=revoked`);
     await page.goto(`${url}/keys/live`);
     await save('keys-live');
-    await page.goto(`${url}/audit`);
-    await save('audit');
     await page.goto(`${url}/traffic/live?window=24h`);
     await page.waitForSelector('.chart.drawn');
     await save('traffic');
@@ -80,9 +107,31 @@ async function shoot(browser: Browser, url: string, users: ScreenshotAccount): P
     await save('geography');
     await page.goto(`${url}/patterns`);
     await save('patterns');
+    // An enrolment begun and not confirmed: the QR code, while the owner's sign-in stays one step.
+    await page.goto(`${url}/account/two-factor`);
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    await page.getByRole('img', { name: 'QR code of the two-factor secret' }).waitFor();
+    await save('two-factor');
+    await page.goto(`${url}/account/sessions`);
+    await save('sessions');
+    await page.goto(`${url}/account/team`);
+    await page.getByLabel('Email', { exact: true }).fill(viewport.invitee);
+    await page.getByLabel('Role', { exact: true }).selectOption(viewport.role);
+    await page.getByRole('button', { name: 'Create an invitation link' }).click();
+    await page.waitForSelector('[data-invitation-link]');
+    await save('team');
+    await page.goto(`${url}/audit`);
+    await save('audit');
+    // One key's history today, chosen in the filter form as a person would.
+    await page.getByLabel('Key', { exact: true }).selectOption(keyId);
+    await page.getByLabel('From (UTC)').fill(today);
+    await page.getByLabel('To (UTC, included)').fill(today);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/\/audit\?/);
+    await save('audit-filtered');
     await context.close();
   }
-  const context = await browser.newContext({ viewport: VIEWPORTS[0], extraHTTPHeaders: { 'X-Forwarded-For': '193.0.6.139' } });
+  const context = await browser.newContext({ viewport: VIEWPORTS[0].size, extraHTTPHeaders: { 'X-Forwarded-For': '193.0.6.139' } });
   const page = await context.newPage();
   await signIn(page, url, users.viewer);
   await page.screenshot({ path: path.join(OUT, 'dashboard-viewer-desktop.png'), fullPage: true });

@@ -160,10 +160,14 @@ export function teamRoutes(deps: TeamDeps): Router {
     }),
   );
 
-  /** The link's page: its token is in the path, so the page is neither cached nor sent on as a referrer. */
+  /**
+   * The link's page: its token is in the path, so the page is neither cached nor sent on as a
+   * referrer (only the origin is). Not `no-referrer`: under it browsers send `Origin: null` with
+   * the page's own form, which the request guards refuse as another origin.
+   */
   const linkHeaders = (res: Response) => {
     res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader('Referrer-Policy', 'strict-origin');
   };
 
   router.get('/invite/:token', async (req, res) => {

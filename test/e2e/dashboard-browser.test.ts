@@ -66,10 +66,13 @@ async function tabTo(page: Page, selector: string, maxTabs = 60): Promise<void> 
   throw new Error(`keyboard navigation never reached ${selector}`);
 }
 
-/** Inputs and selects a person fills in, with no label a screen reader can announce. */
+/**
+ * Inputs and selects a person fills in, with no label a screen reader can announce. Not those
+ * `hidden`, as the invitation page's username for password managers.
+ */
 const unlabelled = (page: Page): Promise<string[]> =>
   page
-    .locator('input:not([type=hidden]), select')
+    .locator('input:not([type=hidden]):not([hidden]), select:not([hidden])')
     .evaluateAll((els) =>
       els
         .filter((el) => (el.labels?.length ?? 0) === 0 && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
@@ -298,10 +301,103 @@ describe('two-factor sign-in in a browser', () => {
     await page.getByLabel('The 6-digit code from your authenticator app').fill(code(30_000));
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(`${dashboard.url}/keys/test`);
-    for (const path of ['/account/two-factor', '/account/password', '/account/sessions']) {
+    for (const path of ['/account/two-factor', '/account/password', '/account/sessions', '/account/team']) {
       expect((await page.goto(`${dashboard.url}${path}`))?.status()).toBe(200);
       expect(await overflows(page)).toBe(false);
     }
     await own.close();
+  });
+});
+
+/** A context of its own at desktop size, signed in as `email` (landing on the test keys). */
+async function signedIn(email: string, options: { userAgent?: string } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
+  const page = await context.newPage();
+  await page.goto(`${dashboard.url}/signin`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('a long enough password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${dashboard.url}/keys/test`);
+  return { context, page };
+}
+
+describe('the team in a browser', () => {
+  it('invites a teammate by a link shown once, which signs them in with the invited role', async () => {
+    await addUser(env.db, 'browser-acme', 'team-owner@browser.test', 'owner');
+    const owner = await signedIn('team-owner@browser.test');
+    await owner.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dashboard.url });
+    const page = owner.page;
+    await page.goto(`${dashboard.url}/account/team`);
+    expect(await unlabelled(page)).toEqual([]);
+    await page.getByLabel('Email').fill('invitee@browser.test');
+    await page.getByLabel('Role').selectOption('viewer');
+    await page.getByRole('button', { name: 'Create an invitation link' }).click();
+    await page.locator('[data-invitation-link]').waitFor();
+    expect(page.url()).toBe(`${dashboard.url}/account/team`);
+    const link = await page.locator('#invite-link').inputValue();
+    expect(link).toMatch(new RegExp(`^${dashboard.url}/invite/[A-Za-z0-9_-]{20,}$`));
+    await page.locator('[data-invitation-link]').getByRole('button', { name: 'Copy' }).click();
+    const copied = await page.locator('html').evaluate((html) => html.ownerDocument.defaultView.navigator.clipboard.readText());
+    expect(copied).toBe(link);
+
+    // Shown once: a reload lists the invitation as waiting, without its link.
+    await page.reload();
+    expect(await page.locator('[data-invitation-link]').count()).toBe(0);
+    expect(await page.content()).not.toContain(link);
+    expect(await page.locator('tr[data-invitation="invitee@browser.test"]').count()).toBe(1);
+
+    // The teammate, in a browser of their own, with only the link.
+    const invitee = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const theirs = await invitee.newPage();
+    await theirs.goto(copied);
+    expect(await theirs.locator('h1').textContent()).toBe('Join browser-acme');
+    expect(await unlabelled(theirs)).toEqual([]);
+    expect(await overflows(theirs)).toBe(false);
+    await theirs.getByLabel('Choose a password (at least 12 characters)').fill('the invitee chose this');
+    await theirs.getByLabel('The password again').fill('the invitee chose this');
+    await theirs.getByRole('button', { name: 'Join and sign in' }).click();
+    await theirs.waitForURL(`${dashboard.url}/keys/test`);
+    expect(await theirs.locator('.whoami span').textContent()).toMatch(/^invitee@browser\.test · viewer · /);
+    // A viewer: the keys page has no create form.
+    expect(await theirs.locator('form[action="/keys/test"]').count()).toBe(0);
+    // The link is used up.
+    expect((await theirs.goto(copied))?.status()).toBe(410);
+    await invitee.close();
+
+    await page.reload();
+    expect(await page.locator('tr[data-invitation="invitee@browser.test"]').count()).toBe(0);
+    expect(await page.locator('tr[data-member="invitee@browser.test"] td[data-label="Role"]').textContent()).toBe('viewer');
+    await owner.context.close();
+  });
+});
+
+describe('sessions in a browser', () => {
+  it('lists both sessions, marks this one, and signs the other out everywhere else', async () => {
+    await addUser(env.db, 'browser-acme', 'sessions@browser.test', 'viewer');
+    const first = await signedIn('sessions@browser.test');
+    const second = await signedIn('sessions@browser.test', {
+      userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:140.0) Gecko/20100101 Firefox/140.0',
+    });
+    const page = first.page;
+    await page.goto(`${dashboard.url}/account/sessions`);
+    const rows = page.locator('table.data tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await page.locator('tr[data-current]').count()).toBe(1);
+    expect(await page.locator('tr[data-current] td:last-child').textContent()).toBe('this session');
+    expect(await page.locator('tr[data-current] td[data-label="Browser"]').textContent()).toBe('Chrome on Linux');
+    expect(await page.locator('tr:not([data-current]) td[data-label="Browser"]').textContent()).toBe('Firefox on Windows');
+
+    await page.getByRole('button', { name: 'Sign out everywhere else (1)' }).click();
+    await page.getByText('Your other sessions have ended.').waitFor();
+    expect(page.url()).toBe(`${dashboard.url}/account/sessions?done=ended-others`);
+    expect(await rows.count()).toBe(1);
+    expect(await page.locator('tr[data-current]').count()).toBe(1);
+
+    // The second browser's next page is the sign-in form; the first stays signed in.
+    await second.page.goto(`${dashboard.url}/account/password`);
+    expect(second.page.url()).toBe(`${dashboard.url}/signin?next=%2Faccount%2Fpassword`);
+    expect(await second.page.getByRole('button', { name: 'Sign in' }).count()).toBe(1);
+    expect((await page.goto(`${dashboard.url}/account/password`))?.status()).toBe(200);
+    await Promise.all([first.context.close(), second.context.close()]);
   });
 });

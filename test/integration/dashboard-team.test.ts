@@ -111,7 +111,7 @@ describe('the team page', () => {
 
     const opened = await client().get(path[1]!);
     expect(opened.status).toBe(200);
-    expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(opened.headers.get('referrer-policy')).toBe('strict-origin');
     expect(opened.body).toContain('Join team-acme');
     expect(opened.body).toContain('<strong>viewer</strong>');
 
