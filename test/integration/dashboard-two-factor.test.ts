@@ -1,14 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Secret, TOTP } from 'otpauth';
 import { listAudit } from '../../shared/audit/audit.repository';
-import { loadDashboardConfig } from '../../shared/config/config';
 import { findUserForSignIn } from '../../shared/dashboard-users/user.repository';
-import { createLogger } from '../../shared/logger/logger';
-import { createDashboardApp } from '../../dashboard/app';
-import { buildDashboardDependencies, type DashboardDeps } from '../../dashboard/dependencies';
 import { runCliCaptured } from '../support/cli';
-import { addUser, DashboardClient } from '../support/dashboard';
+import { addUser, DashboardClient, startDashboardInProcess } from '../support/dashboard';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 /**
@@ -17,8 +11,7 @@ import { createTestEnv, type TestEnv } from '../support/test-env';
  * limits' windows and the absolute session lifetime all read it.
  */
 let env: TestEnv;
-let deps: DashboardDeps;
-let server: Server;
+let closeDashboard: () => Promise<void>;
 let url: string;
 let now = Date.parse('2026-11-30T10:00:00.000Z');
 let nextClient = 1;
@@ -42,15 +35,10 @@ async function audited(accountId: string, action: Awaited<ReturnType<typeof acti
 
 beforeAll(async () => {
   env = await createTestEnv();
-  const config = loadDashboardConfig(env.processEnv({ TRUST_PROXY: 'loopback' }));
-  deps = buildDashboardDependencies(config, createLogger('silent', 'test'), () => now);
-  server = createServer(createDashboardApp(deps));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ url, close: closeDashboard } = await startDashboardInProcess(env, () => now));
 });
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await deps.close();
+  await closeDashboard();
   await env.close();
 });
 

@@ -1,9 +1,16 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { freePort } from '../../scripts/local-services';
+import { createDashboardApp } from '../../dashboard/app';
+import { buildDashboardDependencies, type DashboardDeps } from '../../dashboard/dependencies';
+import { loadDashboardConfig } from '../../shared/config/config';
+import { createLogger } from '../../shared/logger/logger';
 import { hashPassword } from '../../shared/dashboard-users/password';
 import { createUser, type Role } from '../../shared/dashboard-users/user.repository';
 import type { Db } from '../../shared/db/database';
 import { findOrCreateAccount } from '../../shared/accounts/account.repository';
 import { spawnBuilt, type Spawned } from './processes';
+import type { TestEnv } from './test-env';
 
 /** The built dashboard as a real process on a free port; resolves once /healthz answers. */
 export async function spawnDashboard(env: NodeJS.ProcessEnv): Promise<Spawned & { url: string }> {
@@ -21,6 +28,25 @@ export async function spawnDashboard(env: NodeJS.ProcessEnv): Promise<Spawned & 
   }
   dashboard.child.kill('SIGKILL');
   throw new Error(`dashboard did not start: ${dashboard.output()}`);
+}
+
+/**
+ * The dashboard run in this process over the test env's Postgres and Redis, trusting loopback
+ * proxies (each DashboardClient presents its own address), its clock `clock`: for tests that move time.
+ */
+export async function startDashboardInProcess(
+  env: TestEnv,
+  clock: () => number,
+): Promise<{ deps: DashboardDeps; url: string; close: () => Promise<void> }> {
+  const config = loadDashboardConfig(env.processEnv({ TRUST_PROXY: 'loopback' }));
+  const deps = buildDashboardDependencies(config, createLogger('silent', 'test'), clock);
+  const server = createServer(createDashboardApp(deps));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await deps.close();
+  };
+  return { deps, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close };
 }
 
 /** A dashboard user (and their account, created if missing) with a known password. */
