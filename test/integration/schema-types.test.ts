@@ -1,16 +1,23 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { withDatabase } from '../support/global-setup';
+import { createTestEnv, type TestEnv } from '../support/test-env';
 
 const root = path.join(__dirname, '../..');
+
+let env: TestEnv;
+beforeAll(async () => {
+  // A copy of the template, never the template itself: CREATE DATABASE … TEMPLATE is refused
+  // while anyone is connected to the template, and the other test files copy it in parallel.
+  env = await createTestEnv();
+});
+afterAll(() => env.close());
 
 /**
  * shared/db/schema.ts is generated from the migrated database by kysely-codegen
  * (.kysely-codegenrc.json): a migration whose table types were not regenerated fails here.
  */
 it('matches the table types kysely-codegen generates from the migrated database', () => {
-  const url = withDatabase(process.env.COS_TEST_ADMIN_URL!, process.env.COS_TEST_TEMPLATE_DB!);
-  const run = spawnSync(path.join(root, 'node_modules/.bin/kysely-codegen'), ['--verify', '--url', url], {
+  const run = spawnSync(path.join(root, 'node_modules/.bin/kysely-codegen'), ['--verify', '--url', env.databaseUrl], {
     cwd: root,
     encoding: 'utf8',
   });
