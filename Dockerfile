@@ -19,4 +19,4 @@ ENV NODE_ENV=production
 ENV HOST=0.0.0.0
 USER node
 EXPOSE 3000
-CMD ["node", "dist/api/main.js"]
+CMD ["node", "--max-semi-space-size=64", "--initial-old-space-size=256", "dist/api/main.js"]

@@ -35,6 +35,7 @@ const SHARED_CLIENTS = ['db', 'redis'];
 const CLIENT_ALLOW_LIST = [
   { files: ['**/*.repository.ts'], reason: 'repositories: the code that reads and writes Postgres and Redis' },
   { files: ['shared/redis/redis.ts'], reason: 'the Redis client factory (one node or a cluster)' },
+  { files: ['shared/redis/coalesced-writes.ts'], reason: "the factory's connections: one socket write per event-loop turn" },
   { files: ['shared/redis/scripts.ts'], reason: 'the Lua script loader: defines the scripts as commands on a client' },
   { files: ['shared/db/database.ts'], reason: 'the Postgres client factory (the pg pool under Kysely)' },
   {

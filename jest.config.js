@@ -58,6 +58,7 @@ const CLUSTER_SUITES = [
   'integration/auth-postgres-down',
   'integration/health',
   'integration/idempotency',
+  'integration/coalesced-writes',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
   'e2e/traffic-processes',

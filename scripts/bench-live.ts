@@ -17,7 +17,7 @@ import {
 import { createSimulation, mixSeed, simulateOutcome, WORLDS, type Simulation, type WorldName } from './bench/simulator';
 import { CHOICE_METRICS, MAIN_METRICS, METRIC_LABELS, fmt, formatColumns, metricDigits, type MetricName } from './bench/report';
 import { mean, percentile, sampleSd } from './bench/stats';
-import { apiNodeArgs } from '../api/node-flags';
+import { nodeArgs } from '../shared/process/node-flags';
 
 /**
  * `npm run bench:live`: the users of bench:learning's simulator (scripts/bench/simulator.ts)
@@ -152,9 +152,9 @@ async function run(options: Options, dir: string, onCleanup: (step: () => Promis
     prefix: 'bench-live',
     dbPoolSize: 2,
   });
-  const api = await startServer('api', apiNodeArgs(path.join(__dirname, '../api/main.js')), env, '/readyz');
+  const api = await startServer('api', nodeArgs('api', path.join(__dirname, '../api/main.js')), env, '/readyz');
   const workers = Array.from({ length: options.workers }, (_, i) =>
-    startProc(`worker ${i + 1}`, [path.join(__dirname, '../worker/main.js')], env),
+    startProc(`worker ${i + 1}`, nodeArgs('worker', path.join(__dirname, '../worker/main.js')), env),
   );
   log(`${options.users} users × ${options.interactions} interactions through http://${HOST}:${api.port} (${options.workers} worker(s))…`);
   const t0 = performance.now();

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { apiNodeArgs } from '../api/node-flags';
+import { nodeArgs } from '../shared/process/node-flags';
 import { machineBusy } from './bench/cpu';
 import { stopLoad } from './bench/load-client';
 import { log, startBenchBackend, startServer, withCleanup } from './bench/processes';
@@ -61,7 +61,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   });
   const emails = await seedKnownUsers(db, timingOpts.pairs + timingOpts.warmupPairs);
   log('starting the api and the dashboard…');
-  const api = await startServer('api', apiNodeArgs(path.join(__dirname, '../api/main.js')), { ...env, API_PROCESSES: '1' }, '/readyz');
+  const api = await startServer('api', nodeArgs('api', path.join(__dirname, '../api/main.js')), { ...env, API_PROCESSES: '1' }, '/readyz');
   const dashboard = await startDashboard(env);
 
   // The timing runs first, on a machine with nothing else to do.

@@ -8,7 +8,7 @@ import { log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc
 import { EventQueues, keysOf } from './bench/event-queues';
 import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
-import { apiNodeArgs } from '../api/node-flags';
+import { nodeArgs } from '../shared/process/node-flags';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
@@ -74,13 +74,13 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   });
 
   const roles: Record<string, number[]> = {};
-  const api = await startServer('api', apiNodeArgs(path.join(__dirname, '../api/main.js')), env, '/healthz');
+  const api = await startServer('api', nodeArgs('api', path.join(__dirname, '../api/main.js')), env, '/healthz');
   roles.api = [api.proc.child.pid!];
   const workerMain = path.join(__dirname, '../worker/main.js');
   const profArgs = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
   let workers: Proc[] = [];
   const startWorkers = (n: number, args: string[] = []) => {
-    workers = Array.from({ length: n }, () => startProc('worker', [...args, workerMain], env));
+    workers = Array.from({ length: n }, () => startProc('worker', [...args, ...nodeArgs('worker', workerMain)], env));
     roles.worker = workers.map((w) => w.child.pid!);
   };
   const drained = (what: string) => queues.drained(what, workers);

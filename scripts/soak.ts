@@ -9,7 +9,7 @@ import { outcomeLedger } from './soak/ledger';
 import { rssMb, treePssMb } from './soak/memory';
 import { minuteRow, otherServerErrors, printReport, type MinuteRow, type SoakResult } from './soak/report';
 import { SoakTraffic } from './soak/traffic';
-import { apiNodeArgs } from '../api/node-flags';
+import { nodeArgs } from '../shared/process/node-flags';
 import { printOutageReport, runDependencyFault, type Fault } from './soak/dependency-fault';
 
 /**
@@ -69,8 +69,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const queues = new EventQueues(redis, keysOf(env));
   onCleanup(() => queues.close());
 
-  const api = await startServer('api', apiNodeArgs(path.join(__dirname, '../api/main.js')), env, '/healthz');
-  const startWorker = (slot: number) => startProc(`worker-${slot + 1}`, [path.join(__dirname, '../worker/main.js')], env);
+  const api = await startServer('api', nodeArgs('api', path.join(__dirname, '../api/main.js')), env, '/healthz');
+  const startWorker = (slot: number) => startProc(`worker-${slot + 1}`, nodeArgs('worker', path.join(__dirname, '../worker/main.js')), env);
   const workers: Proc[] = [startWorker(0), startWorker(1)];
 
   const durationMs = opts.minutes * MINUTE;

@@ -9,7 +9,7 @@ import { createDb, DB_ROLES, type Db } from '../shared/db/database';
 import { discardSchema, migrateToLatest, preBaselineMigrations } from '../shared/db/migrator';
 import { createRedis } from '../shared/redis/redis';
 import { hashApiKey } from '../shared/credentials/api-key';
-import { apiNodeArgs } from '../api/node-flags';
+import { nodeArgs } from '../shared/process/node-flags';
 import { findCredentialByHash } from '../shared/credentials/key.repository';
 import { KeyService } from '../shared/credentials/key.service';
 import { demoLogin } from './demo-login';
@@ -115,7 +115,7 @@ function reachableHost(host: string): string {
 
 function appSpec(role: 'api' | 'worker' | 'dashboard', env: NodeJS.ProcessEnv): ChildSpec {
   const main = path.join(root, 'dist', role, 'main.js');
-  return { name: role, start: () => spawn(process.execPath, role === 'api' ? apiNodeArgs(main) : [main], { env, stdio: 'inherit' }) };
+  return { name: role, start: () => spawn(process.execPath, role === 'dashboard' ? [main] : nodeArgs(role, main), { env, stdio: 'inherit' }) };
 }
 
 async function main(): Promise<void> {

@@ -7,7 +7,7 @@ import { cpuPercent, cpuSnapshot, settleMachine, type CpuSnapshot, type Roles } 
 import { EventQueues, keysOf } from './event-queues';
 import { cannon, postEach } from './load-client';
 import { childPids } from './memory';
-import { apiNodeArgs } from '../../api/node-flags';
+import { nodeArgs } from '../../shared/process/node-flags';
 import { BENCH_SECRET, log, startBenchBackend, startProc, startServer, stopProc, waitUntil, type Proc } from './processes';
 
 /**
@@ -156,7 +156,7 @@ export class LoadRig {
     if (this.api) await stopProc(this.api.proc);
     this.api = await startServer(
       'api',
-      [...this.profArgs, ...apiNodeArgs(path.join(__dirname, '../../api/main.js'))],
+      [...this.profArgs, ...nodeArgs('api', path.join(__dirname, '../../api/main.js'))],
       { ...this.env, API_PROCESSES: String(processes) },
       '/readyz',
     );
@@ -172,7 +172,7 @@ export class LoadRig {
 
   startWorkers(count: number): Proc[] {
     const main = path.join(__dirname, '../../worker/main.js');
-    this.workers = Array.from({ length: count }, () => startProc('worker', [...this.profArgs, main], this.env));
+    this.workers = Array.from({ length: count }, () => startProc('worker', [...this.profArgs, ...nodeArgs('worker', main)], this.env));
     this.roles.worker = this.workers.map((w) => w.child.pid!);
     return this.workers;
   }

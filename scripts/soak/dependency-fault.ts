@@ -2,7 +2,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import path from 'node:path';
-import { apiNodeArgs } from '../../api/node-flags';
+import { nodeArgs } from '../../shared/process/node-flags';
 import { HOST, log, sleep, startBenchBackend, startProc, startServer, waitUntil } from '../bench/processes';
 import { EventQueues, keysOf } from '../bench/event-queues';
 import { machineDescription, runSource } from '../bench/provenance';
@@ -66,8 +66,8 @@ export async function runDependencyFault(
   });
   const queues = new EventQueues(redisFor(services.redisUrl, onCleanup), keysOf(env));
   onCleanup(() => queues.close());
-  const api = await startServer('api', apiNodeArgs(path.join(__dirname, '../../api/main.js')), env, '/healthz');
-  const worker = startProc('worker', [path.join(__dirname, '../../worker/main.js')], env);
+  const api = await startServer('api', nodeArgs('api', path.join(__dirname, '../../api/main.js')), env, '/healthz');
+  const worker = startProc('worker', nodeArgs('worker', path.join(__dirname, '../../worker/main.js')), env);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const call = (method: string, route: string, body: unknown) =>
     new Promise<{ status: number; body: Record<string, unknown> | undefined }>((resolve) => {

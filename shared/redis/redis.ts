@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { redisKeys, type KeyLayout, type RedisKeys } from './key-names';
 import { UserHashes } from '../ids/user-hash';
+import { coalesceWrites } from './coalesced-writes';
 
 /** One Redis node, or a Redis Cluster: every repository takes either. */
 export type RedisClient = Redis | Cluster;
@@ -57,11 +58,11 @@ export function keysFor(config: RedisConfig): RedisKeys {
 /**
  * Producers (API, dashboard, CLI) fail fast while Redis is down or hangs so a request can answer
  * 503 within its deadline: a command waits at most `commandTimeoutMs` (docs/adr/0018-deadlines.md).
- * Consumers (workers) wait for Redis to come back (BullMQ's production guide). Producers send
- * each command as it is issued, without ioredis's auto-pipelining: that builds a pipeline object
- * per event-loop turn, which cost the API more CPU than the socket writes it saves and kept each
- * turn's commands alive into V8's old generation, lengthening its GC pauses (measured in
- * docs/BENCHMARKS.md, "Static paths"). A `once` client is for one short errand (the CLI's
+ * Consumers (workers) wait for Redis to come back (BullMQ's production guide). Every role's
+ * commands of one event-loop turn leave in one socket write (coalesced-writes.ts), not through
+ * ioredis's auto-pipelining: that builds a pipeline object per turn, which cost the API more CPU
+ * than the socket writes it saves and kept each turn's commands alive into V8's old generation,
+ * lengthening its GC pauses (docs/BENCHMARKS.md, "Static paths"). A `once` client is for one short errand (the CLI's
  * announcements): it connects when `connect()` is called, once, and fails within 2 s if Redis
  * cannot be reached.
  */
@@ -82,6 +83,7 @@ export function createRedis(target: RedisTarget, role: 'producer' | 'consumer' |
         : { lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null };
   const client = typeof target === 'string' ? new Redis(target, options) : createCluster(target, options);
   client.on('error', () => undefined); // reported by the callers' failing commands
+  coalesceWrites(client);
   return client;
 }
 
