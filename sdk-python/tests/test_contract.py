@@ -42,6 +42,17 @@ class TypeScriptSdkTest(unittest.TestCase):
                 assert match is not None, f"{name} not found in types.ts"
                 self.assertEqual(tuple(re.findall(r"'([^']*)'", match.group(1))), getattr(cos_sdk, name))
 
+    def test_webhook_value_sets_and_tolerance(self) -> None:
+        source = read(TS_SDK, "webhook-event.ts")
+        for name in ("WEBHOOK_EVENT_TYPES", "WEBHOOK_ENVIRONMENTS"):
+            with self.subTest(name=name):
+                match = re.search(rf"export const {name} = \[([^\]]*)\] as const", source)
+                assert match is not None, f"{name} not found in webhook-event.ts"
+                self.assertEqual(tuple(re.findall(r"'([^']*)'", match.group(1))), getattr(cos_sdk, name))
+        match = re.search(r"export const DEFAULT_WEBHOOK_TOLERANCE = (\d+);", read(TS_SDK, "webhook-verify.ts"))
+        assert match is not None
+        self.assertEqual(float(match.group(1)), cos_sdk.DEFAULT_WEBHOOK_TOLERANCE)
+
     def test_error_codes(self) -> None:
         match = re.search(r"export const ERROR_CODES = \{([^}]*)\}", read(TS_SDK, "errors.ts"))
         assert match is not None

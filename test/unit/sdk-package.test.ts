@@ -76,6 +76,8 @@ describe('the SDK package', () => {
       exactOptionalPropertyTypes: true,
       noEmit: true,
       rootDir: undefined, // the examples live beside src/, not in it
+      // The webhook receiver's `import express from 'express'`, as apps (and `tsc --init`) set it.
+      esModuleInterop: true,
       // The examples import the package by its name; here it is its sources.
       paths: { '@cos/sdk': [path.join(SDK, 'src/index.ts')] },
     };

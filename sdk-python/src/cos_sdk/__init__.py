@@ -33,6 +33,17 @@ from .models import (
 from .rate_limit import RateLimit
 from .retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .transport import Method, ResponseInfo, RetryInfo
+from .webhooks import (
+    DEFAULT_WEBHOOK_TOLERANCE,
+    WEBHOOK_ENVIRONMENTS,
+    WEBHOOK_EVENT_TYPES,
+    WebhookEnvironment,
+    WebhookEvent,
+    WebhookEventType,
+    WebhookVerificationError,
+    WebhookVerificationReason,
+    verify_webhook,
+)
 
 __all__ = [
     "__version__",
@@ -41,6 +52,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_RETRY_POLICY",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_WEBHOOK_TOLERANCE",
     "ENCOURAGEMENT_LEVELS",
     "ERROR_CODES",
     "FRAMINGS",
@@ -48,6 +60,8 @@ __all__ = [
     "TASK_COMPLEXITIES",
     "UNEXPECTED_RESPONSE",
     "VERSION_CAUSES",
+    "WEBHOOK_ENVIRONMENTS",
+    "WEBHOOK_EVENT_TYPES",
     "CommunicationStyle",
     "ComplexityHandling",
     "ContextMetadata",
@@ -75,5 +89,11 @@ __all__ = [
     "TaskComplexity",
     "VersionCause",
     "VersionPage",
+    "WebhookEnvironment",
+    "WebhookEvent",
+    "WebhookEventType",
+    "WebhookVerificationError",
+    "WebhookVerificationReason",
     "profile_path",
+    "verify_webhook",
 ]
