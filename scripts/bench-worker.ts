@@ -1,41 +1,47 @@
-import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { loadWorkerConfig } from '../shared/config/config';
+import { applyLagPhase } from './bench/apply-lag';
+import { timeColdStart } from './bench/cold-start';
 import { cpuSnapshot, settleMachine } from './bench/cpu';
 import { drive } from './bench/drive';
-import { log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, withCleanup, type Proc } from './bench/processes';
 import { EventQueues, keysOf } from './bench/event-queues';
+import { noopBaseline } from './bench/noop-baseline';
+import { log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, withCleanup, type Proc } from './bench/processes';
+import { runSource } from './bench/provenance';
 import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
+import { meanBytes } from './bench/worker-figures';
+import { printWorkerReport, vsNoop, type WorkerBenchResult } from './bench/worker-report';
 import { nodeArgs } from '../shared/process/node-flags';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
  * Throwaway Postgres and Redis, the built api and worker; N users warmed with a context call
- * each, M requestIds issued (their decisions applied), then the worker stopped and one outcome
- * per requestId posted through the API, so the queue holds exactly the jobs the API makes.
- * Then W workers start on that backlog and are timed until it is applied. `--workers 1,2`
- * measures each count in turn on a backlog of its own. Prints outcomes/s, the exactly-once
- * check and CPU ms per outcome of the worker, Postgres and Redis, and the bytes per row of the
- * tables that grow with traffic (or, with --json, JSON).
+ * each; then for each worker count of `--workers`, on a backlog of its own (M requestIds
+ * issued, their decisions applied, the workers stopped, one outcome per requestId posted through
+ * the API by `--connections` clients, so the queues hold exactly the jobs the API makes):
+ * the workers timed cold from their spawn to empty queues (the headline), exactly once; a no-op
+ * BullMQ worker on as many jobs of the same size; the apply lag of outcomes posted open loop at
+ * half the cold rate; with `--warm`, the workers timed again on a new backlog once they have
+ * shared out the partitions (bench:load's method). docs/BENCHMARKS.md has the method.
  */
 
 const PREFIX = 'bench';
-const CONCURRENCY = 64;
 
 function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? '') : fallback;
 }
-function positive(name: string, fallback: number): number {
+function positive(name: string, fallback: number, whole = true): number {
   const value = Number(flag(name, String(fallback)));
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} needs a positive whole number`);
+  if (!(value > 0) || (whole && !Number.isInteger(value))) throw new Error(`--${name} needs a positive ${whole ? 'whole ' : ''}number`);
   return value;
 }
 const opts = {
   users: positive('users', 1000),
-  outcomes: positive('outcomes', 20_000),
+  outcomes: positive('outcomes', 40_000),
   workers: flag('workers', '1')
     .split(',')
     .map((w) => {
@@ -43,16 +49,20 @@ const opts = {
       if (!Number.isInteger(n) || n <= 0) throw new Error('--workers needs positive whole numbers, e.g. 1 or 1,2');
       return n;
     }),
+  /** Clients posting the backlog (and issuing requestIds), as bench:load's connections. */
+  connections: positive('connections', 50),
+  /** Outcomes per second of the apply-lag phase; by default half the round's cold rate. */
+  lagRate: process.argv.includes('--lag-rate') ? positive('lag-rate', 1, false) : undefined,
+  lagSeconds: positive('lag-seconds', 10, false),
+  warm: process.argv.includes('--warm'),
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
   settle: Number(flag('settle', '30')),
   json: process.argv.includes('--json'),
   cpuProfDir: process.argv.includes('--cpu-prof-dir') ? path.resolve(flag('cpu-prof-dir', '.')) : undefined,
 };
 
-async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) {
-  const git = (...args: string[]) => spawnSync('git', args, { cwd: path.join(__dirname, '../..'), encoding: 'utf8' }).stdout?.trim() ?? '';
-  const source =
-    process.env.BENCH_SOURCE ?? `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' + uncommitted' : ''}`;
+async function run(dir: string, onCleanup: (step: () => Promise<void>) => void): Promise<WorkerBenchResult> {
+  const source = runSource();
   const { services, db, key, env } = await startBenchBackend(dir, onCleanup, {
     account: 'bench',
     keyName: 'bench key',
@@ -64,6 +74,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   const keys = keysOf(env);
   const queues = new EventQueues(redis, keys);
   onCleanup(() => queues.close());
+  const workerConfig = loadWorkerConfig(env);
+  const workerConcurrency = workerConfig.WORKER_CONCURRENCY;
   const redisPort = new URL(services.redisUrl).port;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const users = Array.from({ length: opts.users }, (_, i) => `bench-user-${String(i).padStart(5, '0')}`);
@@ -82,101 +94,143 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   const startWorkers = (n: number, args: string[] = []) => {
     workers = Array.from({ length: n }, () => startProc('worker', [...args, ...nodeArgs('worker', workerMain)], env));
     roles.worker = workers.map((w) => w.child.pid!);
+    return workers;
+  };
+  const stopWorkers = async () => {
+    await Promise.all(workers.map((w) => stopProc(w)));
+    workers = [];
+    roles.worker = [];
   };
   const drained = (what: string) => queues.drained(what, workers);
-
-  startWorkers(1);
-  log(`warming ${users.length} users with a context call each…`);
-  await drive(api.port, headers, users.length, CONCURRENCY, contextCall);
-  await drained('the warm-up decisions to be applied');
-
-  const rounds = [];
-  for (const workerCount of opts.workers) {
+  const snapshot = () => cpuSnapshot(roles, dir, redisPort);
+  const backlogFor = async (workerCount: number) => {
     log(`issuing ${opts.outcomes} requestIds, then posting an outcome for each with the worker(s) stopped…`);
     const backlog = await buildOutcomeBacklog({
       port: api.port,
       headers,
       count: opts.outcomes,
-      concurrency: CONCURRENCY,
+      concurrency: opts.connections,
       contextCall,
       drained,
-      stopWorkers: async () => {
-        await Promise.all(workers.map((w) => stopProc(w)));
-        workers = [];
-        roles.worker = [];
-      },
+      stopWorkers,
       queues,
     });
     mustBeRunning(api.proc);
     log(
-      `${backlog.accepted} outcomes accepted in ${backlog.jobs} jobs (${JSON.stringify(backlog.statuses)}); starting ${workerCount} worker(s)…`,
+      `${backlog.accepted} outcomes accepted in ${backlog.jobs} jobs (${JSON.stringify(backlog.statuses)}); ${workerCount} worker(s) next…`,
     );
+    return backlog;
+  };
+
+  startWorkers(1);
+  log(`warming ${users.length} users with a context call each…`);
+  await drive(api.port, headers, users.length, opts.connections, contextCall);
+  await drained('the warm-up decisions to be applied');
+
+  const rounds: WorkerBenchResult['rounds'] = [];
+  for (const workerCount of opts.workers) {
+    const backlog = await backlogFor(workerCount);
+    // Measured before any worker runs: the no-op baseline's jobs carry as many bytes.
+    const jobBytes = meanBytes(await queues.sampleOutcomeJobBytes(100));
     await settleMachine(opts.settle);
-    const round = await timeBacklog({
+    const cold = await timeColdStart({
       db,
       queues,
       backlog,
       workerCount,
-      startWorkers: (n) => {
-        startWorkers(n, profArgs);
-        return workers;
-      },
-      snapshot: () => cpuSnapshot(roles, dir, redisPort),
+      startWorkers: (n) => startWorkers(n, profArgs),
+      snapshot,
       selfRole: 'bench',
     });
-    log(`${workerCount} worker(s): ${round.outcomesPerSec} outcomes/s; exactly once: ${round.check.exactlyOnce}`);
-    rounds.push(round);
-    // The next round's decisions are applied by the workers of this one (stopped before its outcomes).
-    if (opts.cpuProfDir) {
-      await Promise.all(workers.map((w) => stopProc(w)));
-      startWorkers(1);
+    log(`${workerCount} worker(s), cold: ${cold.outcomesPerSec} outcomes/s; exactly once: ${cold.check.exactlyOnce}`);
+    await stopWorkers();
+
+    await settleMachine(opts.settle);
+    log(`no-op baseline: ${cold.jobs} jobs of ${jobBytes} bytes, ${workerCount} process(es)…`);
+    const noop = await noopBaseline({
+      redis,
+      env,
+      prefix: `${PREFIX}-noop`,
+      jobs: cold.jobs,
+      jobBytes,
+      processes: workerCount,
+      concurrency: workerConcurrency,
+      roles,
+      snapshot,
+      selfRole: 'bench',
+    });
+    log(`no-op baseline: ${noop.jobsPerSec} jobs/s`);
+
+    // The next round's decisions are applied by these workers (stopped before its outcomes).
+    startWorkers(workerCount);
+    const applyLag = await applyLagPhase({
+      db,
+      port: api.port,
+      headers,
+      connections: opts.connections,
+      contextCall,
+      drained,
+      rate: opts.lagRate ?? Math.max(1, Math.round(cold.outcomesPerSec / 2)),
+      seconds: opts.lagSeconds,
+    });
+    log(`apply lag at ${applyLag.rate}/s: p50 ${applyLag.lag.p50Ms} ms, p99 ${applyLag.lag.p99Ms} ms, max ${applyLag.lag.maxMs} ms`);
+
+    let warm;
+    if (opts.warm) {
+      const again = await backlogFor(workerCount);
+      await settleMachine(opts.settle);
+      warm = await timeBacklog({
+        db,
+        queues,
+        backlog: again,
+        workerCount,
+        startWorkers: (n) => startWorkers(n),
+        snapshot,
+        selfRole: 'bench',
+      });
+      log(`${workerCount} worker(s), warm: ${warm.outcomesPerSec} outcomes/s; exactly once: ${warm.check.exactlyOnce}`);
     }
+    rounds.push({
+      workers: workerCount,
+      cold,
+      noop,
+      vsNoop: vsNoop(cold, noop),
+      applyLag,
+      ...(warm ? { warm } : {}),
+    });
   }
-  await Promise.all(workers.map((w) => stopProc(w)));
+  await stopWorkers();
   await stopProc(api.proc);
   const storage = await tableSizes(db);
   const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
-    command: `npm run bench:worker -- ${process.argv.slice(2).join(' ')}`.trim(),
+    command: `node dist/scripts/bench-worker.js ${process.argv.slice(2).join(' ')}`.trim(),
     source,
     machine: { cpu: cpus[0]?.model ?? 'unknown', cores: cpus.length, node: process.version },
     settings: {
       users: opts.users,
       outcomes: opts.outcomes,
-      batchSize: env.WORKER_BATCH_SIZE ?? 'default',
-      concurrency: env.WORKER_CONCURRENCY ?? 'default',
+      connections: opts.connections,
+      batchSize: workerConfig.WORKER_BATCH_SIZE,
+      concurrency: workerConcurrency,
       queuePartitions: keys.queuePrefixes.length,
+      lagSeconds: opts.lagSeconds,
+      lagRate: opts.lagRate ?? 'half the cold rate',
     },
     rounds,
     storage,
   };
 }
 
-function print(result: Awaited<ReturnType<typeof run>>): void {
-  const out = (line: string) => process.stdout.write(`${line}\n`);
-  out(`\nsource ${result.source}; ${result.machine.cpu}, ${result.machine.cores} cores, node ${result.machine.node}; ${result.date}`);
-  out(
-    `${result.settings.users} users, ${result.settings.outcomes} outcomes per round, ${result.settings.queuePartitions} queue partitions\n`,
-  );
-  for (const r of result.rounds) {
-    const ms = Object.entries(r.cpuMsPerOutcome)
-      .map(([role, v]) => `${role} ${v}`)
-      .join(', ');
-    out(`${r.workers} worker(s): ${r.outcomesPerSec} outcomes/s (${r.accepted} in ${r.jobs} jobs, ${r.seconds} s)`);
-    out(
-      `  exactly once: ${r.check.exactlyOnce} (rows ${r.check.applied}, interactions ${r.check.interactions}, versions ${r.check.versions}, failed ${r.check.failed})`,
-    );
-    out(`  CPU ms per outcome: ${ms}; other work on the machine: ${r.cpuPercentOfOneCore.other ?? 0}% of a core`);
-  }
-  out(`\nstorage: ${result.storage.map((s) => `${s.table} ${s.rows} rows, ${s.bytesPerRow ?? '-'} bytes/row`).join('; ')}`);
-}
-
 withCleanup('cos-bench-worker-', run).then(
   (result) => {
     if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else print(result);
-    process.exit(result.rounds.every((r) => r.check.exactlyOnce) ? 0 : 1);
+    else printWorkerReport(result);
+    const passed = result.rounds.every(
+      (r) => r.cold.check.exactlyOnce && (r.warm?.check.exactlyOnce ?? true) && r.applyLag.missing === 0 && r.noop.failed === 0,
+    );
+    process.exit(passed ? 0 : 1);
   },
   (error: unknown) => {
     log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -127,3 +127,15 @@ export function cpuPercent(before: CpuSnapshot, after: CpuSnapshot, seconds: num
   ticks.steal = after.steal - before.steal;
   return Object.fromEntries(Object.entries(ticks).map(([role, t]) => [role, Math.round(t / seconds)]));
 }
+
+/**
+ * Percent of one core each of `pids` used between two snapshots, in the order given: the
+ * processes of one role one by one (which of two workers is the busy one), where cpuPercent
+ * sums them. A pid missing from `before` started in between and counts from its start.
+ */
+export function pidCpuPercent(before: CpuSnapshot, after: CpuSnapshot, seconds: number, pids: readonly number[]): number[] {
+  return pids.map((pid) => {
+    const ticks = (after.pids.get(pid)?.ticks ?? 0) - (before.pids.get(pid)?.ticks ?? 0);
+    return Math.round(ticks / seconds);
+  });
+}

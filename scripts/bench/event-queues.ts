@@ -64,6 +64,20 @@ export class EventQueues {
     return ids;
   }
 
+  /**
+   * The data of up to `perQueue` waiting outcome jobs of each queue, as BullMQ stores it (the
+   * JSON of `job.data`), in bytes: what the no-op baseline's jobs are sized after.
+   */
+  async sampleOutcomeJobBytes(perQueue: number): Promise<number[]> {
+    const sizes: number[] = [];
+    for (const queue of this.queues) {
+      for (const job of await queue.getJobs(['waiting', 'prioritized'], 0, perQueue - 1)) {
+        if (job.name === 'outcomes') sizes.push(Buffer.byteLength(JSON.stringify(job.data)));
+      }
+    }
+    return sizes;
+  }
+
   async pause(): Promise<void> {
     await Promise.all(this.queues.map((queue) => queue.pause()));
   }

@@ -19,12 +19,13 @@ const issued = z.object({ requestId: z.string() });
 /** The requestId of a 200 answer to POST /v1/context. */
 export const requestIdOf = (body: string): string => issued.parse(JSON.parse(body)).requestId;
 
-interface Totals {
+export interface Totals {
   outcomes: number;
   interactions: number;
   versions: number;
 }
-async function totals(db: Db): Promise<Totals> {
+/** What the workers have written so far: outcome rows, interactions counted on profiles, outcome versions. */
+export async function totals(db: Db): Promise<Totals> {
   const { rows } = await sql<Totals>`
     select (select count(*) from outcomes)::int as outcomes,
            (select coalesce(sum(interaction_count), 0) from profiles)::int as interactions,
@@ -116,21 +117,31 @@ export async function timeBacklog(o: {
   const end = performance.now();
   const seconds = (end - t0) / 1000;
   const cpu = cpuPercent(cpuBefore, o.snapshot(), seconds, o.selfRole);
-  const after = await totals(o.db);
-  const { failed, delayed } = await o.queues.counts();
+  const check = await exactlyOnceCheck(o.db, o.queues, before, o.backlog.accepted);
+  return {
+    workers: o.workerCount,
+    accepted: o.backlog.accepted,
+    jobs: o.backlog.jobs,
+    outcomesPerSec: Math.round(check.applied / seconds),
+    seconds: Math.round(seconds * 100) / 100,
+    check,
+    cpuMsPerOutcome: costPer({ cpu, seconds }, check.applied).cpuMsPerItem,
+    cpuPercentOfOneCore: cpu,
+  };
+}
+
+export type ExactlyOnceCheck = WorkerRound['check'];
+
+/**
+ * Whether the workers applied each of the `accepted` outcomes exactly once since `before`: as
+ * many new outcome rows, interactions and outcome versions as outcomes, no job failed or delayed.
+ */
+export async function exactlyOnceCheck(db: Db, queues: EventQueues, before: Totals, accepted: number): Promise<ExactlyOnceCheck> {
+  const after = await totals(db);
+  const { failed, delayed } = await queues.counts();
   const applied = after.outcomes - before.outcomes;
   const interactions = after.interactions - before.interactions;
   const versions = after.versions - before.versions;
-  const accepted = o.backlog.accepted;
   const exactlyOnce = applied === accepted && interactions === accepted && versions === accepted && failed === 0 && delayed === 0;
-  return {
-    workers: o.workerCount,
-    accepted,
-    jobs: o.backlog.jobs,
-    outcomesPerSec: Math.round(applied / seconds),
-    seconds: Math.round(seconds * 100) / 100,
-    check: { applied, interactions, versions, failed, delayed, exactlyOnce },
-    cpuMsPerOutcome: costPer({ cpu, seconds }, applied).cpuMsPerItem,
-    cpuPercentOfOneCore: cpu,
-  };
+  return { applied, interactions, versions, failed, delayed, exactlyOnce };
 }
