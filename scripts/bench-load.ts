@@ -6,7 +6,7 @@ import { machineDescription, runSource } from './bench/provenance';
 import { sendIdempotencyKeys, stopLoad } from './bench/load-client';
 import { printReport, type LoadResult } from './bench/load-report';
 import { LoadRig, type LoadOptions } from './bench/load-rig';
-import { judge } from './bench/load-targets';
+import { judge, STEADY_RATE } from './bench/load-targets';
 import { outcomePhase } from './bench/outcome-phase';
 import { idempotencyMemory } from './bench/idempotency-memory';
 import { log, stopProc, withCleanup } from './bench/processes';
@@ -39,6 +39,7 @@ const opts: LoadOptions & { apiProcesses: number; idempotencyKeys: boolean } = {
   users: whole('users', 1000),
   workers: whole('workers', 1),
   compareWorkers: whole('compare-workers', 2),
+  steadyRate: whole('steady-rate', STEADY_RATE),
   apiProcesses: whole('api-processes', 2, 2),
   settle: whole('settle', 30, 0),
   json: process.argv.includes('--json'),
@@ -80,6 +81,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       users: opts.users,
       workers: opts.workers,
       compareWorkers: opts.compareWorkers,
+      steadyRate: opts.steadyRate,
       apiProcesses: opts.apiProcesses,
       idempotencyKeys: opts.idempotencyKeys,
     },

@@ -1,17 +1,17 @@
 import { alternate, type AbResult } from './ab';
 import { cannon, openLoop, postEach } from './load-client';
 import type { LoadRig } from './load-rig';
-import { failures, halfLoadP99LimitMs } from './load-stats';
+import { failures, steadyP99LimitMs } from './load-stats';
 import { rss, type Rss } from './memory';
 
 /**
  * The context phases of bench:load, each alternated with the bare baseline: full load with the
- * test key and with the live key (autocannon, closed loop), then half the test key's rate sent
+ * test key and with the live key (autocannon, closed loop), then a steady rate (`--steady-rate`) sent
  * open loop, its latency measured from each request's scheduled time.
  */
 
-export interface HalfLoad extends AbResult {
-  /** Requests per second: half the test key's full-load rate. */
+export interface SteadyLoad extends AbResult {
+  /** Requests per second, sent open loop (`--steady-rate`). */
   rate: number;
   /** The p99 the context side must stay under: max(5 ms, 1.5 × the bare side's p99). */
   p99LimitMs: number;
@@ -21,7 +21,7 @@ export interface HalfLoad extends AbResult {
 export interface ContextPhases {
   testKey: AbResult;
   liveKey: AbResult;
-  halfLoad: HalfLoad;
+  steadyLoad: SteadyLoad;
   rssAfter: { api: Rss; workers: Rss };
 }
 
@@ -46,16 +46,16 @@ export async function contextPhases(rig: LoadRig): Promise<ContextPhases> {
   });
   const rssAfter = { api: rss(rig.roles.api ?? []), workers: rss(rig.roles.worker ?? []) };
 
-  const rate = Math.max(1, Math.round(testKey.subject.all.rps / 2));
+  const rate = rig.opts.steadyRate;
   const paced = (port: number, path: string) => () =>
     openLoop({ port, path, headers: rig.headers, body: rig.contextBody, rate, seconds: duration });
-  const half = await alternate(rig, {
+  const steady = await alternate(rig, {
     what: `context at ${rate} req/s open loop`,
     bare: paced(rig.bare.port, '/bare'),
     subject: paced(rig.api.port, '/v1/context'),
     beforeEach,
   });
-  const p99LimitMs = halfLoadP99LimitMs(half.bare.all.p99);
-  const pass = half.subject.all.p99 <= p99LimitMs && failures(half.subject.all) === 0;
-  return { testKey, liveKey, halfLoad: { ...half, rate, p99LimitMs, pass }, rssAfter };
+  const p99LimitMs = steadyP99LimitMs(steady.bare.all.p99);
+  const pass = steady.subject.all.p99 <= p99LimitMs && failures(steady.subject.all) === 0;
+  return { testKey, liveKey, steadyLoad: { ...steady, rate, p99LimitMs, pass }, rssAfter };
 }

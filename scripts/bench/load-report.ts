@@ -25,6 +25,7 @@ export interface LoadResult {
     users: number;
     workers: number;
     compareWorkers: number;
+    steadyRate: number;
     apiProcesses: number;
     /** Whether every POST carried an Idempotency-Key of its own. */
     idempotencyKeys: boolean;
@@ -92,9 +93,9 @@ export function printReport(r: LoadResult): void {
   abRows('outcome, worker stopped', 'POST /v1/outcome', r.outcome);
   abRows(`API_PROCESSES=${r.apiProcesses.processes}`, 'POST /v1/context', r.apiProcesses);
 
-  const h = r.context.halfLoad;
+  const h = r.context.steadyLoad;
   out(`\nopen loop at ${h.rate} req/s (latency from each request's scheduled time):`);
-  abRows('half load', 'POST /v1/context', h, false);
+  abRows('steady load', 'POST /v1/context', h, false);
   out(
     `  p99 limit max(5, 1.5 × bare p99 ${h.bare.all.p99}) = ${h.p99LimitMs} ms; client's worst send lag ${h.subject.all.maxSendLagMs ?? 0} ms`,
   );
@@ -131,7 +132,7 @@ export function printReport(r: LoadResult): void {
   const phases: Array<[string, AbResult]> = [
     ['context (test key)', r.context.testKey],
     ['context (live key)', r.context.liveKey],
-    ['half load', h],
+    ['steady load', h],
     ['outcome', r.outcome],
     [`API_PROCESSES=${r.apiProcesses.processes}`, r.apiProcesses],
   ];

@@ -25,6 +25,8 @@ export interface LoadOptions {
   users: number;
   workers: number;
   compareWorkers: number;
+  /** Requests per second of the open-loop phase. */
+  steadyRate: number;
   /** Longest wait (s) for a quiet machine before each phase; 0 skips it. */
   settle: number;
   json: boolean;

@@ -91,8 +91,8 @@ export function poolCpu(rounds: Array<{ cpu: Roles; seconds: number }>): { cpu: 
   return { cpu, seconds };
 }
 
-/** The half-load p99 limit: 5 ms, or 1.5 × the bare handler's p99 at the same paced rate when that is more. */
-export function halfLoadP99LimitMs(bareP99Ms: number): number {
+/** The steady-load p99 limit: 5 ms, or 1.5 × the bare handler's p99 at the same paced rate when that is more. */
+export function steadyP99LimitMs(bareP99Ms: number): number {
   return round2(Math.max(5, 1.5 * bareP99Ms));
 }
 

@@ -1,4 +1,4 @@
-import { halfLoadP99LimitMs, poolCpu, poolRuns, rateRatio, summarize, type LoadRun } from '../../scripts/bench/load-stats';
+import { steadyP99LimitMs, poolCpu, poolRuns, rateRatio, summarize, type LoadRun } from '../../scripts/bench/load-stats';
 
 const run = (ok: number, seconds: number, latenciesMs: number[] = [], extra: Partial<LoadRun> = {}): LoadRun => ({
   ok,
@@ -42,8 +42,8 @@ describe('bench:load statistics', () => {
     expect(cpu).toEqual({ cpu: { api: 55, redis: 3, worker: 23 }, seconds: 4 });
   });
 
-  it('holds the half-load p99 to 5 ms, or 1.5 × the bare p99 at the same rate when that is more', () => {
-    expect(halfLoadP99LimitMs(2)).toBe(5);
-    expect(halfLoadP99LimitMs(6)).toBe(9);
+  it('holds the steady-load p99 to 5 ms, or 1.5 × the bare p99 at the same rate when that is more', () => {
+    expect(steadyP99LimitMs(2)).toBe(5);
+    expect(steadyP99LimitMs(6)).toBe(9);
   });
 });
