@@ -28,9 +28,8 @@ export const ONE_HOT: ReadonlyArray<readonly number[]> = Object.freeze(
   Array.from({ length: COMPLEXITY_COUNT }, (_, c) => Object.freeze(Array.from({ length: COMPLEXITY_COUNT }, (_, i) => (i === c ? 1 : 0)))),
 );
 
-/** The user's share of each complexity, from their evidence of known complexity (older sums and history). */
-export function complexityShares(state: EngineState): Float64Array {
-  const shares = new Float64Array(COMPLEXITY_COUNT);
+/** The user's share of each complexity, from their evidence of known complexity (older sums and history): into `shares` (a new array without it). */
+export function complexityShares(state: EngineState, shares: Float64Array = new Float64Array(COMPLEXITY_COUNT)): Float64Array {
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
     // Every outcome counts once among the framings' cells.
     let weight = SHARE_PRIOR;

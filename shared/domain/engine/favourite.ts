@@ -95,62 +95,68 @@ export function favouritePosterior(
   logEvidence?: { log: number },
 ): number {
   const { like, likeSum, followAt, coreWeight, corePart } = scratch;
-  const k = model.count;
+  const { count: k, offset, weight, mid, popBest, follow } = model;
+  // Module constants read once into locals: the loops below are the engine's hottest.
+  const persistence = PERSISTENCE;
+  const stride = MAX_VALUE_COUNT;
+  const contextStride = CONTEXT_COUNT;
+  const other = (1 - persistence) / k;
+  const individualShare = (1 - follow) / k;
+  for (let g = 0; g < k; g++) coreWeight[g] = individualShare;
+  // One pass over the contexts: likelihoods, then each context's part of the follower's and of
+  // every core value's product (each product still multiplies its factors in context order).
   let shift = 0;
+  let follower = follow;
   for (let x = 0; x < contexts; x++) {
-    const base = x * VALUE_COUNT + model.offset;
-    const mid = model.mid[contextComplexity(x)]!;
+    const c = contextComplexity(x);
+    const base = x * VALUE_COUNT + offset;
+    const at = x * stride;
+    const m = mid[c]!;
     let max = -Infinity;
     for (let v = 0; v < k; v++) {
-      const ll = model.weight * (s[base + v]! - n[base + v]! * mid);
-      like[x * MAX_VALUE_COUNT + v] = ll;
+      const ll = weight * (s[base + v]! - n[base + v]! * m);
+      like[at + v] = ll;
       if (ll > max) max = ll;
     }
     shift += max;
     let sum = 0;
     for (let v = 0; v < k; v++) {
-      const l = Math.exp(like[x * MAX_VALUE_COUNT + v]! - max);
-      like[x * MAX_VALUE_COUNT + v] = l;
+      const l = Math.exp(like[at + v]! - max);
+      like[at + v] = l;
       sum += l;
     }
     likeSum[x] = sum;
-  }
-  // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
-  let follower = model.follow;
-  for (let x = 0; x < contexts; x++) {
-    let sum = 0;
-    const base = contextComplexity(x) * VALUE_COUNT + model.offset;
-    for (let v = 0; v < k; v++) sum += model.popBest[base + v]! * like[x * MAX_VALUE_COUNT + v]!;
-    followAt[x] = sum;
-    follower *= sum;
-  }
-  // Individual with core value g.
-  const other = (1 - PERSISTENCE) / k;
-  let individual = 0;
-  for (let g = 0; g < k; g++) {
-    let w = (1 - model.follow) / k;
-    for (let x = 0; x < contexts; x++) {
-      const part = PERSISTENCE * like[x * MAX_VALUE_COUNT + g]! + other * likeSum[x]!;
-      corePart[g * CONTEXT_COUNT + x] = part;
-      w *= part;
+    // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
+    const popBase = c * VALUE_COUNT + offset;
+    let followHere = 0;
+    for (let v = 0; v < k; v++) followHere += popBest[popBase + v]! * like[at + v]!;
+    followAt[x] = followHere;
+    follower *= followHere;
+    // Individual with core value g.
+    for (let g = 0; g < k; g++) {
+      const part = persistence * like[at + g]! + other * sum;
+      corePart[g * contextStride + x] = part;
+      coreWeight[g]! *= part;
     }
-    coreWeight[g] = w;
-    individual += w;
   }
+  let individual = 0;
+  for (let g = 0; g < k; g++) individual += coreWeight[g]!;
   const total = follower + individual;
   if (logEvidence) logEvidence.log = shift + Math.log(total);
   for (let x = 0; x < contexts; x++) {
-    const base = x * VALUE_COUNT + model.offset;
-    const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;
+    const base = x * VALUE_COUNT + offset;
+    const at = x * stride;
+    const popBase = contextComplexity(x) * VALUE_COUNT + offset;
+    const followHere = followAt[x]!;
     // Every core value g puts `other` on each value: that part is the same sum for all v, so it is
     // summed once (which also keeps tied values exactly tied).
     let anyCore = 0;
-    for (let g = 0; g < k; g++) anyCore += coreWeight[g]! / corePart[g * CONTEXT_COUNT + x]!;
+    for (let g = 0; g < k; g++) anyCore += coreWeight[g]! / corePart[g * contextStride + x]!;
+    const anyPart = other * anyCore;
     for (let v = 0; v < k; v++) {
-      const l = like[x * MAX_VALUE_COUNT + v]!;
-      const asFollower = (follower * model.popBest[popBase + v]!) / followAt[x]!;
-      const asCore = (PERSISTENCE * coreWeight[v]!) / corePart[v * CONTEXT_COUNT + x]!;
-      out[base + v] = (l * (asFollower + asCore + other * anyCore)) / total;
+      const asFollower = (follower * popBest[popBase + v]!) / followHere;
+      const asCore = (persistence * coreWeight[v]!) / corePart[v * contextStride + x]!;
+      out[base + v] = (like[at + v]! * (asFollower + asCore + anyPart)) / total;
     }
   }
   return follower / total;

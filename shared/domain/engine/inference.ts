@@ -3,6 +3,7 @@ import { complexityShares, fillUnknownContexts } from './complexity-shares';
 import { favouritePosterior } from './favourite';
 import {
   BELIEF_CELL_COUNT,
+  CELL_COUNT,
   COMPLEXITY_COUNT,
   CONTEXT_CELL_COUNT,
   CONTEXT_COUNT,
@@ -128,6 +129,9 @@ export interface InferenceScratch {
   entryWeights: Float64Array;
   /** The beliefs a sweep credits the history with (the previous sweep's result). */
   sweepBeliefs: Float64Array;
+  /** Each dimension's step, and its expected part of the entry being credited. */
+  steps: Float64Array;
+  parts: Float64Array;
 }
 
 export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch => ({
@@ -136,6 +140,8 @@ export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch 
   entryRewards: new Float64Array(HISTORY_LENGTH),
   entryWeights: new Float64Array(HISTORY_LENGTH),
   sweepBeliefs: new Float64Array(BELIEF_CELL_COUNT),
+  steps: new Float64Array(D),
+  parts: new Float64Array(D),
 });
 
 function unpackHistory(state: EngineState, scratch: InferenceScratch): number {
@@ -158,43 +164,60 @@ function unpackHistory(state: EngineState, scratch: InferenceScratch): number {
 }
 
 /**
- * Credited rewards and evidence of the state's history, unpacked (unpackHistory), under the
- * beliefs `favourite`; writes into `into`. Older outcomes count as untyped; an outcome without
- * complexity is split between the complexities of its task-type slot by the user's shares.
+ * The decayed weights of the state's history, unpacked (unpackHistory), and of its older outcomes,
+ * per context cell: into `into.n`. They do not depend on the beliefs, so every sweep reads the
+ * same. Older outcomes count as untyped; an outcome without complexity is split between the
+ * complexities of its task-type slot by the user's shares.
  */
-function creditHistory(state: EngineState, favourite: Float64Array, into: Inference, scratch: InferenceScratch): void {
-  const { entryCells, entryRewards, entryWeights } = scratch;
-  const length = historyLength(state.history);
-  into.n.fill(0);
-  into.s.fill(0);
-  into.n.set(state.older.weight);
-  into.s.set(state.older.creditedRewardSum);
+function weighHistory(state: EngineState, length: number, into: Inference, scratch: InferenceScratch): void {
+  const { entryCells, entryWeights } = scratch;
+  const { n, shares } = into;
+  const older = state.older.weight;
+  for (let cell = 0; cell < CELL_COUNT; cell++) n[cell] = older[cell]!;
+  n.fill(0, CELL_COUNT);
   for (let e = 0; e < length; e++) {
-    creditShares({
-      prior: into.prior,
-      favourite,
-      cells: entryCells,
-      at: e * D,
-      reward: entryRewards[e]!,
-      out: into.credited,
-      outAt: e * D,
-    });
     const weight = entryWeights[e]!;
     for (let d = 0; d < D; d++) {
       const cell = entryCells[e * D + d]!;
-      const credited = into.credited[e * D + d]!;
       if (cell < CONTEXT_CELL_COUNT) {
-        into.n[cell]! += weight;
-        into.s[cell]! += weight * credited;
+        n[cell]! += weight;
         continue;
       }
       const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
       const value = cell % VALUE_COUNT;
-      for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-        const at = contextIndex(c, slot) * VALUE_COUNT + value;
-        into.n[at]! += weight * into.shares[c]!;
-        into.s[at]! += weight * into.shares[c]! * credited;
+      for (let c = 0; c < COMPLEXITY_COUNT; c++) n[contextIndex(c, slot) * VALUE_COUNT + value]! += weight * shares[c]!;
+    }
+  }
+}
+
+/**
+ * Credited rewards of the state's history, unpacked (unpackHistory), under the beliefs
+ * `favourite` (creditShares' rule, inlined: this runs for every entry in every sweep), and
+ * their decayed sums per context cell with the older outcomes': into `into.credited` and
+ * `into.s`. Spread as weighHistory spreads the weights.
+ */
+function creditHistory(state: EngineState, length: number, favourite: Float64Array, into: Inference, scratch: InferenceScratch): void {
+  const { entryCells, entryRewards, entryWeights, steps, parts } = scratch;
+  const { s, credited, shares } = into;
+  const older = state.older.creditedRewardSum;
+  for (let cell = 0; cell < CELL_COUNT; cell++) s[cell] = older[cell]!;
+  s.fill(0, CELL_COUNT);
+  for (let e = 0; e < length; e++) {
+    const at = e * D;
+    let total = 0;
+    for (let d = 0; d < D; d++) total += parts[d] = steps[d]! * favourite[entryCells[at + d]!]!;
+    const reward = entryRewards[e]!;
+    const weight = entryWeights[e]!;
+    for (let d = 0; d < D; d++) {
+      const share = (credited[at + d] = reward - (total - parts[d]!));
+      const cell = entryCells[at + d]!;
+      if (cell < CONTEXT_CELL_COUNT) {
+        s[cell]! += weight * share;
+        continue;
       }
+      const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
+      const value = cell % VALUE_COUNT;
+      for (let c = 0; c < COMPLEXITY_COUNT; c++) s[contextIndex(c, slot) * VALUE_COUNT + value]! += weight * shares[c]! * share;
     }
   }
 }
@@ -229,30 +252,38 @@ export function priorBeliefs(prior: CompiledPopulation, contexts: number, scratc
  */
 export function inferUser(state: EngineState, prior: CompiledPopulation, start: PriorBeliefs, scratch: InferenceScratch): Inference {
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
-  const all = new Float64Array(BELIEF_CELL_COUNT);
+  const length = historyLength(state.history);
+  // One buffer for all of the inference's arrays: a typed array's own buffer costs more than its cells.
+  const buffer = new Float64Array(BELIEF_CELL_COUNT + 2 * CONTEXT_CELL_COUNT + length * D + COMPLEXITY_COUNT + D);
+  let used = 0;
+  const take = (size: number): Float64Array => buffer.subarray(used, (used += size));
+  const all = take(BELIEF_CELL_COUNT);
   const result: Inference = {
     contexts,
     favourite: all.subarray(0, CONTEXT_CELL_COUNT),
     beliefs: all,
-    shares: complexityShares(state),
-    follower: Float64Array.from(start.follower),
+    shares: complexityShares(state, take(COMPLEXITY_COUNT)),
+    follower: take(D),
     neutralLogBayes: 0,
-    n: new Float64Array(CONTEXT_CELL_COUNT),
-    s: new Float64Array(CONTEXT_CELL_COUNT),
-    credited: new Float64Array(historyLength(state.history) * D),
+    n: take(CONTEXT_CELL_COUNT),
+    s: take(CONTEXT_CELL_COUNT),
+    credited: take(length * D),
     prior,
     start,
     choosing: null,
   };
+  result.follower.set(start.follower);
   result.favourite.set(start.favourite);
   fillUnknownContexts(result.beliefs, result.shares, contexts);
-  const length = unpackHistory(state, scratch);
+  unpackHistory(state, scratch);
+  weighHistory(state, length, result, scratch);
+  for (let d = 0; d < D; d++) scratch.steps[d] = prior.dimensions[d]!.step;
   // Without a history the credits do not depend on the beliefs: one sweep gives the result.
   const sweeps = length > 0 ? SWEEPS : 1;
   const { sweepBeliefs } = scratch;
   for (let sweep = 0; sweep < sweeps; sweep++) {
     sweepBeliefs.set(result.beliefs);
-    creditHistory(state, sweepBeliefs, result, scratch);
+    creditHistory(state, length, sweepBeliefs, result, scratch);
     // The inference holds the evidence (n, s, contexts) and receives the beliefs (favourite, follower).
     result.neutralLogBayes = userPosterior(prior, result, result, scratch.posterior);
     fillUnknownContexts(result.beliefs, result.shares, contexts);
