@@ -1,4 +1,4 @@
-import { CONTEXT_COUNT, MAX_VALUE_COUNT, VALUE_COUNT, contextComplexity } from './layout';
+import { COMPLEXITY_COUNT, CONTEXT_COUNT, MAX_VALUE_COUNT, VALUE_COUNT } from './layout';
 
 /**
  * The favourite model of one dimension (docs/adr/0009-favourite-model.md).
@@ -98,8 +98,10 @@ export function favouritePosterior(
   const { count: k, offset, weight, mid, popBest, follow } = model;
   // Module constants read once into locals: the loops below are the engine's hottest.
   const persistence = PERSISTENCE;
+  const values = VALUE_COUNT;
   const stride = MAX_VALUE_COUNT;
   const contextStride = CONTEXT_COUNT;
+  const complexities = COMPLEXITY_COUNT;
   const other = (1 - persistence) / k;
   const individualShare = (1 - follow) / k;
   for (let g = 0; g < k; g++) coreWeight[g] = individualShare;
@@ -107,9 +109,8 @@ export function favouritePosterior(
   // every core value's product (each product still multiplies its factors in context order).
   let shift = 0;
   let follower = follow;
-  for (let x = 0; x < contexts; x++) {
-    const c = contextComplexity(x);
-    const base = x * VALUE_COUNT + offset;
+  for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+    const base = x * values + offset;
     const at = x * stride;
     const m = mid[c]!;
     let max = -Infinity;
@@ -127,7 +128,7 @@ export function favouritePosterior(
     }
     likeSum[x] = sum;
     // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
-    const popBase = c * VALUE_COUNT + offset;
+    const popBase = c * values + offset;
     let followHere = 0;
     for (let v = 0; v < k; v++) followHere += popBest[popBase + v]! * like[at + v]!;
     followAt[x] = followHere;
@@ -143,10 +144,10 @@ export function favouritePosterior(
   for (let g = 0; g < k; g++) individual += coreWeight[g]!;
   const total = follower + individual;
   if (logEvidence) logEvidence.log = shift + Math.log(total);
-  for (let x = 0; x < contexts; x++) {
-    const base = x * VALUE_COUNT + offset;
+  for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+    const base = x * values + offset;
     const at = x * stride;
-    const popBase = contextComplexity(x) * VALUE_COUNT + offset;
+    const popBase = c * values + offset;
     const followHere = followAt[x]!;
     // Every core value g puts `other` on each value: that part is the same sum for all v, so it is
     // summed once (which also keeps tied values exactly tied).

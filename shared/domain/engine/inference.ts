@@ -147,18 +147,24 @@ export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch 
 function unpackHistory(state: EngineState, scratch: InferenceScratch): number {
   const { history } = state;
   const { entryCells, entryRewards, entryWeights } = scratch;
+  const { taskComplexity, taskSlot, reward, shown } = history;
   const length = historyLength(history);
+  // Module constants as locals: loops read a local as a register, an imported constant as a property.
+  const dims = D;
+  const values = VALUE_COUNT;
+  const decay = DECAY;
   let weight = state.outcomes === 1 ? FIRST_OUTCOME_WEIGHT : 1;
-  for (let e = length - 1; e >= 0; e--, weight *= DECAY) {
-    // The entry's context first, in dimension 0's place until that dimension's turn below.
-    entryCells[e * D] = historyContextBase(history, e);
-    entryRewards[e] = history.reward[e]!;
+  for (let e = length - 1; e >= 0; e--, weight *= decay) {
+    entryRewards[e] = reward[e]!;
     entryWeights[e] = weight;
+    // The entry's context first, in dimension 0's place until that dimension's turn below.
+    entryCells[e * dims] = contextIndex(taskComplexity[e]!, taskSlot[e]!) * values;
   }
   // Then each dimension's value slot, one column at a time (dimension 0 last: it reads the context from its place).
-  for (let d = D - 1; d >= 0; d--) {
-    const shown = history.shown[DIMENSION_NAMES[d]!];
-    for (let e = 0; e < length; e++) entryCells[e * D + d] = entryCells[e * D]! + OFFSETS[d]! + shown[e]!;
+  for (let d = dims - 1; d >= 0; d--) {
+    const column = shown[DIMENSION_NAMES[d]!];
+    const offset = OFFSETS[d]!;
+    for (let e = 0, at = 0; e < length; e++, at += dims) entryCells[at + d] = entryCells[at]! + offset + column[e]!;
   }
   return length;
 }
@@ -173,21 +179,29 @@ function weighHistory(state: EngineState, length: number, into: Inference, scrat
   const { entryCells, entryWeights } = scratch;
   const { n, shares } = into;
   const older = state.older.weight;
-  for (let cell = 0; cell < CELL_COUNT; cell++) n[cell] = older[cell]!;
-  n.fill(0, CELL_COUNT);
-  for (let e = 0; e < length; e++) {
+  const dims = D;
+  const cells = CELL_COUNT;
+  const contextCells = CONTEXT_CELL_COUNT;
+  for (let cell = 0; cell < cells; cell++) n[cell] = older[cell]!;
+  n.fill(0, cells);
+  for (let e = 0, at = 0; e < length; e++, at += dims) {
     const weight = entryWeights[e]!;
-    for (let d = 0; d < D; d++) {
-      const cell = entryCells[e * D + d]!;
-      if (cell < CONTEXT_CELL_COUNT) {
-        n[cell]! += weight;
-        continue;
-      }
-      const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
-      const value = cell % VALUE_COUNT;
-      for (let c = 0; c < COMPLEXITY_COUNT; c++) n[contextIndex(c, slot) * VALUE_COUNT + value]! += weight * shares[c]!;
+    for (let d = 0; d < dims; d++) {
+      const cell = entryCells[at + d]!;
+      if (cell < contextCells) n[cell]! += weight;
+      else spreadUnknown(n, cell, weight, shares);
     }
   }
+}
+
+/**
+ * Adds `amount` to the cells of an unknown-complexity context cell's value, split between the
+ * complexities of its task-type slot by the user's shares: amount · share, in complexity order.
+ */
+function spreadUnknown(into: Float64Array, cell: number, amount: number, shares: Float64Array): void {
+  const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
+  const value = cell % VALUE_COUNT;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) into[contextIndex(c, slot) * VALUE_COUNT + value]! += amount * shares[c]!;
 }
 
 /**
@@ -200,26 +214,30 @@ function creditHistory(state: EngineState, length: number, favourite: Float64Arr
   const { entryCells, entryRewards, entryWeights, steps, parts } = scratch;
   const { s, credited, shares } = into;
   const older = state.older.creditedRewardSum;
-  for (let cell = 0; cell < CELL_COUNT; cell++) s[cell] = older[cell]!;
-  s.fill(0, CELL_COUNT);
-  for (let e = 0; e < length; e++) {
-    const at = e * D;
+  const dims = D;
+  const cells = CELL_COUNT;
+  const contextCells = CONTEXT_CELL_COUNT;
+  for (let cell = 0; cell < cells; cell++) s[cell] = older[cell]!;
+  s.fill(0, cells);
+  for (let e = 0, at = 0; e < length; e++, at += dims) {
     let total = 0;
-    for (let d = 0; d < D; d++) total += parts[d] = steps[d]! * favourite[entryCells[at + d]!]!;
+    for (let d = 0; d < dims; d++) total += parts[d] = steps[d]! * favourite[entryCells[at + d]!]!;
     const reward = entryRewards[e]!;
     const weight = entryWeights[e]!;
-    for (let d = 0; d < D; d++) {
+    for (let d = 0; d < dims; d++) {
       const share = (credited[at + d] = reward - (total - parts[d]!));
       const cell = entryCells[at + d]!;
-      if (cell < CONTEXT_CELL_COUNT) {
-        s[cell]! += weight * share;
-        continue;
-      }
-      const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
-      const value = cell % VALUE_COUNT;
-      for (let c = 0; c < COMPLEXITY_COUNT; c++) s[contextIndex(c, slot) * VALUE_COUNT + value]! += weight * shares[c]! * share;
+      if (cell < contextCells) s[cell]! += weight * share;
+      else spreadCredit(s, cell, weight, share, shares);
     }
   }
+}
+
+/** spreadUnknown for credited rewards: weight · the complexity's share · the credited share, in that order. */
+function spreadCredit(into: Float64Array, cell: number, weight: number, share: number, shares: Float64Array): void {
+  const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
+  const value = cell % VALUE_COUNT;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) into[contextIndex(c, slot) * VALUE_COUNT + value]! += weight * shares[c]! * share;
 }
 
 /** A new user's beliefs, from the prior alone: P(favourite) per context cell and P(follower) per dimension, and what a decision chooses by. */

@@ -1,6 +1,6 @@
 import { DIMENSION_NAMES } from '../arms';
 import { favouritePosterior, favouriteScratch, type ContextEvidence, type FavouriteScratch } from './favourite';
-import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT, contextComplexity } from './layout';
+import { CELL_COUNT, COMPLEXITY_COUNT, VALUE_COUNT } from './layout';
 import { logistic } from './neutral-share';
 import type { FavouriteModels } from './population-model';
 
@@ -39,18 +39,19 @@ export const posteriorScratch = (): PosteriorScratch => ({
   logEvidence: { log: 0 },
 });
 
-/** Sums the evidence of every context at each complexity into the complexity's cells of `pooled`. */
+/** Sums the evidence of every context at each complexity into the complexity's cells of `pooled` (in context order). */
 function pool({ n, s, contexts }: ContextEvidence, pooled: PosteriorScratch['pooled']): void {
   const { n: pooledN, s: pooledS } = pooled;
-  pooledN.fill(0);
-  pooledS.fill(0);
-  for (let x = 0; x < contexts; x++) {
-    const from = x * VALUE_COUNT;
-    const to = contextComplexity(x) * VALUE_COUNT;
-    for (let slot = 0; slot < VALUE_COUNT; slot++) {
-      pooledN[to + slot]! += n[from + slot]!;
-      pooledS[to + slot]! += s[from + slot]!;
-    }
+  const cells = CELL_COUNT;
+  const values = VALUE_COUNT;
+  for (let cell = 0; cell < cells; cell++) {
+    pooledN[cell] = 0;
+    pooledS[cell] = 0;
+  }
+  // Context x's cells follow on from context x − 1's, and complexity cells repeat every CELL_COUNT.
+  for (let from = 0, to = 0; from < contexts * values; from++, to = to + 1 === cells ? 0 : to + 1) {
+    pooledN[to]! += n[from]!;
+    pooledS[to]! += s[from]!;
   }
 }
 
@@ -69,25 +70,25 @@ export function userPosterior(
   const dimensions = prior.dimensions;
   const { contexts } = evidence;
   if (contexts <= COMPLEXITY_COUNT) {
-    dimensions.forEach((model, d) => (follower[d] = favouritePosterior(model, evidence, favourite, scratch.favourite)));
+    for (let d = 0; d < dimensions.length; d++) follower[d] = favouritePosterior(dimensions[d]!, evidence, favourite, scratch.favourite);
     return 0;
   }
   const { pooled, neutralFavourite, neutralFollower, logEvidence } = scratch;
   pool(evidence, pooled);
   let logBayes = 0;
-  dimensions.forEach((model, d) => {
+  for (let d = 0; d < dimensions.length; d++) {
+    const model = dimensions[d]!;
     neutralFollower[d] = favouritePosterior(model, pooled, neutralFavourite, scratch.favourite, logEvidence);
     logBayes += logEvidence.log;
     follower[d] = favouritePosterior(model, evidence, favourite, scratch.favourite, logEvidence);
     logBayes -= logEvidence.log;
-  });
-  const neutral = logistic(prior.typeNeutralLogit + logBayes);
-  for (let x = 0; x < contexts; x++) {
-    const base = x * VALUE_COUNT;
-    const at = contextComplexity(x) * VALUE_COUNT;
-    for (let slot = 0; slot < VALUE_COUNT; slot++)
-      favourite[base + slot] = neutral * neutralFavourite[at + slot]! + (1 - neutral) * favourite[base + slot]!;
   }
-  dimensions.forEach((_, d) => (follower[d] = neutral * neutralFollower[d]! + (1 - neutral) * follower[d]!));
+  const neutral = logistic(prior.typeNeutralLogit + logBayes);
+  const typed = 1 - neutral;
+  const cells = CELL_COUNT;
+  const values = VALUE_COUNT;
+  for (let cell = 0, at = 0; cell < contexts * values; cell++, at = at + 1 === cells ? 0 : at + 1)
+    favourite[cell] = neutral * neutralFavourite[at]! + typed * favourite[cell]!;
+  for (let d = 0; d < dimensions.length; d++) follower[d] = neutral * neutralFollower[d]! + typed * follower[d]!;
   return logBayes;
 }
