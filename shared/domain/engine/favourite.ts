@@ -81,11 +81,22 @@ export interface ContextEvidence {
   contexts: number;
 }
 
+/** A second model for favouritePosterior: the same but for its follower share, with its own outputs. */
+export interface AlsoUnder {
+  model: DimensionModel;
+  out: Float64Array;
+  logEvidence?: { log: number };
+  /** Receives P(follower | evidence) under `model`. */
+  follower: number;
+}
+
 /**
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
  * the evidence's contexts and returns P(follower | evidence). When `logEvidence` is given, its
  * `log` is set to log P(evidence) up to a term that is the same for every way of grouping the
- * same outcomes into contexts (task-types.ts compares two). `scratch` is only worked in.
+ * same outcomes into contexts (task-types.ts compares two). With `also`, the same is computed
+ * under `also.model` — a model that differs from `model` in its follower share alone, so the
+ * likelihoods are computed once for both. `scratch` is only worked in.
  */
 export function favouritePosterior(
   model: DimensionModel,
@@ -93,22 +104,15 @@ export function favouritePosterior(
   out: Float64Array,
   scratch: FavouriteScratch,
   logEvidence?: { log: number },
+  also?: AlsoUnder,
 ): number {
-  const { like, likeSum, followAt, coreWeight, corePart } = scratch;
-  const { count: k, offset, weight, mid, popBest, follow } = model;
+  const { like, likeSum } = scratch;
+  const { count: k, offset, weight, mid } = model;
   // Module constants read once into locals: the loops below are the engine's hottest.
-  const persistence = PERSISTENCE;
   const values = VALUE_COUNT;
   const stride = MAX_VALUE_COUNT;
-  const contextStride = CONTEXT_COUNT;
   const complexities = COMPLEXITY_COUNT;
-  const other = (1 - persistence) / k;
-  const individualShare = (1 - follow) / k;
-  for (let g = 0; g < k; g++) coreWeight[g] = individualShare;
-  // One pass over the contexts: likelihoods, then each context's part of the follower's and of
-  // every core value's product (each product still multiplies its factors in context order).
   let shift = 0;
-  let follower = follow;
   for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
     const base = x * values + offset;
     const at = x * stride;
@@ -127,6 +131,38 @@ export function favouritePosterior(
       sum += l;
     }
     likeSum[x] = sum;
+  }
+  if (also) also.follower = mixture(also.model, contexts, shift, also.out, scratch, also.logEvidence);
+  return mixture(model, contexts, shift, out, scratch, logEvidence);
+}
+
+/**
+ * favouritePosterior's mixture over followers and core values, from the likelihoods in
+ * `scratch` (scaled by e^−shift in all): writes P(favourite) into `out` and returns P(follower).
+ */
+function mixture(
+  model: DimensionModel,
+  contexts: number,
+  shift: number,
+  out: Float64Array,
+  scratch: FavouriteScratch,
+  logEvidence: { log: number } | undefined,
+): number {
+  const { like, likeSum, followAt, coreWeight, corePart } = scratch;
+  const { count: k, offset, popBest, follow } = model;
+  const persistence = PERSISTENCE;
+  const values = VALUE_COUNT;
+  const stride = MAX_VALUE_COUNT;
+  const contextStride = CONTEXT_COUNT;
+  const complexities = COMPLEXITY_COUNT;
+  const other = (1 - persistence) / k;
+  const individualShare = (1 - follow) / k;
+  for (let g = 0; g < k; g++) coreWeight[g] = individualShare;
+  // Each context's part of the follower's and of every core value's product (each product
+  // multiplies its factors in context order).
+  let follower = follow;
+  for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+    const at = x * stride;
     // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
     const popBase = c * values + offset;
     let followHere = 0;
@@ -134,6 +170,7 @@ export function favouritePosterior(
     followAt[x] = followHere;
     follower *= followHere;
     // Individual with core value g.
+    const sum = likeSum[x]!;
     for (let g = 0; g < k; g++) {
       const part = persistence * like[at + g]! + other * sum;
       corePart[g * contextStride + x] = part;

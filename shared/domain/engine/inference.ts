@@ -266,13 +266,21 @@ export function priorBeliefs(prior: CompiledPopulation, contexts: number, scratc
 /**
  * The beliefs about a user under `prior`, starting from a new user's (`start`, priorBeliefs for
  * the user's contexts): a new object, which nothing changes afterwards (but for its `choosing`,
- * filled once). The engine keeps it per state object (engine.ts).
+ * filled once). The engine keeps it per state object (engine.ts). With `forDecision`, what a
+ * decision chooses by (choosingBeliefs) is filled too, with the last sweep's likelihoods.
  */
-export function inferUser(state: EngineState, prior: CompiledPopulation, start: PriorBeliefs, scratch: InferenceScratch): Inference {
+export function inferUser(
+  state: EngineState,
+  prior: CompiledPopulation,
+  start: PriorBeliefs,
+  scratch: InferenceScratch,
+  forDecision = false,
+): Inference {
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
   const length = historyLength(state.history);
+  const choosing = forDecision && prior.choosing.dimensions !== prior.dimensions;
   // One buffer for all of the inference's arrays: a typed array's own buffer costs more than its cells.
-  const buffer = new Float64Array(BELIEF_CELL_COUNT + 2 * CONTEXT_CELL_COUNT + length * D + COMPLEXITY_COUNT + D);
+  const buffer = new Float64Array((choosing ? 2 : 1) * BELIEF_CELL_COUNT + 2 * CONTEXT_CELL_COUNT + length * D + COMPLEXITY_COUNT + D);
   let used = 0;
   const take = (size: number): Float64Array => buffer.subarray(used, (used += size));
   const all = take(BELIEF_CELL_COUNT);
@@ -288,7 +296,7 @@ export function inferUser(state: EngineState, prior: CompiledPopulation, start: 
     credited: take(length * D),
     prior,
     start,
-    choosing: null,
+    choosing: choosing ? take(BELIEF_CELL_COUNT) : null,
   };
   result.follower.set(start.follower);
   result.favourite.set(start.favourite);
@@ -302,12 +310,24 @@ export function inferUser(state: EngineState, prior: CompiledPopulation, start: 
   for (let sweep = 0; sweep < sweeps; sweep++) {
     sweepBeliefs.set(result.beliefs);
     creditHistory(state, length, sweepBeliefs, result, scratch);
+    // The last sweep's evidence is the inference's: a decision's beliefs are computed from its likelihoods too.
+    const also = sweep === sweeps - 1 && result.choosing && hasEvidence(result) ? choosingInto(prior, result.choosing) : undefined;
     // The inference holds the evidence (n, s, contexts) and receives the beliefs (favourite, follower).
-    result.neutralLogBayes = userPosterior(prior, result, result, scratch.posterior);
+    result.neutralLogBayes = userPosterior(prior, result, result, scratch.posterior, also);
     fillUnknownContexts(result.beliefs, result.shares, contexts);
+  }
+  if (result.choosing) {
+    if (!hasEvidence(result)) result.choosing.set(start.choosing);
+    fillUnknownContexts(result.choosing, result.shares, contexts);
   }
   return result;
 }
+
+/** Where userPosterior writes a decision's beliefs: the first cells of `all` (the follower shares are not kept). */
+const choosingInto = (prior: CompiledPopulation, all: Float64Array) => ({
+  prior: prior.choosing,
+  into: { favourite: all.subarray(0, CONTEXT_CELL_COUNT), follower: new Float64Array(D) },
+});
 
 /** Whether the inference holds any evidence (a new user's holds none). */
 function hasEvidence({ n, s, contexts }: Inference): boolean {
