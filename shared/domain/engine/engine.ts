@@ -277,7 +277,7 @@ export function createEngine(): Engine {
         offsets: prior.offsets,
         complexity: c,
         ...(c === UNKNOWN_COMPLEXITY ? { shares: inference.shares } : {}),
-        cells: Int32Array.from(expected.cells, (cell) => cellIndex(at, cell % VALUE_COUNT)),
+        cells: expected.cells.map((cell) => cellIndex(at, cell % VALUE_COUNT)),
         probabilities: DIMENSION_NAMES.map((dim) => probabilities[dim]),
         reward,
         credited: expected.credited,

@@ -127,8 +127,6 @@ export interface InferenceScratch {
   entryCells: Int32Array;
   entryRewards: Float64Array;
   entryWeights: Float64Array;
-  /** The beliefs a sweep credits the history with (the previous sweep's result). */
-  sweepBeliefs: Float64Array;
   /** Each dimension's step, and its expected part of the entry being credited. */
   steps: Float64Array;
   parts: Float64Array;
@@ -139,7 +137,6 @@ export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch 
   entryCells: new Int32Array(HISTORY_LENGTH * D),
   entryRewards: new Float64Array(HISTORY_LENGTH),
   entryWeights: new Float64Array(HISTORY_LENGTH),
-  sweepBeliefs: new Float64Array(BELIEF_CELL_COUNT),
   steps: new Float64Array(D),
   parts: new Float64Array(D),
 });
@@ -306,10 +303,9 @@ export function inferUser(
   for (let d = 0; d < D; d++) scratch.steps[d] = prior.dimensions[d]!.step;
   // Without a history the credits do not depend on the beliefs: one sweep gives the result.
   const sweeps = length > 0 ? SWEEPS : 1;
-  const { sweepBeliefs } = scratch;
   for (let sweep = 0; sweep < sweeps; sweep++) {
-    sweepBeliefs.set(result.beliefs);
-    creditHistory(state, length, sweepBeliefs, result, scratch);
+    // A sweep credits the history with the previous sweep's beliefs, then replaces them.
+    creditHistory(state, length, result.beliefs, result, scratch);
     // The last sweep's evidence is the inference's: a decision's beliefs are computed from its likelihoods too.
     const also = sweep === sweeps - 1 && result.choosing && hasEvidence(result) ? choosingInto(prior, result.choosing) : undefined;
     // The inference holds the evidence (n, s, contexts) and receives the beliefs (favourite, follower).
