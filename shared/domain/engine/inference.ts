@@ -44,6 +44,7 @@ const SWEEPS = 2;
 export const FIRST_OUTCOME_WEIGHT = 0.45;
 
 const D = DIMENSION_NAMES.length;
+const FRAMING_COUNT = valueCount('framing');
 const OFFSETS: readonly number[] = Object.freeze(DIMENSION_NAMES.map((dim) => DIMENSION_OFFSET[dim]));
 
 export interface Inference {
@@ -76,8 +77,10 @@ export interface Inference {
 
 /** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
 export function contextEvidence(inference: Inference, x: number): number {
+  const first = x * VALUE_COUNT + DIMENSION_OFFSET.framing;
+  const end = first + FRAMING_COUNT;
   let total = 0;
-  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
+  for (let cell = first; cell < end; cell++) total += inference.n[cell]!;
   return total;
 }
 
