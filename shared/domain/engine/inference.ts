@@ -14,7 +14,7 @@ import {
 } from './layout';
 import type { CompiledPopulation } from './population-model';
 import { userPosterior, type PosteriorScratch } from './task-types';
-import { DECAY, HISTORY_LENGTH, historyLength, type EngineState, type History } from './state';
+import { DECAY, HISTORY_LENGTH, historyLength, type EngineState } from './state';
 
 /**
  * What the engine believes about one user (docs/adr/0009-favourite-model.md): for every value,
@@ -115,13 +115,6 @@ export function creditShares({
   for (let d = 0; d < D; d++) out[outAt + d] = reward - (total - prior.dimensions[d]!.step * favourite[cells[at + d]!]!);
   return total;
 }
-
-/**
- * The first cell of history entry e's context (an unknown-complexity context's for an entry
- * without complexity); dimension d's value shown is at + OFFSETS[d] + history.shown[d's name][e].
- */
-export const historyContextBase = (history: History, e: number): number =>
-  contextIndex(history.taskComplexity[e]!, history.taskSlot[e]!) * VALUE_COUNT;
 
 /** inferUser's working arrays (one set per engine, scratch.ts), with userPosterior's. */
 export interface InferenceScratch {
