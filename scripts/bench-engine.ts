@@ -19,11 +19,14 @@ import { newProfile, storedProfileSchema } from '../shared/profile/profile';
  * pays). And what the API pays per context request for this user: when the profile changed
  * since its last request, the cached profile's JSON decoded (its state read) and a decision;
  * when it did not, a decision on the profile it keeps (KnownUsers), whose state and prior the
- * engine has seen.
+ * engine has seen. And a worker's whole engine work per outcome (update and observe), with the
+ * bytes it allocates.
  *
  *   node dist/scripts/bench-engine.js [--json] [--calls N]
  */
 const TASK_TYPES = ['email', 'report', 'chores'];
+/** A decision's selection probabilities, as an outcome carries them to the worker. */
+const OUTCOME_PROBABILITIES = { framing: 0.2, style: 0.25, complexityHandling: 1 / 3, encouragement: 1 / 3 };
 const USER_OUTCOMES = 100;
 
 function randomChoice(random: Random): Choice {
@@ -129,6 +132,16 @@ function main() {
       prior,
     ),
   );
+  // A worker's outcome: the update, then the population's delta observed (one delta per batch, as the worker keeps).
+  const delta = engine.emptyDelta();
+  const outcome = measure(Math.min(calls, 5_000), (i) => {
+    const before = fresh();
+    const context = contexts[i % contexts.length]!;
+    const choice = randomChoice(random);
+    const feedback = { context, choice, probabilities: OUTCOME_PROBABILITIES, reward: random(), started: true };
+    const after = engine.update(before, feedback, prior);
+    engine.observe(delta, prior, { before, after, feedback });
+  });
   const baseline = measure(calls, () => {
     randomChoice(random);
     readEngineState(JSON.parse(serialized));
@@ -148,6 +161,8 @@ function main() {
     decidePinnedFramingAllocatedBytes: decidePinned.bytes,
     updateMedianMicros: update.micros,
     updateAllocatedBytes: update.bytes,
+    outcomeMedianMicros: outcome.micros,
+    outcomeAllocatedBytes: outcome.bytes,
     baselineMedianMicros: baseline.micros,
     baselineAllocatedBytes: baseline.bytes,
     requestParsedAnewMedianMicros: requestParsedAnew.micros,
@@ -167,9 +182,10 @@ function main() {
   process.stdout.write(
     [
       `bench:engine — ${calls} calls each; user with ${USER_OUTCOMES} outcomes over 3 complexities and 3 task types (${result.historyEntries} in the history); trained population prior`,
-      `decide (4 dimensions)           median ${f(result.decideMedianMicros)} µs, ${b(result.decideAllocatedBytes)} bytes allocated   (target ≤ 50 µs)`,
+      `decide (4 dimensions)           median ${f(result.decideMedianMicros)} µs, ${b(result.decideAllocatedBytes)} bytes allocated   (target ≤ 30 µs)`,
       `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs, ${b(result.decidePinnedFramingAllocatedBytes)} bytes allocated`,
-      `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs, ${b(result.updateAllocatedBytes)} bytes allocated`,
+      `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs, ${b(result.updateAllocatedBytes)} bytes allocated   (target ≤ 20 µs)`,
+      `outcome (worker: update, observe) median ${f(result.outcomeMedianMicros)} µs, ${b(result.outcomeAllocatedBytes)} bytes allocated per outcome`,
       `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs, ${b(result.baselineAllocatedBytes)} bytes allocated`,
       `API request, profile changed: decode, decide  median ${f(result.requestParsedAnewMedianMicros)} µs, ${b(result.requestParsedAnewAllocatedBytes)} bytes; unchanged (kept): decide  median ${f(result.requestKeptMedianMicros)} µs, ${b(result.requestKeptAllocatedBytes)} bytes`,
       `user state ${result.stateBytes} bytes serialized (limit 8,192); population prior ${result.populationBytes} bytes`,

@@ -2,7 +2,7 @@ import { DIMENSION_NAMES, FRAMINGS, STYLES, TASK_COMPLEXITY, type Choice } from 
 import { createEngine, sharpness } from '../../shared/domain/engine/engine';
 import { createScratch } from '../../shared/domain/engine/scratch';
 import { favouritePosterior } from '../../shared/domain/engine/favourite';
-import { choosingBeliefs } from '../../shared/domain/engine/inference';
+import { choosingBeliefs, inferUser, priorBeliefs } from '../../shared/domain/engine/inference';
 import {
   BELIEF_CELL_COUNT,
   CELL_COUNT,
@@ -603,6 +603,36 @@ describe('the follower share a decision explores under', () => {
     );
     fillUnknownContexts(expected, inference.shares, inference.contexts);
     expect(Array.from(choosingBeliefs(inference, scratch.inference.posterior))).toEqual(Array.from(expected));
+  });
+
+  it('computes a decision’s posterior with the inference for a decision, bit for bit as it would apart', () => {
+    const prior = personalStyleTenant(0.4);
+    expect(prior.choosing.dimensions).not.toBe(prior.dimensions);
+    const random = seededRandom(12);
+    // Users with and without task types, with and without outcomes of unknown complexity, and a new user.
+    const users = [0, 1, 2].map((kind) => {
+      let state = engine.initialState(prior);
+      for (let i = 0; i < 5 + 30 * kind; i++) {
+        const context = {
+          ...(kind === 2 && i % 4 === 0 ? {} : { taskComplexity: TASK_COMPLEXITY[i % 3]! }),
+          ...(kind > 0 ? { taskType: ['email', 'report', ''][i % 3]! } : {}),
+        };
+        const decision = engine.decide(state, { context, pins: {}, random }, prior);
+        const reward = random() < (decision.choice.style === 'structured' ? 0.8 : 0.3) ? 1 : 0;
+        state = engine.update(state, { context, choice: decision.choice, reward, started: reward > 0 }, prior);
+      }
+      return state;
+    });
+    for (const state of [engine.initialState(prior), ...users]) {
+      const start = priorBeliefs(prior, COMPLEXITY_COUNT * (1 + state.taskTypes.length), scratch.inference.posterior);
+      const apart = inferUser(state, prior, start, scratch.inference);
+      expect(apart.choosing).toBeNull();
+      const together = inferUser(state, prior, start, scratch.inference, true);
+      expect(Array.from(together.choosing!)).toEqual(Array.from(choosingBeliefs(apart, scratch.inference.posterior)));
+      expect(Array.from(together.beliefs)).toEqual(Array.from(apart.beliefs));
+      expect(Array.from(together.follower)).toEqual(Array.from(apart.follower));
+      expect(together.neutralLogBayes).toBe(apart.neutralLogBayes);
+    }
   });
 
   it('makes a decision lean toward the user’s own favourite, while its confidence and exploration stay the beliefs’', () => {

@@ -28,9 +28,8 @@ export const ONE_HOT: ReadonlyArray<readonly number[]> = Object.freeze(
   Array.from({ length: COMPLEXITY_COUNT }, (_, c) => Object.freeze(Array.from({ length: COMPLEXITY_COUNT }, (_, i) => (i === c ? 1 : 0)))),
 );
 
-/** The user's share of each complexity, from their evidence of known complexity (older sums and history). */
-export function complexityShares(state: EngineState): Float64Array {
-  const shares = new Float64Array(COMPLEXITY_COUNT);
+/** The user's share of each complexity, from their evidence of known complexity (older sums and history): into `shares` (a new array without it). */
+export function complexityShares(state: EngineState, shares: Float64Array = new Float64Array(COMPLEXITY_COUNT)): Float64Array {
   for (let c = 0; c < COMPLEXITY_COUNT; c++) {
     // Every outcome counts once among the framings' cells.
     let weight = SHARE_PRIOR;
@@ -60,11 +59,15 @@ export function spreadOf(c: number, shares: Float64Array | undefined): ArrayLike
  * complexities' in the same task-type slot — for the `contexts` contexts in use.
  */
 export function fillUnknownContexts(favourite: Float64Array, shares: Float64Array, contexts: number): void {
-  for (let slot = 0; slot < contexts / COMPLEXITY_COUNT; slot++) {
-    const to = contextIndex(UNKNOWN_COMPLEXITY, slot) * VALUE_COUNT;
-    for (let value = 0; value < VALUE_COUNT; value++) {
+  const values = VALUE_COUNT;
+  const complexities = COMPLEXITY_COUNT;
+  for (let slot = 0; slot < contexts / complexities; slot++) {
+    const to = contextIndex(UNKNOWN_COMPLEXITY, slot) * values;
+    // A slot's contexts are at slot · COMPLEXITY_COUNT + c (layout.ts).
+    const from = slot * complexities * values;
+    for (let value = 0; value < values; value++) {
       let p = 0;
-      for (let c = 0; c < COMPLEXITY_COUNT; c++) p += shares[c]! * favourite[contextIndex(c, slot) * VALUE_COUNT + value]!;
+      for (let c = 0; c < complexities; c++) p += shares[c]! * favourite[from + c * values + value]!;
       favourite[to + value] = p;
     }
   }

@@ -135,10 +135,11 @@ export function createEngine(): Engine {
     if (!byTaskTypes) newUsers.set(prior, (byTaskTypes = []));
     return (byTaskTypes[taskTypes] ??= priorBeliefs(prior, COMPLEXITY_COUNT * (1 + taskTypes), scratch.inference.posterior));
   };
-  const infer = (state: EngineState, prior: CompiledPopulation): Inference => {
+  /** The inference of a state under a prior; `forDecision`, with what a decision chooses by if it is computed now. */
+  const infer = (state: EngineState, prior: CompiledPopulation, forDecision = false): Inference => {
     const known = inferences.get(state);
     if (known && known.prior === prior) return known;
-    const inference = inferUser(state, prior, newUser(prior, state.taskTypes.length), scratch.inference);
+    const inference = inferUser(state, prior, newUser(prior, state.taskTypes.length), scratch.inference, forDecision);
     inferences.set(state, inference);
     return inference;
   };
@@ -166,7 +167,7 @@ export function createEngine(): Engine {
 
     decide(state, { context, pins, random }, prior): LearnerDecision {
       // Beliefs in every context, an unknown complexity's included.
-      const inference = infer(state, prior);
+      const inference = infer(state, prior, true);
       const favourite = inference.beliefs;
       // What the choice is drawn from; confidence and exploration read the beliefs (ADR 0009, decision 4).
       const leaning = choosingBeliefs(inference, scratch.inference.posterior);
@@ -276,7 +277,7 @@ export function createEngine(): Engine {
         offsets: prior.offsets,
         complexity: c,
         ...(c === UNKNOWN_COMPLEXITY ? { shares: inference.shares } : {}),
-        cells: Int32Array.from(expected.cells, (cell) => cellIndex(at, cell % VALUE_COUNT)),
+        cells: expected.cells.map((cell) => cellIndex(at, cell % VALUE_COUNT)),
         probabilities: DIMENSION_NAMES.map((dim) => probabilities[dim]),
         reward,
         credited: expected.credited,

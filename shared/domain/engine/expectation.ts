@@ -1,16 +1,7 @@
 import { DIMENSION_NAMES, type Choice } from '../arms';
 import { complexityOffset } from './complexity-shares';
-import { contextEvidence, creditShares, historyContextBase, type Inference } from './inference';
-import {
-  COMPLEXITY_COUNT,
-  CONTEXT_CELL_COUNT,
-  DIMENSION_OFFSET,
-  VALUE_COUNT,
-  choiceIndex,
-  contextComplexity,
-  contextIndex,
-  valueCount,
-} from './layout';
+import { contextEvidence, creditShares, type Inference } from './inference';
+import { COMPLEXITY_COUNT, CONTEXT_CELL_COUNT, DIMENSION_OFFSET, VALUE_COUNT, choiceIndex, contextIndex, valueCount } from './layout';
 import { historyLength, type EngineState } from './state';
 import type { CompiledPopulation } from './population-model';
 
@@ -55,17 +46,24 @@ function withinUserContrast(
   const dim = DIMENSION_NAMES[d]!;
   const offset = DIMENSION_OFFSET[dim];
   const k = valueCount(dim);
+  const values = VALUE_COUNT;
+  const dims = D;
   for (let x = 0; x < now.contexts; x++) {
-    const start = x * VALUE_COUNT + offset;
-    counts.fill(0, start, start + k);
-    sums.fill(0, start, start + k);
-    squares.fill(0, start, start + k);
+    for (let cell = x * values + offset; cell < x * values + offset + k; cell++) {
+      counts[cell] = 0;
+      sums[cell] = 0;
+      squares[cell] = 0;
+    }
   }
-  const shown = state.history.shown[dim];
-  for (let e = 0; e < historyLength(state.history); e++) {
-    const cell = historyContextBase(state.history, e) + offset + shown[e]!;
+  const { history } = state;
+  const { taskComplexity, taskSlot } = history;
+  const shown = history.shown[dim];
+  const { credited } = now;
+  const length = historyLength(history);
+  for (let e = 0; e < length; e++) {
+    const cell = contextIndex(taskComplexity[e]!, taskSlot[e]!) * values + offset + shown[e]!;
     if (cell >= CONTEXT_CELL_COUNT) continue; // without a complexity: in no context of its own
-    const r = now.credited[e * D + d]!;
+    const r = credited[e * dims + d]!;
     counts[cell]! += 1;
     sums[cell]! += r;
     squares[cell]! += r * r;
@@ -132,7 +130,8 @@ export function expectOutcome({
   reward: number;
 }): Expectation {
   const context = contextIndex(c, slot);
-  const cells = Int32Array.from(DIMENSION_NAMES, (dim) => context * VALUE_COUNT + DIMENSION_OFFSET[dim] + choiceIndex(dim, choice[dim]));
+  const cells = new Int32Array(D);
+  DIMENSION_NAMES.forEach((dim, d) => (cells[d] = context * VALUE_COUNT + DIMENSION_OFFSET[dim] + choiceIndex(dim, choice[dim])));
   const credited = new Float64Array(D);
   const offset = complexityOffset(prior, c, inference.shares);
   const predicted =
@@ -158,22 +157,39 @@ export function emContribution(state: EngineState, now: Inference, prior: Compil
     otherN: new Float64Array(D),
     contrastExcess: new Float64Array(D),
     contrastScale: new Float64Array(D),
+    typedWeight: 0,
+    neutralLogBayes: now.neutralLogBayes,
   };
+  const { n: weights, s: sums, favourite, contexts } = now;
+  const { offsets } = prior;
+  const values = VALUE_COUNT;
+  const complexities = COMPLEXITY_COUNT;
   DIMENSION_NAMES.forEach((dim, d) => {
+    const offset = DIMENSION_OFFSET[dim];
+    const k = valueCount(dim);
     let evidence = 0;
-    for (let x = 0; x < now.contexts; x++) {
-      for (let v = 0; v < valueCount(dim); v++) {
-        const cell = x * VALUE_COUNT + DIMENSION_OFFSET[dim] + v;
-        const n = now.n[cell]!;
-        const s = now.s[cell]! - n * prior.offsets[contextComplexity(x)]!;
-        const p = now.favourite[cell]!;
-        part.favS[d]! += p * s;
-        part.favN[d]! += p * n;
-        part.otherS[d]! += (1 - p) * s;
-        part.otherN[d]! += (1 - p) * n;
+    let favS = 0;
+    let favN = 0;
+    let otherS = 0;
+    let otherN = 0;
+    for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+      const offsetHere = offsets[c]!;
+      for (let v = 0; v < k; v++) {
+        const cell = x * values + offset + v;
+        const n = weights[cell]!;
+        const s = sums[cell]! - n * offsetHere;
+        const p = favourite[cell]!;
+        favS += p * s;
+        favN += p * n;
+        otherS += (1 - p) * s;
+        otherN += (1 - p) * n;
         evidence += n;
       }
     }
+    part.favS[d] = favS;
+    part.favN[d] = favN;
+    part.otherS[d] = otherS;
+    part.otherN[d] = otherN;
     const scale = 1 / Math.max(1, evidence);
     part.favS[d]! *= scale;
     part.favN[d]! *= scale;
@@ -187,5 +203,6 @@ export function emContribution(state: EngineState, now: Inference, prior: Compil
   });
   let typed = 0;
   for (let x = COMPLEXITY_COUNT; x < now.contexts; x++) typed += contextEvidence(now, x);
-  return { ...part, typedWeight: typed / (typed + USER_WEIGHT_HALF), neutralLogBayes: now.neutralLogBayes };
+  part.typedWeight = typed / (typed + USER_WEIGHT_HALF);
+  return part;
 }

@@ -1,4 +1,4 @@
-import { CONTEXT_COUNT, MAX_VALUE_COUNT, VALUE_COUNT, contextComplexity } from './layout';
+import { COMPLEXITY_COUNT, CONTEXT_COUNT, MAX_VALUE_COUNT, VALUE_COUNT } from './layout';
 
 /**
  * The favourite model of one dimension (docs/adr/0009-favourite-model.md).
@@ -81,11 +81,22 @@ export interface ContextEvidence {
   contexts: number;
 }
 
+/** A second model for favouritePosterior: the same but for its follower share, with its own outputs. */
+export interface AlsoUnder {
+  model: DimensionModel;
+  out: Float64Array;
+  logEvidence?: { log: number };
+  /** Receives P(follower | evidence) under `model`. */
+  follower: number;
+}
+
 /**
  * Writes P(favourite in context x = v | evidence) into `out` at every cell of the dimension in
  * the evidence's contexts and returns P(follower | evidence). When `logEvidence` is given, its
  * `log` is set to log P(evidence) up to a term that is the same for every way of grouping the
- * same outcomes into contexts (task-types.ts compares two). `scratch` is only worked in.
+ * same outcomes into contexts (task-types.ts compares two). With `also`, the same is computed
+ * under `also.model` — a model that differs from `model` in its follower share alone, so the
+ * likelihoods are computed once for both. `scratch` is only worked in.
  */
 export function favouritePosterior(
   model: DimensionModel,
@@ -93,64 +104,97 @@ export function favouritePosterior(
   out: Float64Array,
   scratch: FavouriteScratch,
   logEvidence?: { log: number },
+  also?: AlsoUnder,
 ): number {
-  const { like, likeSum, followAt, coreWeight, corePart } = scratch;
-  const k = model.count;
+  const { like, likeSum } = scratch;
+  const { count: k, offset, weight, mid } = model;
+  // Module constants read once into locals: the loops below are the engine's hottest.
+  const values = VALUE_COUNT;
+  const stride = MAX_VALUE_COUNT;
+  const complexities = COMPLEXITY_COUNT;
   let shift = 0;
-  for (let x = 0; x < contexts; x++) {
-    const base = x * VALUE_COUNT + model.offset;
-    const mid = model.mid[contextComplexity(x)]!;
+  for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+    const base = x * values + offset;
+    const at = x * stride;
+    const m = mid[c]!;
     let max = -Infinity;
     for (let v = 0; v < k; v++) {
-      const ll = model.weight * (s[base + v]! - n[base + v]! * mid);
-      like[x * MAX_VALUE_COUNT + v] = ll;
+      const ll = weight * (s[base + v]! - n[base + v]! * m);
+      like[at + v] = ll;
       if (ll > max) max = ll;
     }
     shift += max;
     let sum = 0;
     for (let v = 0; v < k; v++) {
-      const l = Math.exp(like[x * MAX_VALUE_COUNT + v]! - max);
-      like[x * MAX_VALUE_COUNT + v] = l;
+      const l = Math.exp(like[at + v]! - max);
+      like[at + v] = l;
       sum += l;
     }
     likeSum[x] = sum;
   }
-  // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
-  let follower = model.follow;
-  for (let x = 0; x < contexts; x++) {
-    let sum = 0;
-    const base = contextComplexity(x) * VALUE_COUNT + model.offset;
-    for (let v = 0; v < k; v++) sum += model.popBest[base + v]! * like[x * MAX_VALUE_COUNT + v]!;
-    followAt[x] = sum;
-    follower *= sum;
-  }
-  // Individual with core value g.
-  const other = (1 - PERSISTENCE) / k;
-  let individual = 0;
-  for (let g = 0; g < k; g++) {
-    let w = (1 - model.follow) / k;
-    for (let x = 0; x < contexts; x++) {
-      const part = PERSISTENCE * like[x * MAX_VALUE_COUNT + g]! + other * likeSum[x]!;
-      corePart[g * CONTEXT_COUNT + x] = part;
-      w *= part;
+  if (also) also.follower = mixture(also.model, contexts, shift, also.out, scratch, also.logEvidence);
+  return mixture(model, contexts, shift, out, scratch, logEvidence);
+}
+
+/**
+ * favouritePosterior's mixture over followers and core values, from the likelihoods in
+ * `scratch` (scaled by e^−shift in all): writes P(favourite) into `out` and returns P(follower).
+ */
+function mixture(
+  model: DimensionModel,
+  contexts: number,
+  shift: number,
+  out: Float64Array,
+  scratch: FavouriteScratch,
+  logEvidence: { log: number } | undefined,
+): number {
+  const { like, likeSum, followAt, coreWeight, corePart } = scratch;
+  const { count: k, offset, popBest, follow } = model;
+  const persistence = PERSISTENCE;
+  const values = VALUE_COUNT;
+  const stride = MAX_VALUE_COUNT;
+  const contextStride = CONTEXT_COUNT;
+  const complexities = COMPLEXITY_COUNT;
+  const other = (1 - persistence) / k;
+  const individualShare = (1 - follow) / k;
+  for (let g = 0; g < k; g++) coreWeight[g] = individualShare;
+  // Each context's part of the follower's and of every core value's product (each product
+  // multiplies its factors in context order).
+  let follower = follow;
+  for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+    const at = x * stride;
+    // Follower: favourites in the contexts are independent draws of the population's best at their complexity.
+    const popBase = c * values + offset;
+    let followHere = 0;
+    for (let v = 0; v < k; v++) followHere += popBest[popBase + v]! * like[at + v]!;
+    followAt[x] = followHere;
+    follower *= followHere;
+    // Individual with core value g.
+    const sum = likeSum[x]!;
+    for (let g = 0; g < k; g++) {
+      const part = persistence * like[at + g]! + other * sum;
+      corePart[g * contextStride + x] = part;
+      coreWeight[g]! *= part;
     }
-    coreWeight[g] = w;
-    individual += w;
   }
+  let individual = 0;
+  for (let g = 0; g < k; g++) individual += coreWeight[g]!;
   const total = follower + individual;
   if (logEvidence) logEvidence.log = shift + Math.log(total);
-  for (let x = 0; x < contexts; x++) {
-    const base = x * VALUE_COUNT + model.offset;
-    const popBase = contextComplexity(x) * VALUE_COUNT + model.offset;
+  for (let x = 0, c = 0; x < contexts; x++, c = c + 1 === complexities ? 0 : c + 1) {
+    const base = x * values + offset;
+    const at = x * stride;
+    const popBase = c * values + offset;
+    const followHere = followAt[x]!;
     // Every core value g puts `other` on each value: that part is the same sum for all v, so it is
     // summed once (which also keeps tied values exactly tied).
     let anyCore = 0;
-    for (let g = 0; g < k; g++) anyCore += coreWeight[g]! / corePart[g * CONTEXT_COUNT + x]!;
+    for (let g = 0; g < k; g++) anyCore += coreWeight[g]! / corePart[g * contextStride + x]!;
+    const anyPart = other * anyCore;
     for (let v = 0; v < k; v++) {
-      const l = like[x * MAX_VALUE_COUNT + v]!;
-      const asFollower = (follower * model.popBest[popBase + v]!) / followAt[x]!;
-      const asCore = (PERSISTENCE * coreWeight[v]!) / corePart[v * CONTEXT_COUNT + x]!;
-      out[base + v] = (l * (asFollower + asCore + other * anyCore)) / total;
+      const asFollower = (follower * popBest[popBase + v]!) / followHere;
+      const asCore = (persistence * coreWeight[v]!) / corePart[v * contextStride + x]!;
+      out[base + v] = (like[at + v]! * (asFollower + asCore + anyPart)) / total;
     }
   }
   return follower / total;

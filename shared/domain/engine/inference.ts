@@ -3,6 +3,7 @@ import { complexityShares, fillUnknownContexts } from './complexity-shares';
 import { favouritePosterior } from './favourite';
 import {
   BELIEF_CELL_COUNT,
+  CELL_COUNT,
   COMPLEXITY_COUNT,
   CONTEXT_CELL_COUNT,
   CONTEXT_COUNT,
@@ -13,7 +14,7 @@ import {
 } from './layout';
 import type { CompiledPopulation } from './population-model';
 import { userPosterior, type PosteriorScratch } from './task-types';
-import { DECAY, HISTORY_LENGTH, historyLength, type EngineState, type History } from './state';
+import { DECAY, HISTORY_LENGTH, historyLength, type EngineState } from './state';
 
 /**
  * What the engine believes about one user (docs/adr/0009-favourite-model.md): for every value,
@@ -43,6 +44,7 @@ const SWEEPS = 2;
 export const FIRST_OUTCOME_WEIGHT = 0.45;
 
 const D = DIMENSION_NAMES.length;
+const FRAMING_COUNT = valueCount('framing');
 const OFFSETS: readonly number[] = Object.freeze(DIMENSION_NAMES.map((dim) => DIMENSION_OFFSET[dim]));
 
 export interface Inference {
@@ -75,8 +77,10 @@ export interface Inference {
 
 /** The user's decayed outcomes in context x (each is credited to all four dimensions, so the framing's evidence counts them). */
 export function contextEvidence(inference: Inference, x: number): number {
+  const first = x * VALUE_COUNT + DIMENSION_OFFSET.framing;
+  const end = first + FRAMING_COUNT;
   let total = 0;
-  for (let v = 0; v < valueCount('framing'); v++) total += inference.n[x * VALUE_COUNT + DIMENSION_OFFSET.framing + v]!;
+  for (let cell = first; cell < end; cell++) total += inference.n[cell]!;
   return total;
 }
 
@@ -112,13 +116,6 @@ export function creditShares({
   return total;
 }
 
-/**
- * The first cell of history entry e's context (an unknown-complexity context's for an entry
- * without complexity); dimension d's value shown is at + OFFSETS[d] + history.shown[d's name][e].
- */
-export const historyContextBase = (history: History, e: number): number =>
-  contextIndex(history.taskComplexity[e]!, history.taskSlot[e]!) * VALUE_COUNT;
-
 /** inferUser's working arrays (one set per engine, scratch.ts), with userPosterior's. */
 export interface InferenceScratch {
   posterior: PosteriorScratch;
@@ -126,8 +123,9 @@ export interface InferenceScratch {
   entryCells: Int32Array;
   entryRewards: Float64Array;
   entryWeights: Float64Array;
-  /** The beliefs a sweep credits the history with (the previous sweep's result). */
-  sweepBeliefs: Float64Array;
+  /** Each dimension's step, and its expected part of the entry being credited. */
+  steps: Float64Array;
+  parts: Float64Array;
 }
 
 export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch => ({
@@ -135,68 +133,104 @@ export const inferenceScratch = (posterior: PosteriorScratch): InferenceScratch 
   entryCells: new Int32Array(HISTORY_LENGTH * D),
   entryRewards: new Float64Array(HISTORY_LENGTH),
   entryWeights: new Float64Array(HISTORY_LENGTH),
-  sweepBeliefs: new Float64Array(BELIEF_CELL_COUNT),
+  steps: new Float64Array(D),
+  parts: new Float64Array(D),
 });
 
 function unpackHistory(state: EngineState, scratch: InferenceScratch): number {
   const { history } = state;
   const { entryCells, entryRewards, entryWeights } = scratch;
+  const { taskComplexity, taskSlot, reward, shown } = history;
   const length = historyLength(history);
+  // Module constants as locals: loops read a local as a register, an imported constant as a property.
+  const dims = D;
+  const values = VALUE_COUNT;
+  const decay = DECAY;
   let weight = state.outcomes === 1 ? FIRST_OUTCOME_WEIGHT : 1;
-  for (let e = length - 1; e >= 0; e--, weight *= DECAY) {
-    // The entry's context first, in dimension 0's place until that dimension's turn below.
-    entryCells[e * D] = historyContextBase(history, e);
-    entryRewards[e] = history.reward[e]!;
+  for (let e = length - 1; e >= 0; e--, weight *= decay) {
+    entryRewards[e] = reward[e]!;
     entryWeights[e] = weight;
+    // The entry's context first, in dimension 0's place until that dimension's turn below.
+    entryCells[e * dims] = contextIndex(taskComplexity[e]!, taskSlot[e]!) * values;
   }
   // Then each dimension's value slot, one column at a time (dimension 0 last: it reads the context from its place).
-  for (let d = D - 1; d >= 0; d--) {
-    const shown = history.shown[DIMENSION_NAMES[d]!];
-    for (let e = 0; e < length; e++) entryCells[e * D + d] = entryCells[e * D]! + OFFSETS[d]! + shown[e]!;
+  for (let d = dims - 1; d >= 0; d--) {
+    const column = shown[DIMENSION_NAMES[d]!];
+    const offset = OFFSETS[d]!;
+    for (let e = 0, at = 0; e < length; e++, at += dims) entryCells[at + d] = entryCells[at]! + offset + column[e]!;
   }
   return length;
 }
 
 /**
- * Credited rewards and evidence of the state's history, unpacked (unpackHistory), under the
- * beliefs `favourite`; writes into `into`. Older outcomes count as untyped; an outcome without
- * complexity is split between the complexities of its task-type slot by the user's shares.
+ * The decayed weights of the state's history, unpacked (unpackHistory), and of its older outcomes,
+ * per context cell: into `into.n`. They do not depend on the beliefs, so every sweep reads the
+ * same. Older outcomes count as untyped; an outcome without complexity is split between the
+ * complexities of its task-type slot by the user's shares.
  */
-function creditHistory(state: EngineState, favourite: Float64Array, into: Inference, scratch: InferenceScratch): void {
-  const { entryCells, entryRewards, entryWeights } = scratch;
-  const length = historyLength(state.history);
-  into.n.fill(0);
-  into.s.fill(0);
-  into.n.set(state.older.weight);
-  into.s.set(state.older.creditedRewardSum);
-  for (let e = 0; e < length; e++) {
-    creditShares({
-      prior: into.prior,
-      favourite,
-      cells: entryCells,
-      at: e * D,
-      reward: entryRewards[e]!,
-      out: into.credited,
-      outAt: e * D,
-    });
+function weighHistory(state: EngineState, length: number, into: Inference, scratch: InferenceScratch): void {
+  const { entryCells, entryWeights } = scratch;
+  const { n, shares } = into;
+  const older = state.older.weight;
+  const dims = D;
+  const cells = CELL_COUNT;
+  const contextCells = CONTEXT_CELL_COUNT;
+  for (let cell = 0; cell < cells; cell++) n[cell] = older[cell]!;
+  n.fill(0, cells);
+  for (let e = 0, at = 0; e < length; e++, at += dims) {
     const weight = entryWeights[e]!;
-    for (let d = 0; d < D; d++) {
-      const cell = entryCells[e * D + d]!;
-      const credited = into.credited[e * D + d]!;
-      if (cell < CONTEXT_CELL_COUNT) {
-        into.n[cell]! += weight;
-        into.s[cell]! += weight * credited;
-        continue;
-      }
-      const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
-      const value = cell % VALUE_COUNT;
-      for (let c = 0; c < COMPLEXITY_COUNT; c++) {
-        const at = contextIndex(c, slot) * VALUE_COUNT + value;
-        into.n[at]! += weight * into.shares[c]!;
-        into.s[at]! += weight * into.shares[c]! * credited;
-      }
+    for (let d = 0; d < dims; d++) {
+      const cell = entryCells[at + d]!;
+      if (cell < contextCells) n[cell]! += weight;
+      else spreadUnknown(n, cell, weight, shares);
     }
   }
+}
+
+/**
+ * Adds `amount` to the cells of an unknown-complexity context cell's value, split between the
+ * complexities of its task-type slot by the user's shares: amount · share, in complexity order.
+ */
+function spreadUnknown(into: Float64Array, cell: number, amount: number, shares: Float64Array): void {
+  const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
+  const value = cell % VALUE_COUNT;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) into[contextIndex(c, slot) * VALUE_COUNT + value]! += amount * shares[c]!;
+}
+
+/**
+ * Credited rewards of the state's history, unpacked (unpackHistory), under the beliefs
+ * `favourite` (creditShares' rule, inlined: this runs for every entry in every sweep), and
+ * their decayed sums per context cell with the older outcomes': into `into.credited` and
+ * `into.s`. Spread as weighHistory spreads the weights.
+ */
+function creditHistory(state: EngineState, length: number, favourite: Float64Array, into: Inference, scratch: InferenceScratch): void {
+  const { entryCells, entryRewards, entryWeights, steps, parts } = scratch;
+  const { s, credited, shares } = into;
+  const older = state.older.creditedRewardSum;
+  const dims = D;
+  const cells = CELL_COUNT;
+  const contextCells = CONTEXT_CELL_COUNT;
+  for (let cell = 0; cell < cells; cell++) s[cell] = older[cell]!;
+  s.fill(0, cells);
+  for (let e = 0, at = 0; e < length; e++, at += dims) {
+    let total = 0;
+    for (let d = 0; d < dims; d++) total += parts[d] = steps[d]! * favourite[entryCells[at + d]!]!;
+    const reward = entryRewards[e]!;
+    const weight = entryWeights[e]!;
+    for (let d = 0; d < dims; d++) {
+      const share = (credited[at + d] = reward - (total - parts[d]!));
+      const cell = entryCells[at + d]!;
+      if (cell < contextCells) s[cell]! += weight * share;
+      else spreadCredit(s, cell, weight, share, shares);
+    }
+  }
+}
+
+/** spreadUnknown for credited rewards: weight · the complexity's share · the credited share, in that order. */
+function spreadCredit(into: Float64Array, cell: number, weight: number, share: number, shares: Float64Array): void {
+  const slot = Math.floor(cell / VALUE_COUNT) - CONTEXT_COUNT;
+  const value = cell % VALUE_COUNT;
+  for (let c = 0; c < COMPLEXITY_COUNT; c++) into[contextIndex(c, slot) * VALUE_COUNT + value]! += weight * shares[c]! * share;
 }
 
 /** A new user's beliefs, from the prior alone: P(favourite) per context cell and P(follower) per dimension, and what a decision chooses by. */
@@ -225,40 +259,67 @@ export function priorBeliefs(prior: CompiledPopulation, contexts: number, scratc
 /**
  * The beliefs about a user under `prior`, starting from a new user's (`start`, priorBeliefs for
  * the user's contexts): a new object, which nothing changes afterwards (but for its `choosing`,
- * filled once). The engine keeps it per state object (engine.ts).
+ * filled once). The engine keeps it per state object (engine.ts). With `forDecision`, what a
+ * decision chooses by (choosingBeliefs) is filled too, with the last sweep's likelihoods.
  */
-export function inferUser(state: EngineState, prior: CompiledPopulation, start: PriorBeliefs, scratch: InferenceScratch): Inference {
+export function inferUser(
+  state: EngineState,
+  prior: CompiledPopulation,
+  start: PriorBeliefs,
+  scratch: InferenceScratch,
+  forDecision = false,
+): Inference {
   const contexts = COMPLEXITY_COUNT * (1 + state.taskTypes.length);
-  const all = new Float64Array(BELIEF_CELL_COUNT);
+  const length = historyLength(state.history);
+  const choosing = forDecision && prior.choosing.dimensions !== prior.dimensions;
+  // One buffer for all of the inference's arrays: a typed array's own buffer costs more than its cells.
+  const buffer = new Float64Array((choosing ? 2 : 1) * BELIEF_CELL_COUNT + 2 * CONTEXT_CELL_COUNT + length * D + COMPLEXITY_COUNT + D);
+  let used = 0;
+  const take = (size: number): Float64Array => buffer.subarray(used, (used += size));
+  const all = take(BELIEF_CELL_COUNT);
   const result: Inference = {
     contexts,
     favourite: all.subarray(0, CONTEXT_CELL_COUNT),
     beliefs: all,
-    shares: complexityShares(state),
-    follower: Float64Array.from(start.follower),
+    shares: complexityShares(state, take(COMPLEXITY_COUNT)),
+    follower: take(D),
     neutralLogBayes: 0,
-    n: new Float64Array(CONTEXT_CELL_COUNT),
-    s: new Float64Array(CONTEXT_CELL_COUNT),
-    credited: new Float64Array(historyLength(state.history) * D),
+    n: take(CONTEXT_CELL_COUNT),
+    s: take(CONTEXT_CELL_COUNT),
+    credited: take(length * D),
     prior,
     start,
-    choosing: null,
+    choosing: choosing ? take(BELIEF_CELL_COUNT) : null,
   };
+  result.follower.set(start.follower);
   result.favourite.set(start.favourite);
   fillUnknownContexts(result.beliefs, result.shares, contexts);
-  const length = unpackHistory(state, scratch);
+  unpackHistory(state, scratch);
+  weighHistory(state, length, result, scratch);
+  for (let d = 0; d < D; d++) scratch.steps[d] = prior.dimensions[d]!.step;
   // Without a history the credits do not depend on the beliefs: one sweep gives the result.
   const sweeps = length > 0 ? SWEEPS : 1;
-  const { sweepBeliefs } = scratch;
   for (let sweep = 0; sweep < sweeps; sweep++) {
-    sweepBeliefs.set(result.beliefs);
-    creditHistory(state, sweepBeliefs, result, scratch);
+    // A sweep credits the history with the previous sweep's beliefs, then replaces them.
+    creditHistory(state, length, result.beliefs, result, scratch);
+    // The last sweep's evidence is the inference's: a decision's beliefs are computed from its likelihoods too.
+    const also = sweep === sweeps - 1 && result.choosing && hasEvidence(result) ? choosingInto(prior, result.choosing) : undefined;
     // The inference holds the evidence (n, s, contexts) and receives the beliefs (favourite, follower).
-    result.neutralLogBayes = userPosterior(prior, result, result, scratch.posterior);
+    result.neutralLogBayes = userPosterior(prior, result, result, scratch.posterior, also);
     fillUnknownContexts(result.beliefs, result.shares, contexts);
+  }
+  if (result.choosing) {
+    if (!hasEvidence(result)) result.choosing.set(start.choosing);
+    fillUnknownContexts(result.choosing, result.shares, contexts);
   }
   return result;
 }
+
+/** Where userPosterior writes a decision's beliefs: the first cells of `all` (the follower shares are not kept). */
+const choosingInto = (prior: CompiledPopulation, all: Float64Array) => ({
+  prior: prior.choosing,
+  into: { favourite: all.subarray(0, CONTEXT_CELL_COUNT), follower: new Float64Array(D) },
+});
 
 /** Whether the inference holds any evidence (a new user's holds none). */
 function hasEvidence({ n, s, contexts }: Inference): boolean {
