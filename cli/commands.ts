@@ -21,7 +21,8 @@ import { ENVIRONMENTS, environmentSchema } from '../shared/domain/environment';
 import { evaluationJson, evaluationText } from '../shared/evaluation/evaluation-report';
 import { evaluateTenant } from '../shared/evaluation/evaluation.service';
 import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
-import { createAccount, findAccount, listAccounts, setRestricted } from '../shared/accounts/account.repository';
+import { createAccount, findAccount, listAccounts } from '../shared/accounts/account.repository';
+import { changeRestriction } from '../shared/accounts/account-restriction';
 import { scopeSchema, SCOPES } from '../shared/credentials/api-key';
 import { listKeys } from '../shared/credentials/key.repository';
 import { keyStatus } from '../shared/credentials/key-status';
@@ -131,7 +132,7 @@ export const COMMANDS: readonly Command[] = [
     flags: {},
     run: async ({ db, config, args }) => {
       const account = await requireAccount(db, args.account);
-      await setRestricted(db, account.id, true);
+      await changeRestriction(db, account, true);
       const warning = await announce(config, { type: 'account', accountId: account.id, restricted: true });
       return { json: accountJson({ ...account, restricted: true }), text: `account ${account.name} is restricted`, warning };
     },
@@ -143,7 +144,7 @@ export const COMMANDS: readonly Command[] = [
     flags: {},
     run: async ({ db, config, args }) => {
       const account = await requireAccount(db, args.account);
-      await setRestricted(db, account.id, false);
+      await changeRestriction(db, account, false);
       const warning = await announce(config, { type: 'account', accountId: account.id, restricted: false });
       return { json: accountJson({ ...account, restricted: false }), text: `account ${account.name} is no longer restricted`, warning };
     },
@@ -192,8 +193,12 @@ export const COMMANDS: readonly Command[] = [
       return {
         json: { data: keys.map(keyJson) },
         text:
-          keys.map((k) => `${k.id}  ${k.environment}  …${k.last4}  ${keyStatus(k)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n') ||
-          '(no keys)',
+          keys
+            .map(
+              (k) =>
+                `${k.id}  ${k.environment}  …${k.last4}  ${keyStatus(k)}${k.rotationDueAt ? ' (rotation due)' : ''}  ${k.name}  [${k.scopes.join(',')}]`,
+            )
+            .join('\n') || '(no keys)',
       };
     },
   }),
