@@ -95,6 +95,10 @@ describe('a delivery', () => {
       [['succeeded', 1, 200]],
     );
     expect(deliveries).toHaveLength(1);
+    // Counted in the worker's /metrics: attempts by outcome and their latency.
+    const metrics = await worker.metrics.registry.metrics();
+    expect(metrics).toMatch(/^cos_worker_webhook_deliveries_total\{outcome="succeeded"\} [1-9]/m);
+    expect(metrics).toMatch(/^cos_worker_webhook_delivery_seconds_count [1-9]/m);
     // The secret is stored sealed, never as itself.
     const row = await env.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
     expect(row.secret).toMatch(/^v1\./);
