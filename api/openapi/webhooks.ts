@@ -13,12 +13,9 @@ const deliveryHeaders = z.object({
     .string()
     .regex(/^msg_[0-9A-Za-z]{24}$/)
     .meta({ description: "The event's id: the same on every retry and redelivery of the event; deduplicate on it." }),
-  'webhook-timestamp': z
-    .string()
-    .regex(/^\d+$/)
-    .meta({
-      description: "The attempt's time, Unix epoch seconds; refuse one too far from now (the reference libraries allow 5 minutes).",
-    }),
+  'webhook-timestamp': z.string().regex(/^\d+$/).meta({
+    description: "The attempt's time, Unix epoch seconds; refuse one too far from now (the reference libraries allow 5 minutes).",
+  }),
   'webhook-signature': z.string().meta({
     description:
       '`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint\'s signing secret (the base64 after `whsec_`); during the 24 h after a rotation, a second one under the previous secret, space-separated. Verify with a Standard Webhooks library.',
