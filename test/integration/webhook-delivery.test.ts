@@ -13,6 +13,7 @@ import { startWorker, type RunningWorker } from '../../worker/worker';
 import { eventually, eventuallyEqual } from '../support/harness';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver';
+import { capture } from '../support/cli';
 
 /**
  * Deliveries through a real worker to a real HTTP receiver on loopback (allowed by
@@ -25,7 +26,10 @@ let endpoints: WebhookEndpoints;
 let worker: RunningWorker;
 const receiver = new WebhookReceiver();
 const OPERATOR = { name: 'operator (cli)', country: null };
-const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'test');
+// Everything the worker logs, at every level: no signing secret may appear in it.
+const logs = capture();
+const logger = createLogger('trace', 'test', logs.stream);
+const secretsShown: string[] = [];
 
 beforeAll(async () => {
   env = await createTestEnv();
@@ -56,6 +60,7 @@ const envelope = (request: Received) =>
 
 /** Verifies a request as a customer would, with the reference library; returns the payload. */
 function verified(request: Received, secret: string) {
+  secretsShown.push(secret);
   return new Webhook(secret).verify(request.body, {
     'webhook-id': request.headers['webhook-id']!,
     'webhook-timestamp': request.headers['webhook-timestamp']!,
@@ -246,5 +251,35 @@ describe('retention', () => {
     expect(await findDelivery(env.db, id, old.id)).toBeNull();
     expect(await findDelivery(env.db, id, recent.id)).not.toBeNull();
     expect(await findEndpoint(env.db, id, endpoint.id)).not.toBeNull();
+  });
+});
+
+describe('secrets in logs', () => {
+  it('logs no signing secret, also when a secret cannot be read (a changed COS_SECRET)', async () => {
+    const account = await createAccount(env.db, 'wh-logs', 'starter');
+    const { endpoint, secret } = await endpoints.add(
+      { accountId: account.id, environment: 'test', url: receiver.url('/logs'), eventTypes: ['key.created'] },
+      OPERATOR,
+    );
+    secretsShown.push(secret);
+    // Sealed under another COS_SECRET: what the worker finds after the secret was changed.
+    const foreign = new SecretBox('another-secret-0123456789abcdef').seal(secret, endpoint.id);
+    await env.db.updateTable('webhook_endpoints').set({ secret: foreign }).where('id', '=', endpoint.id).execute();
+    const test = await endpoints.sendTest(account.id, endpoint.id, OPERATOR);
+    const failed = await eventually(async () => {
+      const found = await findDelivery(env.db, account.id, test.id);
+      return found?.status === 'failed' && found;
+    });
+    expect(failed).toMatchObject({
+      attempts: 1,
+      lastError: 'the signing secret cannot be decrypted: was COS_SECRET changed since it was made?',
+    });
+    expect(at('/logs')).toEqual([]);
+    expect(logs.text()).toContain('webhook signing secret unreadable');
+    expect(secretsShown.length).toBeGreaterThan(5);
+    for (const shown of new Set(secretsShown)) {
+      expect(logs.text()).not.toContain(shown);
+      expect(logs.text()).not.toContain(shown.slice('whsec_'.length));
+    }
   });
 });
