@@ -76,6 +76,10 @@ const CLUSTER_SUITES = [
   'integration/erasure-fingerprints',
   // Its test of the default METRICS_PORT waits until it holds the port itself.
   'e2e/metrics',
+  // Webhooks: the relay's and deliveries' queue, and the usage flush that records quota thresholds.
+  'integration/webhook-delivery',
+  'integration/webhook-outbox',
+  'e2e/webhook-durability',
 ];
 
 module.exports = {

@@ -29,6 +29,7 @@ export const keyJson = (k: ApiKeyRecord) => ({
   lastUsedAt: k.lastUsedAt,
   revokedAt: k.revokedAt,
   expiresAt: k.expiresAt,
+  rotationDueAt: k.rotationDueAt,
 });
 
 /** A new key as `keys create` and `keys rotate` print it: {id, key, account, environment, scopes, createdAt}. */

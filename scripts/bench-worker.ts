@@ -8,13 +8,24 @@ import { cpuSnapshot, settleMachine } from './bench/cpu';
 import { drive } from './bench/drive';
 import { EventQueues, keysOf } from './bench/event-queues';
 import { noopBaseline } from './bench/noop-baseline';
-import { log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, withCleanup, type Proc } from './bench/processes';
+import {
+  BENCH_SECRET,
+  log,
+  mustBeRunning,
+  startBenchBackend,
+  startProc,
+  startServer,
+  stopProc,
+  withCleanup,
+  type Proc,
+} from './bench/processes';
 import { runSource } from './bench/provenance';
 import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
 import { meanBytes } from './bench/worker-figures';
 import { printWorkerReport, vsNoop, type WorkerBenchResult } from './bench/worker-report';
 import { nodeArgs } from '../shared/process/node-flags';
+import { startWebhookLoad, type WebhookLoadReport } from './bench/webhook-load';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
@@ -26,6 +37,7 @@ import { nodeArgs } from '../shared/process/node-flags';
  * BullMQ worker on as many jobs of the same size; the apply lag of outcomes posted open loop at
  * half the cold rate; with `--warm`, the workers timed again on a new backlog once they have
  * shared out the partitions (bench:load's method). docs/BENCHMARKS.md has the method.
+ * `--webhooks` runs webhook deliveries to a slow receiver beside it (scripts/bench/webhook-load.ts).
  */
 
 const PREFIX = 'bench';
@@ -58,6 +70,8 @@ const opts = {
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
   settle: Number(flag('settle', '30')),
   json: process.argv.includes('--json'),
+  /** Webhooks on: a receiver answering after 2 s, and 50 events a second into the outbox while the backlog is applied. */
+  webhooks: process.argv.includes('--webhooks'),
   cpuProfDir: process.argv.includes('--cpu-prof-dir') ? path.resolve(flag('cpu-prof-dir', '.')) : undefined,
 };
 
@@ -69,6 +83,10 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
     prefix: PREFIX,
     dbPoolSize: 4,
   });
+  const webhooks = opts.webhooks
+    ? await startWebhookLoad({ db, account: 'bench', secret: BENCH_SECRET, eventsPerSecond: 50, delayMs: 2000 })
+    : undefined;
+  if (webhooks) Object.assign(env, webhooks.env);
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   onCleanup(async () => redis.disconnect());
   const keys = keysOf(env);
@@ -201,6 +219,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   }
   await stopWorkers();
   await stopProc(api.proc);
+  const webhookReport: WebhookLoadReport | undefined = await webhooks?.stop();
   const storage = await tableSizes(db);
   const cpus = os.cpus();
   return {
@@ -219,6 +238,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       lagRate: opts.lagRate ?? 'half the cold rate',
     },
     rounds,
+    webhooks: webhookReport ?? null,
     storage,
   };
 }

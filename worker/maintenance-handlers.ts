@@ -9,6 +9,8 @@ import { flushTraffic } from '../shared/traffic/traffic-flush';
 import { pruneTraffic } from '../shared/traffic/traffic-retention';
 import { flushUsage } from '../shared/usage/usage-flush';
 import { utcMonth } from '../shared/util/calendar';
+import { markRotationDue } from '../shared/credentials/rotation-due';
+import { pruneWebhooks } from '../shared/webhooks/webhook-retention';
 import type { Handlers } from './registry';
 
 /** What the scheduled upkeep works with. */
@@ -23,13 +25,23 @@ export interface MaintenanceDeps {
   logger: Logger;
   metrics: Pick<WorkerMetrics, 'usageFlushRun'>;
   clock: () => number;
+  /** How long webhook deliveries and relayed outbox events are kept (WEBHOOK_RETENTION). */
+  webhookRetentionMs: number;
 }
 
-type MaintenanceJob = 'usageFlush' | 'trafficFlush' | 'trafficRetention' | 'trafficPatterns' | 'partitionUpkeep' | 'testDataReset';
+type MaintenanceJob =
+  | 'usageFlush'
+  | 'trafficFlush'
+  | 'trafficRetention'
+  | 'trafficPatterns'
+  | 'partitionUpkeep'
+  | 'testDataReset'
+  | 'keyRotationScan'
+  | 'webhookRetention';
 
 /** The handlers of the maintenance queue's jobs, each returning the line kept on its job. */
 export function maintenanceHandlers(deps: MaintenanceDeps): Pick<Handlers, MaintenanceJob> {
-  const { redis, keys, db, maintenanceDb, logger, metrics, clock } = deps;
+  const { redis, keys, db, maintenanceDb, logger, metrics, clock, webhookRetentionMs } = deps;
   return {
     usageFlush: async () => {
       const result = await flushUsage(redis, keys, db).catch((error: unknown) => {
@@ -53,6 +65,8 @@ export function maintenanceHandlers(deps: MaintenanceDeps): Pick<Handlers, Maint
       if (created.length > 0) logger.info({ created }, 'monthly partitions created');
       return created.length > 0 ? `created ${created.join(', ')}` : 'partitions up to date';
     },
+    keyRotationScan: async () => `${await markRotationDue(db, clock())} keys due for rotation`,
+    webhookRetention: async () => JSON.stringify(await pruneWebhooks(maintenanceDb, clock(), webhookRetentionMs)),
     testDataReset: async () => {
       const result = await resetTestData(maintenanceDb, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
       if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');

@@ -3,8 +3,8 @@ import { JOBS, JOB_NAMES, type JobName, type JobPayload } from '../shared/jobs/c
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import type { DependencyWatch } from '../shared/health/dependency-watch';
 
-/** A job's handler, typed by its catalog payload. */
-export type Handler<N extends JobName> = (data: JobPayload<N>, job: Job) => Promise<string>;
+/** A job's handler, typed by its catalog payload; `token` is the job's lock (to move it to the delayed set). */
+export type Handler<N extends JobName> = (data: JobPayload<N>, job: Job, token?: string) => Promise<string>;
 export type Handlers = { [N in JobName]: Handler<N> };
 
 /** Every catalog job has exactly one handler; the worker refuses to boot otherwise. */
@@ -17,10 +17,10 @@ export function buildRegistry(handlers: Handlers): Handlers {
 
 const isJobName = (name: string): name is JobName => Object.hasOwn(JOBS, name);
 
-function run<N extends JobName>(registry: Handlers, name: N, job: Job): Promise<string> {
+function run<N extends JobName>(registry: Handlers, name: N, job: Job, token?: string): Promise<string> {
   const parsed = JOBS[name].schema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`invalid ${name} payload: ${parsed.error.message}`);
-  return registry[name](parsed.data as JobPayload<N>, job);
+  return registry[name](parsed.data as JobPayload<N>, job, token);
 }
 
 /**
@@ -38,7 +38,7 @@ export function processorFor(registry: Handlers, watch: Pick<DependencyWatch, 'f
     for (;;) {
       await watch.whenAllUp();
       try {
-        return await run(registry, name, job);
+        return await run(registry, name, job, token);
       } catch (error) {
         if (isDependencyUnavailable(error)) {
           await watch.failed(error);

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { WorkerConfig } from '../shared/config/config';
-import { JOB_NAMES, JOBS, type JobName, type Schedule } from '../shared/jobs/catalog';
+import { JOB_NAMES, JOBS, type JobName, type QueueName, type Schedule } from '../shared/jobs/catalog';
 
 /** The catalog's scheduled jobs, each with its schedule. */
 export function scheduledJobs(): Array<{ name: JobName; schedule: Schedule }> {
@@ -11,12 +11,17 @@ export function scheduledJobs(): Array<{ name: JobName; schedule: Schedule }> {
 }
 
 /**
- * Registers (or updates) the schedule of every scheduled catalog job on the maintenance queue:
- * a job declared with a `scheduler` in the catalog runs without any change here.
+ * Registers (or updates) the schedule of every scheduled catalog job on its queue: a job
+ * declared with a `scheduler` in the catalog runs without any change here.
  */
-export async function registerSchedules(maintenance: Queue, config: Pick<WorkerConfig, 'USAGE_FLUSH_INTERVAL'>): Promise<void> {
+export async function registerSchedules(
+  queues: Record<Exclude<QueueName, 'events'>, Pick<Queue, 'upsertJobScheduler'>>,
+  config: Pick<WorkerConfig, 'USAGE_FLUSH_INTERVAL' | 'WEBHOOK_RELAY_INTERVAL'>,
+): Promise<void> {
   for (const { name, schedule } of scheduledJobs()) {
+    const queue = JOBS[name].queue;
+    if (queue === 'events') throw new Error(`job ${name} cannot be scheduled on the partitioned events queue`);
     const repeat = 'every' in schedule ? { every: config[schedule.every] } : { pattern: schedule.pattern, tz: schedule.tz };
-    await maintenance.upsertJobScheduler(schedule.id, repeat, { name, data: {}, opts: JOBS[name].options });
+    await queues[queue].upsertJobScheduler(schedule.id, repeat, { name, data: {}, opts: JOBS[name].options });
   }
 }

@@ -11,7 +11,7 @@ import { dependencyOutageMetrics, WorkerMetrics } from '../shared/metrics/metric
 import { createEngine } from '../shared/domain/engine/engine';
 import { PopulationCache } from '../shared/population/population-cache.repository';
 import { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
-import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
+import { EVENTS_QUEUE, MAINTENANCE_QUEUE, WEBHOOKS_QUEUE } from '../shared/jobs/catalog';
 import type { Logger } from '../shared/logger/logger';
 import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
@@ -26,6 +26,8 @@ import { batchPoolSettings, jobTimings } from './job-timings';
 import { buildRegistry, processorFor } from './registry';
 import { registerSchedules } from './schedules';
 import { maintenanceHandlers } from './maintenance-handlers';
+import { webhookHandlers } from './webhook-handlers';
+import type { Resolver } from '../shared/webhooks/address-guard';
 
 export interface RunningWorker {
   /** This worker's id in the group the event-queue partitions are shared out over. */
@@ -54,10 +56,16 @@ export interface RunningWorker {
 /**
  * BullMQ Workers on this worker's share of the event-queue partitions (decisions and outcomes,
  * applied in batched transactions; the share follows the live workers,
- * docs/adr/0015-worker-partition-ownership.md) and one on the maintenance queue (usage flushes,
- * the monthly test reset, the monthly partitions).
+ * docs/adr/0015-worker-partition-ownership.md), one on the maintenance queue (usage flushes,
+ * the monthly test reset, the monthly partitions) and one on the webhooks queue (the outbox
+ * relay and deliveries, WEBHOOK_CONCURRENCY at once, docs/adr/0021-webhooks.md).
  */
-export function startWorker(config: WorkerConfig, logger: Logger, clock: () => number = Date.now): RunningWorker {
+export function startWorker(
+  config: WorkerConfig,
+  logger: Logger,
+  clock: () => number = Date.now,
+  options: { resolver?: Resolver } = {},
+): RunningWorker {
   const keys = keysFor(config);
   const target = redisTarget(config);
   const timings = jobTimings(config.WORKER_BATCH_SIZE);
@@ -66,6 +74,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   // probe still gets one while a frozen Postgres holds the others.
   const db = createDb(config.DATABASE_URL, batchPoolSettings(timings));
   const maintenanceDb = createDb(config.DATABASE_URL, DB_ROLES.maintenance);
+  const webhooksDb = createDb(config.DATABASE_URL, DB_ROLES.webhooks);
   const probeDb = createDb(config.DATABASE_URL, probePool());
   const redis = createRedis(target, 'consumer');
   const probes = dependencyProbes(redis, probeDb);
@@ -76,7 +85,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   // One events queue per partition (docs/adr/0014-redis-cluster-partitions.md), read here for the metrics.
   const events = keys.queuePrefixes.map((prefix) => new Queue(EVENTS_QUEUE, { connection: redis, prefix }));
   const maintenance = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: keys.maintenanceQueuePrefix });
-  const queues = [...events, maintenance];
+  const webhooks = new Queue(WEBHOOKS_QUEUE, { connection: redis, prefix: keys.maintenanceQueuePrefix });
+  const queues = [...events, maintenance, webhooks];
   for (const queue of queues) queue.on('error', (error) => quiet.warn({ err: error }, 'queue connection error'));
   const metrics = new WorkerMetrics(queues, readiness);
   dependencyOutageMetrics(metrics.registry, watch);
@@ -96,7 +106,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const registry = buildRegistry({
     decisions: (data) => batcher.submitAll(data.decisions.map((decision) => ({ kind: 'decision', data: decision }))),
     outcomes: (data) => batcher.submitAll(data.outcomes.map((outcome) => ({ kind: 'outcome', data: outcome }))),
-    ...maintenanceHandlers({ redis, keys, db, maintenanceDb, logger, metrics, clock }),
+    ...maintenanceHandlers({ redis, keys, db, maintenanceDb, logger, metrics, clock, webhookRetentionMs: config.WEBHOOK_RETENTION }),
+    ...webhookHandlers({ db: webhooksDb, queue: webhooks, config, logger, metrics, clock, resolver: options.resolver }),
   });
 
   const common = {
@@ -152,6 +163,8 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   };
   // Every worker consumes the maintenance queue: each scheduled job runs once, on whichever takes it.
   const maintenanceWorker = startBullWorker(MAINTENANCE_QUEUE, keys.maintenanceQueuePrefix, 1);
+  // Webhooks on a Worker of their own: a slow receiver holds only these slots, never an event batch's.
+  const webhooksWorker = startBullWorker(WEBHOOKS_QUEUE, keys.maintenanceQueuePrefix, config.WEBHOOK_CONCURRENCY);
   const workerId = `${common.name}:${randomBytes(4).toString('hex')}`;
   const consumers = new PartitionConsumers({
     workerId,
@@ -167,7 +180,7 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   consumers.start();
 
   const ready = (async () => {
-    await registerSchedules(maintenance, config);
+    await registerSchedules({ maintenance, webhooks }, config);
     const caughtUp = await catchUpTestDataReset(maintenanceDb, redis, keys, clock());
     if (caughtUp?.ran) logger.info({ period: caughtUp.period, rowsRemoved: caughtUp.rowsRemoved }, 'missed test-data reset caught up');
     const created = await ensurePartitions(maintenanceDb, clock());
@@ -179,14 +192,14 @@ export function startWorker(config: WorkerConfig, logger: Logger, clock: () => n
   const close = async () => {
     // Jobs waiting out an outage give up (BullMQ retries them later) so the held ones settle.
     watch.close();
-    const closing = Promise.all([consumers.close(), maintenanceWorker.close()]);
+    const closing = Promise.all([consumers.close(), maintenanceWorker.close(), webhooksWorker.close()]);
     await batcher.drain();
     await closing;
     await ready.catch(() => undefined);
     await Promise.all(queues.map((queue) => queue.close()));
     lostLocks.close();
     redis.disconnect();
-    await Promise.all([db.destroy(), maintenanceDb.destroy(), probeDb.destroy()]);
+    await Promise.all([db.destroy(), maintenanceDb.destroy(), webhooksDb.destroy(), probeDb.destroy()]);
   };
   return {
     id: workerId,

@@ -33,6 +33,15 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'team.role-owner': 'Made a member an owner',
   'team.role-viewer': 'Made a member a viewer',
   'team.remove': 'Removed a member',
+  'webhook.create': 'Added a webhook endpoint',
+  'webhook.update': 'Edited a webhook endpoint',
+  'webhook.enable': 'Enabled a webhook endpoint',
+  'webhook.disable': 'Disabled a webhook endpoint',
+  'webhook.delete': 'Deleted a webhook endpoint',
+  'webhook.rotate-secret': "Rotated a webhook endpoint's signing secret",
+  'webhook.auto-disable': 'A webhook endpoint was disabled after failing for 3 days',
+  'webhook.test': 'Sent a test event to a webhook endpoint',
+  'webhook.redeliver': 'Redelivered a webhook event',
 };
 
 /** A key as the keys page shows it: name and last 4 characters; its id only when neither is known. */

@@ -1,3 +1,4 @@
+import type { WebhookLoadReport } from './webhook-load';
 import type { ApplyLag } from './apply-lag';
 import type { ColdRound } from './cold-start';
 import type { Roles } from './cpu';
@@ -53,6 +54,8 @@ export interface WorkerBenchResult {
     lagRate: number | string;
   };
   rounds: WorkerBenchRound[];
+  /** With `--webhooks`: the deliveries run beside the rounds. */
+  webhooks: WebhookLoadReport | null;
   storage: TableSize[];
 }
 
@@ -104,6 +107,12 @@ export function printWorkerReport(result: WorkerBenchResult): void {
           `exactly once: ${w.check.exactlyOnce}; CPU ms per outcome: ${list(w.cpuMsPerOutcome)}`,
       );
     }
+  }
+  if (result.webhooks) {
+    const w = result.webhooks;
+    out(
+      `webhooks on: ${w.eventsRecorded} events recorded, ${w.requestsReceived} deliveries received, the receiver answering after ${w.receiverDelayMs} ms`,
+    );
   }
   out(`\nstorage: ${result.storage.map((s) => `${s.table} ${s.rows} rows, ${s.bytesPerRow ?? '-'} bytes/row`).join('; ')}`);
 }

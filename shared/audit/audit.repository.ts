@@ -53,7 +53,7 @@ export interface NewAuditEntry {
   /** A rotation's new key, named in the same way. */
   newKeyId?: string;
   environment?: Environment;
-  /** The email of the user acted on, when not the actor. */
+  /** What was acted on when it is not a key: the email of a user (not the actor), a webhook endpoint's URL. */
   subject?: string;
   /** The client's country code only: the address itself is never stored. */
   country: CountryCode | null;

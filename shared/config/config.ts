@@ -27,6 +27,36 @@ const commaList = z.string().transform((text) =>
 
 const environmentList = commaList.pipe(z.array(z.enum(ENVIRONMENTS)).min(1));
 
+const SECOND = 1000;
+const HOUR = 3_600_000;
+/** 5s, 30s, 2m, 10m, 30m, 1h, 2h, 4h, 8h, 12h, 16h, 24h: the last retry about 2.8 days after the first attempt. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [
+  5 * SECOND,
+  30 * SECOND,
+  120 * SECOND,
+  600 * SECOND,
+  1800 * SECOND,
+  HOUR,
+  2 * HOUR,
+  4 * HOUR,
+  8 * HOUR,
+  12 * HOUR,
+  16 * HOUR,
+  24 * HOUR,
+];
+
+/** An IPv4 or IPv6 address, with or without a /prefix length. */
+const cidr = z.string().refine(
+  (text) => {
+    const [address, prefix, ...rest] = text.split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || rest.length > 0) return false;
+    if (prefix === undefined) return true;
+    return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+  },
+  { message: 'each entry must be an IP address or a CIDR such as 127.0.0.1/32 or fd00::/8' },
+);
+
 /** `host:port` as its parts. */
 const hostPort = (node: string) => ({ host: node.slice(0, node.lastIndexOf(':')), port: Number(node.slice(node.lastIndexOf(':') + 1)) });
 
@@ -177,6 +207,26 @@ const workerSchema = z
     WORKER_DRAIN_TIMEOUT: durationMs.default(20_000),
     /** Port of the worker's /metrics, /healthz and /readyz listener; 0 turns it off. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
+    /** Webhook deliveries a worker attempts at once, on the webhooks queue's own BullMQ Worker. */
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+    /** How often the outbox relay turns new events into deliveries. */
+    WEBHOOK_RELAY_INTERVAL: durationMs.default(1000),
+    /**
+     * The waits before each retry of a failed delivery, comma-separated durations: by default
+     * 12 retries over about 2.8 days, growing about exponentially (seconds in tests).
+     */
+    WEBHOOK_RETRY_SCHEDULE: commaList.pipe(z.array(durationMs).min(1).max(50)).default(DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+    /** An endpoint failing this long (time the worker was paused not counted) is disabled. */
+    WEBHOOK_DISABLE_AFTER: durationMs.default(3 * 86_400_000),
+    /** A delivery's whole request — connection, headers and body — within this, or it failed. */
+    WEBHOOK_TIMEOUT: durationMs.pipe(z.number().max(60_000)).default(10_000),
+    /**
+     * Addresses deliveries may reach although they are private, loopback or link-local
+     * (comma-separated addresses or CIDRs, e.g. 127.0.0.1/32 or 10.1.0.0/16); none by default.
+     */
+    WEBHOOK_ALLOWED_ADDRESSES: commaList.pipe(z.array(cidr)).default([]),
+    /** Delivery log rows and relayed outbox events are deleted this long after they were written. */
+    WEBHOOK_RETENTION: durationMs.default(30 * 86_400_000),
     /** The address of that listener (as the API's and the dashboard's). */
     HOST: listenHost,
     ADMIN_TOKEN: adminToken,

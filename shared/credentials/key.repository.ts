@@ -21,6 +21,8 @@ export interface ApiKeyRecord {
   expiresAt: string | null;
   /** The key issued when this one was rotated (it works until expiresAt). */
   replacedBy: string | null;
+  /** When the daily scan found this live key 90 days old: rotating it is due (shared/credentials/rotation-due.ts). */
+  rotationDueAt: string | null;
 }
 
 /** What authentication needs about a key, joined with its account. */
@@ -51,6 +53,7 @@ function toRecord(row: KeyRow): ApiKeyRecord {
     deletedAt: iso(row.deleted_at),
     expiresAt: iso(row.expires_at),
     replacedBy: row.replaced_by,
+    rotationDueAt: iso(row.rotation_due_at),
   };
 }
 

@@ -5,12 +5,18 @@ import { liveKeyCap, maxKeyRps, type LimitSetter } from '../limits/plans';
 import { findOrCreateAccount, lockAccount, type Account } from '../accounts/account.repository';
 import { generateApiKey, hashApiKey, lastFour, SCOPES, type Scope } from './api-key';
 import { countLiveKeys, findKeyById, insertKey, newKeyId, updateKey, type ApiKeyRecord } from './key.repository';
+import { recordEvent } from '../webhooks/outbox.repository';
+
+/** A key as webhook payloads name it: never its secret. */
+const keySummary = (key: { id: string; name: string; last4: string }) => ({ id: key.id, name: key.name, last4: key.last4 });
 
 export const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 
 export interface IssuedKey {
   id: string;
   key: string;
+  name: string;
+  last4: string;
   account: string;
   accountId: string;
   environment: Environment;
@@ -62,7 +68,15 @@ export class KeyService {
           );
         }
       }
-      return this.issue(tx, account, input.environment, input.name, input.scopes, rateLimitRps);
+      const issued = await this.issue(tx, account, input.environment, input.name, input.scopes, rateLimitRps);
+      await recordEvent(tx, {
+        accountId: account.id,
+        environment: input.environment,
+        type: 'key.created',
+        data: { key: keySummary(issued), scopes: issued.scopes, createdAt: issued.createdAt },
+        occurredAt: new Date(issued.createdAt),
+      });
+      return issued;
     });
   }
 
@@ -88,6 +102,8 @@ export class KeyService {
     return {
       id: record.id,
       key,
+      name: record.name,
+      last4: record.last4,
       account: account.name,
       accountId: account.id,
       environment,
@@ -96,18 +112,38 @@ export class KeyService {
     };
   }
 
-  /** Idempotent: revoking again keeps the first revocation time. */
+  /** Idempotent: revoking again keeps the first revocation time (and announces nothing new). */
   async revoke(id: string): Promise<ApiKeyRecord> {
-    const key = await this.require(id);
-    if (key.revokedAt) return key;
-    await updateKey(this.db, id, { revoked_at: new Date() });
-    return (await findKeyById(this.db, id))!;
+    return this.db.transaction().execute(async (tx) => {
+      const key = await this.require(tx, id);
+      if (key.revokedAt) return key;
+      const revokedAt = new Date();
+      await updateKey(tx, id, { revoked_at: revokedAt });
+      await recordEvent(tx, {
+        accountId: key.accountId,
+        environment: key.environment,
+        type: 'key.revoked',
+        data: { key: keySummary(key), revokedAt: revokedAt.toISOString() },
+        occurredAt: revokedAt,
+      });
+      return (await findKeyById(tx, id))!;
+    });
   }
 
   async delete(id: string): Promise<ApiKeyRecord> {
-    await this.require(id);
-    await updateKey(this.db, id, { deleted_at: new Date() });
-    return (await findKeyById(this.db, id))!;
+    return this.db.transaction().execute(async (tx) => {
+      const key = await this.require(tx, id);
+      const deletedAt = new Date();
+      await updateKey(tx, id, { deleted_at: deletedAt });
+      await recordEvent(tx, {
+        accountId: key.accountId,
+        environment: key.environment,
+        type: 'key.deleted',
+        data: { key: keySummary(key), deletedAt: deletedAt.toISOString() },
+        occurredAt: deletedAt,
+      });
+      return (await findKeyById(tx, id))!;
+    });
   }
 
   /**
@@ -138,16 +174,21 @@ export class KeyService {
       const issued = await this.issue(tx, account, old.environment, old.name, old.scopes, old.rateLimitRps);
       const expiresAt = new Date(Date.now() + graceMs);
       const current = old.expiresAt ? new Date(old.expiresAt) : null;
-      await updateKey(tx, id, {
-        expires_at: current && current < expiresAt ? current : expiresAt,
-        replaced_by: issued.id,
+      const previousKeyExpiresAt = current && current < expiresAt ? current : expiresAt;
+      await updateKey(tx, id, { expires_at: previousKeyExpiresAt, replaced_by: issued.id });
+      await recordEvent(tx, {
+        accountId: old.accountId,
+        environment: old.environment,
+        type: 'key.rotated',
+        data: { key: keySummary(old), replacement: keySummary(issued), previousKeyExpiresAt: previousKeyExpiresAt.toISOString() },
+        occurredAt: new Date(issued.createdAt),
       });
-      return { ...issued, previousKeyExpiresAt: (current && current < expiresAt ? current : expiresAt).toISOString() };
+      return { ...issued, previousKeyExpiresAt: previousKeyExpiresAt.toISOString() };
     });
   }
 
-  private async require(id: string): Promise<ApiKeyRecord> {
-    const key = await findKeyById(this.db, id);
+  private async require(db: DbOrTx, id: string): Promise<ApiKeyRecord> {
+    const key = await findKeyById(db, id);
     if (!key || key.deletedAt) throw new KeyNotFoundError(`no key with id ${id}`);
     return key;
   }

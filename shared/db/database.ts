@@ -31,10 +31,12 @@ export interface PoolSettings {
  * Per role (docs/adr/0018-deadlines.md): request paths get a share of their request's deadline
  * (`requestPoolSettings`); the worker's batches one derived from the largest batch
  * (worker/job-timings.ts); its maintenance (the monthly reset, partition upkeep) and the CLI
- * minutes; migrations none.
+ * minutes; its webhooks a pool of their own; migrations none.
  */
 export const DB_ROLES = {
   maintenance: { poolSize: 2, connectMs: 5_000, statementMs: 15 * 60_000 },
+  // The worker's webhook deliveries and relay: short statements, apart from the batches' pool.
+  webhooks: { poolSize: 4, connectMs: 5_000, statementMs: 30_000 },
   tool: { poolSize: 2, connectMs: 10_000, statementMs: 15 * 60_000 },
   migrate: { poolSize: 1, connectMs: 10_000, statementMs: null },
 } as const satisfies Record<string, PoolSettings>;

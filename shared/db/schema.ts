@@ -39,6 +39,7 @@ export interface ApiKeys {
   rate_limit_rps: number | null;
   replaced_by: string | null;
   revoked_at: Timestamp | null;
+  rotation_due_at: Timestamp | null;
   scopes: string[];
   updated_at: Generated<Timestamp>;
 }
@@ -248,6 +249,58 @@ export interface UsageFlushes {
   rows: number;
 }
 
+export interface WebhookDeliveries {
+  account_id: string;
+  attempts: Generated<number>;
+  cause: "event" | "test" | "redelivery";
+  created_at: Generated<Timestamp>;
+  endpoint_id: string;
+  enqueued_at: Timestamp | null;
+  event_id: string;
+  id: string;
+  last_attempt_at: Timestamp | null;
+  last_error: string | null;
+  latency_ms: number | null;
+  next_attempt_at: Timestamp | null;
+  response_status: number | null;
+  status: Generated<"pending" | "succeeded" | "failed" | "cancelled">;
+}
+
+export interface WebhookEndpoints {
+  account_id: string;
+  created_at: Generated<Timestamp>;
+  disabled_at: Timestamp | null;
+  disabled_reason: string | null;
+  enabled: Generated<boolean>;
+  environment: "test" | "live";
+  event_types: string[];
+  failing_ms: number | null;
+  id: string;
+  last_failure_at: Timestamp | null;
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  secret: string;
+  updated_at: Generated<Timestamp>;
+  url: string;
+}
+
+export interface WebhookEvents {
+  account_id: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  environment: "test" | "live";
+  id: string;
+  occurred_at: Timestamp;
+  relayed_at: Timestamp | null;
+  type: string;
+}
+
+export interface WebhookQuotaThresholds {
+  account_id: string;
+  month: string;
+  percent: number;
+  reached_at: Timestamp;
+}
+
 export interface DB {
   accounts: Accounts;
   api_keys: ApiKeys;
@@ -271,4 +324,8 @@ export interface DB {
   traffic_minute: TrafficMinute;
   usage_daily: UsageDaily;
   usage_flushes: UsageFlushes;
+  webhook_deliveries: WebhookDeliveries;
+  webhook_endpoints: WebhookEndpoints;
+  webhook_events: WebhookEvents;
+  webhook_quota_thresholds: WebhookQuotaThresholds;
 }

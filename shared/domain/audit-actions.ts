@@ -1,7 +1,8 @@
 /**
  * What the audit log records: every key action, acknowledged unusual pattern, sign-in and
  * sign-out, every change to a user's password, two-factor sign-in and sessions, and every change
- * to the account's team (invitations, roles, removals).
+ * to the account's team (invitations, roles, removals), and every change to its webhook
+ * endpoints (an endpoint disabled for failing too long included).
  */
 export const AUDIT_ACTIONS = [
   'key.create',
@@ -28,5 +29,14 @@ export const AUDIT_ACTIONS = [
   'team.role-owner',
   'team.role-viewer',
   'team.remove',
+  'webhook.create',
+  'webhook.update',
+  'webhook.enable',
+  'webhook.disable',
+  'webhook.delete',
+  'webhook.rotate-secret',
+  'webhook.auto-disable',
+  'webhook.test',
+  'webhook.redeliver',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -16,6 +16,14 @@ export const EVENTS_QUEUE = 'events';
  * test-data reset, the monthly partitions (one at a time per worker).
  */
 export const MAINTENANCE_QUEUE = 'maintenance';
+/**
+ * Webhooks: the outbox relay and one job per delivery, on a queue and BullMQ Worker of their own
+ * with their own concurrency, so a slow receiver never delays decisions, outcomes or upkeep
+ * (docs/adr/0021-webhooks.md).
+ */
+export const WEBHOOKS_QUEUE = 'webhooks';
+export const QUEUES = [EVENTS_QUEUE, MAINTENANCE_QUEUE, WEBHOOKS_QUEUE] as const;
+export type QueueName = (typeof QUEUES)[number];
 
 const tenant = { accountId: z.string(), environment: environmentSchema };
 
@@ -85,6 +93,11 @@ export const trafficFlushJobSchema = z.object({});
 export const trafficRetentionJobSchema = z.object({});
 export const trafficPatternsJobSchema = z.object({});
 export const partitionUpkeepJobSchema = z.object({});
+export const keyRotationScanJobSchema = z.object({});
+export const webhookRelayJobSchema = z.object({});
+export const webhookRetentionJobSchema = z.object({});
+export const webhookDeliveryJobSchema = z.object({ deliveryId: z.string().regex(/^dlv_[0-9A-Za-z]{20}$/) });
+export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 
 export const JOBS = {
   decisions: {
@@ -151,6 +164,44 @@ export const JOBS = {
     scheduler: { id: 'partition-upkeep', pattern: '17 3 * * *', tz: 'UTC' },
     jobId: null,
   },
+  /** Marks live keys turning 90 days old and records their `key.rotation_due` events (shared/credentials/rotation-due.ts). */
+  keyRotationScan: {
+    queue: MAINTENANCE_QUEUE,
+    schema: keyRotationScanJobSchema,
+    // Marks each key once: a failed run is redone by the next day's.
+    options: redoneNextTick,
+    scheduler: { id: 'key-rotation-scan', pattern: '41 2 * * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Deletes delivery rows and relayed outbox events past WEBHOOK_RETENTION. */
+  webhookRetention: {
+    queue: MAINTENANCE_QUEUE,
+    schema: webhookRetentionJobSchema,
+    options: redoneNextTick,
+    scheduler: { id: 'webhook-retention', pattern: '47 3 * * *', tz: 'UTC' },
+    jobId: null,
+  },
+  /** Fans the outbox's new events out to their endpoints' deliveries and enqueues them (shared/webhooks/webhook-relay.ts). */
+  webhookRelay: {
+    queue: WEBHOOKS_QUEUE,
+    schema: webhookRelayJobSchema,
+    // Idempotent: what one run leaves, the next takes.
+    options: redoneNextTick,
+    scheduler: { id: 'webhook-relay', every: 'WEBHOOK_RELAY_INTERVAL' },
+    jobId: null,
+  },
+  /**
+   * One delivery: attempts it, and waits out its retry schedule in the delayed set under the same
+   * job (job id = delivery id, so a relay that runs twice never doubles it). Receiver failures
+   * are the delivery's own retries (WEBHOOK_RETRY_SCHEDULE); a failure of ours is retried like
+   * any job.
+   */
+  webhookDelivery: {
+    queue: WEBHOOKS_QUEUE,
+    schema: webhookDeliveryJobSchema,
+    options: { ...retrying, removeOnComplete: { count: 1000, age: 3600 }, removeOnFail: { age: 7 * 86_400 } },
+    jobId: (data: WebhookDeliveryJob) => data.deliveryId,
+  },
 } as const;
 
 /**
@@ -158,9 +209,10 @@ export const JOBS = {
  * cron pattern in a time zone. Every worker registers each catalog schedule at start
  * (worker/schedules.ts); BullMQ runs each tick once, on whichever worker takes it.
  */
-export type Schedule = { id: string; every: 'USAGE_FLUSH_INTERVAL' } | { id: string; pattern: string; tz: string };
+export type Schedule =
+  { id: string; every: 'USAGE_FLUSH_INTERVAL' | 'WEBHOOK_RELAY_INTERVAL' } | { id: string; pattern: string; tz: string };
 
-/** Jobs enqueued by the API (the others are created by job schedulers in the worker). */
+/** Jobs enqueued by the API (the others are created by job schedulers, or the relay, in the worker). */
 export type ProducedJobName = 'decisions' | 'outcomes';
 
 export type JobName = keyof typeof JOBS;

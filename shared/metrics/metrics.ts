@@ -215,6 +215,18 @@ export class WorkerMetrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  private readonly webhookAttempts = new Counter({
+    name: 'cos_worker_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this worker, by outcome (succeeded: a 2xx answer; failed: anything else, retried on its schedule)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly webhookLatency = new Histogram({
+    name: 'cos_worker_webhook_delivery_seconds',
+    help: "A webhook delivery attempt's time, from its request to the receiver's answer (or the time-out)",
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   private readonly partitionsOwned = new Gauge({
     name: 'cos_worker_partitions_owned',
     help: 'Event-queue partitions this worker consumes now (its share of QUEUE_PARTITIONS over the live workers)',
@@ -232,6 +244,7 @@ export class WorkerMetrics {
     for (const queue of queues) for (const final of ['true', 'false']) this.jobsFailed.inc({ queue: queue.name, final }, 0);
     // A partitioned queue (docs/adr/0014-redis-cluster-partitions.md) reports its partitions' sum.
     for (const result of ['ok', 'error']) this.usageFlushRuns.inc({ result }, 0);
+    for (const outcome of ['succeeded', 'failed']) this.webhookAttempts.inc({ outcome }, 0);
     new Gauge({
       name: 'cos_queue_jobs',
       help: 'BullMQ jobs in each queue by state (a batch job carries many decisions or outcomes), read from Redis at scrape time; every worker reports the same shared queues',
@@ -254,6 +267,12 @@ export class WorkerMetrics {
         }
       },
     });
+  }
+
+  /** A webhook delivery attempt ended. */
+  webhookAttempted(outcome: 'succeeded' | 'failed', latencyMs: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookLatency.observe(latencyMs / 1000);
   }
 
   /**

@@ -3,6 +3,7 @@ import type { RedisKeys } from '../redis/key-names';
 import type { Db, DbOrTx } from '../db/database';
 import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
 import type { RedisClient } from '../redis/redis';
+import { recordQuotaThresholds } from './quota-thresholds';
 
 export type { FlushHooks, FlushResult } from '../flush/snapshot-flush';
 
@@ -46,6 +47,8 @@ async function writeUsage(tx: DbOrTx, day: string, counts: Record<string, string
       oc.columns(['key_id', 'day', 'endpoint', 'status_class']).doUpdateSet({ count: sql`usage_daily.count + excluded.count` }),
     )
     .execute();
+  // Usage is metered for live keys only: the accounts written to are the ones whose month moved.
+  await recordQuotaThresholds(tx, [...new Set(rows.map((row) => row.account_id))], day, new Date());
   return rows.length;
 }
 

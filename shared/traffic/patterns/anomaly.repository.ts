@@ -5,6 +5,7 @@ import type { Environment } from '../../domain/environment';
 import { AppError } from '../../errors/app-error';
 import type { KeyRef } from './pattern-data';
 import type { Finding, PatternRule } from './rules';
+import { recordEvent } from '../../webhooks/outbox.repository';
 
 export interface Anomaly {
   id: number;
@@ -42,7 +43,8 @@ const toAnomaly = (row: AnomalyRow): Anomaly => ({
 /**
  * Records a finding at `now`: the latest anomaly of the same key, rule and subject continues
  * (last seen, reason and numbers move) when it is unacknowledged or was last seen within
- * `continuationMs`; otherwise a new anomaly starts. Returns whether a new one was created.
+ * `continuationMs`; otherwise a new anomaly starts, and its `pattern.opened` webhook event is
+ * written in the same transaction. Returns whether a new one was created.
  */
 export async function recordFinding(db: DbOrTx, key: KeyRef, finding: Finding, now: number, continuationMs: number): Promise<boolean> {
   const at = new Date(now);
@@ -68,7 +70,7 @@ export async function recordFinding(db: DbOrTx, key: KeyRef, finding: Finding, n
       .execute();
     return false;
   }
-  await db
+  const inserted = await db
     .insertInto('traffic_anomalies')
     .values({
       account_id: key.accountId,
@@ -81,7 +83,24 @@ export async function recordFinding(db: DbOrTx, key: KeyRef, finding: Finding, n
       first_seen: at,
       last_seen: at,
     })
-    .execute();
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const named = await db.selectFrom('api_keys').select(['name', 'last4']).where('id', '=', key.keyId).executeTakeFirstOrThrow();
+  await recordEvent(db, {
+    accountId: key.accountId,
+    environment: key.environment,
+    type: 'pattern.opened',
+    data: {
+      patternId: Number(inserted.id),
+      rule: finding.rule,
+      key: { id: key.keyId, name: named.name, last4: named.last4 },
+      subject: finding.subject,
+      reason: finding.reason,
+      numbers: finding.numbers,
+      firstSeen: at.toISOString(),
+    },
+    occurredAt: at,
+  });
   return true;
 }
 

@@ -1,3 +1,4 @@
+import type { PatternRule } from '../../domain/pattern-rules';
 import type { QuotaForecast } from '../quota-forecast';
 import type { PatternThresholds } from './thresholds';
 
@@ -27,7 +28,7 @@ export interface KeyActivity {
   quota: QuotaForecast | null;
 }
 
-export type PatternRule = 'volume-high' | 'volume-low' | 'error-rate' | 'refused-key' | 'new-country' | 'quota-forecast';
+export type { PatternRule };
 
 export interface Finding {
   rule: PatternRule;
