@@ -68,10 +68,10 @@ export function eventTypeFields(idPrefix: string, checked: readonly string[]): H
     <legend>Event types</legend>
     ${SUBSCRIBABLE_EVENT_TYPES.map(
       (type: WebhookEventType) =>
-        html`<label class="check" for="${idPrefix}-${type}"
+        html`<label class="check" for="${idPrefix}-${type.replace('.', '-')}"
           ><input
             type="checkbox"
-            id="${idPrefix}-${type}"
+            id="${idPrefix}-${type.replace('.', '-')}"
             name="eventTypes"
             value="${type}"
             ${checked.includes(type) ? html` checked` : ''}
