@@ -20,7 +20,7 @@ import { detachPartitionsBefore, listPartitions, MONTH_PATTERN } from '../shared
 import { ENVIRONMENTS, environmentSchema } from '../shared/domain/environment';
 import { evaluationJson, evaluationText } from '../shared/evaluation/evaluation-report';
 import { evaluateTenant } from '../shared/evaluation/evaluation.service';
-import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
+import { EVENTS_QUEUE, MAINTENANCE_QUEUE, WEBHOOKS_QUEUE } from '../shared/jobs/catalog';
 import { createAccount, findAccount, listAccounts } from '../shared/accounts/account.repository';
 import { changeRestriction } from '../shared/accounts/account-restriction';
 import { scopeSchema, SCOPES } from '../shared/credentials/api-key';
@@ -35,7 +35,9 @@ import { flushUsage } from '../shared/usage/usage-flush';
 import { monthlyTotals, usageForMonth } from '../shared/usage/usage.repository';
 import { command, UsageError, type Command } from './command';
 import { announce, publish, withQueues, withRedis, type QueueName } from './connections';
-import { KeyLifecycle, type KeyActor } from '../shared/credentials/key-lifecycle';
+import { KeyLifecycle } from '../shared/credentials/key-lifecycle';
+import { OPERATOR } from './operator';
+import { WEBHOOK_COMMANDS } from './webhook-commands';
 import { newPassword, parseSince, parseWith, requireAccount } from './flag-values';
 import { accountJson, issuedJson, issuedText, keyJson, partitionJson, partitionText, passwordText, userJson } from './output';
 
@@ -52,7 +54,7 @@ const accountFlag = { type: 'string', value: 'N', description: 'the account, by 
 const envFlag = { type: 'string', value: ENVIRONMENTS.join('|'), description: 'the environment', required: true } as const;
 const queueFlag = {
   type: 'string',
-  value: `${EVENTS_QUEUE}|${MAINTENANCE_QUEUE}`,
+  value: `${EVENTS_QUEUE}|${MAINTENANCE_QUEUE}|${WEBHOOKS_QUEUE}`,
   description: 'the queue (the events queue counts every partition)',
   default: EVENTS_QUEUE,
 } as const;
@@ -466,12 +468,10 @@ export const COMMANDS: readonly Command[] = [
       };
     },
   }),
+  ...WEBHOOK_COMMANDS,
 ];
 
-const queueName = (value: string): QueueName => parseWith(z.enum([EVENTS_QUEUE, MAINTENANCE_QUEUE]), value, 'queue');
-
-/** Key actions of the CLI join the account's audit log (shown on the dashboard) as the operator's. */
-const OPERATOR: KeyActor = { name: 'operator (cli)', country: null };
+const queueName = (value: string): QueueName => parseWith(z.enum([EVENTS_QUEUE, MAINTENANCE_QUEUE, WEBHOOKS_QUEUE]), value, 'queue');
 
 /** The key lifecycle as the operator runs it: changes announced on a Redis connection of their own. */
 const keyLifecycle = (db: Db, config: CliConfig) =>

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { CliConfig } from '../shared/config/config';
-import { EVENTS_QUEUE, MAINTENANCE_QUEUE } from '../shared/jobs/catalog';
+import { EVENTS_QUEUE, type QueueName } from '../shared/jobs/catalog';
 import { publishCredentialChange, type CredentialChange } from '../shared/credentials/credential-changes.repository';
 import type { RedisKeys } from '../shared/redis/key-names';
 import { announceOrWarn } from '../shared/credentials/key-lifecycle';
@@ -38,9 +38,9 @@ export async function withRedis<T>(config: CliConfig, run: (redis: RedisClient, 
   }
 }
 
-export type QueueName = typeof EVENTS_QUEUE | typeof MAINTENANCE_QUEUE;
+export type { QueueName };
 
-/** The named queue: every partition of the events queue, or the maintenance queue. */
+/** The named queue: every partition of the events queue, or the maintenance or webhooks queue. */
 export async function withQueues<T>(config: CliConfig, name: QueueName, run: (queues: Queue[]) => Promise<T>): Promise<T> {
   const redis = createRedis(redisTarget(config), 'consumer');
   const keys = keysFor(config);

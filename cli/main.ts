@@ -4,6 +4,7 @@ import { loadDotCosEnv } from '../shared/config/dev-env';
 import { createDb, DB_ROLES } from '../shared/db/database';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { KeyNotFoundError, PlanLimitError } from '../shared/credentials/key.service';
+import { AppError } from '../shared/errors/app-error';
 import { CommandLineError, readCommandLine } from './command-line';
 import { UsageError, type Command } from './command';
 import { COMMANDS } from './commands';
@@ -57,7 +58,11 @@ export async function runCli(argv: string[], io: Partial<CliIo> = {}): Promise<n
     return 0;
   } catch (error) {
     const known =
-      error instanceof UsageError || error instanceof KeyNotFoundError || error instanceof PlanLimitError || error instanceof ConfigError;
+      error instanceof UsageError ||
+      error instanceof KeyNotFoundError ||
+      error instanceof PlanLimitError ||
+      error instanceof ConfigError ||
+      error instanceof AppError;
     const message = error instanceof Error ? error.message : String(error);
     // Every command makes its change in Postgres first, in one transaction: one refused here
     // did not make it (a revocation included), and running it again is the remedy.

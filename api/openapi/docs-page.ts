@@ -27,7 +27,8 @@ export function renderDocsPage(document: OpenApiDocument): string {
   const resolve = <T>(value: T | oas32.ReferenceObject, kind: 'responses' | 'headers' | 'schemas' | 'examples'): T =>
     isRef(value) ? (components[kind]?.[refName(value.$ref)] as T) : value;
 
-  const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+  // Webhooks (what the service POSTs to a customer's endpoint) are listed as operations named by their event type.
+  const operations = [...Object.entries(document.paths ?? {}), ...Object.entries(document.webhooks ?? {})].flatMap(([path, item]) =>
     METHODS.flatMap((method) => (item[method] ? [{ path, method, operation: item[method] }] : [])),
   );
   const responses = [

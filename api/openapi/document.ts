@@ -13,6 +13,7 @@ import { profilePathSchema } from '../schemas/request.schemas';
 import { ERROR_SCHEMAS, TRACE_ID_PATTERN } from '../schemas/response.schemas';
 import { API_DESCRIPTION, TAGS } from './introduction';
 import { OPERATIONS, type OperationDoc } from './operations';
+import { webhookOperations } from './webhooks';
 
 const digits = () => z.string().regex(/^\d+$/);
 
@@ -313,6 +314,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     tags: TAGS,
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks: webhookOperations(),
     components: {
       securitySchemes: {
         bearerAuth: {

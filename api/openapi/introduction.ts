@@ -14,4 +14,9 @@ export const TAGS = [
   { name: 'Profiles', description: 'What the service has learned per user: read, pin, erase, history.' },
   { name: 'Operations', description: 'Probes and metrics for the platform running the service; no API key.' },
   { name: 'Reference', description: 'This document and its web page; no API key.' },
+  {
+    name: 'Webhooks',
+    description:
+      "Events the service POSTs to an account's endpoints (added in the dashboard or with `cos webhooks add`), signed per the Standard Webhooks specification.",
+  },
 ];

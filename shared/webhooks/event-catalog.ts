@@ -10,8 +10,8 @@ import { patternRuleSchema } from '../domain/pattern-rules';
 
 const keySummary = z
   .object({
-    id: z.string().meta({ example: 'key_4f8Kc2LwQ9rT1bXz0aVe' }),
-    name: z.string(),
+    id: z.string().meta({ description: "The key's id", example: 'key_4f8Kc2LwQ9rT1bXz0aVe' }),
+    name: z.string().meta({ description: "The key's name" }),
     last4: z.string().meta({ description: "The key's last 4 characters, as the dashboard shows them" }),
   })
   .meta({ id: 'WebhookKey', description: 'A key, by id, name and last 4 characters; never its secret' });
@@ -20,23 +20,27 @@ const isoTime = z.string().meta({ description: 'ISO 8601, UTC', example: '2026-1
 
 export const WEBHOOK_EVENT_DATA = {
   'pattern.opened': z.object({
-    patternId: z.number().int(),
-    rule: patternRuleSchema,
+    patternId: z.number().int().meta({ description: "The pattern's id, as the dashboard's unusual-patterns page lists it" }),
+    rule: patternRuleSchema.meta({ description: 'The rule that found it' }),
     key: keySummary,
     subject: z
       .string()
       .meta({ description: 'What tells two patterns of one rule and key apart (a country, a quota level); empty when nothing does' }),
     reason: z.string().meta({ description: 'The plain-language reason the dashboard shows, with its numbers' }),
-    numbers: z.record(z.string(), z.union([z.number(), z.string()])),
+    numbers: z.record(z.string(), z.union([z.number(), z.string()])).meta({ description: 'The figures the reason quotes, by name' }),
     firstSeen: isoTime,
   }),
   'quota.threshold': z.object({
-    percent: z.union([z.literal(75), z.literal(90), z.literal(100)]),
+    percent: z.union([z.literal(75), z.literal(90), z.literal(100)]).meta({ description: 'The share of the quota reached' }),
     month: z.string().meta({ description: 'YYYY-MM (UTC)', example: '2026-11' }),
     used: z.number().int().meta({ description: "Requests of the account's live keys counted this month, as flushed" }),
     quota: z.number().int().meta({ description: "The plan's monthly quota of the account" }),
   }),
-  'key.created': z.object({ key: keySummary, scopes: z.array(z.string()), createdAt: isoTime }),
+  'key.created': z.object({
+    key: keySummary,
+    scopes: z.array(z.string()).meta({ description: 'What the key may call' }),
+    createdAt: isoTime,
+  }),
   'key.rotated': z.object({
     key: keySummary,
     replacement: keySummary,
@@ -44,12 +48,16 @@ export const WEBHOOK_EVENT_DATA = {
   }),
   'key.revoked': z.object({ key: keySummary, revokedAt: isoTime }),
   'key.deleted': z.object({ key: keySummary, deletedAt: isoTime }),
-  'key.rotation_due': z.object({ key: keySummary, createdAt: isoTime, ageDays: z.number().int() }),
+  'key.rotation_due': z.object({
+    key: keySummary,
+    createdAt: isoTime,
+    ageDays: z.number().int().meta({ description: "The key's age in whole days" }),
+  }),
   'account.restricted': z.object({
-    restricted: z.literal(true),
+    restricted: z.literal(true).meta({ description: 'Always true: lifting a restriction sends no event' }),
     reason: z.string().meta({ description: "What the API answers the account's keys from now on" }),
   }),
-  'webhook.test': z.object({ message: z.string() }),
+  'webhook.test': z.object({ message: z.string().meta({ description: 'Says it is a test' }) }),
 } as const;
 
 export type WebhookEventType = keyof typeof WEBHOOK_EVENT_DATA;
@@ -76,11 +84,11 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
 /** The envelope of every payload; `data` is the event type's schema. */
 export function envelopeSchema<T extends WebhookEventType>(type: T) {
   return z.object({
-    type: z.literal(type),
+    type: z.literal(type).meta({ description: 'The event type' }),
     timestamp: isoTime.meta({ description: 'When the event happened' }),
-    environment: environmentSchema,
+    environment: environmentSchema.meta({ description: 'The environment of the event: test events never reach live endpoints' }),
     account: z.string().meta({ description: 'The account id', example: 'acct_9hQ2mXc4Lr7Tz1Bv' }),
-    data: WEBHOOK_EVENT_DATA[type],
+    data: WEBHOOK_EVENT_DATA[type].meta({ description: WEBHOOK_EVENT_DESCRIPTIONS[type] }),
   });
 }
 
