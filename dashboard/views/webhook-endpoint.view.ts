@@ -1,6 +1,6 @@
 import type { WebhookDelivery } from '../../shared/webhooks/delivery.repository';
 import type { WebhookEndpoint } from '../../shared/webhooks/endpoint.repository';
-import { formatSecond, formatTime } from './format';
+import { DAY_MS, formatSecond, formatTime } from './format';
 import { html, type Html } from './html';
 import { formFields, notice, page, type Viewer } from './layout';
 import {
@@ -28,6 +28,13 @@ export interface EndpointPageInput {
 
 const CAUSES: Record<WebhookDelivery['cause'], string> = { event: 'event', test: 'test event', redelivery: 'redelivery' };
 
+/** How long an endpoint has been failing, as people say it. */
+function failingFor(ms: number): string {
+  if (ms < 3_600_000) return 'less than an hour';
+  if (ms < 2 * DAY_MS) return `${Math.floor(ms / 3_600_000)} h`;
+  return `${Math.floor((ms / DAY_MS) * 10) / 10} days`;
+}
+
 function facts(endpoint: WebhookEndpoint, now: number): Html {
   return html`<dl class="key-facts">
     <dt>URL</dt>
@@ -40,7 +47,7 @@ function facts(endpoint: WebhookEndpoint, now: number): Html {
     <dd>
       ${endpoint.enabled ? 'enabled' : 'disabled'}${
         endpoint.enabled && endpoint.failingMs !== null
-          ? html` — failing for ${Math.round(endpoint.failingMs / 3_600_000)} h; it is disabled after 3 days of failures`
+          ? html` — failing for ${failingFor(endpoint.failingMs)}; it is disabled after 3 days of failures`
           : ''
       }
     </dd>

@@ -64,7 +64,7 @@ export function disabledNotice(endpoint: WebhookEndpoint): Html {
 
 /** The event types as checkboxes, the endpoint's (or the refused form's) ticked. */
 export function eventTypeFields(idPrefix: string, checked: readonly string[]): Html {
-  return html`<fieldset>
+  return html`<fieldset class="event-types">
     <legend>Event types</legend>
     ${SUBSCRIBABLE_EVENT_TYPES.map(
       (type: WebhookEventType) =>

@@ -253,7 +253,7 @@ describe('dashboard in a browser', () => {
       {
         accountId: (await findAccount(env.db, 'browser-acme'))!.id,
         environment: 'test',
-        url: `http://127.0.0.1:9/webhooks/a-receiver-path-long-enough-to-wrap-on-a-phone-${width}`,
+        url: `http://127.0.0.1:9/webhooks/areceiverpathwithnoplacetobreakevenonaphone${width}`,
         eventTypes: ['key.created', 'key.rotation_due'],
       },
       { name: 'operator (cli)', country: null },
