@@ -118,6 +118,30 @@ describe('webhook endpoints in the dashboard', () => {
       url: 'https://after.example/hook',
       eventTypes: ['pattern.opened', 'quota.threshold'],
     });
+
+    // Refused: the endpoint's page again with the field at fault and what was typed; nothing changed.
+    const refused = await owner.post(`/webhooks/test/${id}`, { url: 'https://user:pw@after.example/hook', eventTypes: 'key.created' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('must not carry a user name or password');
+    expect(refused.body).toContain('value="https://user:pw@after.example/hook"');
+    expect((await findEndpoint(env.db, acme, id))!.url).toBe('https://after.example/hook');
+  });
+
+  it('pages back through a long delivery log, 50 at a time', async () => {
+    const { id } = await addEndpoint('https://paged.example/hook');
+    const operator = { name: 'operator (cli)', country: null };
+    for (let i = 0; i < 52; i++) await deps.webhooks.endpoints.sendTest(acme, id, operator);
+    const first = await owner.get(`/webhooks/test/${id}`);
+    const newest = rows(first, 'data-delivery-id');
+    expect(newest).toHaveLength(50);
+    const older = new RegExp(`href="/webhooks/test/${id}\\?before=(dlv_[0-9A-Za-z]{20})">Older deliveries`).exec(first.body);
+    expect(older?.[1]).toBe(newest.at(-1));
+    const second = await owner.get(`/webhooks/test/${id}?before=${older![1]}`);
+    const rest = rows(second, 'data-delivery-id');
+    expect(rest).toHaveLength(2);
+    expect(new Set([...newest, ...rest]).size).toBe(52);
+    expect(second.body).not.toContain('Older deliveries');
+    expect(second.body).toContain('Newest deliveries');
   });
 
   it('disables and enables an endpoint; a disabled one is said to be so, by whom, without the failing alarm', async () => {
