@@ -4,10 +4,21 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { cpuSnapshot, settleMachine } from './bench/cpu';
 import { drive } from './bench/drive';
-import { log, mustBeRunning, startBenchBackend, startProc, startServer, stopProc, withCleanup, type Proc } from './bench/processes';
+import {
+  BENCH_SECRET,
+  log,
+  mustBeRunning,
+  startBenchBackend,
+  startProc,
+  startServer,
+  stopProc,
+  withCleanup,
+  type Proc,
+} from './bench/processes';
 import { EventQueues, keysOf } from './bench/event-queues';
 import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
+import { startWebhookLoad, type WebhookLoadReport } from './bench/webhook-load';
 import { apiNodeArgs } from '../api/node-flags';
 
 /**
@@ -18,7 +29,8 @@ import { apiNodeArgs } from '../api/node-flags';
  * Then W workers start on that backlog and are timed until it is applied. `--workers 1,2`
  * measures each count in turn on a backlog of its own. Prints outcomes/s, the exactly-once
  * check and CPU ms per outcome of the worker, Postgres and Redis, and the bytes per row of the
- * tables that grow with traffic (or, with --json, JSON).
+ * tables that grow with traffic (or, with --json, JSON). `--webhooks` runs webhook deliveries to a
+ * slow receiver beside it (scripts/bench/webhook-load.ts).
  */
 
 const PREFIX = 'bench';
@@ -46,6 +58,8 @@ const opts = {
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
   settle: Number(flag('settle', '30')),
   json: process.argv.includes('--json'),
+  /** Webhooks on: a receiver answering after 2 s, and 50 events a second into the outbox while the backlog is applied. */
+  webhooks: process.argv.includes('--webhooks'),
   cpuProfDir: process.argv.includes('--cpu-prof-dir') ? path.resolve(flag('cpu-prof-dir', '.')) : undefined,
 };
 
@@ -59,6 +73,10 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
     prefix: PREFIX,
     dbPoolSize: 4,
   });
+  const webhooks = opts.webhooks
+    ? await startWebhookLoad({ db, account: 'bench', secret: BENCH_SECRET, eventsPerSecond: 50, delayMs: 2000 })
+    : undefined;
+  if (webhooks) Object.assign(env, webhooks.env);
   const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: null });
   onCleanup(async () => redis.disconnect());
   const keys = keysOf(env);
@@ -134,6 +152,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
   }
   await Promise.all(workers.map((w) => stopProc(w)));
   await stopProc(api.proc);
+  const webhookReport: WebhookLoadReport | undefined = await webhooks?.stop();
   const storage = await tableSizes(db);
   const cpus = os.cpus();
   return {
@@ -149,6 +168,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void) 
       queuePartitions: keys.queuePrefixes.length,
     },
     rounds,
+    webhooks: webhookReport ?? null,
     storage,
   };
 }
@@ -168,6 +188,12 @@ function print(result: Awaited<ReturnType<typeof run>>): void {
       `  exactly once: ${r.check.exactlyOnce} (rows ${r.check.applied}, interactions ${r.check.interactions}, versions ${r.check.versions}, failed ${r.check.failed})`,
     );
     out(`  CPU ms per outcome: ${ms}; other work on the machine: ${r.cpuPercentOfOneCore.other ?? 0}% of a core`);
+  }
+  if (result.webhooks) {
+    const w = result.webhooks;
+    out(
+      `webhooks on: ${w.eventsRecorded} events recorded, ${w.requestsReceived} deliveries received, the receiver answering after ${w.receiverDelayMs} ms`,
+    );
   }
   out(`\nstorage: ${result.storage.map((s) => `${s.table} ${s.rows} rows, ${s.bytesPerRow ?? '-'} bytes/row`).join('; ')}`);
 }
