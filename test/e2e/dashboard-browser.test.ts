@@ -455,6 +455,8 @@ describe('webhooks in a browser', () => {
     expect((await row.locator('td[data-label="Status"]').textContent())?.trim()).toBe('enabled');
 
     await row.getByRole('link', { name: receiver.url('/browser') }).click();
+    await page.getByRole('heading', { name: 'Check and change' }).waitFor();
+    expect(await unlabelled(page)).toEqual([]);
     await page.getByRole('button', { name: 'Send a test event' }).click();
     await page.getByText('Test event sent').waitFor();
     expect((await page.locator('tr[data-delivery-id] code').first().textContent())?.trim()).toBe('webhook.test');
