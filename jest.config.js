@@ -21,6 +21,7 @@ const CLUSTER_SUITES = [
   'integration/dashboard-keys',
   'integration/dashboard-forms',
   'integration/dashboard-session',
+  'integration/dashboard-webhooks',
   'integration/erasure-race',
   'integration/isolation',
   'integration/learning',

@@ -6,6 +6,7 @@ import { patternsRoutes } from './routes/patterns.routes';
 import { sessionRoutes, signInWhileBusy } from './routes/session.routes';
 import { teamRoutes } from './routes/team.routes';
 import { trafficRoutes } from './routes/traffic.routes';
+import { webhooksRoutes } from './routes/webhooks.routes';
 import { loadViewer } from './auth/current-user';
 import type { DashboardDeps } from './dependencies';
 import { dashboardErrorHandler, notFound, pageDeadlines } from './http/errors';
@@ -32,6 +33,7 @@ export function createDashboardApp(deps: DashboardDeps): Express {
   app.use(keysRoutes(deps));
   app.use(trafficRoutes(deps));
   app.use(patternsRoutes(deps));
+  app.use(webhooksRoutes(deps));
   app.use(auditRoutes(deps));
   app.use(accountRoutes(deps));
   app.use(teamRoutes(deps));

@@ -29,6 +29,9 @@ import { TrafficService } from './services/traffic.service';
 import { TwoFactor } from './services/two-factor.service';
 import { UserSessions } from './services/user-sessions.service';
 import { Viewers } from './services/viewers.service';
+import { Webhooks } from './services/webhooks.service';
+import { SecretBox } from '../shared/webhooks/secret-box';
+import { WebhookEndpoints } from '../shared/webhooks/webhook-endpoints.service';
 
 /**
  * What the dashboard's routes use; built below, replaced piecemeal in tests. Routes reach
@@ -64,6 +67,8 @@ export interface DashboardDeps {
   twoFactor: TwoFactor;
   /** The account's users, invitations by a one-time link, role changes and removals. */
   team: Team;
+  /** Webhook endpoints of the account's environments, their delivery logs, test events and redeliveries (each change audited). */
+  webhooks: Webhooks;
   /** One-time form tokens: a form sent twice acts once. */
   formTokens: FormTokens;
   /** Remembered devices: each keeps its own sign-in allowance. */
@@ -125,6 +130,8 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     patterns: new Patterns(db, accountKeys, audit),
     audit,
     team: new Team(db, userSessions, clock),
+    // Sealed under the same COS_SECRET as the worker's, which opens the secrets to sign deliveries.
+    webhooks: new Webhooks(db, new WebhookEndpoints({ db, box: new SecretBox(config.COS_SECRET), clock })),
     formTokens: new FormTokens(new FormTokenRepository(redis, keys)),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     logger,

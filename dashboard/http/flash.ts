@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { ShownKey } from '../views/keys.view';
+import type { ShownSecret } from '../views/webhooks.view';
 import type { Environment } from '../../shared/domain/environment';
 
 declare module 'express-session' {
@@ -10,6 +11,8 @@ declare module 'express-session' {
     recoveryCodes?: { codes: string[]; until: number };
     /** An invitation link just made, shown on the next team page and then gone. */
     invitationLink?: { link: string; email: string; until: number };
+    /** A webhook endpoint's signing secret just made (added or rotated), shown on the page `path` and then gone. */
+    webhookSecret?: WebhookSecretFlash & { until: number };
   }
 }
 
@@ -68,4 +71,25 @@ export function takeInvitationLink(req: Request, now: number): { link: string; e
   if (!flash) return undefined;
   delete req.session.invitationLink;
   return flash.until > now ? { link: flash.link, email: flash.email } : undefined;
+}
+
+export interface WebhookSecretFlash {
+  /** The page that shows it (the environment's list after an add, the endpoint's page after a rotation). */
+  path: string;
+  shown: ShownSecret;
+  message: string;
+}
+
+/** Keeps a signing secret just made for the page the browser is redirected to. */
+export async function flashWebhookSecret(req: Request, flash: WebhookSecretFlash, now: number): Promise<void> {
+  req.session.webhookSecret = { ...flash, until: now + FLASH_MS };
+  await save(req);
+}
+
+/** The signing secret flashed for the page at `path`, taken out of the session: shown this once. */
+export function takeWebhookSecret(req: Request, path: string, now: number): WebhookSecretFlash | undefined {
+  const flash = req.session.webhookSecret;
+  if (!flash || flash.path !== path) return undefined;
+  delete req.session.webhookSecret;
+  return flash.until > now ? { path: flash.path, shown: flash.shown, message: flash.message } : undefined;
 }

@@ -69,6 +69,17 @@ function ageCell(key: ApiKeyRecord, now: number): Html {
   return html`<span class="warning" title="Keys this old are worth rotating">${days} d — consider rotating</span>`;
 }
 
+/**
+ * A live key the daily scan found 90 days old (the `key.rotation_due` event was sent for it), while
+ * it is still the key in use: rotating it replaces it, and the badge goes with it.
+ */
+function rotationDueBadge(key: ApiKeyRecord, now: number): Html | '' {
+  if (!key.rotationDueAt || keyStatus(key, now) !== 'active') return '';
+  return html` <span class="badge rotation-due" data-rotation-due title="Due since ${formatTime(key.rotationDueAt)}: rotate this key"
+    >rotation due</span
+  >`;
+}
+
 function actions(key: ApiKeyRecord, env: Environment, viewer: Viewer, now: number): Html {
   const status = keyStatus(key, now);
   const base = `/keys/${env}/${key.id}`;
@@ -173,7 +184,9 @@ export function keysPage(input: KeysPageInput): string {
   const rows = keys.map(
     (k) =>
       html`<tr data-key-id="${k.id}" data-key-last4="${k.last4}">
-        <td data-label="Name"><a href="/traffic/${environment}?key=${k.id}" title="Traffic of ${k.name}">${k.name}</a></td>
+        <td data-label="Name">
+          <a href="/traffic/${environment}?key=${k.id}" title="Traffic of ${k.name}">${k.name}</a>${rotationDueBadge(k, now)}
+        </td>
         <td data-label="Key"><code>…${k.last4}</code></td>
         <td data-label="Scopes">${k.scopes.join(', ')}</td>
         ${environment === 'live' ? html`<td data-label="Rate limit">${rateLimitCell(k, viewer.account)}</td>` : ''}

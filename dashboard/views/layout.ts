@@ -22,6 +22,7 @@ export const NAV_ITEMS: NavItem[] = [
   { section: 'traffic', label: 'Traffic', href: '/traffic/test' },
   { section: 'geography', label: 'Geography', href: '/geography/test' },
   { section: 'patterns', label: 'Unusual patterns', href: '/patterns', count: (viewer) => viewer.openPatterns },
+  { section: 'webhooks', label: 'Webhooks', href: '/webhooks/test' },
   { section: 'audit', label: 'Audit log', href: '/audit' },
   { section: 'account', label: 'Your account', href: '/account/two-factor' },
 ];

@@ -6,6 +6,11 @@ import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/pro
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
 import { Secret, TOTP } from 'otpauth';
 import { KeyService } from '../../shared/credentials/key.service';
+import { Webhook } from 'standardwebhooks';
+import { WebhookReceiver } from '../support/webhook-receiver';
+import { findAccount } from '../../shared/accounts/account.repository';
+import { SecretBox } from '../../shared/webhooks/secret-box';
+import { WebhookEndpoints } from '../../shared/webhooks/webhook-endpoints.service';
 
 /**
  * The dashboard in Debian's chromium, against the built dashboard, API and worker processes.
@@ -21,7 +26,11 @@ let browser: Browser;
 beforeAll(async () => {
   env = await createTestEnv();
   await addUser(env.db, 'browser-acme', 'owner@browser.test', 'owner');
-  worker = spawnBuilt('worker/main.js', env.processEnv({ USAGE_FLUSH_INTERVAL: '1s' }));
+  // Webhook deliveries may reach the test's receiver on loopback, relayed within 100 ms.
+  worker = spawnBuilt(
+    'worker/main.js',
+    env.processEnv({ USAGE_FLUSH_INTERVAL: '1s', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32', WEBHOOK_RELAY_INTERVAL: '100ms' }),
+  );
   [api, dashboard, browser] = await Promise.all([
     spawnApi(env.processEnv({ TRUST_PROXY: 'loopback' })),
     spawnDashboard(env.processEnv()),
@@ -238,6 +247,18 @@ describe('dashboard in a browser', () => {
       environment: 'live',
       name: 'a live key with a long name',
     });
+    // An endpoint with a long URL and one delivery in its log.
+    const endpoints = new WebhookEndpoints({ db: env.db, box: new SecretBox(TEST_SECRET) });
+    const { endpoint } = await endpoints.add(
+      {
+        accountId: (await findAccount(env.db, 'browser-acme'))!.id,
+        environment: 'test',
+        url: `http://127.0.0.1:9/webhooks/areceiverpathwithnoplacetobreakevenonaphone${width}`,
+        eventTypes: ['key.created', 'key.rotation_due'],
+      },
+      { name: 'operator (cli)', country: null },
+    );
+    await endpoints.sendTest(endpoint.accountId, endpoint.id, { name: 'operator (cli)', country: null });
     const own = await browser.newContext({ viewport: { width, height } });
     const page = await own.newPage();
     await page.goto(`${dashboard.url}/signin`);
@@ -255,6 +276,9 @@ describe('dashboard in a browser', () => {
       ['/geography/live', 'Geography'],
       ['/patterns', 'Unusual patterns'],
       ['/audit', 'Audit log'],
+      ['/webhooks/test', 'Test webhooks'],
+      [`/webhooks/test/${endpoint.id}`, 'Webhook endpoint (test)'],
+      [`/webhooks/test/${endpoint.id}/rotate-secret`, 'Rotate signing secret'],
     ];
     for (const [path, heading] of pages) {
       // The page itself, not an error page or the sign-in form that would also fit the screen.
@@ -399,5 +423,61 @@ describe('sessions in a browser', () => {
     expect(await second.page.getByRole('button', { name: 'Sign in' }).count()).toBe(1);
     expect((await page.goto(`${dashboard.url}/account/password`))?.status()).toBe(200);
     await Promise.all([first.context.close(), second.context.close()]);
+  });
+});
+
+describe('webhooks in a browser', () => {
+  const receiver = new WebhookReceiver();
+  beforeAll(() => receiver.listen());
+  afterAll(() => receiver.close());
+
+  it('adds an endpoint whose secret is shown once, sends it a test event and shows the delivery in the log', async () => {
+    await addUser(env.db, 'browser-acme', 'webhooks@browser.test', 'owner');
+    const { context, page } = await signedIn('webhooks@browser.test');
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.waitForURL(`${dashboard.url}/webhooks/test`);
+    expect((await page.locator('nav.tabs a[aria-current="page"]').textContent())?.trim()).toBe('Test');
+    expect(await unlabelled(page)).toEqual([]);
+
+    await page.getByLabel('URL').fill(receiver.url('/browser'));
+    await page.locator('#add-key-created').check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.waitForSelector('#new-secret');
+    const secret = await page.locator('#new-secret').inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    expect(await overflows(page)).toBe(false);
+
+    // Once: the reload shows the endpoint listed and the secret no more.
+    await page.reload();
+    expect(await page.locator('#new-secret').count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+    const row = page.locator('tr[data-endpoint-id]', { hasText: receiver.url('/browser') });
+    expect((await row.locator('td[data-label="Status"]').textContent())?.trim()).toBe('enabled');
+
+    await row.getByRole('link', { name: receiver.url('/browser') }).click();
+    await page.getByRole('heading', { name: 'Check and change' }).waitFor();
+    expect(await unlabelled(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.getByText('Test event sent').waitFor();
+    expect((await page.locator('tr[data-delivery-id] code').first().textContent())?.trim()).toBe('webhook.test');
+    const endpointPath = new URL(page.url()).pathname;
+
+    // The worker delivers it, signed with the secret shown; the log then says so.
+    await reloadUntil(page, endpointPath, async (p) => (await p.locator('tr[data-status="succeeded"]').count()) === 1);
+    const delivered = page.locator('tr[data-status="succeeded"]');
+    expect((await delivered.locator('td[data-label="Response"]').textContent())?.trim()).toBe('200');
+    expect((await delivered.locator('td[data-label="Attempts"]').textContent())?.trim()).toBe('1');
+    const [request] = receiver.received.filter((r) => r.path === '/browser');
+    const webhookId = (await delivered.locator('td[data-label="webhook-id"]').textContent())?.trim();
+    expect(request!.headers['webhook-id']).toBe(webhookId);
+    expect(
+      new Webhook(secret).verify(request!.body, {
+        'webhook-id': request!.headers['webhook-id']!,
+        'webhook-timestamp': request!.headers['webhook-timestamp']!,
+        'webhook-signature': request!.headers['webhook-signature']!,
+      }),
+    ).toMatchObject({ type: 'webhook.test', environment: 'test' });
+    expect(await overflows(page)).toBe(false);
+    await context.close();
   });
 });
