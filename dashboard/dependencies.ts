@@ -8,8 +8,6 @@ import { dependencyProbes, probePool, requestProbeTimeout } from '../shared/heal
 import { countryResolver, type CountryCode } from '../shared/geo/country';
 import { KeyService } from '../shared/credentials/key.service';
 import { KeyLifecycle } from '../shared/credentials/key-lifecycle';
-import { SecretBox } from '../shared/webhooks/secret-box';
-import { WebhookEndpoints } from '../shared/webhooks/webhook-endpoints.service';
 import { publishCredentialChange } from '../shared/credentials/credential-changes.repository';
 import type { Logger } from '../shared/logger/logger';
 import { createRedis, keysFor, redisTarget, type RedisClient } from '../shared/redis/redis';
@@ -48,12 +46,6 @@ export interface DashboardDeps {
   accountKeys: AccountKeys;
   /** Keys created, rotated, revoked and deleted, each announced and audited (as the CLI's). */
   keyLifecycle: KeyLifecycle;
-  /**
-   * Webhook endpoints (added, edited, enabled, disabled, deleted, secrets rotated), each change
-   * audited as the CLI's are; their delivery logs, test events and redeliveries. Pages check the
-   * viewer is an owner before a change, as for keys.
-   */
-  webhooks: WebhookEndpoints;
   /** Traffic, usage and countries for the traffic and geography pages. */
   traffic: TrafficService;
   /** Unusual patterns and their acknowledgement. */
@@ -125,7 +117,6 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
       keys: new KeyService(db, config.COS_SECRET, 'customer'),
       announce: (change) => publishCredentialChange(redis, keys, change),
     }),
-    webhooks: new WebhookEndpoints({ db, box: new SecretBox(config.COS_SECRET), clock }),
     traffic: new TrafficService(db),
     patterns: new Patterns(db, accountKeys, audit),
     audit,

@@ -115,7 +115,10 @@ function reachableHost(host: string): string {
 
 function appSpec(role: 'api' | 'worker' | 'dashboard', env: NodeJS.ProcessEnv): ChildSpec {
   const main = path.join(root, 'dist', role, 'main.js');
-  return { name: role, start: () => spawn(process.execPath, role === 'dashboard' ? [main] : nodeArgs(role, main), { env, stdio: 'inherit' }) };
+  return {
+    name: role,
+    start: () => spawn(process.execPath, role === 'dashboard' ? [main] : nodeArgs(role, main), { env, stdio: 'inherit' }),
+  };
 }
 
 async function main(): Promise<void> {
