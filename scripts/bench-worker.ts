@@ -20,6 +20,7 @@ import {
   type Proc,
 } from './bench/processes';
 import { runSource } from './bench/provenance';
+import { STEADY_RATE } from './bench/load-targets';
 import { tableSizes } from './bench/table-sizes';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
 import { meanBytes } from './bench/worker-figures';
@@ -35,7 +36,7 @@ import { startWebhookLoad, type WebhookLoadReport } from './bench/webhook-load';
  * the API by `--connections` clients, so the queues hold exactly the jobs the API makes):
  * the workers timed cold from their spawn to empty queues (the headline), exactly once; a no-op
  * BullMQ worker on as many jobs of the same size; the apply lag of outcomes posted open loop at
- * half the cold rate; with `--warm`, the workers timed again on a new backlog once they have
+ * `--lag-rate` (1,000/s); with `--warm`, the workers timed again on a new backlog once they have
  * shared out the partitions (bench:load's method). docs/BENCHMARKS.md has the method.
  * `--webhooks` runs webhook deliveries to a slow receiver beside it (scripts/bench/webhook-load.ts).
  */
@@ -63,8 +64,11 @@ const opts = {
     }),
   /** Clients posting the backlog (and issuing requestIds), as bench:load's connections. */
   connections: positive('connections', 50),
-  /** Outcomes per second of the apply-lag phase; by default half the round's cold rate. */
-  lagRate: process.argv.includes('--lag-rate') ? positive('lag-rate', 1, false) : undefined,
+  /**
+   * Outcomes per second of the apply-lag phase: bench:load's steady rate by default. Half the cold
+   * rate overloads a 2-core machine, where the API posting them shares the cores with the workers.
+   */
+  lagRate: positive('lag-rate', STEADY_RATE, false),
   lagSeconds: positive('lag-seconds', 10, false),
   warm: process.argv.includes('--warm'),
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
@@ -188,7 +192,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       connections: opts.connections,
       contextCall,
       drained,
-      rate: opts.lagRate ?? Math.max(1, Math.round(cold.outcomesPerSec / 2)),
+      rate: opts.lagRate,
       seconds: opts.lagSeconds,
     });
     log(`apply lag at ${applyLag.rate}/s: p50 ${applyLag.lag.p50Ms} ms, p99 ${applyLag.lag.p99Ms} ms, max ${applyLag.lag.maxMs} ms`);
@@ -235,7 +239,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       concurrency: workerConcurrency,
       queuePartitions: keys.queuePrefixes.length,
       lagSeconds: opts.lagSeconds,
-      lagRate: opts.lagRate ?? 'half the cold rate',
+      lagRate: opts.lagRate,
     },
     rounds,
     webhooks: webhookReport ?? null,

@@ -12,6 +12,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'key.deleted',
   'key.rotation_due',
   'account.restricted',
+  // Sent only when someone asks for a test delivery (the dashboard's "Send a test event", `cos webhooks test`).
+  'webhook.test',
 ] as const;
 
 export const WEBHOOK_ENVIRONMENTS = ['test', 'live'] as const;

@@ -7,6 +7,7 @@ import { COMPLEXITY_HANDLING, ENCOURAGEMENT, FRAMINGS, PROFILE_PHASES, STYLES, T
 import { ERROR_STATUS } from '../../shared/errors/app-error';
 import type { ProfileResponse } from '../../shared/profile/profile';
 import * as sdk from '../../sdk/src';
+import { WEBHOOK_EVENT_TYPES } from '../../shared/webhooks/event-catalog';
 
 /**
  * The SDK writes the contract's shapes out (it is a package of its own); these checks fail when
@@ -48,6 +49,10 @@ describe('the SDK and the service agree on', () => {
     expect(sdk.ENCOURAGEMENT_LEVELS).toEqual(ENCOURAGEMENT);
     expect(sdk.TASK_COMPLEXITIES).toEqual(TASK_COMPLEXITY);
     expect(sdk.PROFILE_PHASES).toEqual(PROFILE_PHASES);
+  });
+
+  it('every webhook event type the service sends', () => {
+    expect([...sdk.WEBHOOK_EVENT_TYPES].sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
   });
 
   it('every error code and its status', () => {

@@ -26,6 +26,8 @@ WebhookEventType = Literal[
     "key.deleted",
     "key.rotation_due",
     "account.restricted",
+    # Sent only when someone asks for a test delivery.
+    "webhook.test",
 ]
 WebhookEnvironment = Literal["test", "live"]
 
