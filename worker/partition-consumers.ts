@@ -47,6 +47,11 @@ export class PartitionConsumers {
   private reconciling: Promise<void> = Promise.resolve();
   private beating: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  /** A heartbeat is on its way; `beatAgain`: the group changed meanwhile, beat again once it is back. */
+  private inBeat = false;
+  private beatAgain = false;
+  /** This worker has told the group it joined. */
+  private announced = false;
   private stopped = false;
   private heartbeatFailing = false;
   /** A reconciliation failed: the next heartbeat runs one even if the members are the same. */
@@ -88,9 +93,25 @@ export class PartitionConsumers {
     this.o.metrics.partitionsAssigned(0, 0);
   }
 
+  /**
+   * Another worker joined or left (its announcement): beats now rather than at the next interval,
+   * so that workers started together share the partitions out within a round trip.
+   */
+  groupChanged(): void {
+    if (this.stopped) return;
+    if (this.inBeat) return void (this.beatAgain = true);
+    if (this.timer) clearTimeout(this.timer);
+    this.beat();
+  }
+
   private beat(): void {
+    this.inBeat = true;
     this.beating = this.heartbeat().finally(() => {
-      if (!this.stopped) this.timer = setTimeout(() => this.beat(), this.o.heartbeatMs);
+      this.inBeat = false;
+      if (this.stopped) return;
+      const again = this.beatAgain;
+      this.beatAgain = false;
+      this.timer = setTimeout(() => this.beat(), again ? 0 : this.o.heartbeatMs);
     });
   }
 
@@ -106,6 +127,11 @@ export class PartitionConsumers {
     }
     if (this.heartbeatFailing) this.o.logger.info('worker heartbeat works again');
     this.heartbeatFailing = false;
+    if (!this.announced) {
+      this.announced = true;
+      // Unannounced, the others see this worker at their next heartbeat (up to an interval later).
+      this.o.group.announceChange().catch(() => undefined);
+    }
     // Sorted: the set is ordered by last-seen time, which changes with every beat.
     const key = [...members].sort(compareStrings).join('\u0000');
     if ((key === this.lastMembers && !this.retry) || this.stopped) return;

@@ -17,7 +17,7 @@ import { ProfileCache } from '../shared/profile/profile-cache.repository';
 import { createRedis, keysFor, redisTarget } from '../shared/redis/redis';
 import { catchUpTestDataReset } from '../shared/test-data/test-data-reset';
 import { cappedBackoff } from '../shared/jobs/retry';
-import { WorkerGroup } from '../shared/jobs/worker-group.repository';
+import { onWorkerGroupChange, WorkerGroup } from '../shared/jobs/worker-group.repository';
 import { EventBatcher } from './event-batcher';
 import { reportJobFailure } from './job-failures';
 import { LostLocks } from './lost-locks';
@@ -177,6 +177,9 @@ export function startWorker(
     logger,
     metrics,
   });
+  // Subscribed before the first heartbeat, so no announcement of a worker starting beside it is missed.
+  const groupChanges = createRedis(target, 'consumer');
+  onWorkerGroupChange(groupChanges, keys, () => consumers.groupChanged());
   consumers.start();
 
   const ready = (async () => {
@@ -199,6 +202,7 @@ export function startWorker(
     await Promise.all(queues.map((queue) => queue.close()));
     lostLocks.close();
     redis.disconnect();
+    groupChanges.disconnect();
     await Promise.all([db.destroy(), maintenanceDb.destroy(), webhooksDb.destroy(), probeDb.destroy()]);
   };
   return {

@@ -39,7 +39,7 @@ const parsePartitions = (text: string) => (text === '' ? [] : text.split(',').ma
 export class WorkerGroup {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Pick<RedisKeys, 'workerHeartbeats' | 'workerPartitions'>,
+    private readonly keys: Pick<RedisKeys, 'workerHeartbeats' | 'workerPartitions' | 'workerGroupChanged'>,
   ) {
     defineScripts(redis, ['cosWorkerHeartbeat']);
   }
@@ -53,9 +53,19 @@ export class WorkerGroup {
     return this.redis.cosWorkerHeartbeat(workerHeartbeats, workerPartitions, workerId, formatPartitions(owned), timeoutMs);
   }
 
-  /** Removes a stopping worker, so that the others take its partitions at their next heartbeat. */
+  /** Removes a stopping worker and tells the others, so that they take its partitions at once. */
   async leave(workerId: string): Promise<void> {
     await execPipeline(this.redis.multi().zrem(this.keys.workerHeartbeats, workerId).hdel(this.keys.workerPartitions, workerId));
+    await this.announceChange();
+  }
+
+  /**
+   * Tells the other workers that the group changed (this one joined or left): they beat at once
+   * instead of at their next heartbeat, so that workers started together share the partitions
+   * before either has taken much of the other's share.
+   */
+  async announceChange(): Promise<void> {
+    await this.redis.publish(this.keys.workerGroupChanged, '1');
   }
 
   /** The group as Redis holds it (dead members not yet pruned included), for operators and benchmarks. */
@@ -67,4 +77,13 @@ export class WorkerGroup {
     for (let i = 0; i < flat.length; i += 2) members.push({ id: flat[i]!, lastSeen: Number(flat[i + 1]) });
     return { members, partitions: new Map(Object.entries(reported).map(([id, text]) => [id, parsePartitions(text)])) };
   }
+}
+
+/** Calls `listener` whenever a worker announces a change of the group, on a subscriber connection of its own. */
+export function onWorkerGroupChange(subscriber: RedisClient, keys: Pick<RedisKeys, 'workerGroupChanged'>, listener: () => void): void {
+  subscriber.on('message', (channel: string) => {
+    if (channel === keys.workerGroupChanged) listener();
+  });
+  // A lost subscription only makes the group change seen at the next heartbeat.
+  subscriber.subscribe(keys.workerGroupChanged).catch(() => undefined);
 }

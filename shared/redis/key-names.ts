@@ -143,6 +143,8 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
     workerHeartbeats: `${base}:{workers}:heartbeats`,
     /** What each live worker consumes, as it last reported: hash worker id → comma-separated partitions. */
     workerPartitions: `${base}:{workers}:partitions`,
+    /** Pub/sub channel: a worker joined or left the group, so the others beat at once. */
+    workerGroupChanged: `${base}:{workers}:changed`,
     /** BullMQ prefix of each event-queue partition. */
     queuePrefixes,
     /** BullMQ prefix of the maintenance queue: the first partition's (another queue name under it). */

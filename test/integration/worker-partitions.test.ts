@@ -175,3 +175,21 @@ it('leaves no member behind when the last workers stop', async () => {
   await Promise.all([second.close(), third.close()]);
   expect((await group.read()).members).toEqual([]);
 });
+
+it('shares the partitions at once when a worker joins or leaves, not at the next heartbeat: each announces it', async () => {
+  // Heartbeats far apart: only the announcements can make the group change within the test.
+  const slow = { WORKER_HEARTBEAT_INTERVAL: '60s', WORKER_HEARTBEAT_TIMEOUT: '120s' };
+  const alone = h.startWorker(createLogger('info', 'worker-under-test', logs.stream), slow);
+  await alone.joined;
+  expect(alone.partitions()).toHaveLength(partitionCount());
+  const joining = h.startWorker(createLogger('info', 'worker-under-test', logs.stream), slow);
+  const startedAt = Date.now();
+  expectDisjointCover(await shared([alone, joining]));
+  expect(Date.now() - startedAt).toBeLessThan(10_000);
+
+  await joining.close();
+  await eventually(async () => alone.partitions().length === partitionCount());
+  expect(Date.now() - startedAt).toBeLessThan(20_000);
+  await alone.close();
+  expect((await group.read()).members).toEqual([]);
+});
