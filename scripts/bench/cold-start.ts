@@ -1,11 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { Db } from '../../shared/db/database';
-import { costPer, cpuPercent, pidCpuPercent, type CpuSnapshot, type Roles } from './cpu';
-import type { EventQueues } from './event-queues';
+import { costPer, cpuPercent, pidCpuPercent, type Roles } from './cpu';
 import { rss, type Rss } from './memory';
-import { mustBeRunning, waitUntil, type Proc } from './processes';
+import { mustBeRunning, waitUntil } from './processes';
 import { cpuMsPerItem, perSecond } from './worker-figures';
-import { exactlyOnceCheck, totals, type Backlog, type ExactlyOnceCheck } from './worker-backlog';
+import { exactlyOnceCheck, totals, type BacklogTiming, type ExactlyOnceCheck } from './worker-backlog';
 
 /**
  * bench:worker's headline: W worker processes started cold on a backlog, the clock and the CPU
@@ -34,16 +32,7 @@ export interface ColdRound {
   rssAfter: Rss;
 }
 
-export async function timeColdStart(o: {
-  db: Db;
-  queues: EventQueues;
-  backlog: Pick<Backlog, 'accepted' | 'jobs'>;
-  workerCount: number;
-  /** Spawns the workers (and makes `snapshot` count their CPU); they are left running. */
-  startWorkers: (count: number) => Proc[];
-  snapshot: () => CpuSnapshot;
-  selfRole: string;
-}): Promise<ColdRound> {
+export async function timeColdStart(o: BacklogTiming): Promise<ColdRound> {
   const before = await totals(o.db);
   const cpuBefore = o.snapshot();
   const t0 = performance.now();

@@ -89,15 +89,19 @@ export interface WorkerRound {
  * the first would otherwise work on every partition while the others boot). `startWorkers`
  * starts them (and makes `snapshot` count their CPU); they are left running.
  */
-export async function timeBacklog(o: {
+/** What a timed round of workers on a backlog needs, warm (here) or cold (cold-start.ts). */
+export interface BacklogTiming {
   db: Db;
   queues: EventQueues;
   backlog: Pick<Backlog, 'accepted' | 'jobs'>;
   workerCount: number;
+  /** Spawns the workers (and makes `snapshot` count their CPU); they are left running. */
   startWorkers: (count: number) => Proc[];
   snapshot: () => CpuSnapshot;
   selfRole: string;
-}): Promise<WorkerRound> {
+}
+
+export async function timeBacklog(o: BacklogTiming): Promise<WorkerRound> {
   const before = await totals(o.db);
   await o.queues.pause();
   const workers = o.startWorkers(o.workerCount);
