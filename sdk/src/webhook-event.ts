@@ -12,7 +12,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'key.deleted',
   'key.rotation_due',
   'account.restricted',
-  // Sent only when someone asks for a test delivery (the dashboard's "Send a test event", `cos webhooks test`).
+  // Sent only when a test delivery is asked for, from the dashboard or the CLI.
   'webhook.test',
 ] as const;
 
