@@ -70,6 +70,8 @@ const opts = {
    */
   lagRate: positive('lag-rate', STEADY_RATE, false),
   lagSeconds: positive('lag-seconds', 10, false),
+  /** Seconds posted at the lag rate before the measured ones (the workers' first outcomes). */
+  lagWarmupSeconds: positive('lag-warmup', 5, false),
   warm: process.argv.includes('--warm'),
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
   settle: Number(flag('settle', '30')),
@@ -194,6 +196,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
       drained,
       rate: opts.lagRate,
       seconds: opts.lagSeconds,
+      warmupSeconds: opts.lagWarmupSeconds,
     });
     log(`apply lag at ${applyLag.rate}/s: p50 ${applyLag.lag.p50Ms} ms, p99 ${applyLag.lag.p99Ms} ms, max ${applyLag.lag.maxMs} ms`);
 

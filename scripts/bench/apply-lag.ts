@@ -21,6 +21,8 @@ export interface ApplyLag {
   /** Outcomes posted per second (open loop). */
   rate: number;
   seconds: number;
+  /** Seconds posted first and left out of the lag: the workers' first outcomes (compiling the outcome path, loading priors). */
+  warmupSeconds: number;
   /** The posts' answers: 202s, their p50 and p99 from each one's due time. */
   posts: RunSummary;
   /** Outcomes accepted whose row was found, and their lag. */
@@ -39,9 +41,13 @@ export async function applyLagPhase(o: {
   drained: (what: string) => Promise<unknown>;
   rate: number;
   seconds: number;
+  warmupSeconds: number;
 }): Promise<ApplyLag> {
-  const total = Math.max(1, Math.round(o.rate * o.seconds));
-  log(`apply lag: issuing ${total} requestIds, then posting their outcomes at ${o.rate}/s for ${o.seconds} s…`);
+  const warmup = Math.round(o.rate * o.warmupSeconds);
+  const total = Math.max(1, warmup + Math.round(o.rate * o.seconds));
+  log(
+    `apply lag: issuing ${total} requestIds, then posting their outcomes at ${o.rate}/s for ${o.warmupSeconds} s of warm-up and ${o.seconds} s measured…`,
+  );
   const ids: string[] = [];
   await drive(o.port, o.headers, total, o.connections, o.contextCall, (_i, status, body) => {
     if (status === 200) ids.push(requestIdOf(body));
@@ -54,18 +60,27 @@ export async function applyLagPhase(o: {
     const i = next++;
     return JSON.stringify({ requestId: ids[i], started: true, completed: i % 3 !== 0, satisfaction: (i % 5) / 4 });
   };
-  const run = await openLoop({ port: o.port, path: '/v1/outcome', headers: o.headers, body, rate: o.rate, seconds: o.seconds });
+  const run = await openLoop({
+    port: o.port,
+    path: '/v1/outcome',
+    headers: o.headers,
+    body,
+    rate: o.rate,
+    seconds: o.warmupSeconds + o.seconds,
+  });
   await o.drained('the apply-lag outcomes to be applied');
 
   const posted = ids.slice(0, next);
-  const { rows } = await sql<{ lagMs: number }>`
-    select (extract(epoch from (applied_at - received_at)) * 1000)::float8 as "lagMs"
+  const { rows } = await sql<{ requestId: string; lagMs: number }>`
+    select request_id as "requestId", (extract(epoch from (applied_at - received_at)) * 1000)::float8 as "lagMs"
     from outcomes where request_id = any(${posted}::text[])`.execute(o.db);
+  const measured = new Set(posted.slice(warmup));
   return {
     rate: o.rate,
     seconds: o.seconds,
+    warmupSeconds: o.warmupSeconds,
     posts: summarize(run),
-    lag: lagSummary(rows.map((row) => row.lagMs)),
+    lag: lagSummary(rows.filter((row) => measured.has(row.requestId)).map((row) => row.lagMs)),
     missing: run.ok - rows.length,
   };
 }
