@@ -88,8 +88,10 @@ export async function insertKey(db: DbOrTx, key: NewKey): Promise<ApiKeyRecord> 
   return toRecord(row);
 }
 
-export async function findKeyById(db: DbOrTx, id: string): Promise<ApiKeyRecord | null> {
-  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+/** `forUpdate`: the row stays locked until the transaction ends, so changes of one key run one at a time. */
+export async function findKeyById(db: DbOrTx, id: string, options: { forUpdate?: boolean } = {}): Promise<ApiKeyRecord | null> {
+  const query = db.selectFrom('api_keys').selectAll().where('id', '=', id);
+  const row = await (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
   return row ? toRecord(row) : null;
 }
 

@@ -187,8 +187,9 @@ export class KeyService {
     });
   }
 
-  private async require(db: DbOrTx, id: string): Promise<ApiKeyRecord> {
-    const key = await findKeyById(db, id);
+  /** The key, locked for the transaction: a second revoke or delete of it waits, then sees the first. */
+  private async require(tx: DbOrTx, id: string): Promise<ApiKeyRecord> {
+    const key = await findKeyById(tx, id, { forUpdate: true });
     if (!key || key.deletedAt) throw new KeyNotFoundError(`no key with id ${id}`);
     return key;
   }

@@ -61,6 +61,14 @@ describe('key events', () => {
     expect(recorded.every((event) => /^msg_[0-9A-Za-z]{24}$/.test(event.id))).toBe(true);
   });
 
+  it('records one key.revoked and one key.deleted however many of the same change run at once', async () => {
+    const issued = await keys.create({ account: 'outbox-race', environment: 'live', name: 'raced' });
+    const revocations = await Promise.all(Array.from({ length: 8 }, () => keys.revoke(issued.id)));
+    expect(new Set(revocations.map((key) => key.revokedAt)).size).toBe(1);
+    await Promise.allSettled(Array.from({ length: 8 }, () => keys.delete(issued.id)));
+    expect((await events('outbox-race')).map((event) => event.type)).toEqual(['key.created', 'key.revoked', 'key.deleted']);
+  });
+
   it('records nothing when the change is refused: the event lives and dies with its transaction', async () => {
     for (let i = 0; i < 5; i++) await keys.create({ account: 'outbox-cap', environment: 'live' });
     await expect(keys.create({ account: 'outbox-cap', environment: 'live' })).rejects.toBeInstanceOf(PlanLimitError);
