@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Tenant } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
@@ -120,7 +120,7 @@ export class IdempotentPosts {
 
 /** 128 bits of SHA-256, base64url: a compact, fixed-size identity. */
 function digestOf(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+  return hash('sha256', text, 'base64url').slice(0, 22);
 }
 
 /** What a record is stored under: the key's digest (the client's key itself is not kept). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Tenant } from '../../shared/domain/environment';
 import type { OutcomeSignals } from '../../shared/domain/reward';
 import { AppError } from '../../shared/errors/app-error';
@@ -19,7 +19,7 @@ export function outcomeFingerprint(signals: OutcomeSignals): string {
     signals.flowState ?? null,
     signals.satisfaction ?? null,
   ]);
-  return createHash('sha256').update(canonical).digest('base64url');
+  return hash('sha256', canonical, 'base64url');
 }
 
 /** POST /v1/outcome: open the signed requestId, claim it, enqueue the outcome. */

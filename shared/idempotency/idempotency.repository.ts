@@ -57,17 +57,29 @@ export class KeyClaim {
 }
 
 /**
- * Complete and release are scripts (shared/redis/lua/idempotencyComplete-1.lua,
- * idempotencyRelease-1.lua): each writes the key only when it still holds the request's lease.
+ * Complete and release are scripts (shared/redis/lua/idempotencyComplete.lua,
+ * idempotencyRelease-1.lua): each writes a key only when it still holds the request's lease.
  */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosIdempotencyComplete(record: string, lease: string, response: string, windowMs: number): Result<0 | 1, Context>;
+    cosIdempotencyComplete(numberOfKeys: number, ...recordsThenArgs: (string | number)[]): Result<Array<0 | 1>, Context>;
     cosIdempotencyRelease(record: string, lease: string): Result<0 | 1, Context>;
   }
 }
 
+/** A response waiting to replace its lease, and its caller. */
+interface Completion {
+  record: string;
+  lease: string;
+  response: string;
+  stored: (stored: boolean) => void;
+  failed: (error: unknown) => void;
+}
+
 export class IdempotencyRecords {
+  /** The completions of this event-loop turn on one node, by window (requests share one). */
+  private readonly turn = new Map<number, Completion[]>();
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
@@ -90,11 +102,39 @@ export class IdempotencyRecords {
     );
   }
 
-  /** Stores the response in place of the lease; false when the lease was lost (expired, erased). */
-  async complete(claim: KeyClaim, done: { fingerprint: string; status: number; responseText: string; windowMs: number }): Promise<boolean> {
+  /**
+   * Stores the response in place of the lease; false when the lease was lost (expired, erased).
+   * On one node the responses completed within one event-loop turn go in one script call, a
+   * command less per keyed POST; on a cluster each record goes to its user's slot on its own
+   * (docs/adr/0020-idempotency-keys.md).
+   */
+  complete(claim: KeyClaim, done: { fingerprint: string; status: number; responseText: string; windowMs: number }): Promise<boolean> {
     // The response as it was sent, serialised once: the record reads back as {fingerprint, status, response}.
-    const record = `{"fingerprint":${JSON.stringify(done.fingerprint)},"status":${done.status},"response":${done.responseText}}`;
-    return (await this.redis.cosIdempotencyComplete(claim.keys[0], claim.lease, record, done.windowMs)) === 1;
+    const response = `{"fingerprint":${JSON.stringify(done.fingerprint)},"status":${done.status},"response":${done.responseText}}`;
+    const [record] = claim.keys;
+    const { lease } = claim;
+    if (this.keys.cluster)
+      return this.redis.cosIdempotencyComplete(1, record, done.windowMs, lease, response).then(([stored]) => stored === 1);
+    return new Promise((stored, failed) => {
+      let batch = this.turn.get(done.windowMs);
+      if (!batch) {
+        this.turn.set(done.windowMs, (batch = []));
+        setImmediate(() => this.send(done.windowMs));
+      }
+      batch.push({ record, lease, response, stored, failed });
+    });
+  }
+
+  private send(windowMs: number): void {
+    const batch = this.turn.get(windowMs)!;
+    this.turn.delete(windowMs);
+    const args: Array<string | number> = batch.map((c) => c.record);
+    args.push(windowMs);
+    for (const c of batch) args.push(c.lease, c.response);
+    this.redis.cosIdempotencyComplete(batch.length, ...args).then(
+      (stored) => batch.forEach((c, i) => c.stored(stored[i] === 1)),
+      (error: unknown) => batch.forEach((c) => c.failed(error)),
+    );
   }
 
   /** Frees the key for a retry (the request failed without a response worth replaying). */

@@ -30,7 +30,7 @@ export interface FreshRead {
   args: [since: number, knownVersion: string, knownGeneration: string, knownUpdatedAt: string];
   read: (reply: FreshReply) => FreshProfile;
   /** The request's idempotency key, claimed first in the same call; `read` throws IdempotencyKeyHeld when it is held. */
-  claim?: KeyClaim;
+  claim: KeyClaim | undefined;
 }
 
 declare module 'ioredis' {
@@ -97,8 +97,9 @@ export class ProfileCache {
 
   /** `readFresh`'s keys and arguments, and the reading of its reply (sent alone or with the limiter, limited-read.ts). */
   prepareFresh(at: { profileKey: string; pendingKey: string }, since: number, known: StoredProfile | null, claim?: KeyClaim): FreshRead {
+    // A property written out, not spread in: this runs on every context call (docs/adr/0016-hot-path.md).
     return {
-      ...(claim ? { claim } : {}),
+      claim,
       keys: [at.profileKey, at.pendingKey],
       args: [since, known ? String(known.version) : '', known?.generation ?? '', known?.updatedAt ?? ''],
       read: ([pending, version, data]) => {

@@ -188,6 +188,46 @@ describe('POST /v1/outcome with an Idempotency-Key', () => {
   });
 });
 
+describe('storing responses', () => {
+  it("stores a turn's responses together on one node, each only where its lease still holds", async () => {
+    const tenant = await acme();
+    const records = new IdempotencyRecords(h.env.redis, h.env.keys);
+    const cache = new ProfileCache(h.env.redis, h.env.keys);
+    const held = await Promise.all(
+      ['idem-b1', 'idem-b2', 'idem-b3'].map(async (userId) => {
+        const userHash = h.deps.context.userHash(tenant, userId);
+        const claim = records.prepareClaim(
+          { tenant, userHash, keyDigest: keyDigest(randomUUID()) },
+          { token: randomUUID(), fingerprint: 'f', leaseMs: DEADLINE_MS, windowMs: WINDOW_MS, now: Date.now() },
+        );
+        const at = { profileKey: h.env.keys.profile(tenant, userId), pendingKey: h.env.keys.pendingOutcomes(tenant, userHash) };
+        await cache.sendFresh(cache.prepareFresh(at, 0, null, claim));
+        return claim;
+      }),
+    );
+    // The second request's lease is gone (its user was erased meanwhile): its response is not stored.
+    await h.env.redis.del(held[1]!.keys[0]);
+    const send = h.env.redis.cosIdempotencyComplete.bind(h.env.redis);
+    let calls = 0;
+    h.env.redis.cosIdempotencyComplete = ((...args: Parameters<typeof send>) => {
+      calls++;
+      return send(...args);
+    }) as typeof send;
+    try {
+      const stored = await Promise.all(
+        held.map((claim, i) => records.complete(claim, { fingerprint: 'f', status: 200, responseText: `{"n":${i}}`, windowMs: WINDOW_MS })),
+      );
+      expect(stored).toEqual([true, false, true]);
+    } finally {
+      h.env.redis.cosIdempotencyComplete = send;
+    }
+    expect(calls).toBe(h.env.keys.cluster ? 3 : 1);
+    expect(JSON.parse((await h.env.redis.get(held[0]!.keys[0]))!)).toEqual({ fingerprint: 'f', status: 200, response: { n: 0 } });
+    expect(await h.env.redis.get(held[1]!.keys[0])).toBeNull();
+    expect(await h.env.redis.pttl(held[2]!.keys[0])).toBeGreaterThan(DEADLINE_MS);
+  });
+});
+
 describe('erasure', () => {
   it("removes the user's idempotency records: a re-post after DELETE runs again and answers 202, never 409", async () => {
     const user = 'idem-erased';

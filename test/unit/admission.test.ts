@@ -14,7 +14,7 @@ import { createLogger } from '../../shared/logger/logger';
 const credential = { id: 'key_1', plan: 'starter', rateLimitRps: null, environment: 'live' } as unknown as KeyCredential;
 const admitted: LimitDecision = { allowed: true, limit: 10, remaining: 9, resetAt: 1_800_000_001, meteredAt: 1_800_000_000_000 };
 const refused: LimitDecision = { allowed: false, scope: 'second', limit: 10, resetAt: 1_800_000_001, retryAfter: 1 };
-const read = { keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) } as FreshRead;
+const read: FreshRead = { claim: undefined, keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) };
 
 function setup(decision: LimitDecision, readError?: Error) {
   const reclassified: string[] = [];

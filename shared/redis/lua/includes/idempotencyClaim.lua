@@ -16,9 +16,9 @@
   Returns nil when the lease was taken, else the record the key holds.
 ]]
 local function claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
-  local current = redis.call('GET', recordKey)
+  -- NX with GET (Redis 7): the lease is taken only if the key is free, else the record it holds comes back.
+  local current = redis.call('SET', recordKey, lease, 'NX', 'PX', leaseMs, 'GET')
   if current then return current end
-  redis.call('SET', recordKey, lease, 'PX', leaseMs)
   local at = tonumber(now)
   redis.call('ZADD', indexKey, at + tonumber(windowMs), digest)
   redis.call('ZREMRANGEBYSCORE', indexKey, '-inf', at)

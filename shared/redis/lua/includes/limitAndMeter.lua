@@ -41,8 +41,8 @@ local function limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
   end
   redis.call('ZADD', logKey, now, member)
   redis.call('PEXPIRE', logKey, LOG_TTL_MS)
-  redis.call('INCR', monthKey)
-  redis.call('EXPIRE', monthKey, monthTtl)
+  -- Only this function writes the month's count: its first request of the month sets its lifetime.
+  if redis.call('INCR', monthKey) == 1 then redis.call('EXPIRE', monthKey, monthTtl) end
   redis.call('HINCRBY', usageKey, okField, 1)
   local oldest = now
   if n > 0 then oldest = tonumber(redis.call('ZRANGE', logKey, 0, 0, 'WITHSCORES')[2]) end
