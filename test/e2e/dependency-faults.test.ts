@@ -217,6 +217,8 @@ it('reports a Postgres that refuses writes, and the worker holds its jobs until 
   await sql`select pg_reload_conf()`.execute(db);
   try {
     for (const url of [api.url, workerOps]) {
+      // pg_reload_conf returns once the postmaster is signalled; each pooled connection takes the setting a moment later.
+      await eventually(async () => (await readyz(url)).body.checks.postgres === 'read-only', 5_000, 50);
       const probe = await timed(() => readyz(url));
       expect(probe.value).toMatchObject({ status: 503, body: { checks: { postgres: 'read-only', redis: 'ok' } } });
       expect(probe.ms).toBeLessThan(PROBE_BOUND_MS);
