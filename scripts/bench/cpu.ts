@@ -11,7 +11,8 @@ import { log, sleep } from './processes';
 /** Percent of one core per role (or ms of CPU per item, per role). */
 export type Roles = Record<string, number>;
 export interface CpuSnapshot {
-  pids: Map<number, { role: string; ticks: number }>;
+  /** `forked`: a child of Postgres or Redis, whose time moves to its parent's when it exits. */
+  pids: Map<number, { role: string; ticks: number; forked: boolean }>;
   self: number;
   busy: number;
   irq: number;
@@ -57,9 +58,13 @@ export async function settleMachine(maxSeconds: number): Promise<number> {
   if (busy > 10) log(`${busy}% busy; measuring anyway (see "other" in the CPU figures)`);
   return busy;
 }
-/** CPU ticks (1/100 s) of every process we started, by role; Postgres counts its backends too. */
+/**
+ * CPU ticks (1/100 s) of every process we started, by role. Postgres counts its backends and
+ * Redis its forks (an append-only file's rewrite), the live ones and, through their parent's
+ * reaped children's time, those that exited: both fork work of their own.
+ */
 export function cpuSnapshot(roles: Record<string, number[]>, dataDir: string, redisPort: string): CpuSnapshot {
-  const stats = new Map<number, { ppid: number; ticks: number; cmd: string }>();
+  const stats = new Map<number, { ppid: number; ticks: number; reaped: number; cmd: string }>();
   for (const name of safeReaddir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const text = readProc(`/proc/${name}/stat`);
@@ -68,19 +73,23 @@ export function cpuSnapshot(roles: Record<string, number[]>, dataDir: string, re
     stats.set(Number(name), {
       ppid: Number(fields[1]),
       ticks: Number(fields[11]) + Number(fields[12]),
+      reaped: Number(fields[13]) + Number(fields[14]),
       cmd: readProc(`/proc/${name}/cmdline`).replace(/\0/g, ' '),
     });
   }
   const postmaster = [...stats].find(([, s]) => /postgres/.test(s.cmd) && s.cmd.includes(path.join(dataDir, 'pg')))?.[0];
-  const pids = new Map<number, { role: string; ticks: number }>();
+  const redis = [...stats].find(([, s]) => /redis-server/.test(s.cmd) && s.cmd.includes(`:${redisPort}`))?.[0];
+  const pids: CpuSnapshot['pids'] = new Map();
   for (const [pid, s] of stats) {
     const role =
       pid === postmaster || s.ppid === postmaster
         ? 'postgres'
-        : /redis-server/.test(s.cmd) && s.cmd.includes(`:${redisPort}`)
+        : pid === redis || s.ppid === redis
           ? 'redis'
           : Object.entries(roles).find(([, list]) => list.includes(pid))?.[0];
-    if (role) pids.set(pid, { role, ticks: s.ticks });
+    const parent = pid === postmaster || pid === redis;
+    const forked = !parent && (s.ppid === postmaster || s.ppid === redis);
+    if (role) pids.set(pid, { role, ticks: parent ? s.ticks + s.reaped : s.ticks, forked });
   }
   const self = process.cpuUsage();
   return { pids, self: (self.user + self.system) / 10_000, ...systemTicks() };
@@ -120,6 +129,8 @@ export function costPer(phase: { cpu: Roles; seconds: number }, items: number) {
 export function cpuPercent(before: CpuSnapshot, after: CpuSnapshot, seconds: number, selfRole: string): Roles {
   const ticks: Roles = { postgres: 0, redis: 0 };
   for (const [pid, { role, ticks: t }] of after.pids) ticks[role] = (ticks[role] ?? 0) + t - (before.pids.get(pid)?.ticks ?? 0);
+  // A fork that exited in between: its whole time is in its parent's now, its earlier part counted before.
+  for (const [pid, { role, ticks: t, forked }] of before.pids) if (forked && !after.pids.has(pid)) ticks[role] = (ticks[role] ?? 0) - t;
   ticks[selfRole] = after.self - before.self;
   const ours = Object.values(ticks).reduce((sum, t) => sum + t, 0);
   ticks['kernel irq/softirq (loopback TCP)'] = after.irq - before.irq;

@@ -3,7 +3,7 @@ import { vsNoop } from '../../scripts/bench/worker-report';
 import { cpuMsPerItem, lagSummary, meanBytes, paddedJobData, perSecond, throughputRatio } from '../../scripts/bench/worker-figures';
 
 const snapshot = (ticks: Array<[number, number]>): CpuSnapshot => ({
-  pids: new Map(ticks.map(([pid, t]) => [pid, { role: 'worker', ticks: t }])),
+  pids: new Map(ticks.map(([pid, t]) => [pid, { role: 'worker', ticks: t, forked: false }])),
   self: 0,
   busy: 0,
   irq: 0,
