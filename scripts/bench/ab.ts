@@ -18,6 +18,8 @@ export interface SideResult {
   rounds: RunSummary[];
   /** Other work on the machine during each round, % of one core. */
   otherPercent: number[];
+  /** Append-only file rewrites Redis forked during each round (their CPU is in Redis's). */
+  redisForks: number[];
   cpuPercentOfOneCore: Roles;
   /** CPU ms per 2xx answer by role, their total, and the rate all cores would give at that cost. */
   cpuCost: ReturnType<typeof costPer>;
@@ -42,6 +44,7 @@ function side(measured: Array<Measured<LoadRun>>): SideResult {
     all: summarize(pooled),
     rounds: runs.map(summarize),
     otherPercent: measured.map((m) => m.cpu.other ?? 0),
+    redisForks: measured.map((m) => m.redisForks),
     cpuPercentOfOneCore: cpu.cpu,
     cpuCost: costPer(cpu, pooled.ok),
   };

@@ -145,4 +145,12 @@ export function printReport(r: LoadResult): void {
   costLine(`worker (${r.worker.comparison.workers})`, { cpuMsPerItem: r.worker.comparison.cpuMsPerOutcome });
   const other = phases.flatMap(([, ab]) => [...ab.bare.otherPercent, ...ab.subject.otherPercent]);
   out(`other work on the machine during the rounds: up to ${Math.max(0, ...other)}% of a core (more than 25% marks a phase noisy)`);
+  const forked = phases.filter(([, ab]) => ab.subject.redisForks.some((n) => n > 0));
+  out(
+    forked.length === 0
+      ? 'Redis rewrote its append-only file in no round'
+      : `Redis rewrote its append-only file (a fork, its CPU in Redis's) in rounds of ${forked
+          .map(([name, ab]) => `${name}: ${ab.subject.redisForks.join(', ')}`)
+          .join('; ')}`,
+  );
 }

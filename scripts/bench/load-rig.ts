@@ -37,6 +37,8 @@ export interface Measured<T> {
   value: T;
   cpu: Roles;
   seconds: number;
+  /** Forks Redis made meanwhile: each an append-only file rewrite, whose CPU counts as Redis's. */
+  redisForks: number;
 }
 
 export interface Server {
@@ -194,11 +196,18 @@ export class LoadRig {
 
   /** Runs `fn` and measures the CPU each role used meanwhile. */
   async measure<T>(fn: () => Promise<T>): Promise<Measured<T>> {
+    const forks = await this.redisForks();
     const before = this.snapshot();
     const t0 = performance.now();
     const value = await fn();
     const seconds = (performance.now() - t0) / 1000;
-    return { value, cpu: cpuPercent(before, this.snapshot(), seconds, LOAD_GENERATOR), seconds };
+    const cpu = cpuPercent(before, this.snapshot(), seconds, LOAD_GENERATOR);
+    return { value, cpu, seconds, redisForks: (await this.redisForks()) - forks };
+  }
+
+  /** Forks Redis has made since it started (INFO stats). */
+  private async redisForks(): Promise<number> {
+    return Number(/^total_forks:(\d+)/m.exec(await this.redis.info('stats'))?.[1] ?? 0);
   }
 
   /** Other work on the machine skews every figure: waits (bounded) for a quiet moment; returns the % still busy. */
