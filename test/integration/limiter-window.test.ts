@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Limiter, type LimitDecision } from '../../shared/limits/limiter';
 import { WINDOW_MICROS } from '../../shared/limits/sliding-window';
+import { startOfNextMonth, utcMonth } from '../../shared/util/calendar';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 /**
@@ -98,5 +99,23 @@ describe('per-second sliding window', () => {
       { numRuns: 80 },
     );
     expect(runs).toBe(80);
+  });
+});
+
+describe('the monthly count', () => {
+  it("lives until 40 days after its month, set by the month's first admitted request", async () => {
+    const accountId = `acct_${randomUUID()}`;
+    nowMicros = SECOND + 400_000;
+    const now = nowMicros / 1000;
+    const check = () => limiter.check({ accountId, keyId: randomUUID(), endpoint: 'context', perSecond: 10, perMonth: null });
+    const count = env.keys.monthlyCount({ accountId, month: utcMonth(now) });
+    const lifetime = Math.ceil((startOfNextMonth(now) - now) / 1000) + 40 * 86_400;
+    expect((await check()).allowed).toBe(true);
+    const first = await env.redis.ttl(count);
+    expect(first).toBeGreaterThan(lifetime - 5);
+    expect(first).toBeLessThanOrEqual(lifetime);
+    expect((await check()).allowed).toBe(true);
+    expect(await env.redis.get(count)).toBe('2');
+    expect(await env.redis.ttl(count)).toBeLessThanOrEqual(first);
   });
 });
