@@ -458,6 +458,61 @@ describe('readEngineState', () => {
     for (const raw of garbage) expect(readEngineState(raw)).toEqual(fresh);
   });
 
+  it("checks each column as zod's array schema of it would: bounds, whole numbers, finiteness, length", () => {
+    const fresh = engine.initialState(EMPTY);
+    const one = historyFrom(fresh.history, 0, {
+      taskComplexity: 0,
+      taskSlot: 0,
+      shown: { framing: 0, style: 0, complexityHandling: 0, encouragement: 0 },
+      reward: 0.5,
+      started: true,
+    });
+    const withHistory = (history: Partial<typeof one>) => ({ ...fresh, history: { ...one, ...history } });
+    const withOlder = (column: keyof typeof fresh.older, values: unknown) => ({ ...fresh, older: { ...fresh.older, [column]: values } });
+    const cells = fresh.older.weight.length;
+    const accepted = [
+      withHistory({ reward: [0] }),
+      withHistory({ reward: [1] }),
+      withHistory({ taskComplexity: [3] }), // without a complexity
+      withHistory({ shown: { ...one.shown, framing: [4] } }),
+      withOlder(
+        'creditedRewardSum',
+        Array.from({ length: cells }, () => -2.5),
+      ),
+      withOlder(
+        'weight',
+        Array.from({ length: cells }, () => 1e6),
+      ),
+    ];
+    for (const raw of accepted) expect(readEngineState(raw)).toEqual(raw);
+    const told: string[] = [];
+    const rejected = [
+      withHistory({ reward: [Number.NaN] }),
+      withHistory({ reward: [1.0001] }),
+      withHistory({ reward: [-0.0001] }),
+      withHistory({ reward: ['0.5' as unknown as number] }),
+      withHistory({ reward: [null as unknown as number] }),
+      withHistory({ taskComplexity: [0.5] }),
+      withHistory({ taskComplexity: [4] }),
+      withHistory({ shown: { ...one.shown, framing: [5] } }),
+      withHistory({ shown: { ...one.shown, encouragement: [-1] } }),
+      withHistory({ started: [1 as unknown as boolean] }),
+      withHistory({ started: 'yes' as unknown as boolean[] }),
+      withOlder(
+        'creditedRewardSum',
+        Array.from({ length: cells }, () => Number.POSITIVE_INFINITY),
+      ),
+      withOlder('weight', [...fresh.older.weight.slice(1), -0.1]),
+      withOlder('rewardSum', fresh.older.rewardSum.slice(1)), // a cell short
+      withOlder('startedSum', [...fresh.older.startedSum, 0]), // a cell too many
+      withOlder('weight', { length: cells }),
+    ];
+    for (const raw of rejected) expect(readEngineState(raw, (issue) => told.push(issue))).toEqual(fresh);
+    expect(told).toHaveLength(rejected.length);
+    expect(told[0]).toBe('history.reward: an array of numbers from 0 to 1 expected');
+    expect(told[12]).toBe(`older.weight: ${cells} numbers of at least 0 expected`);
+  });
+
   it('reports an unreadable state at every read: nothing about it is remembered', () => {
     const told: string[] = [];
     const broken = { ...engine.initialState(EMPTY), outcomes: -1 };

@@ -20,12 +20,57 @@ export const MAX_TASK_TYPES = TASK_SLOTS - 1;
 /** The stored format's name: a state of any other is not read (a fresh state replaces it). */
 export const STATE_FORMAT = 'engine-v3';
 
-const indexBelow = (count: number) =>
+/** A column's JSON Schema: what zod's own array schema for it says (the cached formats' fingerprint reads it). */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...described } = z.toJSONSchema(schema);
+  return described;
+}
+
+/**
+ * A column of numbers from `min` to `max` (whole ones when `whole`), `length` of them when
+ * given: valid where zod's `z.array(z.number()…)` is, and described by it, but checked by one
+ * function over the column. Zod's arrays copy a column and run each element's schema, and a
+ * state holds some 600 numbers that the API and the worker read again after each of the user's
+ * outcomes, where that cost several times the rest of the read (docs/BENCHMARKS.md, "Engine
+ * cost"). The column is kept as read, not copied: states are never changed in place
+ * (shared/domain/engine/README.md).
+ */
+function numbers({
+  min = -Infinity,
+  max = Infinity,
+  whole = false,
+  length,
+}: {
+  min?: number;
+  max?: number;
+  whole?: boolean;
+  length?: number;
+}) {
+  let element = whole ? z.number().int() : z.number();
+  if (min !== -Infinity) element = element.min(min);
+  if (max !== Infinity) element = element.max(max);
+  const described = length === undefined ? z.array(element) : z.array(element).length(length);
+  const within = (column: unknown): boolean => {
+    if (!Array.isArray(column) || (length !== undefined && column.length !== length)) return false;
+    for (let i = 0; i < column.length; i++) {
+      const x: unknown = column[i];
+      if (typeof x !== 'number' || !Number.isFinite(x) || x < min || x > max || (whole && x % 1 !== 0)) return false;
+    }
+    return true;
+  };
+  const range = max !== Infinity ? ` from ${min} to ${max}` : min !== -Infinity ? ` of at least ${min}` : '';
+  const expected = `${length ?? 'an array of'} ${whole ? 'whole numbers' : 'numbers'}${range}`;
+  return z.custom<number[]>(within, { error: `${expected} expected` }).meta(jsonSchemaOf(described));
+}
+
+/** numbers() for booleans. */
+const booleans = () =>
   z
-    .number()
-    .int()
-    .min(0)
-    .max(count - 1);
+    .custom<boolean[]>((column) => Array.isArray(column) && column.every((x) => typeof x === 'boolean'), {
+      error: 'an array of booleans expected',
+    })
+    .meta(jsonSchemaOf(z.array(z.boolean())));
+const indexesBelow = (count: number) => numbers({ min: 0, max: count - 1, whole: true });
 
 /**
  * The latest outcomes, oldest first, one column per field (entry e is index e of every column):
@@ -35,19 +80,19 @@ const indexBelow = (count: number) =>
 const historySchema = z
   .object({
     /** The request's task complexity, as an index into TASK_COMPLEXITY; UNKNOWN_COMPLEXITY when it gave none. */
-    taskComplexity: z.array(indexBelow(UNKNOWN_COMPLEXITY + 1)),
+    taskComplexity: indexesBelow(UNKNOWN_COMPLEXITY + 1),
     /** 0 for no task type (or one no longer tracked), i ≥ 1 for taskTypes[i − 1]. */
-    taskSlot: z.array(indexBelow(MAX_TASK_TYPES + 1)),
+    taskSlot: indexesBelow(MAX_TASK_TYPES + 1),
     /** The value shown, per dimension, as an index into the dimension's values (arms.ts, append-only). */
     shown: z.object(
-      Object.fromEntries(DIMENSION_NAMES.map((dim) => [dim, z.array(indexBelow(DIMENSIONS[dim].values.length))])) as Record<
+      Object.fromEntries(DIMENSION_NAMES.map((dim) => [dim, indexesBelow(DIMENSIONS[dim].values.length)])) as Record<
         Dimension,
-        z.ZodArray<z.ZodNumber>
+        ReturnType<typeof indexesBelow>
       >,
     ),
-    reward: z.array(z.number().min(0).max(1)),
+    reward: numbers({ min: 0, max: 1 }),
     /** Whether the user started the task. */
-    started: z.array(z.boolean()),
+    started: booleans(),
   })
   .refine((history) => {
     const length = history.reward.length;
@@ -70,8 +115,8 @@ export interface Outcome {
   started: boolean;
 }
 
-const cells = z.array(z.number()).length(CELL_COUNT);
-const nonNegativeCells = z.array(z.number().min(0)).length(CELL_COUNT);
+const cells = numbers({ length: CELL_COUNT });
+const nonNegativeCells = numbers({ min: 0, length: CELL_COUNT });
 
 /** Evidence of outcomes older than the history, per (complexity, value) cell (layout.ts), decayed. */
 const olderSchema = z.object({
