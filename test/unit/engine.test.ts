@@ -422,6 +422,16 @@ describe('change detection', () => {
 });
 
 describe('readEngineState', () => {
+  /** `state`'s history with one outcome: every column one entry long. */
+  const oneOutcome = (state: EngineState) =>
+    historyFrom(state.history, 0, {
+      taskComplexity: 0,
+      taskSlot: 0,
+      shown: { framing: 0, style: 0, complexityHandling: 0, encouragement: 0 },
+      reward: 0.5,
+      started: true,
+    });
+
   it('round-trips a state through JSON', () => {
     const state = withOutcomes(trainedState(), [[{ taskComplexity: 'low', taskType: 'email' }, choice('time_boxed'), 0.33333]]);
     expect(readEngineState(JSON.parse(JSON.stringify(state)))).toEqual(state);
@@ -429,13 +439,7 @@ describe('readEngineState', () => {
 
   it('returns a fresh state for anything else', () => {
     const fresh = engine.initialState(EMPTY);
-    const one = historyFrom(fresh.history, 0, {
-      taskComplexity: 0,
-      taskSlot: 0,
-      shown: { framing: 0, style: 0, complexityHandling: 0, encouragement: 0 },
-      reward: 0.5,
-      started: true,
-    });
+    const one = oneOutcome(fresh);
     expect(readEngineState({ ...fresh, history: one })).toEqual({ ...fresh, history: one });
     const garbage = [
       null,
@@ -460,13 +464,7 @@ describe('readEngineState', () => {
 
   it("checks each column as zod's array schema of it would: bounds, whole numbers, finiteness, length", () => {
     const fresh = engine.initialState(EMPTY);
-    const one = historyFrom(fresh.history, 0, {
-      taskComplexity: 0,
-      taskSlot: 0,
-      shown: { framing: 0, style: 0, complexityHandling: 0, encouragement: 0 },
-      reward: 0.5,
-      started: true,
-    });
+    const one = oneOutcome(fresh);
     const withHistory = (history: Partial<typeof one>) => ({ ...fresh, history: { ...one, ...history } });
     const withOlder = (column: keyof typeof fresh.older, values: unknown) => ({ ...fresh, older: { ...fresh.older, [column]: values } });
     const cells = fresh.older.weight.length;
