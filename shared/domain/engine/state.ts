@@ -20,21 +20,21 @@ export const MAX_TASK_TYPES = TASK_SLOTS - 1;
 /** The stored format's name: a state of any other is not read (a fresh state replaces it). */
 export const STATE_FORMAT = 'engine-v3';
 
-/** A column's JSON Schema: what zod's own array schema for it says (the cached formats' fingerprint reads it). */
-function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _, ...described } = z.toJSONSchema(schema);
-  return described;
-}
-
 /**
- * A column of numbers from `min` to `max` (whole ones when `whole`), `length` of them when
- * given: valid where zod's `z.array(z.number()…)` is, and described by it, but checked by one
- * function over the column. Zod's arrays copy a column and run each element's schema, and a
- * state holds some 600 numbers that the API and the worker read again after each of the user's
+ * A column of the stored state: valid where `described` (zod's own array schema for it) is, and
+ * described by it in JSON Schema (the cached formats' fingerprint reads that), but checked by
+ * `valid` in one pass. Zod's arrays copy a column and run each element's schema, and a state
+ * holds some 600 numbers that the API and the worker read again after each of the user's
  * outcomes, where that cost several times the rest of the read (docs/BENCHMARKS.md, "Engine
  * cost"). The column is kept as read, not copied: states are never changed in place
  * (shared/domain/engine/README.md).
  */
+function column<T>(described: z.ZodArray<z.ZodType<T>>, valid: (column: unknown[]) => boolean, expected: string) {
+  const { $schema: _, ...jsonSchema } = z.toJSONSchema(described);
+  return z.custom<T[]>((value) => Array.isArray(value) && valid(value), { error: `${expected} expected` }).meta(jsonSchema);
+}
+
+/** A column of numbers from `min` to `max` (whole ones when `whole`), `length` of them when given. */
 function numbers({
   min = -Infinity,
   max = Infinity,
@@ -50,26 +50,19 @@ function numbers({
   if (min !== -Infinity) element = element.min(min);
   if (max !== Infinity) element = element.max(max);
   const described = length === undefined ? z.array(element) : z.array(element).length(length);
-  const within = (column: unknown): boolean => {
-    if (!Array.isArray(column) || (length !== undefined && column.length !== length)) return false;
-    for (let i = 0; i < column.length; i++) {
-      const x: unknown = column[i];
+  const valid = (xs: unknown[]): boolean => {
+    if (length !== undefined && xs.length !== length) return false;
+    for (let i = 0; i < xs.length; i++) {
+      const x = xs[i];
       if (typeof x !== 'number' || !Number.isFinite(x) || x < min || x > max || (whole && x % 1 !== 0)) return false;
     }
     return true;
   };
   const range = max !== Infinity ? ` from ${min} to ${max}` : min !== -Infinity ? ` of at least ${min}` : '';
-  const expected = `${length ?? 'an array of'} ${whole ? 'whole numbers' : 'numbers'}${range}`;
-  return z.custom<number[]>(within, { error: `${expected} expected` }).meta(jsonSchemaOf(described));
+  return column(described, valid, `${length ?? 'an array of'} ${whole ? 'whole numbers' : 'numbers'}${range}`);
 }
 
-/** numbers() for booleans. */
-const booleans = () =>
-  z
-    .custom<boolean[]>((column) => Array.isArray(column) && column.every((x) => typeof x === 'boolean'), {
-      error: 'an array of booleans expected',
-    })
-    .meta(jsonSchemaOf(z.array(z.boolean())));
+const booleans = () => column(z.array(z.boolean()), (xs) => xs.every((x) => typeof x === 'boolean'), 'an array of booleans');
 const indexesBelow = (count: number) => numbers({ min: 0, max: count - 1, whole: true });
 
 /**
