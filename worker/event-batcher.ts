@@ -10,7 +10,7 @@ import type { ProfileCache } from '../shared/profile/profile-cache.repository';
 import type { PopulationCache } from '../shared/population/population-cache.repository';
 import type { PendingOutcomes } from '../shared/profile/pending-outcomes.repository';
 import { UserHashes } from '../shared/ids/user-hash';
-import { openRequestId, readRequestIdClaims } from '../shared/ids/request-id';
+import { openRequestId } from '../shared/ids/request-id';
 import { compareStrings } from '../shared/util/compare';
 import { isDependencyUnavailable } from '../shared/errors/unavailable';
 import { applyTenantEvents } from './phases/apply-events';
@@ -234,10 +234,11 @@ export class EventBatcher {
 
   /** The decision sealed in a requestId issued to `tenant` (the API verified its MAC). */
   private carriedDecision(tenant: Tenant, requestId: string): StoredDecision | null {
-    const claims = readRequestIdClaims(requestId);
-    if (!claims || claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) return null;
-    const decision = openRequestId(requestId, this.deps.secret);
-    return decision ? { ...decision, issuedAt: claims.issuedAt } : null;
+    const opened = openRequestId(requestId, this.deps.secret);
+    if (!opened) return null;
+    const { claims, decision } = opened;
+    if (claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) return null;
+    return { ...decision, issuedAt: claims.issuedAt };
   }
 
   /** Applies whatever is pending (used when the worker drains on SIGTERM). */

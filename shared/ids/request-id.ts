@@ -221,17 +221,19 @@ export function readRequestIdClaims(requestId: string): RequestIdClaims | null {
 }
 
 /**
- * The decision sealed in a requestId the API has already verified (the worker reads it from
- * outcome jobs); null only for bytes that are not such an id.
+ * The claims of a requestId the API has already verified (the worker reads it from outcome
+ * jobs) and the decision sealed in it, read in one pass; null only for bytes that are not such
+ * an id.
  */
-export function openRequestId(requestId: string, secret: string): CarriedDecision | null {
+export function openRequestId(requestId: string, secret: string): { claims: RequestIdClaims; decision: CarriedDecision } | null {
   const payload = payloadOf(requestId);
   const decoded = payload ? decode(payload) : null;
   if (!payload || !decoded) return null;
   const nonce = payload.subarray(NONCE_OFFSET, NONCE_OFFSET + NONCE_BYTES);
   const plain = Buffer.from(payload.subarray(decoded.sealedAt));
   cryptInPlace(keysOf(secret), nonce, plain);
-  return openDecision(plain);
+  const decision = openDecision(plain);
+  return decision ? { claims: decoded.claims, decision } : null;
 }
 
 /** The claims of an authentic requestId, or null when it was not issued by this service. */

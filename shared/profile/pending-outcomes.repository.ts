@@ -31,17 +31,20 @@ export class PendingOutcomes {
    * mark keys on the settled channel, in one round trip.
    */
   async clear(requestIds: Iterable<string>): Promise<void> {
-    const commands: Array<(pipeline: ChainableCommander) => void> = [];
-    const settled = new Set<string>();
+    // One ZREM per user, however many of the user's outcomes the batch settled.
+    const byKey = new Map<string, string[]>();
     for (const requestId of requestIds) {
       const claims = readRequestIdClaims(requestId);
       if (!claims) continue;
       const key = this.keys.pendingOutcomes(claims, claims.userHash);
-      commands.push((pipeline) => pipeline.zrem(key, requestId));
-      settled.add(key);
+      const ids = byKey.get(key);
+      if (ids) ids.push(requestId);
+      else byKey.set(key, [requestId]);
     }
-    if (settled.size === 0) return;
-    commands.push((pipeline) => pipeline.publish(this.keys.outcomesSettled, JSON.stringify([...settled])));
+    if (byKey.size === 0) return;
+    const commands: Array<(pipeline: ChainableCommander) => void> = [];
+    for (const [key, ids] of byKey) commands.push((pipeline) => pipeline.zrem(key, ...ids));
+    commands.push((pipeline) => pipeline.publish(this.keys.outcomesSettled, JSON.stringify([...byKey.keys()])));
     await execEach(this.redis, commands);
   }
 }

@@ -89,7 +89,13 @@ export function toProfileResponse(profile: StoredProfile, learner: Pick<Engine, 
   };
 }
 
+/** Whether two shown values are the same: strings and numbers, or lists of them in order. */
+function sameShown(a: ShownProfile[ChangeableField], b: ShownProfile[ChangeableField]): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b)) return a === b;
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
 /** Profile fields whose value differs between two responses (for version history). */
 export function changedFields(before: ShownProfile, after: ShownProfile): ChangeableField[] {
-  return changeableFieldSchema.options.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
+  return changeableFieldSchema.options.filter((field) => !sameShown(before[field], after[field]));
 }

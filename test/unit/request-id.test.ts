@@ -29,7 +29,7 @@ describe('request ids', () => {
     const id = issueRequestId(issued, SECRET);
     expect(id).toMatch(REQUEST_ID_PATTERN);
     expect(verifyRequestId(id, SECRET)).toEqual(claims);
-    expect(openRequestId(id, SECRET)).toEqual(decision);
+    expect(openRequestId(id, SECRET)).toEqual({ claims, decision });
     const testClaims: RequestIdClaims = { accountId: 'acct_other', environment: 'test', issuedAt: 0, userHash: 'ffffffffffffffff' };
     expect(verifyRequestId(issueRequestId({ ...testClaims, decision }, SECRET), SECRET)).toEqual(testClaims);
   });
@@ -49,14 +49,14 @@ describe('request ids', () => {
     ],
   ])('seals the decision with %s', (_label, overrides) => {
     const sealed = buildCarriedDecision('user 😀 ünï', overrides);
-    expect(openRequestId(issueRequestId({ ...claims, decision: sealed }, SECRET), SECRET)).toEqual(sealed);
+    expect(openRequestId(issueRequestId({ ...claims, decision: sealed }, SECRET), SECRET)?.decision).toEqual(sealed);
   });
 
   it('seals probabilities as float32, and sealable rounds them to the same values', () => {
     const probabilities = { framing: 0.1, style: 1 / 3, complexityHandling: 0.999999999, encouragement: 1e-9 };
     const opened = openRequestId(issueRequestId({ ...claims, decision: { ...decision, probabilities } }, SECRET), SECRET);
-    expect(opened!.probabilities).toEqual(sealable(probabilities));
-    expect(opened!.probabilities.style).toBeCloseTo(1 / 3, 7);
+    expect(opened!.decision.probabilities).toEqual(sealable(probabilities));
+    expect(opened!.decision.probabilities.style).toBeCloseTo(1 / 3, 7);
   });
 
   it('stays within its documented length for the longest user id, task type and account', () => {
@@ -65,7 +65,7 @@ describe('request ids', () => {
     expect(id.length).toBeLessThanOrEqual(MAX_REQUEST_ID_LENGTH);
     expect(id).toMatch(REQUEST_ID_PATTERN);
     expect(verifyRequestId(id, SECRET)).toEqual({ ...claims, accountId: 'a'.repeat(255) });
-    expect(openRequestId(id, SECRET)).toEqual(longest);
+    expect(openRequestId(id, SECRET)?.decision).toEqual(longest);
   });
 
   it('shows neither the user id nor the task type: the decision is encrypted', () => {
@@ -73,7 +73,7 @@ describe('request ids', () => {
     const bytes = Buffer.from(id.slice(4), 'base64url').toString('latin1');
     expect(bytes).not.toContain('alice');
     expect(bytes).not.toContain('quarterly');
-    expect(openRequestId(id, `${SECRET}-other`)?.userId).not.toBe('alice@example.com');
+    expect(openRequestId(id, `${SECRET}-other`)?.decision.userId).not.toBe('alice@example.com');
   });
 
   it('seals exactly as documented: AES-256-CTR under HMAC(secret, "rid-seal") with iv nonce ‖ 0⁴, then the MAC', () => {
