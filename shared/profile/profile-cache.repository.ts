@@ -5,6 +5,7 @@ import { execEach, execPipeline, type RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
 import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository';
 import { storedProfileSchema, type StoredProfile } from './profile';
+import { profileJson } from './profile-json';
 
 /**
  * Redis cache of profiles (docs/adr/0003-cache-versioning.md). A write never replaces a newer
@@ -116,7 +117,7 @@ export class ProfileCache {
       this.keys.erasedGeneration({ tenant, userId: profile.userId, generation: profile.generation }),
       profile.version,
       profile.generation,
-      JSON.stringify(profile),
+      profileJson(profile),
       PROFILE_CACHE_TTL_SECONDS,
       profile.updatedAt,
     ] as const;
@@ -144,7 +145,7 @@ export class ProfileCache {
       this.keys.profile(tenant, profile.userId),
       profile.version,
       profile.generation,
-      JSON.stringify(profile),
+      profileJson(profile),
       PROFILE_CACHE_TTL_SECONDS,
       profile.updatedAt,
     );

@@ -8,6 +8,7 @@ import { readEngineState } from '../domain/engine/engine';
 import type { EngineState } from '../domain/engine/state';
 import { compareStrings } from '../util/compare';
 import type { StoredProfile } from './profile';
+import { stateJson, withStateJson } from './profile-json';
 
 const COLUMNS = ['user_id', 'generation', 'state', 'pins', 'profile_version', 'interaction_count', 'updated_at'] as const;
 
@@ -84,7 +85,7 @@ export async function insertProfilesIfMissing(db: DbOrTx, tenant: Tenant, profil
         ...byTenant(tenant),
         user_id: p.userId,
         generation: p.generation,
-        state: JSON.stringify(p.state),
+        state: stateJson(p.state),
         pins: JSON.stringify(p.pins),
         profile_version: p.version,
         interaction_count: p.interactionCount,
@@ -110,7 +111,7 @@ export async function insertNewProfiles(
   const sorted = [...users].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
   await sql`
     insert into profiles (account_id, environment, user_id, generation, state, pins, profile_version, interaction_count, updated_at)
-    select ${tenant.accountId}, ${tenant.environment}, u.user_id, u.generation, ${JSON.stringify(state)}::jsonb, '{}'::jsonb, 0, 0, ${now.toISOString()}::timestamptz
+    select ${tenant.accountId}, ${tenant.environment}, u.user_id, u.generation, ${stateJson(state)}::json, '{}'::jsonb, 0, 0, ${now.toISOString()}::timestamptz
     from unnest(${sorted.map((u) => u.userId)}::text[], ${sorted.map((u) => u.generation)}::text[]) with ordinality as u(user_id, generation, n)
     order by u.n
     on conflict (account_id, environment, user_id) do nothing`.execute(db);
@@ -119,19 +120,17 @@ export async function insertNewProfiles(
 /** Writes each profile's own state, pins, version, count and time, in one statement. */
 export async function updateProfiles(db: DbOrTx, tenant: Tenant, profiles: StoredProfile[]): Promise<void> {
   if (profiles.length === 0) return;
-  const rows = profiles.map((p) => ({
-    user_id: p.userId,
-    state: p.state,
-    pins: p.pins,
-    version: p.version,
-    interaction_count: p.interactionCount,
-    updated_at: p.updatedAt,
-  }));
+  const rows = profiles.map((p) =>
+    withStateJson(
+      { user_id: p.userId, pins: p.pins, version: p.version, interaction_count: p.interactionCount, updated_at: p.updatedAt },
+      p.state,
+    ),
+  );
   await sql`
     update profiles as p set state = v.state, pins = v.pins, profile_version = v.version,
       interaction_count = v.interaction_count, updated_at = v.updated_at
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      as v(user_id text, state jsonb, pins jsonb, version int, interaction_count int, updated_at timestamptz)
+    from json_to_recordset(${`[${rows.join(',')}]`}::json)
+      as v(user_id text, state json, pins jsonb, version int, interaction_count int, updated_at timestamptz)
     where p.account_id = ${tenant.accountId} and p.environment = ${tenant.environment} and p.user_id = v.user_id`.execute(db);
 }
 
