@@ -1,26 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
-import { FileMigrationProvider, Migrator, sql } from 'kysely';
-import { Client } from 'pg';
-import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
+import { sql } from 'kysely';
+import type { Db } from '../../shared/db/database';
 import { BASELINE_MIGRATION, migrateToLatest } from '../../shared/db/migrator';
-import { withDatabase } from '../support/global-setup';
+import { databaseMigratedTo } from '../support/migrated-to';
 
 /** Entries written before the audit log stored key names get them from the keys that still exist. */
 let db: Db;
 beforeAll(async () => {
-  const name = `cos_test_audit_names_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: process.env.COS_TEST_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  db = createDb(withDatabase(process.env.COS_TEST_ADMIN_URL!, name), { ...DB_ROLES.tool, poolSize: 2 });
-  const migrator = new Migrator({
-    db,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder: path.join(__dirname, '../../shared/db/migrations') }),
-  });
-  expect((await migrator.migrateTo(BASELINE_MIGRATION)).error).toBeUndefined();
+  db = await databaseMigratedTo(BASELINE_MIGRATION);
 });
 afterAll(() => db.destroy());
 

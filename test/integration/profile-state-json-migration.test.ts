@@ -1,28 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
-import { FileMigrationProvider, Migrator, sql } from 'kysely';
-import { Client } from 'pg';
-import { createDb, DB_ROLES, type Db } from '../../shared/db/database';
+import { sql } from 'kysely';
+import type { Db } from '../../shared/db/database';
 import { migrateToLatest } from '../../shared/db/migrator';
 import { createEngine, emptyPrior, readEngineState } from '../../shared/domain/engine/engine';
 import { lockProfiles, updateProfiles } from '../../shared/profile/profile.repository';
-import { withDatabase } from '../support/global-setup';
+import { databaseMigratedTo } from '../support/migrated-to';
 
 /** Learner states stored as jsonb before the state became json come through whole. */
 let db: Db;
 beforeAll(async () => {
-  const name = `cos_test_state_json_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: process.env.COS_TEST_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  db = createDb(withDatabase(process.env.COS_TEST_ADMIN_URL!, name), { ...DB_ROLES.tool, poolSize: 2 });
-  const migrator = new Migrator({
-    db,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder: path.join(__dirname, '../../shared/db/migrations') }),
-  });
-  expect((await migrator.migrateTo('202611291000_create_webhooks')).error).toBeUndefined();
+  db = await databaseMigratedTo('202611291000_create_webhooks');
 });
 afterAll(() => db.destroy());
 
