@@ -238,7 +238,7 @@ export class EventBatcher {
     if (!opened) return null;
     const { claims, decision } = opened;
     if (claims.accountId !== tenant.accountId || claims.environment !== tenant.environment) return null;
-    return { ...decision, issuedAt: claims.issuedAt };
+    return { ...decision, userHash: claims.userHash, issuedAt: claims.issuedAt };
   }
 
   /** Applies whatever is pending (used when the worker drains on SIGTERM). */

@@ -27,7 +27,9 @@ export async function dropVoided({ tx, tenant, deps, result }: TenantBatch, reso
   const userIds = [...new Set([...decisions.map((d) => d.userId), ...[...sealed.values()].map((d) => d.userId)])].sort(compareStrings);
   await lockEventUsers(tx, tenant, userIds);
 
-  const hashOf = new Map(userIds.map((userId) => [userId, hashUser(tenant, userId)] as const));
+  // An outcome's user hash is sealed in its requestId; a decision's user is hashed here.
+  const sealedHash = new Map([...sealed.values()].map((d) => [d.userId, d.userHash] as const));
+  const hashOf = new Map(userIds.map((userId) => [userId, sealedHash.get(userId) ?? hashUser(tenant, userId)] as const));
   const { erasedAt: erased, resetAt } = await findVoids(tx, tenant, [...hashOf.values()]);
   const voided = (hash: string | undefined, issuedAt: number) => {
     const erasedAt = hash === undefined ? undefined : erased.get(hash);

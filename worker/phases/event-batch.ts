@@ -20,6 +20,8 @@ export type BatchItem =
 /** What an outcome is learned from: its decision, as sealed in its requestId. */
 export type StoredDecision = {
   userId: string;
+  /** userHash(secret, tenant, userId), as the requestId carries it. */
+  userHash: string;
   choice: Choice;
   probabilities: SelectionProbabilities;
   context: DecisionContext;
