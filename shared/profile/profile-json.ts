@@ -15,7 +15,7 @@ export function stateJson(state: EngineState): string {
 }
 
 /** The JSON of `fields` and a `state` member, the state's JSON spliced in as stateJson made it. */
-export function withStateJson(fields: object, state: EngineState): string {
+export function withStateJson(fields: Record<string, unknown> & { state?: never }, state: EngineState): string {
   const head = JSON.stringify(fields);
   return `${head.slice(0, -1)}${head === '{}' ? '' : ','}"state":${stateJson(state)}}`;
 }

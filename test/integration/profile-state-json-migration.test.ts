@@ -28,6 +28,14 @@ it('keeps every stored state as it was, and stores the next one as sent', async 
 
   const { rows } = await sql<{ type: string }>`select pg_typeof(state)::text as type from profiles`.execute(db);
   expect(rows).toEqual([{ type: 'json' }]);
+  // Compressed with lz4 where this Postgres has it, else as before.
+  const lz4 = await sql`create temporary table lz4_probe (a text compression lz4)`.execute(db).then(
+    () => true,
+    () => false,
+  );
+  const { rows: method } = await sql<{ method: string }>`
+    select attcompression::text as method from pg_attribute where attrelid = 'profiles'::regclass and attname = 'state'`.execute(db);
+  expect(method).toEqual([{ method: lz4 ? 'l' : '' }]);
   const tenant = { accountId: 'acct_a', environment: 'live' as const };
   const unreadable: string[] = [];
   const stored = (await lockProfiles(db, tenant, ['u1'], (_, issue) => unreadable.push(issue))).get('u1')!;
