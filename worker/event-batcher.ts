@@ -222,7 +222,9 @@ export class EventBatcher {
     // The cache shows every settled outcome now: profile reads need not wait for them any more.
     // A failure here costs readers a short wait, not the outcome.
     await this.deps.pendingOutcomes
-      .clear(batch.flatMap((item) => (item.kind === 'outcome' ? [item.data.requestId] : [])))
+      .clear(
+        results.flatMap(({ tenant, result }) => [...result.outcomeUsers].map(([requestId, userHash]) => ({ tenant, userHash, requestId }))),
+      )
       .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'clearing pending-outcome marks failed'));
     for (const item of batch) {
       const id = item.data.requestId;

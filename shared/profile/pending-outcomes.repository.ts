@@ -1,7 +1,6 @@
 import type { ChainableCommander } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
 import type { Tenant } from '../domain/environment';
-import { readRequestIdClaims } from '../ids/request-id';
 import { execEach, type RedisClient } from '../redis/redis';
 
 /**
@@ -27,16 +26,15 @@ export class PendingOutcomes {
   ) {}
 
   /**
-   * Unmarks settled outcomes (applied, already applied or dropped) and announces their users'
-   * mark keys on the settled channel, in one round trip.
+   * Unmarks settled outcomes (applied, already applied or dropped; each with its user's hash,
+   * as its requestId carries it) and announces their users' mark keys on the settled channel,
+   * in one round trip.
    */
-  async clear(requestIds: Iterable<string>): Promise<void> {
+  async clear(marks: Iterable<{ tenant: Tenant; userHash: string; requestId: string }>): Promise<void> {
     // One ZREM per user, however many of the user's outcomes the batch settled.
     const byKey = new Map<string, string[]>();
-    for (const requestId of requestIds) {
-      const claims = readRequestIdClaims(requestId);
-      if (!claims) continue;
-      const key = this.keys.pendingOutcomes(claims, claims.userHash);
+    for (const { tenant, userHash, requestId } of marks) {
+      const key = this.keys.pendingOutcomes(tenant, userHash);
       const ids = byKey.get(key);
       if (ids) ids.push(requestId);
       else byKey.set(key, [requestId]);

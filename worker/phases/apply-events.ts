@@ -21,6 +21,7 @@ export async function applyTenantEvents(
     droppedDecisions: new Set(),
     appliedOutcomes: new Set(),
     droppedOutcomes: new Set(),
+    outcomeUsers: new Map(),
     updatedProfiles: [],
     population: null,
     replacedStates: [],
@@ -29,6 +30,7 @@ export async function applyTenantEvents(
   const batch: TenantBatch = { ...target, result };
   const { tx, tenant, deps } = batch;
   const resolved = resolveDecisions(batch, decisions, outcomes);
+  for (const [requestId, { userHash }] of resolved.sealed) result.outcomeUsers.set(requestId, userHash);
   const live = await dropVoided(batch, resolved);
   // New profiles start from the population prior as it is now (read unlocked: it is locked,
   // merged and written only at the end, so batches queue on it briefly). Read only when a

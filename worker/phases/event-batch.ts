@@ -59,6 +59,8 @@ export interface TenantBatchResult {
   appliedOutcomes: Set<string>;
   /** Outcomes dropped because their user was erased (or test data reset) after the decision. */
   droppedOutcomes: Set<string>;
+  /** Every outcome of the batch, applied or not, by request id: its user's hash (as its requestId carries it). */
+  outcomeUsers: Map<string, string>;
   /** Profiles changed by this batch or touched by a retried outcome, to refresh in the cache. */
   updatedProfiles: StoredProfile[];
   /** The tenant's population prior after this batch's outcomes, when they changed it. */
