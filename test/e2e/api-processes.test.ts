@@ -40,8 +40,11 @@ it('runs two API processes on one port, replaces one that dies, and stops them a
   // connections arriving throughout its start are all answered. Profile reads of unknown users
   // read Redis and Postgres and answer 404, which every process logs with its pid.
   const listening = () => api.output().split('api listening').length - 1;
+  // A replacement may wait up to 10 s for its connections before it listens, and it starts
+  // while the rest of the suite keeps both cores busy: its line gets twice the usual wait.
+  const replacementStart = 40_000;
   // Two processes at the start and the replacement above: the victim has a listening peer.
-  await eventually(async () => listening() === 3);
+  await eventually(async () => listening() === 3, replacementStart);
   const statuses: number[] = [];
   const [victim, peer] = replaced as [number, number];
   process.kill(victim, 'SIGKILL');
@@ -52,7 +55,7 @@ it('runs two API processes on one port, replaces one that dies, and stops them a
       statuses.push(await statusOnNewConnection(`${api.url}/v1/profile/start-${n}-${i}`, { Authorization: `Bearer ${key}` }));
   };
   const streams = [0, 1, 2, 3].map(stream);
-  await eventually(async () => listening() === 4);
+  await eventually(async () => listening() === 4, replacementStart);
   const restarted = childrenOf(primary);
   const replacement = restarted.find((pid) => pid !== peer)!;
   expect(restarted).toHaveLength(2);
@@ -67,4 +70,4 @@ it('runs two API processes on one port, replaces one that dies, and stops them a
 
   expect(await stop(api, 'SIGTERM')).toBe(0);
   for (const pid of restarted) expect(alive(pid)).toBe(false);
-});
+}, 150_000);
