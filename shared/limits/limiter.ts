@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from '../util/calendar';
@@ -62,15 +61,11 @@ export type LimitReply = [number, number, number, number, number];
 /** One limiter script call, prepared: its keys, its arguments, and the reading of its reply. */
 export interface LimitCall {
   keys: [string, string, string, string];
-  args: [string, number, number, string, string, number, string, string];
+  args: [string, number, number, string, string, number, string];
   decide: (reply: LimitReply) => LimitDecision;
 }
 
 export class Limiter {
-  /** Log entries need unique members: this process's prefix and a sequence number. */
-  private readonly memberPrefix = randomBytes(6).toString('base64url');
-  private sequence = 0;
-
   /**
    * `clock` is injected by tests only: the calendar (month, day) and the per-second window then
    * follow it. Otherwise the calendar follows Date.now and the window Redis server time, which
@@ -119,7 +114,6 @@ export class Limiter {
       usageField(input, '429'),
       Math.ceil((nextMonth - now) / 1000) + 40 * 86_400,
       day,
-      `${this.memberPrefix}:${(this.sequence++).toString(36)}`,
     ];
     const decide = ([admitted, monthRefusal, counted, nowMicros, oldestMicros]: LimitReply): LimitDecision => {
       const window: WindowState = { limit: input.perSecond, counted, oldestMicros, nowMicros };

@@ -14,7 +14,8 @@ import { execEach, type RedisClient } from '../redis/redis';
  * A mark is a member of a sorted set per user (keyed by the user hash every requestId
  * carries): requestId → time accepted (ms). Marks older than PENDING_OUTCOME_HORIZON_MS are
  * ignored — an outcome being retried, or no worker running — and the set expires
- * PENDING_OUTCOME_TTL_SECONDS after its last mark.
+ * PENDING_OUTCOME_TTL_SECONDS to a minute more after its last mark (its lifetime is renewed
+ * about once a minute, includes/claimOutcome.lua).
  */
 export const PENDING_OUTCOME_HORIZON_MS = 5_000;
 export const PENDING_OUTCOME_TTL_SECONDS = 60;

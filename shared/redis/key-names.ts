@@ -86,8 +86,13 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
       `${base}:idem:${tenantKey(tenant, userHash, keyDigest)}${tag(userHash)}`,
     /** Sorted set of a user's idempotency records: key digest → ms when it expires. */
     idempotencyIndex: (tenant: Tenant, userHash: string) => `${base}:idem-index:${tenantKey(tenant, userHash)}${tag(userHash)}`,
-    /** Sorted set of a key's admissions in the last second (score: epoch µs), TTL 5 s; in its account's usage shard. */
-    rateLog: ({ accountId, keyId }: { accountId: string; keyId: string }) => `${base}:rl:${keyId}${shardTag(usageShard(accountId))}`,
+    /**
+     * List of a key's admissions in the last second (epoch µs, oldest first), TTL 4–5 s after
+     * the last; in its account's usage shard. (Its name changed with its type: `rl:` held a
+     * sorted set.)
+     */
+    rateLog: ({ accountId, keyId }: { accountId: string; keyId: string }) =>
+      `${base}:admissions:${keyId}${shardTag(usageShard(accountId))}`,
     /** Requests admitted for an account's live keys together in a UTC month (YYYY-MM); kept 40 days past the month. */
     monthlyCount: ({ accountId, month }: { accountId: string; month: string }) =>
       `${base}:quota:${accountId}:${month}${shardTag(usageShard(accountId))}`,

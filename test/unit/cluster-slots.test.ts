@@ -144,7 +144,7 @@ it('keeps every key name of a single-node deployment', () => {
     'cos:v2:pending:acct:live:ab',
     'cos:v2:outcome:req_x',
     'cos:v2:erased:g',
-    'cos:v2:rl:key_1',
+    'cos:v2:admissions:key_1',
     'cos:v2:quota:acct_1:2026-11',
     'cos:v2:usage:2026-11-25',
     'cos:v2:usage-days',

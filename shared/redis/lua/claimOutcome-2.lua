@@ -13,7 +13,7 @@
     ARGV[2] the fingerprint's TTL (s)
     ARGV[3] the requestId
     ARGV[4] the acceptance time (epoch ms)
-    ARGV[5] the marks' TTL (s)
+    ARGV[5] the marks' TTL (s): the least they live after the last
 
   Output:
     'new' for a first outcome, 'same' for a retry with the same signals, 'conflict' otherwise

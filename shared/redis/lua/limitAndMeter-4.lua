@@ -3,7 +3,7 @@
   atomic call (docs/adr/0005-rate-limiter.md). The limiter itself is includes/limitAndMeter.lua.
 
   Input:
-    KEYS[1] the API key's sliding log (sorted set: admission times, epoch µs)
+    KEYS[1] the API key's sliding log (list: admission times, epoch µs, oldest first)
     KEYS[2] the account's request count of the month
     KEYS[3] the day's usage hash (field <keyId>|<endpoint>|<class> → count)
     KEYS[4] the set of days with usage (read by the usage flush)
@@ -15,7 +15,6 @@
     ARGV[5] the usage field of this request as 429
     ARGV[6] seconds the month's count is kept (to 40 days after the month)
     ARGV[7] today, YYYY-MM-DD (UTC)
-    ARGV[8] this admission's log member (unique: a process prefix and a sequence number)
 
   Output:
     {admitted, monthRefusal, counted, now, oldest}, see includes/limitAndMeter.lua
@@ -23,4 +22,4 @@
 --- @include "limitAndMeter"
 
 return limitAndMeter(KEYS[1], KEYS[2], KEYS[3], KEYS[4],
-                     ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+                     ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])

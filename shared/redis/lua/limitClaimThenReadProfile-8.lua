@@ -21,16 +21,15 @@
     ARGV[5] the usage field of this request as 429     (ARGV[5])
     ARGV[6] seconds the month's count is kept          (ARGV[6])
     ARGV[7] today, YYYY-MM-DD (UTC)                    (ARGV[7])
-    ARGV[8] this admission's log member                (ARGV[8])
-    ARGV[9]  the lease                                 (includes/idempotencyClaim.lua)
-    ARGV[10] the lease's lifetime (ms)
-    ARGV[11] the key's digest
-    ARGV[12] now (epoch ms)
-    ARGV[13] the idempotency window (ms)
-    ARGV[14] count the marks from this time on (ms)    (readProfileFresh-2.lua ARGV[1])
-    ARGV[15] the version of the caller's copy          (ARGV[2])
-    ARGV[16] the generation of the caller's copy       (ARGV[3])
-    ARGV[17] the update time of the caller's copy      (ARGV[4])
+    ARGV[8]  the lease                                 (includes/idempotencyClaim.lua)
+    ARGV[9]  the lease's lifetime (ms)
+    ARGV[10] the key's digest
+    ARGV[11] now (epoch ms)
+    ARGV[12] the idempotency window (ms)
+    ARGV[13] count the marks from this time on (ms)    (readProfileFresh-2.lua ARGV[1])
+    ARGV[14] the version of the caller's copy          (ARGV[2])
+    ARGV[15] the generation of the caller's copy       (ARGV[3])
+    ARGV[16] the update time of the caller's copy      (ARGV[4])
 
   Output:
     {verdict} when the limiter refused the request; {verdict, {0, record}} when the key is held;
@@ -43,12 +42,12 @@
 --- @include "readProfileFresh"
 
 local verdict = limitAndMeter(KEYS[1], KEYS[2], KEYS[3], KEYS[4],
-                              ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+                              ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if verdict[1] ~= 1 then return {verdict} end
 local ok, reply = pcall(function()
-  local held = claimIdempotencyKey(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13])
+  local held = claimIdempotencyKey(KEYS[5], KEYS[6], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12])
   if held then return {0, held} end
-  return {1, readProfileFresh(KEYS[7], KEYS[8], ARGV[14], ARGV[15], ARGV[16], ARGV[17])}
+  return {1, readProfileFresh(KEYS[7], KEYS[8], ARGV[13], ARGV[14], ARGV[15], ARGV[16])}
 end)
 if not ok then return {verdict, type(reply) == 'table' and reply.err or tostring(reply)} end
 return {verdict, reply}

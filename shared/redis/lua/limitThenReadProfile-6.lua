@@ -18,11 +18,10 @@
     ARGV[5] the usage field of this request as 429     (ARGV[5])
     ARGV[6] seconds the month's count is kept          (ARGV[6])
     ARGV[7] today, YYYY-MM-DD (UTC)                    (ARGV[7])
-    ARGV[8] this admission's log member                (ARGV[8])
-    ARGV[9] count the marks from this time on (ms)     (readProfileFresh-2.lua ARGV[1])
-    ARGV[10] the version of the caller's copy          (ARGV[2])
-    ARGV[11] the generation of the caller's copy       (ARGV[3])
-    ARGV[12] the update time of the caller's copy      (ARGV[4])
+    ARGV[8]  count the marks from this time on (ms)    (readProfileFresh-2.lua ARGV[1])
+    ARGV[9]  the version of the caller's copy          (ARGV[2])
+    ARGV[10] the generation of the caller's copy       (ARGV[3])
+    ARGV[11] the update time of the caller's copy      (ARGV[4])
 
   Output:
     {verdict} when the limiter refused the request; {verdict, read} when it admitted it;
@@ -34,8 +33,8 @@
 --- @include "readProfileFresh"
 
 local verdict = limitAndMeter(KEYS[1], KEYS[2], KEYS[3], KEYS[4],
-                              ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+                              ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if verdict[1] ~= 1 then return {verdict} end
-local ok, fresh = pcall(readProfileFresh, KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[11], ARGV[12])
+local ok, fresh = pcall(readProfileFresh, KEYS[5], KEYS[6], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 if not ok then return {verdict, type(fresh) == 'table' and fresh.err or tostring(fresh)} end
 return {verdict, fresh}

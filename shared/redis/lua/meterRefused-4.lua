@@ -4,7 +4,7 @@
   month's count for its X-RateLimit-* headers, without counting the request in either.
 
   Input:
-    KEYS[1] the API key's sliding log (sorted set: admission times, epoch µs)
+    KEYS[1] the API key's sliding log (list: admission times, epoch µs, oldest first)
     KEYS[2] the account's request count of the month
     KEYS[3] the day's usage hash
     KEYS[4] the set of days with usage
@@ -18,13 +18,11 @@
     count, and the script's time and the oldest admission of the last second (epoch µs)
 ]]
 --- @include "slidingWindow"
+--- @include "meterUsage"
 
 local now = clockMicros(ARGV[1])
-redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
-redis.call('SADD', KEYS[4], ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - WINDOW_MICROS)
-local n = redis.call('ZCARD', KEYS[1])
-local oldest = now
-if n > 0 then oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) end
+meterUsage(KEYS[3], KEYS[4], ARGV[2], ARGV[3])
+local oldest = dropBefore(KEYS[1], now - WINDOW_MICROS)
+local n = redis.call('LLEN', KEYS[1])
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-return {n, used, now, oldest}
+return {n, used, now, oldest or now}

@@ -5,8 +5,10 @@
 
   claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
     recordKey  the idempotency record
-    indexKey   the user's index of records (sorted set: key digest → expiry, epoch ms; expired
-               members are pruned here)
+    indexKey   the user's index of records (sorted set: key digest → when the record expires at
+               the latest, epoch ms; expired members are pruned here). It outlives every record
+               it lists: a record's window starts when its request completes, within the lease
+               of its claim.
     lease      the record while the request runs
     leaseMs    the lease's lifetime (ms)
     digest     the key's digest (the index member)
@@ -15,13 +17,19 @@
 
   Returns nil when the lease was taken, else the record the key holds.
 ]]
+-- The index's lifetime is renewed only when it would end before the newest record's, by this
+-- much more: about once a minute for a busy user, rather than written (and appended to the
+-- append-only file) at every claim.
+local INDEX_RENEWAL_MS = 60000
+
 local function claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
   -- NX with GET (Redis 7): the lease is taken only if the key is free, else the record it holds comes back.
   local current = redis.call('SET', recordKey, lease, 'NX', 'PX', leaseMs, 'GET')
   if current then return current end
   local at = tonumber(now)
-  redis.call('ZADD', indexKey, at + tonumber(windowMs), digest)
+  local lives = tonumber(windowMs) + tonumber(leaseMs)
+  redis.call('ZADD', indexKey, at + lives, digest)
   redis.call('ZREMRANGEBYSCORE', indexKey, '-inf', at)
-  redis.call('PEXPIRE', indexKey, windowMs)
+  if redis.call('PTTL', indexKey) < lives then redis.call('PEXPIRE', indexKey, lives + INDEX_RENEWAL_MS) end
   return nil
 end

@@ -1,12 +1,12 @@
 --[[
   The limiter (docs/adr/0005-rate-limiter.md) as a function, so that limitThenReadProfile-6.lua
   can run it before its read: checks the account's monthly quota, then the key's per-second
-  limit as a sliding log (a sorted set of the admission times of the last second, at most
-  `limit` entries), and meters the request — as 2xx optimistically, or as 429 when refused.
+  limit as a sliding log (a list of the admission times of the last second, oldest first, at
+  most `limit` entries), and meters the request — as 2xx optimistically, or as 429 when refused.
 
   limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
-                injectedNow, limitArg, quotaArg, okField, refusedField, monthTtl, day, member)
-    the parameters of limitAndMeter-4.lua's KEYS[1..4] then ARGV[1..8], in that order; see
+                injectedNow, limitArg, quotaArg, okField, refusedField, monthTtl, day)
+    the parameters of limitAndMeter-4.lua's KEYS[1..4] then ARGV[1..7], in that order; see
     that file's header for their meaning.
 
   Returns {admitted, monthRefusal, counted, now, oldest}
@@ -17,34 +17,37 @@
     now, oldest   the script's time and the oldest admission of the last second, epoch µs
 ]]
 --- @include "slidingWindow"
+--- @include "meterUsage"
 
--- A key's log expires this long after its last admission (real time): by then every entry is
--- older than the window, and an idle key costs no memory.
+-- A key's log expires LOG_REFRESH_MS to LOG_TTL_MS after its last admission (real time): by
+-- then every entry is older than the window, and an idle key costs no memory. Its lifetime is
+-- renewed only when less than LOG_REFRESH_MS is left — about once a second for a busy key —
+-- rather than written (and appended to the append-only file) at every admission.
 local LOG_TTL_MS = 5000
+local LOG_REFRESH_MS = 4000
 
 local function limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
-                             injectedNow, limitArg, quotaArg, okField, refusedField, monthTtl, day, member)
+                             injectedNow, limitArg, quotaArg, okField, refusedField, monthTtl, day)
   local now = clockMicros(injectedNow)
   local limit = tonumber(limitArg)
   local quota = tonumber(quotaArg)
-  redis.call('SADD', usageDaysKey, day)
-  local used = tonumber(redis.call('GET', monthKey) or '0')
-  if quota > 0 and used >= quota then
-    redis.call('HINCRBY', usageKey, refusedField, 1)
-    return {0, 1, used, now, now}
+  if quota > 0 then
+    local used = tonumber(redis.call('GET', monthKey) or '0')
+    if used >= quota then
+      meterUsage(usageKey, usageDaysKey, refusedField, day)
+      return {0, 1, used, now, now}
+    end
   end
-  redis.call('ZREMRANGEBYSCORE', logKey, '-inf', now - WINDOW_MICROS)
-  local n = redis.call('ZCARD', logKey)
+  local oldest = dropBefore(logKey, now - WINDOW_MICROS)
+  local n = redis.call('LLEN', logKey)
   if n >= limit then
-    redis.call('HINCRBY', usageKey, refusedField, 1)
-    return {0, 0, n, now, tonumber(redis.call('ZRANGE', logKey, 0, 0, 'WITHSCORES')[2] or now)}
+    meterUsage(usageKey, usageDaysKey, refusedField, day)
+    return {0, 0, n, now, oldest}
   end
-  redis.call('ZADD', logKey, now, member)
-  redis.call('PEXPIRE', logKey, LOG_TTL_MS)
+  redis.call('RPUSH', logKey, now)
+  if redis.call('PTTL', logKey) < LOG_REFRESH_MS then redis.call('PEXPIRE', logKey, LOG_TTL_MS) end
   -- Only this function writes the month's count: its first request of the month sets its lifetime.
   if redis.call('INCR', monthKey) == 1 then redis.call('EXPIRE', monthKey, monthTtl) end
-  redis.call('HINCRBY', usageKey, okField, 1)
-  local oldest = now
-  if n > 0 then oldest = tonumber(redis.call('ZRANGE', logKey, 0, 0, 'WITHSCORES')[2]) end
-  return {1, 0, n + 1, now, oldest}
+  meterUsage(usageKey, usageDaysKey, okField, day)
+  return {1, 0, n + 1, now, oldest or now}
 end

@@ -1,5 +1,5 @@
 --[[
-  The limiter's clock and window, shared by its two scripts (docs/adr/0005-rate-limiter.md).
+  The limiter's clock, window and log, shared by its two scripts (docs/adr/0005-rate-limiter.md).
 
   WINDOW_MICROS
     the per-second limit's window in µs. shared/limits/sliding-window.ts turns the log into
@@ -9,6 +9,14 @@
     injected  the caller's time in epoch µs, or '' to use Redis server time
     Returns the time in epoch µs: the injected one (tests inject a clock), else Redis TIME,
     which every API instance shares whatever its host's clock says.
+
+  dropBefore(logKey, since)
+    logKey  a key's log: a list of admission times (epoch µs), oldest first
+    since   drops the entries at or before this time
+    Returns the oldest entry left (a number), or nil when none is. Admissions are appended at
+    the script's time, so the list is in time order; should the server's clock step back, a
+    later entry may be older than one before it, and it is dropped only once the ones before
+    it are: it counts a little longer, and the limit never admits more.
 ]]
 local WINDOW_MICROS = 1000000
 
@@ -17,4 +25,13 @@ local function clockMicros(injected)
   if now then return now end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function dropBefore(logKey, since)
+  local oldest = tonumber(redis.call('LINDEX', logKey, 0))
+  while oldest and oldest <= since do
+    redis.call('LPOP', logKey)
+    oldest = tonumber(redis.call('LINDEX', logKey, 0))
+  end
+  return oldest
 end
