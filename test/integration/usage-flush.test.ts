@@ -58,6 +58,22 @@ describe('usage flush to Postgres', () => {
     expect((await usageRows(issued.id))[0]!.count).toBe(10);
   });
 
+  it('finds the day again for admissions and refusals metered after a flush took its counts', async () => {
+    const issued = await h.keys.create({ account: 'flush-admitted', environment: 'live', rateLimitRps: 1000 });
+    now = Date.UTC(2026, 2, 4, 10);
+    const limiter = new Limiter(h.env.redis, h.env.keys, () => now!);
+    const check = () => limiter.check({ accountId: issued.accountId, keyId: issued.id, endpoint: 'context', perSecond: 2, perMonth: null });
+    expect((await Promise.all([check(), check(), check()])).map((d) => d.allowed)).toEqual([true, true, false]);
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    now += 2_000;
+    expect((await check()).allowed).toBe(true);
+    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    expect(await usageRows(issued.id)).toEqual([
+      { day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 3 },
+      { day: '2026-03-04', endpoint: 'context', statusClass: '429', count: 1 },
+    ]);
+  });
+
   it('neither loses nor double-counts when the flush dies after its commit', async () => {
     const issued = await h.keys.create({ account: 'flush-crash-late', environment: 'live', rateLimitRps: 1000 });
     now = Date.UTC(2026, 2, 4, 10);
