@@ -9,9 +9,10 @@
   Returns 'new' for a first outcome, 'same' for a retry with the same signals, 'conflict'
   otherwise.
 ]]
--- The marks' lifetime is renewed only when less than pendingTtl is left, by this much more:
--- about once a minute for a busy user, rather than written (and appended to the append-only
--- file) at every outcome.
+--- @include "renewLifetime"
+
+-- The marks outlive the last by pendingTtl to pendingTtl + this: renewed about once a minute
+-- for a busy user (includes/renewLifetime.lua).
 local MARKS_RENEWAL_MS = 60000
 
 local function claimOutcome(fingerprintKey, pendingKey, fingerprint, ttl, requestId, acceptedAt, pendingTtl)
@@ -19,8 +20,7 @@ local function claimOutcome(fingerprintKey, pendingKey, fingerprint, ttl, reques
   if not cur then
     redis.call('SET', fingerprintKey, fingerprint, 'EX', ttl)
     redis.call('ZADD', pendingKey, acceptedAt, requestId)
-    local lives = tonumber(pendingTtl) * 1000
-    if redis.call('PTTL', pendingKey) < lives then redis.call('PEXPIRE', pendingKey, lives + MARKS_RENEWAL_MS) end
+    renewLifetime(pendingKey, tonumber(pendingTtl) * 1000, MARKS_RENEWAL_MS)
     return 'new'
   end
   if cur == fingerprint then return 'same' end

@@ -17,9 +17,10 @@
 
   Returns nil when the lease was taken, else the record the key holds.
 ]]
--- The index's lifetime is renewed only when it would end before the newest record's, by this
--- much more: about once a minute for a busy user, rather than written (and appended to the
--- append-only file) at every claim.
+--- @include "renewLifetime"
+
+-- The index outlives the newest record by up to this much: renewed about once a minute for a
+-- busy user (includes/renewLifetime.lua).
 local INDEX_RENEWAL_MS = 60000
 
 local function claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
@@ -30,6 +31,6 @@ local function claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, 
   local lives = tonumber(windowMs) + tonumber(leaseMs)
   redis.call('ZADD', indexKey, at + lives, digest)
   redis.call('ZREMRANGEBYSCORE', indexKey, '-inf', at)
-  if redis.call('PTTL', indexKey) < lives then redis.call('PEXPIRE', indexKey, lives + INDEX_RENEWAL_MS) end
+  renewLifetime(indexKey, lives, INDEX_RENEWAL_MS)
   return nil
 end

@@ -18,13 +18,13 @@
 ]]
 --- @include "slidingWindow"
 --- @include "meterUsage"
+--- @include "renewLifetime"
 
--- A key's log expires LOG_REFRESH_MS to LOG_TTL_MS after its last admission (real time): by
--- then every entry is older than the window, and an idle key costs no memory. Its lifetime is
--- renewed only when less than LOG_REFRESH_MS is left — about once a second for a busy key —
--- rather than written (and appended to the append-only file) at every admission.
-local LOG_TTL_MS = 5000
-local LOG_REFRESH_MS = 4000
+-- A key's log expires LOG_LEAST_MS to LOG_LEAST_MS + LOG_RENEWAL_MS after its last admission
+-- (real time): by then every entry is older than the window, and an idle key costs no memory.
+-- Renewed about once a second for a busy key (includes/renewLifetime.lua).
+local LOG_LEAST_MS = 4000
+local LOG_RENEWAL_MS = 1000
 
 local function limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
                              injectedNow, limitArg, quotaArg, okField, refusedField, monthTtl, day)
@@ -45,7 +45,7 @@ local function limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
     return {0, 0, n, now, oldest}
   end
   redis.call('RPUSH', logKey, now)
-  if redis.call('PTTL', logKey) < LOG_REFRESH_MS then redis.call('PEXPIRE', logKey, LOG_TTL_MS) end
+  renewLifetime(logKey, LOG_LEAST_MS, LOG_RENEWAL_MS)
   -- Only this function writes the month's count: its first request of the month sets its lifetime.
   if redis.call('INCR', monthKey) == 1 then redis.call('EXPIRE', monthKey, monthTtl) end
   meterUsage(usageKey, usageDaysKey, okField, day)
