@@ -60,6 +60,7 @@ const CLUSTER_SUITES = [
   'integration/health',
   'integration/idempotency',
   'integration/coalesced-writes',
+  'integration/propagated-writes',
   'e2e/api-processes',
   'e2e/limiter-two-apis',
   'e2e/traffic-processes',

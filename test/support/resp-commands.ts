@@ -7,29 +7,35 @@
 export class RespCommandReader {
   private buffer: Buffer = Buffer.alloc(0);
 
-  /** `onCommand` gets each whole command's name (upper case), in the order they were sent. */
-  constructor(private readonly onCommand: (name: string) => void) {}
+  /**
+   * `onCommand` gets each whole command's name (upper case) and its arguments, in the order they
+   * were sent.
+   */
+  constructor(private readonly onCommand: (name: string, args: string[]) => void) {}
 
   push(chunk: Buffer): void {
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
     for (;;) {
       const parsed = this.next();
       if (!parsed) return;
-      this.onCommand(parsed.name.toUpperCase());
+      this.onCommand(parsed.name.toUpperCase(), parsed.args);
       this.buffer = this.buffer.subarray(parsed.end);
     }
   }
 
   /** The first whole command in the buffer and where it ends, or null when it is not all there. */
-  private next(): { name: string; end: number } | null {
+  private next(): { name: string; args: string[]; end: number } | null {
     const lineEnd = this.buffer.indexOf('\r\n');
     if (lineEnd < 0) return null;
     const head = this.buffer.subarray(0, lineEnd).toString('latin1');
-    if (!head.startsWith('*')) return { name: head.trim().split(/\s+/)[0] ?? '', end: lineEnd + 2 };
+    if (!head.startsWith('*')) {
+      const [name = '', ...args] = head.trim().split(/\s+/);
+      return { name, args, end: lineEnd + 2 };
+    }
     const count = Number(head.slice(1));
     if (!Number.isInteger(count) || count < 1) throw new Error(`not a RESP command: ${JSON.stringify(head)}`);
     let at = lineEnd + 2;
-    let name = '';
+    const parts: string[] = [];
     for (let i = 0; i < count; i++) {
       const sizeEnd = this.buffer.indexOf('\r\n', at);
       if (sizeEnd < 0) return null;
@@ -38,9 +44,10 @@ export class RespCommandReader {
       const start = sizeEnd + 2;
       const end = start + Number(sizeLine.slice(1));
       if (this.buffer.length < end + 2) return null;
-      if (i === 0) name = this.buffer.subarray(start, end).toString('latin1');
+      parts.push(this.buffer.subarray(start, end).toString('utf8'));
       at = end + 2;
     }
-    return { name, end: at };
+    const [name = '', ...args] = parts;
+    return { name, args, end: at };
   }
 }

@@ -21,4 +21,14 @@ describe('counting Redis commands from the protocol', () => {
     const binary = Buffer.concat([Buffer.from('*2\r\n$3\r\nSET\r\n$4\r\n'), Buffer.from([0, 13, 10, 255]), Buffer.from('\r\n')]);
     expect(read(binary, 'PING\r\n', resp('MULTI') + resp('EXEC'))).toEqual(['SET', 'PING', 'MULTI', 'EXEC']);
   });
+
+  it('hands over each command with its arguments', () => {
+    const commands: string[][] = [];
+    const reader = new RespCommandReader((name, args) => commands.push([name, ...args]));
+    reader.push(Buffer.from(resp('set', 'k', 'vàlue\r\n') + 'PING hello\r\n'));
+    expect(commands).toEqual([
+      ['SET', 'k', 'vàlue\r\n'],
+      ['PING', 'hello'],
+    ]);
+  });
 });

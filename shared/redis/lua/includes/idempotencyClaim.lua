@@ -18,14 +18,19 @@
   Returns nil when the lease was taken, else the record the key holds.
 ]]
 --- @include "renewLifetime"
+--- @include "unlogged"
 
 -- The index outlives the newest record by up to this much: renewed about once a minute for a
 -- busy user (includes/renewLifetime.lua).
 local INDEX_RENEWAL_MS = 60000
 
 local function claimIdempotencyKey(recordKey, indexKey, lease, leaseMs, digest, now, windowMs)
-  -- NX with GET (Redis 7): the lease is taken only if the key is free, else the record it holds comes back.
+  -- NX with GET (Redis 7): the lease is taken only if the key is free, else the record it holds
+  -- comes back. The lease ends with its request, which a restart of Redis ends too: it is kept
+  -- out of the append-only file and the replicas (includes/unlogged.lua).
+  unlogged()
   local current = redis.call('SET', recordKey, lease, 'NX', 'PX', leaseMs, 'GET')
+  logged()
   if current then return current end
   local at = tonumber(now)
   local lives = tonumber(windowMs) + tonumber(leaseMs)

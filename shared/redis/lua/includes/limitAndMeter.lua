@@ -18,13 +18,6 @@
 ]]
 --- @include "slidingWindow"
 --- @include "meterUsage"
---- @include "renewLifetime"
-
--- A key's log expires LOG_LEAST_MS to LOG_LEAST_MS + LOG_RENEWAL_MS after its last admission
--- (real time): by then every entry is older than the window, and an idle key costs no memory.
--- Renewed about once a second for a busy key (includes/renewLifetime.lua).
-local LOG_LEAST_MS = 4000
-local LOG_RENEWAL_MS = 1000
 
 local function limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
                              injectedNow, limitArg, quotaArg, okField, refusedField, monthTtl, day)
@@ -44,8 +37,7 @@ local function limitAndMeter(logKey, monthKey, usageKey, usageDaysKey,
     meterUsage(usageKey, usageDaysKey, refusedField, day)
     return {0, 0, n, now, oldest}
   end
-  redis.call('RPUSH', logKey, now)
-  renewLifetime(logKey, LOG_LEAST_MS, LOG_RENEWAL_MS)
+  append(logKey, now)
   -- Only this function writes the month's count: its first request of the month sets its lifetime.
   if redis.call('INCR', monthKey) == 1 then redis.call('EXPIRE', monthKey, monthTtl) end
   meterUsage(usageKey, usageDaysKey, okField, day)

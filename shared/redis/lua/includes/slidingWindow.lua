@@ -17,7 +17,17 @@
     the script's time, so the list is in time order; should the server's clock step back, a
     later entry may be older than one before it, and it is dropped only once the ones before
     it are: it counts a little longer, and the limit never admits more.
+
+  append(logKey, now)
+    Appends an admission at `now` (epoch µs) and keeps the log alive while its entries count.
+
+  The log's writes are unlogged (includes/unlogged.lua): it holds one second of admissions, and
+  a Redis that restarts or fails over without it admits at most one more limit's worth in the
+  second that follows.
 ]]
+--- @include "renewLifetime"
+--- @include "unlogged"
+
 local WINDOW_MICROS = 1000000
 
 local function clockMicros(injected)
@@ -27,11 +37,26 @@ local function clockMicros(injected)
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
+-- A key's log expires LOG_LEAST_MS to LOG_LEAST_MS + LOG_RENEWAL_MS after its last admission
+-- (real time): by then every entry is older than the window, and an idle key costs no memory.
+-- Renewed about once a second for a busy key (includes/renewLifetime.lua).
+local LOG_LEAST_MS = 4000
+local LOG_RENEWAL_MS = 1000
+
 local function dropBefore(logKey, since)
+  unlogged()
   local oldest = tonumber(redis.call('LINDEX', logKey, 0))
   while oldest and oldest <= since do
     redis.call('LPOP', logKey)
     oldest = tonumber(redis.call('LINDEX', logKey, 0))
   end
+  logged()
   return oldest
+end
+
+local function append(logKey, now)
+  unlogged()
+  redis.call('RPUSH', logKey, now)
+  renewLifetime(logKey, LOG_LEAST_MS, LOG_RENEWAL_MS)
+  logged()
 end
