@@ -50,24 +50,41 @@ it("a live key's admissions propagate the month's count and the usage, never the
   expect(await propagated(usage)).toEqual(['HINCRBY', 'HINCRBY', 'HINCRBY', 'HINCRBY', 'HINCRBY']);
 });
 
-it("an idempotency key's lease is not propagated; its index and the response that replaces the lease are", async () => {
-  const records = new IdempotencyRecords(env.redis, env.keys);
-  const userHash = randomUUID().slice(0, 16);
-  const now = Date.now();
-  const claim = records.prepareClaim(
-    { tenant, userHash, keyDigest: randomUUID() },
-    { token: randomUUID(), fingerprint: 'fingerprint', leaseMs: 10_000, windowMs: 3_600_000, now },
-  );
-  const claims = new OutcomeClaims(env.redis, env.keys, 86_400_000);
-  expect(await claims.claim({ tenant, requestId: `req_${randomUUID()}`, userHash }, 'signals', now, claim)).toBe('new');
-  const [record, index] = claim.keys;
-  expect(await env.redis.get(record)).toBe(claim.lease);
-  expect(await propagated(record)).toEqual([]);
-  expect(await propagated(index)).toContain('ZADD');
+describe("an idempotency key's lease", () => {
+  const records = () => new IdempotencyRecords(env.redis, env.keys);
+  const claims = () => new OutcomeClaims(env.redis, env.keys, 86_400_000);
 
-  const responseText = JSON.stringify({ accepted: true });
-  expect(await records.complete(claim, { fingerprint: 'fingerprint', status: 202, responseText, windowMs: 3_600_000 })).toBe(true);
-  expect(await propagated(record)).toEqual(['SET']);
-  const [set] = streams.flatMap((stream) => stream.touching(record));
-  expect(JSON.parse(set!.args[1]!)).toEqual({ fingerprint: 'fingerprint', status: 202, response: { accepted: true } });
+  /** A key claimed by an outcome's first call, as a keyed outcome claims it. */
+  async function claimed() {
+    const userHash = randomUUID().slice(0, 16);
+    const now = Date.now();
+    const claim = records().prepareClaim(
+      { tenant, userHash, keyDigest: randomUUID() },
+      { token: randomUUID(), fingerprint: 'fingerprint', leaseMs: 10_000, windowMs: 3_600_000, now },
+    );
+    expect(await claims().claim({ tenant, requestId: `req_${randomUUID()}`, userHash }, 'signals', now, claim)).toBe('new');
+    return claim;
+  }
+
+  it('is not propagated; the index and the response that replaces it are', async () => {
+    const claim = await claimed();
+    const [record, index] = claim.keys;
+    expect(await env.redis.get(record)).toBe(claim.lease);
+    expect(await propagated(record)).toEqual([]);
+    expect(await propagated(index)).toContain('ZADD');
+
+    const responseText = JSON.stringify({ accepted: true });
+    expect(await records().complete(claim, { fingerprint: 'fingerprint', status: 202, responseText, windowMs: 3_600_000 })).toBe(true);
+    expect(await propagated(record)).toEqual(['SET']);
+    const [set] = streams.flatMap((stream) => stream.touching(record));
+    expect(JSON.parse(set!.args[1]!)).toEqual({ fingerprint: 'fingerprint', status: 202, response: { accepted: true } });
+  });
+
+  it('is not propagated when it is given back either', async () => {
+    const claim = await claimed();
+    const [record] = claim.keys;
+    await records().release(claim);
+    expect(await env.redis.exists(record)).toBe(0);
+    expect(await propagated(record)).toEqual([]);
+  });
 });

@@ -9,6 +9,11 @@
 
   Output:
     1 when freed, 0 when the lease was no longer held
+
+  A lease is never propagated (includes/idempotencyClaim.lua), so neither is its removal.
 ]]
+--- @include "unlogged"
+
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+unlogged()
 return redis.call('DEL', KEYS[1])
