@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { HOST, sleep } from '../bench/processes';
@@ -39,9 +40,11 @@ const COMPLEXITIES = ['low', 'medium', 'high'] as const;
 
 /**
  * Mixed traffic of live and test keys against the API, as well-behaved clients send it: a
- * context call, usually its outcome (retried on 503 or no answer until it is acknowledged, as
- * the API's contract asks), sometimes GET or PUT of the user's profile. Every outcome answered
- * 202 is remembered, so the run can check each was applied once.
+ * context call, usually its outcome (retried on 503, 409 IDEMPOTENCY_KEY_IN_USE or no answer
+ * until it is acknowledged, as the API's contract asks), sometimes GET or PUT of the user's
+ * profile. Every POST carries an Idempotency-Key, an outcome's the same in all its retries, as
+ * the SDKs send them. Every outcome answered 202 is remembered, so the run can check each was
+ * applied once.
  */
 export class SoakTraffic {
   /** requestIds whose outcome was answered 202. */
@@ -72,7 +75,7 @@ export class SoakTraffic {
     for (let round = 0; !this.stopping; round++) {
       const userId = `soak-${environment}-${Math.floor(Math.random() * this.options.users)}`;
       const complexity = COMPLEXITIES[round % COMPLEXITIES.length]!;
-      const context = await this.call('POST', '/v1/context', key, { userId, task: 'Write the weekly report', complexity });
+      const context = await this.call('POST', '/v1/context', key, { userId, task: 'Write the weekly report', complexity }, randomUUID());
       const requestId = context?.status === 200 ? context.body?.requestId : undefined;
       if (typeof requestId === 'string' && Math.random() < 0.9) {
         await this.deliverOutcome(key, requestId, { started: Math.random() < 0.7, satisfaction: Math.round(Math.random() * 4) / 4 });
@@ -86,13 +89,15 @@ export class SoakTraffic {
 
   /** Posts an outcome until it is acknowledged (202), refused for good, or the grace after stop ends. */
   private async deliverOutcome(key: string, requestId: string, signals: Record<string, unknown>): Promise<void> {
+    const idempotencyKey = randomUUID();
     for (;;) {
-      const answer = await this.call('POST', '/v1/outcome', key, { requestId, ...signals });
+      const answer = await this.call('POST', '/v1/outcome', key, { requestId, ...signals }, idempotencyKey);
       if (answer?.status === 202) {
         this.accepted.add(requestId);
         return;
       }
-      if (answer && answer.status !== 503) {
+      const retry = answer === null || answer.status === 503 || (answer.status === 409 && errorCode(answer) === 'IDEMPOTENCY_KEY_IN_USE');
+      if (!retry) {
         this.refusedOutcomes.set(answer.status, (this.refusedOutcomes.get(answer.status) ?? 0) + 1);
         return;
       }
@@ -107,7 +112,7 @@ export class SoakTraffic {
     return this.minutes[index]!;
   }
 
-  private call(method: string, path: string, key: string, body?: unknown): Promise<Answer | null> {
+  private call(method: string, path: string, key: string, body?: unknown, idempotencyKey?: string): Promise<Answer | null> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const sent = performance.now();
     return new Promise((settle) => {
@@ -129,6 +134,7 @@ export class SoakTraffic {
           headers: {
             Authorization: `Bearer ${key}`,
             ...(payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+            ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }),
           },
         },
         (res) => {
@@ -155,4 +161,10 @@ export class SoakTraffic {
       req.end(payload);
     });
   }
+}
+
+/** The `error.code` of an error answer, if it has one. */
+function errorCode(answer: Answer): unknown {
+  const error = answer.body?.error;
+  return error !== null && typeof error === 'object' ? (error as Record<string, unknown>).code : undefined;
 }
