@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { Redis } from 'ioredis';
+import { eventually } from './harness';
 import { RespCommandReader } from './resp-commands';
 
 /** A command as a node propagated it: its name (upper case) and arguments. */
@@ -49,14 +50,10 @@ export class ReplicationStream {
   }
 
   /** Resolves once every command the node propagated before this call has been read. */
-  async caughtUp(timeoutMs = 5_000): Promise<void> {
+  async caughtUp(): Promise<void> {
     const info = await this.node.info('replication');
     const target = Number(/master_repl_offset:(\d+)/.exec(info)?.[1]);
-    const deadline = Date.now() + timeoutMs;
-    while (this.startOffset + this.streamBytes < target) {
-      if (Date.now() > deadline) throw new Error(`replication stream at ${this.startOffset + this.streamBytes}, node at ${target}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await eventually(async () => this.startOffset + this.streamBytes >= target, 5_000, 10);
   }
 
   /** The commands read so far that name `key` among their arguments. */
