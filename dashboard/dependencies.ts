@@ -123,7 +123,7 @@ export function buildDashboardDependencies(config: DashboardConfig, logger: Logg
     team: new Team(db, userSessions, clock),
     // Sealed under the same COS_SECRET as the worker's, which opens the secrets to sign deliveries.
     webhooks: new Webhooks(db, new WebhookEndpoints({ db, box: new SecretBox(config.COS_SECRET), clock })),
-    formTokens: new FormTokens(new FormTokenRepository(redis, keys)),
+    formTokens: new FormTokens(new FormTokenRepository(redis, keys), FormTokens.waitWithin(config.REQUEST_DEADLINE)),
     devices: new DeviceCookies(derive('dashboard device cookie'), config.DASHBOARD_SECURE_COOKIES),
     logger,
     countryOf: (address) => resolver.countryOf(address),

@@ -12,8 +12,8 @@ import { flashIssuedKey, takeIssuedKey } from '../http/flash';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
-import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
-import { html } from '../views/html';
+import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import { withRepeatNotice } from '../views/repeat-notice';
 import { confirmKeyPage, keysPage, ROTATION_GRACE_CHOICES, type ConfirmAction, type KeysPageInput } from '../views/keys.view';
 
 const createForm = z.object({
@@ -47,7 +47,6 @@ const rotateForm = z.object({
 const actionForm = z.object({ _csrf: z.string(), _once: z.string().optional() });
 
 const MESSAGES = { revoked: 'Key revoked: the API refuses it within 2 seconds.', deleted: 'Key deleted.' } as const;
-const REPEATED = 'This form was already sent: it was acted on once, and nothing was done again.';
 
 /** Issuing a key (creating, rotating) while the account is restricted: the API would refuse it anyway. */
 const restricted = () =>
@@ -94,8 +93,7 @@ export function keysRoutes(
   const submit = async (req: Request, res: Response, fallback: string, act: () => Promise<string>) => {
     const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
     const action = `${req.method} ${req.baseUrl}${req.path}`;
-    const done = await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act);
-    res.redirect(303, done.repeated ? markRepeated(done.location) : done.location);
+    res.redirect(303, await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act));
   };
 
   router.get('/', viewer, (_req, res) => res.redirect(303, '/keys/test'));
@@ -110,12 +108,7 @@ export function keysRoutes(
       : done.success
         ? { kind: 'success' as const, text: MESSAGES[done.data] }
         : undefined;
-    const again = req.query.again === '1' ? { kind: 'info' as const, text: REPEATED } : undefined;
-    await render(res, {
-      environment,
-      shown: issued?.shown,
-      message: again && message ? { kind: 'success', text: html`${message.text} ${REPEATED}` } : (again ?? message),
-    });
+    await render(res, { environment, shown: issued?.shown, message: withRepeatNotice(repeatState(req.query), message) });
   });
 
   router.post('/keys/:env', ...change, async (req, res) => {

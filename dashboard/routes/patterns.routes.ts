@@ -7,7 +7,7 @@ import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
-import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
+import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
 import { patternsPage, type PatternsPageInput } from '../views/patterns.view';
 
 const actionForm = z.object({ _csrf: z.string(), _once: z.string().optional() });
@@ -16,7 +16,7 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
   const router = Router();
   const viewer = requireViewer(deps.viewers);
 
-  const render = async (res: Response, notices: Pick<PatternsPageInput, 'acknowledgedNow' | 'repeated' | 'refusal'>) => {
+  const render = async (res: Response, notices: Pick<PatternsPageInput, 'acknowledgedNow' | 'repeat' | 'refusal'>) => {
     const v = viewerOf(res);
     const { open, acknowledged, keys } = await deps.patterns.overview(v.account.id);
     res.setHeader('Cache-Control', 'no-store');
@@ -24,7 +24,7 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
   };
 
   router.get('/patterns', viewer, async (req, res) => {
-    await render(res, { acknowledgedNow: req.query.done === 'acknowledged', repeated: req.query.again === '1' });
+    await render(res, { acknowledgedNow: req.query.done === 'acknowledged', repeat: repeatState(req.query) });
   });
 
   router.post('/patterns/:id/acknowledge', viewer, formBody, requestGuards, requireOwner, async (req, res) => {
@@ -32,11 +32,11 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
     if (!id.success) throw new AppError('NOT_FOUND', 'No such unusual pattern in this account');
     parseForm(actionForm, req);
     const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
-    const done = await deps.formTokens.once(viewerOf(res).user.id, token, `POST ${req.path}`, '/patterns', async () => {
+    const location = await deps.formTokens.once(viewerOf(res).user.id, token, `POST ${req.path}`, '/patterns', async () => {
       await deps.patterns.acknowledge(viewerOf(res).account.id, viewerActor(deps, req, res), id.data, deps.clock());
       return '/patterns?done=acknowledged';
     });
-    res.redirect(303, done.repeated ? markRepeated(done.location) : done.location);
+    res.redirect(303, location);
   });
 
   router.use(

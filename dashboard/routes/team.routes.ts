@@ -10,9 +10,10 @@ import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
 import { DEFAULT_LANDING } from '../http/return-to';
-import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
+import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
 import { roleSchema, type MemberChange } from '../services/team.service';
-import { html, type Html } from '../views/html';
+import { withRepeatNotice } from '../views/repeat-notice';
+import type { Html } from '../views/html';
 import { acceptPage, linkRefused, teamPage, type TeamPageInput } from '../views/team.view';
 import { completeSignIn, signInToken, type SessionDeps } from './session.routes';
 
@@ -38,7 +39,6 @@ const DONE: Record<string, string> = {
   'role-changed': 'Role changed; that member was signed out everywhere.',
   removed: 'Member removed; they were signed out everywhere.',
 };
-const REPEATED = 'This form was already sent: it was acted on once, and nothing was done again.';
 const LAST_OWNER = 'The account must keep at least one owner: make someone else an owner first.';
 const NOT_A_MEMBER = 'No such member of this account';
 
@@ -94,10 +94,7 @@ export function teamRoutes(deps: TeamDeps): Router {
     const text = typeof req.query.done === 'string' ? DONE[req.query.done] : undefined;
     let message: TeamPageInput['message'] = text ? { kind: 'success', text } : undefined;
     if (invited) message = { kind: 'success', text: `Invitation for ${invited.email} created.` };
-    if (req.query.again === '1') {
-      message = message ? { kind: 'success', text: html`${message.text} ${REPEATED}` } : { kind: 'info', text: REPEATED };
-    }
-    await render(res, 200, { invited, message });
+    await render(res, 200, { invited, message: withRepeatNotice(repeatState(req.query), message) });
   });
 
   // Sent twice (a reload, a double click), it invites once: the one-time token.
@@ -107,7 +104,7 @@ export function teamRoutes(deps: TeamDeps): Router {
       const email = emailSchema.safeParse(form.email);
       if (!email.success) throw new Refused(400, 'Enter the email address of the person to invite');
       const token: unknown = (req.body as Record<string, unknown>)[FORM_TOKEN_FIELD];
-      const done = await deps.formTokens.once(viewerOf(res).user.id, token, 'POST /account/team/invite', '/account/team', async () => {
+      return deps.formTokens.once(viewerOf(res).user.id, token, 'POST /account/team/invite', '/account/team', async () => {
         const result = await deps.team.invite(viewerActor(deps, req, res), email.data, form.role);
         if (result.outcome !== 'invited') {
           throw new Refused(
@@ -121,7 +118,6 @@ export function teamRoutes(deps: TeamDeps): Router {
         await flashInvitationLink(req, { link, email: email.data }, deps.clock());
         return '/account/team';
       });
-      return done.repeated ? markRepeated(done.location) : done.location;
     }),
   );
 

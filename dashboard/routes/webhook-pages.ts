@@ -7,14 +7,13 @@ import type { WebhookActor } from '../../shared/webhooks/webhook-endpoints.servi
 import { viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { takeWebhookSecret } from '../http/flash';
-import { FORM_TOKEN_FIELD, markRepeated } from '../services/form-tokens.service';
+import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import { withRepeatNotice } from '../views/repeat-notice';
 import { endpointPage, type EndpointPageInput } from '../views/webhook-endpoint.view';
 import { webhooksPage, type WebhooksPageInput } from '../views/webhooks.view';
 
 /** What the webhook pages use of the dashboard's dependencies. */
 export type WebhookPageDeps = Pick<DashboardDeps, 'viewers' | 'webhooks' | 'formTokens' | 'countryOf' | 'clock'>;
-
-export const REPEATED = 'This form was already sent: it was acted on once, and nothing was done again.';
 
 /** The add and edit forms: one checkbox ticked arrives as a string, several as an array; the service checks the values. */
 export const endpointForm = z.object({
@@ -49,8 +48,7 @@ export const ownEndpoint = (deps: WebhookPageDeps, req: Request, res: Response):
 /** A page's success message, said again to be a repeat when the form was sent twice. */
 export function doneMessage(req: Request, messages: Record<string, string>, flashed?: string): WebhooksPageInput['message'] {
   const text = flashed ?? (typeof req.query.done === 'string' ? messages[req.query.done] : undefined);
-  if (req.query.again !== '1') return text ? { kind: 'success', text } : undefined;
-  return text ? { kind: 'success', text: `${text} ${REPEATED}` } : { kind: 'info', text: REPEATED };
+  return withRepeatNotice(repeatState(req.query), text ? { kind: 'success', text } : undefined);
 }
 
 /**
@@ -66,8 +64,7 @@ export async function submitOnce(
 ): Promise<void> {
   const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
   const action = `${req.method} ${req.baseUrl}${req.path}`;
-  const done = await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act);
-  res.redirect(303, done.repeated ? markRepeated(done.location) : done.location);
+  res.redirect(303, await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act));
 }
 
 /** The environment's list of endpoints, with the secret flashed for it (once) and a message. */

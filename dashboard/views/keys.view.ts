@@ -6,7 +6,7 @@ import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { holdsLiveKeyPlace, keyStatus } from '../../shared/credentials/key-status';
 import { ageInDays, formatTime } from './format';
 import { html, type Html } from './html';
-import { formFields, notice, page, type Viewer } from './layout';
+import { formFields, notice, page, type PageNotice, type Viewer } from './layout';
 
 /** From this age a key is flagged: long-lived secrets are worth rotating. */
 export const KEY_AGE_WARNING_DAYS = 90;
@@ -32,7 +32,7 @@ export interface KeysPageInput {
   keys: ApiKeyRecord[];
   now: number;
   shown?: ShownKey;
-  message?: { kind: 'success' | 'error' | 'info'; text: string | Html };
+  message?: PageNotice | undefined;
 }
 
 /** Replaced keys follow the key that replaced them, so a rotation reads as a pair. */

@@ -127,7 +127,10 @@ function failedSignInsNotice(failed: FailedSignIns): Html {
   </div>`;
 }
 
+/** A page's message, shown in a `notice` box. */
+export type PageNotice = { kind: 'success' | 'error' | 'info'; text: string | Html };
+
 /** A message box: `role=alert` for errors so screen readers announce it. */
-export function notice(kind: 'error' | 'success' | 'info', text: string | Html): Html {
+export function notice(kind: PageNotice['kind'], text: PageNotice['text']): Html {
   return html`<div class="notice ${kind}" ${kind === 'error' ? html` role="alert"` : html` role="status"`}>${text}</div>`;
 }

@@ -4,6 +4,8 @@ import type { PatternRule } from '../../shared/traffic/patterns/rules';
 import { formatTime } from './format';
 import { html, type Html } from './html';
 import { formFields, notice, page, type Viewer } from './layout';
+import { withRepeatNotice } from './repeat-notice';
+import type { RepeatState } from '../services/form-tokens.service';
 
 export interface PatternsPageInput {
   viewer: Viewer;
@@ -12,7 +14,7 @@ export interface PatternsPageInput {
   keys: ApiKeyRecord[];
   acknowledgedNow: boolean;
   /** The acknowledgement's form was sent again: nothing was done twice. */
-  repeated?: boolean;
+  repeat?: RepeatState | undefined;
   /** Why the last acknowledgement was refused. */
   refusal?: Html;
 }
@@ -94,13 +96,12 @@ function table(caption: string, anomalies: Anomaly[], input: PatternsPageInput):
 
 export function patternsPage(input: PatternsPageInput): string {
   const { open, acknowledged, viewer } = input;
+  const done = withRepeatNotice(input.repeat, input.acknowledgedNow ? { kind: 'success', text: 'Pattern acknowledged.' } : undefined);
   return page({
     title: 'Unusual patterns',
     viewer,
     active: 'patterns',
-    body: html`${input.refusal ? notice('error', input.refusal) : ''}
-      ${input.acknowledgedNow ? notice('success', 'Pattern acknowledged.') : ''}
-      ${input.repeated ? notice('info', 'This form was already sent: it was acted on once, and nothing was done again.') : ''}
+    body: html`${input.refusal ? notice('error', input.refusal) : ''} ${done ? notice(done.kind, done.text) : ''}
       <p class="hint">
         Checked every 5 minutes against each key's own history: volume far from its usual for the hour, error-rate jumps, refused (revoked,
         deleted or rotated-out) keys still sending requests, new countries and quota forecasts at 75, 90 and 100 %.

@@ -1,9 +1,9 @@
 import type { Invitation } from '../../shared/dashboard-users/invitation.repository';
 import { ROLES, type LinkState, type Member } from '../services/team.service';
-import { tabs, type Message } from './account.view';
+import { tabs } from './account.view';
 import { formatTime } from './format';
 import { html, type Html } from './html';
-import { csrfField, formFields, notice, page, type Viewer } from './layout';
+import { csrfField, formFields, notice, page, type PageNotice, type Viewer } from './layout';
 
 export interface TeamPageInput {
   viewer: Viewer;
@@ -12,7 +12,7 @@ export interface TeamPageInput {
   invitations: Invitation[];
   /** An invitation link just made: shown this once. */
   invited?: { link: string; email: string };
-  message?: Message | { kind: Message['kind']; text: Html };
+  message?: PageNotice | undefined;
   /** The invite form's fields as typed, when it was refused. */
   form?: { email?: string; role?: string };
   now: number;

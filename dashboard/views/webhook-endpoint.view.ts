@@ -2,16 +2,8 @@ import type { WebhookDelivery } from '../../shared/webhooks/delivery.repository'
 import type { WebhookEndpoint } from '../../shared/webhooks/endpoint.repository';
 import { DAY_MS, formatSecond, formatTime } from './format';
 import { html, type Html } from './html';
-import { formFields, notice, page, type Viewer } from './layout';
-import {
-  disabledNotice,
-  ENVIRONMENT_NOTE,
-  eventTypeFields,
-  shownSecret,
-  type EndpointForm,
-  type PageMessage,
-  type ShownSecret,
-} from './webhooks.view';
+import { formFields, notice, page, type PageNotice, type Viewer } from './layout';
+import { disabledNotice, ENVIRONMENT_NOTE, eventTypeFields, shownSecret, type EndpointForm, type ShownSecret } from './webhooks.view';
 
 export interface EndpointPageInput {
   viewer: Viewer;
@@ -22,7 +14,7 @@ export interface EndpointPageInput {
   before?: string;
   hasOlder: boolean;
   shown?: ShownSecret;
-  message?: PageMessage;
+  message?: PageNotice | undefined;
   form?: EndpointForm;
 }
 

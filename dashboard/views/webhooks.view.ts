@@ -5,7 +5,7 @@ import { disabledForFailing } from '../services/webhooks.service';
 import { SECRET_OVERLAP_MS } from '../../shared/webhooks/webhook-endpoints.service';
 import { formatTime } from './format';
 import { html, type Html } from './html';
-import { formFields, notice, page, type Viewer } from './layout';
+import { formFields, notice, page, type PageNotice, type Viewer } from './layout';
 
 /** A signing secret just made (an endpoint added, or its secret rotated): shown once, with a copy button. */
 export interface ShownSecret {
@@ -14,8 +14,6 @@ export interface ShownSecret {
   /** Set after a rotation: until when the previous secret keeps signing too. */
   previousSecretExpiresAt?: string;
 }
-
-export type PageMessage = { kind: 'success' | 'error' | 'info'; text: string | Html };
 
 /** What an owner typed into the add or edit form, shown again when it was refused. */
 export interface EndpointForm {
@@ -28,7 +26,7 @@ export interface WebhooksPageInput {
   environment: Environment;
   endpoints: WebhookEndpoint[];
   shown?: ShownSecret;
-  message?: PageMessage;
+  message?: PageNotice | undefined;
   form?: EndpointForm;
 }
 

@@ -124,7 +124,7 @@ describe('unusual patterns', () => {
     expect(await owner.post(`/patterns/${newest.id}/acknowledge`)).toMatchObject({ status: 303, location: '/patterns?done=acknowledged' });
     // The same form sent again acts not again, and says so.
     const again = await owner.post(`/patterns/${newest.id}/acknowledge`);
-    expect(again).toMatchObject({ status: 303, location: '/patterns?done=acknowledged&again=1' });
+    expect(again).toMatchObject({ status: 303, location: '/patterns?done=acknowledged&again=acted' });
     expect(flat(await owner.get(again.location!))).toContain('This form was already sent');
     const page = await owner.get('/patterns?done=acknowledged');
     expect(flat(page)).toContain('Pattern acknowledged.');
