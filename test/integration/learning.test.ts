@@ -160,7 +160,7 @@ it('learns per task type through the HTTP API: a user whose writing and coding t
   const right: boolean[] = [];
   const served: Served[] = [];
   // 50 rounds: the API's copy of the tenant prior may lag the worker's by a few outcomes, which
-  // slows a one-user tenant's learning (docs/BENCHMARKS.md, "A one-user tenant and the API's prior lag").
+  // slows a one-user tenant's learning (docs/adr/0007-learning-engine.md, "Figures").
   for (let round = 1; round <= 50; round++) {
     const taskType = round % 2 === 0 ? 'writing' : 'coding';
     const rec = await h
