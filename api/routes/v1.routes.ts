@@ -77,12 +77,13 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
       const body = parseOrThrow(contextRequestSchema, req.body, { userId: 'INVALID_USER_ID' });
       const key = idempotencyKeyOf(req);
       const { tenant } = authContext(res);
-      const admission = deferredAdmission(res);
-      if (key === undefined) return sendJson(res, 200, await services.context.decide(tenant, body, { limit: admission }));
-      const userHash = services.context.userHash(tenant, body.userId);
-      await services.idempotency.answer(res, { tenant, userHash, key, operation: 'context', request: body }, admission, async (claim) => ({
+      const user = services.context.user(tenant, body.userId);
+      // The limit this route deferred rides on the profile read (docs/adr/0016-hot-path.md).
+      const limit = deferredAdmission(res);
+      if (key === undefined) return sendJson(res, 200, await services.context.decide({ user, limit }, body));
+      await services.idempotency.answer(res, { tenant, userHash: user.hash, key, operation: 'context', request: body }, async (claim) => ({
         status: 200,
-        body: await services.context.decide(tenant, body, { limit: admission, claim }),
+        body: await services.context.decide({ user, limit, claim }, body),
       }));
     },
     outcome: async (req, res) => {
@@ -95,12 +96,7 @@ export function v1Routes(services: V1Services, guards: RouteGuards): V1Routes {
         return { status: 202, body: OUTCOME_ACCEPTED };
       };
       if (key === undefined) return sendJson(res, 202, (await accept()).body);
-      await services.idempotency.answer(
-        res,
-        { tenant, userHash: claims.userHash, key, operation: 'outcome', request: body },
-        undefined,
-        accept,
-      );
+      await services.idempotency.answer(res, { tenant, userHash: claims.userHash, key, operation: 'outcome', request: body }, accept);
     },
     'profile.get': async (req, res) => {
       sendJson(res, 200, await services.profiles.get(authContext(res).tenant, pathUserId(req)));

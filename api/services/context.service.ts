@@ -7,9 +7,9 @@ import type { DecisionLog } from '../../shared/jobs/decision-log';
 import { issueRequestId, sealable } from '../../shared/ids/request-id';
 import type { ContextRequest } from '../schemas/request.schemas';
 import type { ContextResponse } from '../schemas/response.schemas';
-import type { KnownUsers } from './known-users';
+import type { KnownUser, KnownUsers } from './known-users';
 import type { PopulationLoader } from './population-loader';
-import type { FirstRead, ProfileLoader } from './profile-loader';
+import type { ProfileRead, ProfileLoader } from './profile-loader';
 
 /**
  * POST /v1/context: decide from the cached profile and answer; the decision is logged behind
@@ -45,23 +45,19 @@ export class ContextService {
     } = deps);
   }
 
-  /** The user's hash: where the user's keys live. */
-  userHash(tenant: Tenant, userId: string): string {
-    return this.users.of(tenant, userId).hash;
+  /** The user a request names, as the profile reads know them (their hash: where their keys live). */
+  user(tenant: Tenant, userId: string): KnownUser {
+    return this.users.of(tenant, userId);
   }
 
-  /**
-   * `first`: what the profile's first read settles with it — a live key's limit check (it throws
-   * the refusal) and the request's idempotency claim (it throws IdempotencyKeyHeld).
-   */
-  async decide(tenant: Tenant, request: ContextRequest, first: FirstRead = {}): Promise<ContextResponse> {
-    const user = this.users.of(tenant, request.userId);
-    const hash = user.hash;
+  /** Decides for `read`'s user from their profile, which `read` loads (settling what it carries). */
+  async decide(read: ProfileRead, request: ContextRequest): Promise<ContextResponse> {
+    const { tenant, hash } = read.user;
     const loading = this.populations.get(tenant);
     // The profile read settles a live key's limit: its answer (a 429, say) comes before any
     // failure of the prior's, which is awaited after it (and not left unhandled meanwhile).
     loading.catch(() => undefined);
-    const profile = await this.profiles.findOrCreate(user, first);
+    const profile = await this.profiles.findOrCreate(read);
     const prior = await loading;
     const state = profile.state;
     const context: DecisionContext = {};

@@ -10,7 +10,7 @@ import {
 } from '../../shared/idempotency/idempotency.repository';
 import type { Logger } from '../../shared/logger/logger';
 import { sendJson, sendJsonText } from '../http';
-import type { Admission } from '../middleware/rate-limit.middleware';
+import { settleDeferredLimit } from '../middleware/rate-limit.middleware';
 
 /** Stripe's limit: long enough for any UUID or composite key a client makes. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -67,15 +67,8 @@ export class IdempotentPosts {
   /**
    * Answers `res` with the stored response, a 409, or what `execute` returns (stored first).
    * `execute` must send `claim` with its first call in the user's slot, before any effect.
-   * `admission`: a live request's limit that the route deferred to its profile read, settled
-   * before a replay is answered.
    */
-  async answer(
-    res: Response,
-    call: IdempotentCall,
-    admission: Admission | undefined,
-    execute: (claim: KeyClaim) => Promise<Answer>,
-  ): Promise<void> {
+  async answer(res: Response, call: IdempotentCall, execute: (claim: KeyClaim) => Promise<Answer>): Promise<void> {
     const { records, windowMs, leaseMs } = this.deps;
     const fingerprint = requestFingerprint(call.operation, call.request);
     const record = { tenant: call.tenant, userHash: call.userHash, keyDigest: keyDigest(call.key) };
@@ -84,7 +77,7 @@ export class IdempotentPosts {
     try {
       answer = await execute(claim);
     } catch (error) {
-      if (error instanceof IdempotencyKeyHeld) return this.replay(res, error.record, fingerprint, admission);
+      if (error instanceof IdempotencyKeyHeld) return this.replay(res, error.record, fingerprint);
       if (claim.acquired) records.release(claim).catch((failure: unknown) => this.lost(failure));
       throw error;
     }
@@ -97,8 +90,11 @@ export class IdempotentPosts {
     sendJsonText(res, answer.status, responseText);
   }
 
-  /** The answer to a request whose key is held: the stored response, or why not. */
-  private async replay(res: Response, record: IdempotencyRecord, fingerprint: string, admission: Admission | undefined): Promise<void> {
+  /**
+   * The answer to a request whose key is held: the stored response, or why not. A replay is
+   * admitted like any request: a limit the route deferred to its profile read is settled first.
+   */
+  private async replay(res: Response, record: IdempotencyRecord, fingerprint: string): Promise<void> {
     if (record.fingerprint !== fingerprint) {
       throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
     }
@@ -107,7 +103,7 @@ export class IdempotentPosts {
         'Retry-After': '1',
       });
     }
-    if (admission?.pending) await admission.alone();
+    await settleDeferredLimit(res);
     res.setHeader('Idempotent-Replayed', 'true');
     sendJson(res, record.status, record.response);
   }

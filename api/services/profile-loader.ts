@@ -16,8 +16,15 @@ export interface LimitWithRead {
   withRead(read: FreshRead): Promise<FreshProfile>;
 }
 
-/** What a request's first profile read settles with it, in the same round trip. */
-export interface FirstRead {
+/**
+ * One request's read of a user's profile: whose, and what its first Redis round trip settles
+ * with it — a live key's limit check that the route deferred (`limit`, which throws its
+ * refusal) and the request's idempotency claim (`claim`, which throws IdempotencyKeyHeld). The
+ * route makes it and only the loader reads it: the one seam through which a request's other
+ * checks ride on its profile read (docs/adr/0016-hot-path.md).
+ */
+export interface ProfileRead {
+  user: KnownUser;
   limit?: LimitWithRead | undefined;
   claim?: KeyClaim | undefined;
 }
@@ -79,27 +86,24 @@ export class ProfileLoader {
 
   /** The user's profile, or null when it exists neither in the cache nor in Postgres. */
   async find(tenant: Tenant, userId: string): Promise<StoredProfile | null> {
-    return this.findKnown(this.users.of(tenant, userId));
+    return this.findKnown({ user: this.users.of(tenant, userId) });
   }
 
-  /**
-   * `find` for a user the caller has looked up already. The first read carries what the request
-   * settles in the same round trip: `limit`, a live context call's limit check (it throws its
-   * refusal), and `claim`, its idempotency key's claim (it throws IdempotencyKeyHeld).
-   */
-  async findKnown(user: KnownUser, first: FirstRead = {}): Promise<StoredProfile | null> {
+  /** `find` for one request's read: its first round trip carries what `read` settles with it. */
+  private async findKnown(read: ProfileRead): Promise<StoredProfile | null> {
+    const { user } = read;
     const { tenant, userId } = user;
     const known = user.profile;
     const since = () => Date.now() - PENDING_OUTCOME_HORIZON_MS;
-    const read = () => this.cache.readFresh(user, since(), known);
-    const firstRead = this.cache.prepareFresh(user, since(), known, first.claim);
-    let current = first.limit ? await first.limit.withRead(firstRead) : await this.cache.sendFresh(firstRead);
+    const readAgain = () => this.cache.readFresh(user, since(), known);
+    const firstRead = this.cache.prepareFresh(user, since(), known, read.claim);
+    let current = read.limit ? await read.limit.withRead(firstRead) : await this.cache.sendFresh(firstRead);
     if (current.pending > 0) {
       const deadline = Date.now() + OUTCOME_WAIT_MS;
       const key = this.settled.keyOf(tenant, user.hash);
       for (;;) {
         const settlement = this.settled.listen(key);
-        current = await read();
+        current = await readAgain();
         const left = deadline - Date.now();
         if (current.pending === 0 || left <= 0) {
           settlement.cancel();
@@ -121,10 +125,10 @@ export class ProfileLoader {
   }
 
   /** The user's profile, created lazily in cold_start (persisted by the worker). */
-  async findOrCreate(user: KnownUser, first: FirstRead = {}): Promise<StoredProfile> {
-    const found = await this.findKnown(user, first);
+  async findOrCreate(read: ProfileRead): Promise<StoredProfile> {
+    const found = await this.findKnown(read);
     if (found) return found;
-    const { tenant, userId } = user;
+    const { tenant, userId } = read.user;
     return this.cache.putIfAbsent(tenant, await this.seed({ tenant, userId, generation: randomUUID() }, new Date()));
   }
 

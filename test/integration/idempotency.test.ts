@@ -76,7 +76,7 @@ describe('POST /v1/context with an Idempotency-Key', () => {
     // A request in flight, as a process that took the lease and then died would leave it.
     const tenant = await acme();
     const records = new IdempotencyRecords(h.env.redis, h.env.keys);
-    const userHash = h.deps.context.userHash(tenant, body.userId);
+    const userHash = h.deps.context.user(tenant, body.userId).hash;
     const record = { tenant, userHash, keyDigest: keyDigest(idem) };
     const claim = records.prepareClaim(record, {
       token: 'crashed',
@@ -195,7 +195,7 @@ describe('storing responses', () => {
     const cache = new ProfileCache(h.env.redis, h.env.keys);
     const held = await Promise.all(
       ['idem-b1', 'idem-b2', 'idem-b3'].map(async (userId) => {
-        const userHash = h.deps.context.userHash(tenant, userId);
+        const userHash = h.deps.context.user(tenant, userId).hash;
         const claim = records.prepareClaim(
           { tenant, userHash, keyDigest: keyDigest(randomUUID()) },
           { token: randomUUID(), fingerprint: 'f', leaseMs: DEADLINE_MS, windowMs: WINDOW_MS, now: Date.now() },
@@ -239,7 +239,7 @@ describe('erasure', () => {
     const before = await stored();
     expect(before.length).toBeGreaterThan(0);
     await h.http().delete(`/v1/profile/${user}`).set(bearer(key)).expect(204);
-    const userHash = h.deps.context.userHash(await acme(), user);
+    const userHash = h.deps.context.user(await acme(), user).hash;
     expect((await stored()).filter((name) => name.includes(userHash))).toEqual([]);
     // Other signals for the same requestId, with the same key: neither key reuse nor an outcome conflict.
     const after = await outcome(key, { ...signals, started: false }, outcomeKey).expect(202);

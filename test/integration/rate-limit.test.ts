@@ -128,6 +128,25 @@ describe('per-second rate limit (live keys)', () => {
     expect((await invalid()).status).toBe(429);
   });
 
+  it('limits a replayed context call (Idempotency-Key) like any other: the replay counts, and over the limit it is a 429', async () => {
+    const { key } = await liveKey('rl-replay', 'starter', 2);
+    now = SECOND + 100;
+    const call = () =>
+      h.http().post('/v1/context').set(bearer(key)).set('Idempotency-Key', 'rl-replay-1').send({ userId: 'rl-replay', task: 't' });
+    const first = await call();
+    const replay = await call();
+    const over = await call();
+    expect([first.status, replay.status, over.status]).toEqual([200, 200, 429]);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect([first, replay].map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['1', '0']);
+    expect(over.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(over.headers['idempotent-replayed']).toBeUndefined();
+    // In the next second the key replays again.
+    now = SECOND + 1200;
+    expect((await call()).headers['idempotent-replayed']).toBe('true');
+  });
+
   it('meters a context call whose profile read fails after the limiter admitted it as what it was answered', async () => {
     const { key, id } = await liveKey('rl-read-fails', 'starter', 100);
     const account = (await findAccount(h.env.db, 'rl-read-fails'))!;

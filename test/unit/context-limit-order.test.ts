@@ -17,7 +17,9 @@ it("answers with the limiter's refusal even when the prior's read failed first",
     findOrCreate: () => new Promise((_resolve, reject) => setTimeout(() => reject(refused), 20)),
   } as unknown as ProfileLoader;
   const populations = { get: () => Promise.reject(new Error('prior unavailable')) } as unknown as PopulationLoader;
-  const users = { of: () => ({ hash: '00'.repeat(8) }) } as unknown as KnownUsers;
+  const users = {
+    of: () => ({ tenant: { accountId: 'acct_1', environment: 'live' }, userId: 'u', hash: '00'.repeat(8) }),
+  } as unknown as KnownUsers;
   const service = new ContextService({
     profiles,
     populations,
@@ -32,9 +34,11 @@ it("answers with the limiter's refusal even when the prior's read failed first",
   try {
     await expect(
       service.decide(
-        { accountId: 'acct_1', environment: 'live' },
+        {
+          user: service.user({ accountId: 'acct_1', environment: 'live' }, 'u'),
+          limit: { withRead: async () => ({ profile: null, pending: 0 }) },
+        },
         { userId: 'u', task: 't' },
-        { limit: { withRead: async () => ({ profile: null, pending: 0 }) } },
       ),
     ).rejects.toBe(refused);
     await new Promise((resolve) => setImmediate(resolve));
