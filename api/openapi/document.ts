@@ -150,7 +150,7 @@ function responses(route: V1Route, doc: OperationDoc): ZodOpenApiResponsesObject
       {
         description: success.description,
         headers: headers(['X-Request-Id'], isPost(route) ? [...RATE_LIMIT, 'Idempotent-Replayed'] : RATE_LIMIT),
-        ...(success.schema ? { content: { 'application/json': { schema: success.schema, example: success.example } } } : {}),
+        ...(success.status === 204 ? {} : { content: { 'application/json': { schema: success.schema, example: success.example } } }),
       },
     ],
     ...[...byStatus].map(([status, codes]): [string, ZodOpenApiResponseObject] => [String(status), errorResponse(status, codes)]),

@@ -10,7 +10,8 @@ export interface OperationDoc {
   tag: 'Context' | 'Outcomes' | 'Profiles';
   body?: { schema: z.ZodType; example: unknown };
   query?: z.ZodObject;
-  success: { status: 200 | 202 | 204; description: string; schema?: z.ZodType; example?: unknown };
+  /** The success answer: its body's schema and an example, required unless it has no body (204). */
+  success: { status: 200 | 202; description: string; schema: z.ZodType; example: unknown } | { status: 204; description: string };
   /**
    * Codes of the operation's own checks. Those of authentication, rate limiting, the body
    * (POST and PUT) and the path userId are added for every route that has them.

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { V1_ROUTES, type RouteName } from '../../api/routes/v1.routes';
 import type { ContextRequest, OutcomeRequest, ProfileUpdate } from '../../api/schemas/request.schemas';
 import type { ContextResponse } from '../../api/schemas/response.schemas';
 import type { ProfileService } from '../../api/services/profile.service';
@@ -36,6 +37,47 @@ const responseTypes: [
   sdk.Profile['pinned'] extends ProfileResponse['pinned'] ? true : false,
   Equal<sdk.VersionPage, VersionPage>,
 ] = [true, true, true, true, true, true];
+
+/**
+ * Each /v1 route as the SDKs call it: a route added to the table fails to compile here until it
+ * has its TypeScript method (called below, its request checked against the route) and its
+ * Python method (whose docstring names the route).
+ */
+const SDK_CALLS: Record<RouteName, { call: (client: sdk.CosClient) => Promise<unknown>; python: string }> = {
+  context: { call: (c) => c.context({ userId: 'u1', task: 't' }), python: 'context' },
+  outcome: { call: (c) => c.outcome({ requestId: 'req_x', started: true, completed: true }), python: 'outcome' },
+  'profile.get': { call: (c) => c.getProfile('u1'), python: 'get_profile' },
+  'profile.update': { call: (c) => c.updateProfile('u1', { preferredFraming: null }), python: 'update_profile' },
+  'profile.delete': { call: (c) => c.deleteProfile('u1'), python: 'delete_profile' },
+  'profile.versions': { call: (c) => c.listVersions('u1'), python: 'list_versions' },
+};
+const PYTHON_CLIENT = readFileSync(path.join(__dirname, '../../sdk-python/src/cos_sdk/client.py'), 'utf8');
+
+/** The route a Python client method's docstring names (`"""GET /v1/profile/:userId: …`). */
+function pythonRoute(method: string): string | undefined {
+  const at = PYTHON_CLIENT.indexOf(`\n    def ${method}(`);
+  if (at < 0) return undefined;
+  return /"""([A-Z]+ \/[^\s;]*?)(?=:\s|;|\s)/.exec(PYTHON_CLIENT.slice(at))?.[1];
+}
+
+describe('every /v1 route', () => {
+  it.each(V1_ROUTES.map((route) => [route.name, route] as const))('%s has its method in both SDKs', async (name, route) => {
+    const sent: string[] = [];
+    const client = new sdk.CosClient({
+      apiKey: 'cos_sk_test_x',
+      baseUrl: 'http://cos.invalid',
+      maxRetries: 0,
+      fetch: async (url, init) => {
+        sent.push(`${init.method} ${new URL(url).pathname}`);
+        return route.method === 'delete' ? new Response(null, { status: 204 }) : Response.json({}, { status: 200 });
+      },
+    });
+    await SDK_CALLS[name].call(client);
+    const method = route.method.toUpperCase();
+    expect(sent).toEqual([`${method} ${route.path.replace(':userId', 'u1')}`]);
+    expect(pythonRoute(SDK_CALLS[name].python)).toBe(`${method} ${route.path}`);
+  });
+});
 
 describe('the SDK and the service agree on', () => {
   it('the request and response types (checked by the compiler)', () => {
