@@ -7,7 +7,9 @@ const BASE = 'http://dashboard.invalid';
  * The page to return to after signing in, when `value` is a path of this dashboard; null for
  * anything else. Browsers read `//host`, `/\host` and `\\host` as other sites, and drop tabs
  * and newlines inside a URL, so only a plain path is kept: one slash, no backslash, no control
- * character, and still on this origin once resolved.
+ * character, and still on this origin once resolved. The resolved path is what the browser is
+ * sent to, so it is checked again: dot segments can resolve to `//host` (`/.//host`,
+ * `/a/..//host`, `/%2e//host`).
  */
 export function safeReturnPath(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0 || value.length > 2000) return null;
@@ -20,7 +22,7 @@ export function safeReturnPath(value: unknown): string | null {
   } catch {
     return null;
   }
-  if (url.origin !== BASE) return null;
+  if (url.origin !== BASE || url.pathname.startsWith('//')) return null;
   const path = `${url.pathname}${url.search}${url.hash}`;
   // Back to the sign-in form would be a loop.
   if (url.pathname === '/signin' || url.pathname === '/signout') return null;
