@@ -10,6 +10,7 @@ import { formBody, parseForm } from '../http/form';
 import { requestGuards } from '../http/request-guards';
 import type { PasswordCheck } from '../services/passwords.service';
 import { passwordPage, sessionsPage, twoFactorPage, type Message, type TwoFactorPageInput } from '../views/account.view';
+import { doneText } from '../views/query-notices';
 
 type AccountDeps = Pick<DashboardDeps, 'viewers' | 'audit' | 'countryOf' | 'passwords' | 'twoFactor' | 'userSessions' | 'clock'>;
 
@@ -32,7 +33,7 @@ const DONE: Record<string, string> = {
 };
 
 const doneMessage = (req: Request): Message | undefined => {
-  const text = typeof req.query.done === 'string' ? DONE[req.query.done] : undefined;
+  const text = doneText(req.query, DONE);
   return text ? { kind: 'success', text } : undefined;
 };
 
@@ -101,6 +102,8 @@ export function accountRoutes(deps: AccountDeps): Router {
     if (!sealed || v.user.twoFactorSince !== null) return res.redirect(303, '/account/two-factor');
     const { code } = parseForm(codeForm, req);
     const result = await deps.twoFactor.confirm(viewerActor(deps, req, res), sealed, code, req.sessionID);
+    // A confirmation sent twice at once: the first turned it on and shows its recovery codes.
+    if (result.outcome === 'already-on') return res.redirect(303, '/account/two-factor');
     if (result.outcome !== 'enabled') {
       const { status, message } = refused(res, result.outcome === 'wrong' ? { outcome: 'wrong-code' } : result);
       return showTwoFactor(req, res, status, { message });

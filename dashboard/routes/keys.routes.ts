@@ -13,7 +13,7 @@ import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
 import { requestGuards } from '../http/request-guards';
 import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
-import { withRepeatNotice } from '../views/repeat-notice';
+import { withRepeatNotice } from '../views/query-notices';
 import { confirmKeyPage, keysPage, ROTATION_GRACE_CHOICES, type ConfirmAction, type KeysPageInput } from '../views/keys.view';
 
 const createForm = z.object({

@@ -12,7 +12,7 @@ import { requestGuards } from '../http/request-guards';
 import { DEFAULT_LANDING } from '../http/return-to';
 import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
 import { roleSchema, type MemberChange } from '../services/team.service';
-import { withRepeatNotice } from '../views/repeat-notice';
+import { doneText, withRepeatNotice } from '../views/query-notices';
 import type { Html } from '../views/html';
 import { acceptPage, linkRefused, teamPage, type TeamPageInput } from '../views/team.view';
 import { completeSignIn, signInToken, type SessionDeps } from './session.routes';
@@ -91,7 +91,7 @@ export function teamRoutes(deps: TeamDeps): Router {
 
   router.get('/account/team', viewer, async (req, res) => {
     const invited = takeInvitationLink(req, deps.clock());
-    const text = typeof req.query.done === 'string' ? DONE[req.query.done] : undefined;
+    const text = doneText(req.query, DONE);
     let message: TeamPageInput['message'] = text ? { kind: 'success', text } : undefined;
     if (invited) message = { kind: 'success', text: `Invitation for ${invited.email} created.` };
     await render(res, 200, { invited, message: withRepeatNotice(repeatState(req.query), message) });

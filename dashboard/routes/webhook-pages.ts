@@ -8,7 +8,7 @@ import { viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { takeWebhookSecret } from '../http/flash';
 import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
-import { withRepeatNotice } from '../views/repeat-notice';
+import { doneText, withRepeatNotice } from '../views/query-notices';
 import { endpointPage, type EndpointPageInput } from '../views/webhook-endpoint.view';
 import { webhooksPage, type WebhooksPageInput } from '../views/webhooks.view';
 
@@ -47,7 +47,7 @@ export const ownEndpoint = (deps: WebhookPageDeps, req: Request, res: Response):
 
 /** A page's success message, said again to be a repeat when the form was sent twice. */
 export function doneMessage(req: Request, messages: Record<string, string>, flashed?: string): WebhooksPageInput['message'] {
-  const text = flashed ?? (typeof req.query.done === 'string' ? messages[req.query.done] : undefined);
+  const text = flashed ?? doneText(req.query, messages);
   return withRepeatNotice(repeatState(req.query), text ? { kind: 'success', text } : undefined);
 }
 

@@ -79,7 +79,7 @@ export class TwoFactor {
     sealed: string,
     code: string,
     keepSessionId: string,
-  ): Promise<{ outcome: 'enabled'; recoveryCodes: string[] } | Exclude<CodeCheck, { outcome: 'accepted' }>> {
+  ): Promise<{ outcome: 'enabled'; recoveryCodes: string[] } | { outcome: 'already-on' } | Exclude<CodeCheck, { outcome: 'accepted' }>> {
     const { totp, throttle, db } = this.deps;
     const attempt = await throttle.reserveForUser('code', actor.user.id);
     if ('retryAfterSeconds' in attempt) return { outcome: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds };
@@ -88,7 +88,8 @@ export class TwoFactor {
     await throttle.release(attempt.reserved);
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, generateRecoveryCode);
     // The confirming code's step counts as used: it cannot sign anyone in afterwards.
-    await enableTwoFactor(db, actor.user.id, { sealedSecret: sealed, step, codeHashes: recoveryCodes.map(hashRecoveryCode) });
+    const codeHashes = recoveryCodes.map(hashRecoveryCode);
+    if (!(await enableTwoFactor(db, actor.user.id, { sealedSecret: sealed, step, codeHashes }))) return { outcome: 'already-on' };
     await this.deps.sessions.endOthers(actor.user.id, keepSessionId);
     await this.deps.audit.recordBy(actor, 'two-factor.enable');
     return { outcome: 'enabled', recoveryCodes };

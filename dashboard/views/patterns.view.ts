@@ -4,7 +4,7 @@ import type { PatternRule } from '../../shared/traffic/patterns/rules';
 import { formatTime } from './format';
 import { html, type Html } from './html';
 import { formFields, notice, page, type Viewer } from './layout';
-import { withRepeatNotice } from './repeat-notice';
+import { withRepeatNotice } from './query-notices';
 import type { RepeatState } from '../services/form-tokens.service';
 
 export interface PatternsPageInput {

@@ -21,24 +21,28 @@ export async function findTwoFactor(db: DbOrTx, userId: string): Promise<TwoFact
 
 /**
  * Turns 2FA on with a confirmed secret (the confirming code's step already used) and replaces
- * the recovery codes, in one transaction.
+ * the recovery codes, in one transaction; false, changing nothing, when it is on already (of
+ * two confirmations sent at once, only the first turns it on and keeps its recovery codes).
  */
 export async function enableTwoFactor(
   db: DbOrTx,
   userId: string,
   enrolment: { sealedSecret: string; step: number; codeHashes: string[] },
-): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    await tx
+): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const enabled = await tx
       .updateTable('dashboard_users')
       .set({ totp_secret: enrolment.sealedSecret, totp_last_step: enrolment.step, totp_enabled_at: sql`clock_timestamp()` })
       .where('id', '=', userId)
-      .execute();
+      .where('totp_enabled_at', 'is', null)
+      .executeTakeFirst();
+    if (enabled.numUpdatedRows === 0n) return false;
     await tx.deleteFrom('dashboard_recovery_codes').where('user_id', '=', userId).execute();
     await tx
       .insertInto('dashboard_recovery_codes')
       .values(enrolment.codeHashes.map((codeHash) => ({ user_id: userId, code_hash: codeHash })))
       .execute();
+    return true;
   });
 }
 

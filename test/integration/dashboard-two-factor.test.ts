@@ -1,5 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
 import { listAudit } from '../../shared/audit/audit.repository';
+import { hashRecoveryCode } from '../../shared/dashboard-users/recovery-codes';
 import { findUserForSignIn } from '../../shared/dashboard-users/user.repository';
 import { runCliCaptured } from '../support/cli';
 import { addUser, DashboardClient, startDashboardInProcess } from '../support/dashboard';
@@ -217,6 +218,30 @@ describe('two-factor sign-in', () => {
     expect((await browser.get('/keys/test')).status).toBe(200);
     expect(await client().signIn('owner@tfa.test')).toMatchObject({ status: 303, location: '/keys/test' });
     expect(await audited(account, 'two-factor.disable', 5)).toContain('two-factor.disable');
+  });
+});
+
+describe('a confirmation of enrolment sent several times at once', () => {
+  it('turns 2FA on once, and the recovery codes shown are the ones kept', async () => {
+    const account = await addUser(env.db, 'tfa-twice', 'twice@tfa.test', 'owner');
+    nextStep();
+    const browser = client();
+    await browser.signIn('twice@tfa.test');
+    await browser.post('/account/two-factor/enrol');
+    const secret = /data-secret>([A-Z2-7]+)</.exec((await browser.get('/account/two-factor')).body)![1]!;
+    const code = codeFor(secret);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => browser.post('/account/two-factor/confirm', { code })));
+    expect(answers.map((a) => [a.status, a.location])).toEqual(Array(4).fill([303, '/account/two-factor']));
+    const shown = [...(await browser.get('/account/two-factor')).body.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+    expect(shown).toHaveLength(10);
+    const kept = await env.db
+      .selectFrom('dashboard_recovery_codes')
+      .innerJoin('dashboard_users', 'dashboard_users.id', 'dashboard_recovery_codes.user_id')
+      .select('code_hash')
+      .where('dashboard_users.email', '=', 'twice@tfa.test')
+      .execute();
+    expect(kept.map((r) => r.code_hash).sort()).toEqual(shown.map(hashRecoveryCode).sort());
+    expect((await audited(account, 'two-factor.enable')).filter((action) => action === 'two-factor.enable')).toEqual(['two-factor.enable']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { FormTokens, repeatState } from '../../dashboard/services/form-tokens.service';
-import { withRepeatNotice } from '../../dashboard/views/repeat-notice';
+import { doneText, withRepeatNotice } from '../../dashboard/views/query-notices';
 
 /** The repository's contract (claim once, complete, release, read the outcome) in memory; Redis's is tested in the dashboard's integration tests. */
 class Tokens {
@@ -103,5 +103,15 @@ describe('withRepeatNotice', () => {
     const reloaded = withRepeatNotice('running', { kind: 'success', text: 'Key created.' });
     expect(String(reloaded?.text)).toContain('acted on once');
     expect(String(reloaded?.text)).not.toContain('still being acted on');
+  });
+});
+
+describe('doneText', () => {
+  const messages = { revoked: 'Key revoked.' };
+  it("names a page's own message, and nothing for any other value", () => {
+    expect(doneText({ done: 'revoked' }, messages)).toBe('Key revoked.');
+    for (const done of ['constructor', '__proto__', 'toString', 'hasOwnProperty', ['revoked'], undefined]) {
+      expect(doneText({ done }, messages)).toBeUndefined();
+    }
   });
 });

@@ -17,3 +17,9 @@ export function withRepeatNotice(repeat: RepeatState | undefined, message?: Page
   if (!repeat) return message;
   return message ? { kind: message.kind, text: html`${message.text} ${SAID.acted}` } : { kind: 'info', text: SAID[repeat] };
 }
+
+/** The message a page's `?done=` names among its own `messages`; nothing for any other value (`constructor` included). */
+export function doneText(query: Record<string, unknown>, messages: Readonly<Record<string, string>>): string | undefined {
+  const done = query.done;
+  return typeof done === 'string' && Object.hasOwn(messages, done) ? messages[done] : undefined;
+}
