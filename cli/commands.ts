@@ -423,7 +423,7 @@ export const COMMANDS: readonly Command[] = [
       if (!user) throw new UsageError(`no dashboard user ${email}`);
       const wasOn = await disableTwoFactor(db, user.id);
       // Whoever held the phone may be signed in: every session of the user ends with it.
-      const ended = await deleteSessions(db, user.id);
+      const ended = await deleteSessions(db, { userId: user.id });
       await recordAudit(db, {
         accountId: user.accountId,
         actor: OPERATOR.name,

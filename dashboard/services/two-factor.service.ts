@@ -89,7 +89,7 @@ export class TwoFactor {
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, generateRecoveryCode);
     // The confirming code's step counts as used: it cannot sign anyone in afterwards.
     await enableTwoFactor(db, actor.user.id, { sealedSecret: sealed, step, codeHashes: recoveryCodes.map(hashRecoveryCode) });
-    await this.deps.sessions.endOthers(actor.user.id, keepSessionId);
+    await this.deps.sessions.endOthers({ sessionId: keepSessionId, userId: actor.user.id });
     await this.deps.audit.recordBy(actor, 'two-factor.enable');
     return { outcome: 'enabled', recoveryCodes };
   }
@@ -104,7 +104,7 @@ export class TwoFactor {
     let accepted = false;
     const recoveryCode = looksLikeRecoveryCode(code);
     if (recoveryCode) {
-      accepted = await useRecoveryCode(db, user.id, hashRecoveryCode(code));
+      accepted = await useRecoveryCode(db, { userId: user.id, codeHash: hashRecoveryCode(code) });
     } else {
       const step = totp.stepOf(totp.open(state.sealedSecret), code);
       // A step at or before the last one used is a replay (or an older code): refused.
@@ -124,7 +124,7 @@ export class TwoFactor {
     const check = await this.deps.passwords.confirm(actor.user, password);
     if (check.outcome !== 'right') return check;
     await disableTwoFactor(this.deps.db, actor.user.id);
-    await this.deps.sessions.endOthers(actor.user.id, keepSessionId);
+    await this.deps.sessions.endOthers({ sessionId: keepSessionId, userId: actor.user.id });
     await this.deps.audit.recordBy(actor, 'two-factor.disable');
     return { outcome: 'disabled' };
   }
