@@ -169,7 +169,7 @@ export function accountRoutes(deps: AccountDeps): Router {
 
   router.post('/account/sessions/end-others', viewer, formBody, requestGuards, async (req, res) => {
     await deps.userSessions.endOthers({ sessionId: req.sessionID, userId: viewerOf(res).user.id });
-    await auditViewer(deps, req, res, 'session.end-others');
+    await auditViewer(deps, { req, res, action: 'session.end-others' });
     res.redirect(303, '/account/sessions?done=ended-others');
   });
 

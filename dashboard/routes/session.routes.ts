@@ -188,7 +188,7 @@ export function sessionRoutes(deps: SessionDeps): Router {
   });
 
   router.post('/signout', requireViewer(deps.viewers, { beforeTwoFactor: true }), formBody, requestGuards, async (req, res) => {
-    await auditViewer(deps, req, res, 'session.sign-out');
+    await auditViewer(deps, { req, res, action: 'session.sign-out' });
     await deps.userSessions.end(req.sessionID);
     await destroy(req);
     clearSessionCookie(res, deps.session.secureCookies);

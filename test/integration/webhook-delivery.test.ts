@@ -44,7 +44,7 @@ beforeAll(async () => {
       WORKER_CONCURRENCY: '8',
     }),
   );
-  worker = startWorker(config, logger);
+  worker = startWorker({ config, logger });
   await worker.ready;
 });
 afterAll(async () => {
