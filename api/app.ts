@@ -47,14 +47,14 @@ export function createApp(deps: AppDeps): ApiApp {
   const onError = errorHandler(deps.logger, deps.watch);
   const deadlines = new RequestDeadlines<Response>(deps.requestDeadlineMs, expireRequest(onError));
   deps.metrics.watchDeadlines(deadlines);
-  const logged = requestLog(
-    deps.logger,
-    (res, ms) => {
+  const logged = requestLog({
+    logger: deps.logger,
+    observe: (res, ms) => {
       observeMetrics(res, ms);
       observeTraffic(res, ms);
     },
     deadlines,
-  );
+  });
   const v1 = v1Routes(deps, deps.guards);
   app.use(logged);
   v1.mount(app);

@@ -28,9 +28,12 @@ async function main(): Promise<void> {
   const app = createApp(deps);
   // Under API_PROCESSES the primary binds HOST:PORT once and hands each child its connections.
   const server = app.createServer();
-  listenOrExit(server, { port: config.PORT, host: config.HOST, portVariable: 'PORT' }, logger, () =>
-    logger.info({ ...listeningOn(server), environments: config.SERVE_ENVIRONMENTS }, 'api listening'),
-  );
+  listenOrExit({
+    server,
+    where: { port: config.PORT, host: config.HOST, portVariable: 'PORT' },
+    logger,
+    onListening: () => logger.info({ ...listeningOn(server), environments: config.SERVE_ENVIRONMENTS }, 'api listening'),
+  });
   server.keepAliveTimeout = 65_000;
 
   let stopping = false;

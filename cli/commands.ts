@@ -249,7 +249,7 @@ export const COMMANDS: readonly Command[] = [
     run: async ({ db, config, flags }) => {
       const account = flags.account === undefined ? undefined : await requireAccount(db, flags.account);
       const result = await withRedis(config, (redis, keys) =>
-        resetTestData(db, redis, keys, { trigger: 'manual', accountId: account?.id }),
+        resetTestData({ db, redis, keys }, { trigger: 'manual', accountId: account?.id }),
       );
       const scope = account ? `account ${account.name}` : 'all accounts';
       return {
@@ -273,7 +273,7 @@ export const COMMANDS: readonly Command[] = [
       const month = parseWith(MONTH, flags.month ?? utcMonth(Date.now()), 'month');
       const format = parseWith(z.enum(['json', 'csv']), flags.format ?? (flags.json ? 'json' : 'csv'), 'format');
       // Flush first so the report includes what is still metered in Redis (flushes are idempotent).
-      await withRedis(config, (redis, keys) => flushUsage(redis, keys, db));
+      await withRedis(config, (redis, keys) => flushUsage({ redis, keys, db }));
       const rows = await usageForMonth(db, { accountId: account.id, month });
       const totals = await monthlyTotals(db, { accountId: account.id, month });
       const csv = [
@@ -423,7 +423,7 @@ export const COMMANDS: readonly Command[] = [
       if (!user) throw new UsageError(`no dashboard user ${email}`);
       const wasOn = await disableTwoFactor(db, user.id);
       // Whoever held the phone may be signed in: every session of the user ends with it.
-      const ended = await deleteSessions(db, user.id);
+      const ended = await deleteSessions(db, { userId: user.id });
       await recordAudit(db, {
         accountId: user.accountId,
         actor: OPERATOR.name,

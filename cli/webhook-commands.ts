@@ -108,7 +108,7 @@ export const WEBHOOK_COMMANDS: readonly Command[] = [
         ...(flags.url === undefined ? {} : { url: flags.url }),
         ...(flags.events === undefined ? {} : { eventTypes: eventList(flags.events) }),
       };
-      const endpoint = await service(db, config).edit(account.id, args.id, change, OPERATOR);
+      const endpoint = await service(db, config).edit({ accountId: account.id, endpointId: args.id }, change, OPERATOR);
       return { json: endpointJson(endpoint), text: endpointText(endpoint) };
     },
   }),
@@ -124,7 +124,7 @@ export const WEBHOOK_COMMANDS: readonly Command[] = [
       flags: { account: accountFlag },
       run: async ({ db, config, args, flags }) => {
         const account = await requireAccount(db, flags.account);
-        const endpoint = await service(db, config)[action](account.id, args.id, OPERATOR);
+        const endpoint = await service(db, config)[action]({ accountId: account.id, endpointId: args.id }, OPERATOR);
         return { json: endpointJson(endpoint), text: `${action === 'delete' ? 'deleted' : `${action}d`} ${endpointText(endpoint)}` };
       },
     }),
@@ -136,7 +136,7 @@ export const WEBHOOK_COMMANDS: readonly Command[] = [
     flags: { account: accountFlag },
     run: async ({ db, config, args, flags }) => {
       const account = await requireAccount(db, flags.account);
-      const { endpoint, secret } = await service(db, config).rotateSecret(account.id, args.id, OPERATOR);
+      const { endpoint, secret } = await service(db, config).rotateSecret({ accountId: account.id, endpointId: args.id }, OPERATOR);
       return {
         json: { ...endpointJson(endpoint), secret },
         text: `${secretText(secret)}\nthe previous secret also signs until ${endpoint.previousSecretExpiresAt}`,
@@ -150,7 +150,7 @@ export const WEBHOOK_COMMANDS: readonly Command[] = [
     flags: { account: accountFlag },
     run: async ({ db, config, args, flags }) => {
       const account = await requireAccount(db, flags.account);
-      const delivery = await service(db, config).sendTest(account.id, args.id, OPERATOR);
+      const delivery = await service(db, config).sendTest({ accountId: account.id, endpointId: args.id }, OPERATOR);
       return { json: delivery, text: `test event ${delivery.eventId} queued as delivery ${delivery.id}` };
     },
   }),
@@ -165,7 +165,7 @@ export const WEBHOOK_COMMANDS: readonly Command[] = [
     run: async ({ db, config, args, flags }) => {
       const account = await requireAccount(db, flags.account);
       const limit = parseWith(z.coerce.number().int().min(1).max(500), flags.limit, 'limit');
-      const deliveries = await service(db, config).deliveries(account.id, args.id, { limit });
+      const deliveries = await service(db, config).deliveries({ accountId: account.id, endpointId: args.id }, { limit });
       return { json: { data: deliveries }, text: deliveries.map(deliveryText).join('\n') || '(no deliveries)' };
     },
   }),
@@ -176,7 +176,7 @@ export const WEBHOOK_COMMANDS: readonly Command[] = [
     flags: { account: accountFlag },
     run: async ({ db, config, args, flags }) => {
       const account = await requireAccount(db, flags.account);
-      const delivery = await service(db, config).redeliver(account.id, args.id, OPERATOR);
+      const delivery = await service(db, config).redeliver({ accountId: account.id, deliveryId: args.id }, OPERATOR);
       return { json: delivery, text: `event ${delivery.eventId} queued again as delivery ${delivery.id}` };
     },
   }),

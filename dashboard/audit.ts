@@ -13,10 +13,7 @@ export function viewerActor(deps: Pick<DashboardDeps, 'countryOf'>, req: Request
 /** Writes what the signed-in viewer just did to the account's audit log, with the client's country. */
 export function auditViewer(
   deps: Pick<DashboardDeps, 'audit' | 'countryOf'>,
-  req: Request,
-  res: Response,
-  action: AuditAction,
-  key?: { id: string; environment: Environment },
+  { req, res, action, key }: { req: Request; res: Response; action: AuditAction; key?: { id: string; environment: Environment } },
 ): Promise<void> {
   return deps.audit.recordBy(viewerActor(deps, req, res), action, key);
 }

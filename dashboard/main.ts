@@ -23,9 +23,12 @@ async function main(): Promise<void> {
   // Not app.listen: the time-outs' check interval is an option of createServer only. What Node's
   // parser rejects gets the service's JSON error envelope, as on the API.
   const server = answerClientErrors(createServer(serverOptions(), createDashboardApp(deps)), logger);
-  listenOrExit(server, { port: config.DASHBOARD_PORT, host: config.HOST, portVariable: 'DASHBOARD_PORT' }, logger, () =>
-    logger.info(listeningOn(server), 'dashboard listening'),
-  );
+  listenOrExit({
+    server,
+    where: { port: config.DASHBOARD_PORT, host: config.HOST, portVariable: 'DASHBOARD_PORT' },
+    logger,
+    onListening: () => logger.info(listeningOn(server), 'dashboard listening'),
+  });
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -73,7 +73,7 @@ export async function seedTrafficHistory(redis: Redis, keys: Keys, db: Db, accou
     await recordMinute(redis, keys, batch.id, at, Math.round(20 * pace(at)));
     await recordMinute(redis, keys, checkout.id, at, Math.round(8 * pace(at)));
   }
-  await flushTraffic(redis, keys, db);
+  await flushTraffic({ redis, keys, db });
 }
 
 /** Real requests through the API, as clients at several addresses behind a trusted proxy. */

@@ -153,9 +153,9 @@ async function addTraffic(db: ReturnType<typeof createDb>, redis: Redis, users: 
   // The API sends its counts every second; the flush moves whatever has arrived.
   for (let i = 0; i < 100 && (await counted()) < before + sent; i++) {
     await new Promise((r) => setTimeout(r, 200));
-    await flushTraffic(redis, keys, db);
+    await flushTraffic({ redis, keys, db });
   }
-  await flushTraffic(redis, keys, db);
+  await flushTraffic({ redis, keys, db });
 }
 
 async function main(): Promise<void> {

@@ -14,7 +14,7 @@ function main(): void {
   const priority = yieldTheCpu(config.WORKER_NICE);
   if (priority)
     logger.warn({ err: priority, nice: config.WORKER_NICE }, 'could not lower the worker CPU priority; running at the current one');
-  const running = startWorker(config, logger);
+  const running = startWorker({ config, logger });
   logger.info(
     {
       workerId: running.id,

@@ -7,7 +7,7 @@ import { resetTestData } from '../shared/test-data/test-data-reset';
 import { detectPatterns } from '../shared/traffic/patterns/pattern-job';
 import { flushTraffic } from '../shared/traffic/traffic-flush';
 import { pruneTraffic } from '../shared/traffic/traffic-retention';
-import { flushUsage } from '../shared/usage/usage-flush';
+import { flushUsage, type FlushStores } from '../shared/usage/usage-flush';
 import { utcMonth } from '../shared/util/calendar';
 import { markRotationDue } from '../shared/credentials/rotation-due';
 import { pruneWebhooks } from '../shared/webhooks/webhook-retention';
@@ -16,7 +16,7 @@ import type { Handlers } from './registry';
 /** What the scheduled upkeep works with. */
 export interface MaintenanceDeps {
   /** The worker's Redis connection, as the flushes take it. */
-  redis: Parameters<typeof flushUsage>[0];
+  redis: FlushStores['redis'];
   keys: RedisKeys;
   /** The batch pool: flushes and traffic upkeep are short. */
   db: Db;
@@ -44,7 +44,7 @@ export function maintenanceHandlers(deps: MaintenanceDeps): Pick<Handlers, Maint
   const { redis, keys, db, maintenanceDb, logger, metrics, clock, webhookRetentionMs } = deps;
   return {
     usageFlush: async () => {
-      const result = await flushUsage(redis, keys, db).catch((error: unknown) => {
+      const result = await flushUsage({ redis, keys, db }).catch((error: unknown) => {
         metrics.usageFlushRun(false);
         throw error;
       });
@@ -52,7 +52,7 @@ export function maintenanceHandlers(deps: MaintenanceDeps): Pick<Handlers, Maint
       return `flushed ${result.snapshots} snapshots, ${result.rows} rows`;
     },
     trafficFlush: async () => {
-      const result = await flushTraffic(redis, keys, db);
+      const result = await flushTraffic({ redis, keys, db });
       return `flushed ${result.snapshots} traffic snapshots, ${result.rows} rows`;
     },
     trafficRetention: async () => JSON.stringify(await pruneTraffic(db, clock())),
@@ -68,7 +68,10 @@ export function maintenanceHandlers(deps: MaintenanceDeps): Pick<Handlers, Maint
     keyRotationScan: async () => `${await markRotationDue(db, clock())} keys due for rotation`,
     webhookRetention: async () => JSON.stringify(await pruneWebhooks(maintenanceDb, clock(), webhookRetentionMs)),
     testDataReset: async () => {
-      const result = await resetTestData(maintenanceDb, redis, keys, { trigger: 'schedule', period: utcMonth(clock()), now: clock() });
+      const result = await resetTestData(
+        { db: maintenanceDb, redis, keys },
+        { trigger: 'schedule', period: utcMonth(clock()), now: clock() },
+      );
       if (result.ran) logger.info({ period: result.period, rowsRemoved: result.rowsRemoved }, 'monthly test-data reset done');
       return result.ran ? `reset ${result.period}: ${JSON.stringify(result.rowsRemoved)}` : `reset ${result.period} already done`;
     },

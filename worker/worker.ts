@@ -53,6 +53,16 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
+/** What a worker process starts from. */
+export interface WorkerStart {
+  config: WorkerConfig;
+  logger: Logger;
+  /** Test seam: the time its jobs and schedules go by (default Date.now). */
+  clock?: () => number;
+  /** Test seam: how webhook receivers' host names resolve. */
+  resolver?: Resolver;
+}
+
 /**
  * BullMQ Workers on this worker's share of the event-queue partitions (decisions and outcomes,
  * applied in batched transactions; the share follows the live workers,
@@ -60,12 +70,7 @@ export interface RunningWorker {
  * the monthly test reset, the monthly partitions) and one on the webhooks queue (the outbox
  * relay and deliveries, WEBHOOK_CONCURRENCY at once, docs/adr/0021-webhooks.md).
  */
-export function startWorker(
-  config: WorkerConfig,
-  logger: Logger,
-  clock: () => number = Date.now,
-  options: { resolver?: Resolver } = {},
-): RunningWorker {
+export function startWorker({ config, logger, clock = Date.now, resolver }: WorkerStart): RunningWorker {
   const keys = keysFor(config);
   const target = redisTarget(config);
   const timings = jobTimings(config.WORKER_BATCH_SIZE);
@@ -107,7 +112,7 @@ export function startWorker(
     decisions: (data) => batcher.submitAll(data.decisions.map((decision) => ({ kind: 'decision', data: decision }))),
     outcomes: (data) => batcher.submitAll(data.outcomes.map((outcome) => ({ kind: 'outcome', data: outcome }))),
     ...maintenanceHandlers({ redis, keys, db, maintenanceDb, logger, metrics, clock, webhookRetentionMs: config.WEBHOOK_RETENTION }),
-    ...webhookHandlers({ db: webhooksDb, queue: webhooks, config, logger, metrics, clock, resolver: options.resolver }),
+    ...webhookHandlers({ db: webhooksDb, queue: webhooks, config, logger, metrics, clock, resolver }),
   });
 
   const common = {
@@ -184,7 +189,7 @@ export function startWorker(
 
   const ready = (async () => {
     await registerSchedules({ maintenance, webhooks }, config);
-    const caughtUp = await catchUpTestDataReset(maintenanceDb, redis, keys, clock());
+    const caughtUp = await catchUpTestDataReset({ db: maintenanceDb, redis, keys }, clock());
     if (caughtUp?.ran) logger.info({ period: caughtUp.period, rowsRemoved: caughtUp.rowsRemoved }, 'missed test-data reset caught up');
     const created = await ensurePartitions(maintenanceDb, clock());
     if (created.length > 0) logger.info({ created }, 'monthly partitions created');

@@ -16,6 +16,15 @@ export interface RequestLogOptions {
 
 export const DEFAULT_REQUEST_LOG: RequestLogOptions = { sampleRate: 0.01, slowMs: 1000 };
 
+/** What the access log writes with: read once, when the middleware is made. */
+export interface RequestLogDeps {
+  logger: Logger;
+  /** The same timing, for the metrics histogram (and traffic recording). */
+  observe: RequestObserver;
+  deadlines?: RequestDeadlines<Response>;
+  options?: RequestLogOptions;
+}
+
 /** The request id of this request (the client's X-Request-Id when well-formed). */
 export const requestIdOf = (res: Response): string => res.locals.requestId as string;
 
@@ -27,12 +36,7 @@ export const requestIdOf = (res: Response): string => res.locals.requestId as st
  * line per request at most, from the process's logger — no per-request child logger, which costs more than a
  * cached context call's own work. The same timing goes to `observe` (the metrics histogram).
  */
-export function requestLog(
-  logger: Logger,
-  observe: RequestObserver,
-  deadlines?: RequestDeadlines<Response>,
-  options: RequestLogOptions = DEFAULT_REQUEST_LOG,
-) {
+export function requestLog({ logger, observe, deadlines, options = DEFAULT_REQUEST_LOG }: RequestLogDeps) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();

@@ -37,7 +37,7 @@ export interface ViewerOptions {
  */
 async function sessionViewer(viewers: Viewers, req: Request): Promise<{ viewer: Viewer; remainingMs: number } | null> {
   const { userId, userStamp } = req.session;
-  const signedIn = userId ? await viewers.signedIn(req.sessionID, userId, userStamp) : null;
+  const signedIn = userId ? await viewers.signedIn({ sessionId: req.sessionID, userId }, userStamp) : null;
   if (!signedIn) return null;
   const { user, account, requireTwoFactor, remainingMs } = signedIn;
   const mustEnrol = requireTwoFactor && user.twoFactorSince === null;

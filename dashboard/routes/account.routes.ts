@@ -161,12 +161,18 @@ export function accountRoutes(deps: AccountDeps): Router {
   router.get('/account/sessions', viewer, async (req, res) => {
     const v = viewerOf(res);
     res.setHeader('Cache-Control', 'no-store');
-    res.send(sessionsPage({ viewer: v, sessions: await deps.userSessions.list(v.user.id, req.sessionID), message: doneMessage(req) }));
+    res.send(
+      sessionsPage({
+        viewer: v,
+        sessions: await deps.userSessions.list({ sessionId: req.sessionID, userId: v.user.id }),
+        message: doneMessage(req),
+      }),
+    );
   });
 
   router.post('/account/sessions/end-others', viewer, formBody, requestGuards, async (req, res) => {
-    await deps.userSessions.endOthers(viewerOf(res).user.id, req.sessionID);
-    await auditViewer(deps, req, res, 'session.end-others');
+    await deps.userSessions.endOthers({ sessionId: req.sessionID, userId: viewerOf(res).user.id });
+    await auditViewer(deps, { req, res, action: 'session.end-others' });
     res.redirect(303, '/account/sessions?done=ended-others');
   });
 

@@ -13,7 +13,7 @@ export function auditRoutes(deps: Pick<DashboardDeps, 'viewers' | 'audit' | 'clo
     const chosen = chosenAudit(req);
     const viewer = viewerOf(res);
     const [entries, choices] = await Promise.all([
-      deps.audit.page(viewer.account.id, chosen.before, chosen.filter),
+      deps.audit.page(viewer.account.id, { beforeId: chosen.before, filter: chosen.filter }),
       deps.audit.choices(viewer.account.id),
     ]);
     const older =

@@ -76,7 +76,7 @@ export function keysRoutes(
 
   /** The key `:keyId` of this account and environment; any other is "not found", whoever owns it. */
   const ownKey = async (req: Request, res: Response): Promise<ApiKeyRecord> =>
-    deps.accountKeys.own(viewerOf(res).account.id, environmentParam(req), String(req.params.keyId));
+    deps.accountKeys.own({ accountId: viewerOf(res).account.id, environment: environmentParam(req), keyId: String(req.params.keyId) });
 
   /** The signed-in user, as the key lifecycle records them in the audit log. */
   const actor = (req: Request, res: Response): KeyActor => ({ name: viewerOf(res).user.email, country: deps.countryOf(req.ip) });
@@ -127,7 +127,7 @@ export function keysRoutes(
         },
         actor(req, res),
       );
-      const name = (await deps.accountKeys.find(account.id, issued.id))!.name;
+      const name = (await deps.accountKeys.find({ accountId: account.id, keyId: issued.id }))!.name;
       await flashIssuedKey(req, { environment, shown: { key: issued.key, name }, message: `Key “${name}” created.` }, deps.clock());
       return `/keys/${environment}`;
     });

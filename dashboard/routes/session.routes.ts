@@ -87,7 +87,7 @@ export async function completeSignIn(
   if (failed && failed.count > 0) req.session.failedSignIns = failed;
   csrfToken(req);
   await save(req);
-  await deps.userSessions.begin(req.sessionID, user.id, { address: req.ip, userAgent: req.get('user-agent') });
+  await deps.userSessions.begin({ sessionId: req.sessionID, userId: user.id }, { address: req.ip, userAgent: req.get('user-agent') });
   await deps.signIns.recordSignIn(user, deps.countryOf(req.ip));
   deps.devices.issue(res, user.email);
   res.redirect(303, landing);
@@ -188,7 +188,7 @@ export function sessionRoutes(deps: SessionDeps): Router {
   });
 
   router.post('/signout', requireViewer(deps.viewers, { beforeTwoFactor: true }), formBody, requestGuards, async (req, res) => {
-    await auditViewer(deps, req, res, 'session.sign-out');
+    await auditViewer(deps, { req, res, action: 'session.sign-out' });
     await deps.userSessions.end(req.sessionID);
     await destroy(req);
     clearSessionCookie(res, deps.session.secureCookies);

@@ -8,6 +8,7 @@ import { viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { takeWebhookSecret } from '../http/flash';
 import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import type { PageEndpointRef } from '../services/webhooks.service';
 import { doneText, withRepeatNotice } from '../views/query-notices';
 import { endpointPage, type EndpointPageInput } from '../views/webhook-endpoint.view';
 import { webhooksPage, type WebhooksPageInput } from '../views/webhooks.view';
@@ -41,9 +42,16 @@ export const webhookActor = (deps: WebhookPageDeps, req: Request, res: Response)
   country: deps.countryOf(req.ip),
 });
 
+/** The endpoint the page's path names: the viewer's account, the `:env` and the `:id`. */
+export const endpointRef = (req: Request, res: Response): PageEndpointRef => ({
+  accountId: viewerOf(res).account.id,
+  environment: environmentParam(req),
+  endpointId: String(req.params.id),
+});
+
 /** The endpoint `:id` of the page's account and environment; any other is "not found". */
 export const ownEndpoint = (deps: WebhookPageDeps, req: Request, res: Response): Promise<WebhookEndpoint> =>
-  deps.webhooks.own(viewerOf(res).account.id, environmentParam(req), String(req.params.id));
+  deps.webhooks.own(endpointRef(req, res));
 
 /** A page's success message, said again to be a repeat when the form was sent twice. */
 export function doneMessage(req: Request, messages: Record<string, string>, flashed?: string): WebhooksPageInput['message'] {
@@ -111,7 +119,10 @@ export async function renderEndpoint(
   const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
   const flashed = req.method === 'GET' ? takeWebhookSecret(req, path, deps.clock()) : undefined;
   const before = req.method === 'GET' ? deliveryIdSchema.safeParse(req.query.before).data : undefined;
-  const log = await deps.webhooks.deliveries(viewer.account.id, endpoint.environment, endpoint.id, before);
+  const log = await deps.webhooks.deliveries(
+    { accountId: viewer.account.id, environment: endpoint.environment, endpointId: endpoint.id },
+    before,
+  );
   res.setHeader('Cache-Control', 'no-store');
   res.send(
     endpointPage({

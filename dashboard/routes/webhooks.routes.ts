@@ -10,6 +10,7 @@ import type { EndpointForm } from '../views/webhooks.view';
 import {
   actionForm,
   endpointForm,
+  endpointRef,
   environmentParam,
   ownEndpoint,
   renderEndpoint,
@@ -67,8 +68,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
     await submitOnce(deps, req, res, path, async () => {
       await deps.webhooks.endpoints.edit(
-        accountOf(res),
-        endpoint.id,
+        { accountId: accountOf(res), endpointId: endpoint.id },
         { url: form.url, eventTypes: form.eventTypes },
         webhookActor(deps, req, res),
       );
@@ -82,7 +82,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
       const endpoint = await ownEndpoint(deps, req, res);
       const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
       await submitOnce(deps, req, res, path, async () => {
-        await deps.webhooks.endpoints[action](accountOf(res), endpoint.id, webhookActor(deps, req, res));
+        await deps.webhooks.endpoints[action]({ accountId: accountOf(res), endpointId: endpoint.id }, webhookActor(deps, req, res));
         return `${path}?done=${action}d`;
       });
     });
@@ -93,7 +93,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     const endpoint = await ownEndpoint(deps, req, res);
     const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
     await submitOnce(deps, req, res, path, async () => {
-      await deps.webhooks.endpoints.sendTest(accountOf(res), endpoint.id, webhookActor(deps, req, res));
+      await deps.webhooks.endpoints.sendTest({ accountId: accountOf(res), endpointId: endpoint.id }, webhookActor(deps, req, res));
       return `${path}?done=test`;
     });
   });
@@ -103,13 +103,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     const environment = environmentParam(req);
     const path = `/webhooks/${environment}/${String(req.params.id)}`;
     await submitOnce(deps, req, res, path, async () => {
-      await deps.webhooks.redeliver(
-        accountOf(res),
-        environment,
-        String(req.params.id),
-        String(req.params.deliveryId),
-        webhookActor(deps, req, res),
-      );
+      await deps.webhooks.redeliver(endpointRef(req, res), String(req.params.deliveryId), webhookActor(deps, req, res));
       return `${path}?done=redelivered`;
     });
   });
@@ -128,7 +122,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     const environment = environmentParam(req);
     await submitOnce(deps, req, res, `/webhooks/${environment}`, async () => {
       const endpoint = await ownEndpoint(deps, req, res);
-      await deps.webhooks.endpoints.delete(accountOf(res), endpoint.id, webhookActor(deps, req, res));
+      await deps.webhooks.endpoints.delete({ accountId: accountOf(res), endpointId: endpoint.id }, webhookActor(deps, req, res));
       return `/webhooks/${environment}?done=deleted`;
     });
   });
@@ -140,7 +134,10 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     // The endpoint is read under the token: a repeat goes where the first went and rotates nothing.
     await submitOnce(deps, req, res, path, async () => {
       const endpoint = await ownEndpoint(deps, req, res);
-      const rotated = await deps.webhooks.endpoints.rotateSecret(accountOf(res), endpoint.id, webhookActor(deps, req, res));
+      const rotated = await deps.webhooks.endpoints.rotateSecret(
+        { accountId: accountOf(res), endpointId: endpoint.id },
+        webhookActor(deps, req, res),
+      );
       const shown = {
         secret: rotated.secret,
         url: rotated.endpoint.url,
@@ -161,7 +158,9 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
         await renderList(deps, req, res, environment.data, { message, form: typedForm(req) });
         return true;
       }
-      const endpoint = await deps.webhooks.own(accountOf(res), environment.data, id).catch(() => null);
+      const endpoint = await deps.webhooks
+        .own({ accountId: accountOf(res), environment: environment.data, endpointId: id })
+        .catch(() => null);
       if (!endpoint) return false;
       const edited = req.path === `/webhooks/${endpoint.environment}/${endpoint.id}`;
       await renderEndpoint(deps, req, res, endpoint, { message, form: edited ? typedForm(req) : undefined });

@@ -3,6 +3,12 @@ import type { Db } from '../../shared/db/database';
 import type { Environment } from '../../shared/domain/environment';
 import { AppError } from '../../shared/errors/app-error';
 
+/** A key as the account that holds it names it: one object, so the two ids cannot swap. */
+export interface AccountKeyRef {
+  accountId: string;
+  keyId: string;
+}
+
 /**
  * What the dashboard reads of an account's API keys. Changes go through KeyLifecycle
  * (shared/credentials/key-lifecycle.ts).
@@ -20,16 +26,16 @@ export class AccountKeys {
     return (await this.list(accountId)).filter((k) => k.environment === environment);
   }
 
-  /** The key `id` when the account holds it, whatever its state (deleted included). */
-  async find(accountId: string, id: string): Promise<ApiKeyRecord | null> {
-    const key = await findKeyById(this.db, id);
+  /** The key `keyId` when the account holds it, whatever its state (deleted included). */
+  async find({ accountId, keyId }: AccountKeyRef): Promise<ApiKeyRecord | null> {
+    const key = await findKeyById(this.db, keyId);
     return key && key.accountId === accountId ? key : null;
   }
 
-  /** The key `id` of this account and environment, not deleted; any other is "not found", whoever owns it. */
-  async own(accountId: string, environment: Environment, id: string): Promise<ApiKeyRecord> {
-    const key = await this.find(accountId, id);
-    if (!key || key.deletedAt || key.environment !== environment) {
+  /** The key `keyId` of this account and environment, not deleted; any other is "not found", whoever owns it. */
+  async own(ref: AccountKeyRef & { environment: Environment }): Promise<ApiKeyRecord> {
+    const key = await this.find(ref);
+    if (!key || key.deletedAt || key.environment !== ref.environment) {
       throw new AppError('NOT_FOUND', 'No such key in this account and environment');
     }
     return key;

@@ -57,8 +57,8 @@ export class AuditLog {
     });
   }
 
-  /** One page of the account's entries matching `filter`, newest first; `beforeId` pages back. */
-  page(accountId: string, beforeId?: string, filter: AuditFilter = {}): Promise<AuditEntry[]> {
+  /** One page of the account's entries matching `filter`, newest first; `beforeId` (an entry's id) pages back. */
+  page(accountId: string, { beforeId, filter = {} }: { beforeId?: string; filter?: AuditFilter } = {}): Promise<AuditEntry[]> {
     return listAudit(this.db, accountId, AUDIT_PAGE_SIZE, beforeId, filter);
   }
 

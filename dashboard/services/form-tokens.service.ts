@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../../shared/errors/app-error';
-import type { FormTokenRepository } from '../forms/form-token.repository';
+import type { FormTokenRef, FormTokenRepository } from '../forms/form-token.repository';
 
 /** The hidden field that carries a form's one-time token. */
 export const FORM_TOKEN_FIELD = '_once';
@@ -52,21 +52,21 @@ export class FormTokens {
         fields: [{ field: FORM_TOKEN_FIELD, message: 'missing or malformed' }],
       });
     }
-    const digest = createHash('sha256').update(`${token} ${action}`).digest('base64url');
-    if (await this.store.claim(userId, digest)) {
+    const stored: FormTokenRef = { userId, digest: createHash('sha256').update(`${token} ${action}`).digest('base64url') };
+    if (await this.store.claim(stored)) {
       let location: string;
       try {
         location = await act();
       } catch (error) {
-        await this.store.release(userId, digest).catch(() => undefined);
+        await this.store.release(stored).catch(() => undefined);
         throw error;
       }
-      await this.store.complete(userId, digest, location);
+      await this.store.complete(stored, location);
       return location;
     }
     const deadline = Date.now() + this.wait.maxMs;
     for (;;) {
-      const location = await this.store.outcome(userId, digest);
+      const location = await this.store.outcome(stored);
       if (location !== null) return markRepeat(location, 'acted');
       if (Date.now() >= deadline) return markRepeat(fallback, 'running');
       await new Promise((resolve) => setTimeout(resolve, this.wait.pollMs));

@@ -65,7 +65,7 @@ export class Passwords {
     if (check.outcome !== 'right') return check;
     const user = await setPasswordHash(this.deps.db, actor.user.email, await hashPassword(next));
     if (!user) return { outcome: 'wrong' };
-    await this.deps.sessions.endOthers(user.id, keepSessionId);
+    await this.deps.sessions.endOthers({ sessionId: keepSessionId, userId: user.id });
     await this.deps.audit.recordBy(actor, 'password.change');
     return { outcome: 'changed', user };
   }

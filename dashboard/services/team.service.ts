@@ -99,7 +99,7 @@ export class Team {
 
   async revoke(actor: DashboardActor, invitationId: string): Promise<Invitation | null> {
     return this.db.transaction().execute(async (tx) => {
-      const revoked = await revokeInvitation(tx, actor.user.accountId, invitationId);
+      const revoked = await revokeInvitation(tx, { accountId: actor.user.accountId, invitationId });
       if (revoked) await this.audit(tx, actor, 'team.invite-revoke', revoked.email);
       return revoked;
     });
@@ -143,7 +143,7 @@ export class Team {
   async changeRole(actor: DashboardActor, userId: string, role: Role): Promise<MemberChange> {
     const result = await this.db.transaction().execute(async (tx): Promise<MemberChange> => {
       await lockAccountMembers(tx, actor.user.accountId);
-      const user = await findAccountUser(tx, actor.user.accountId, userId);
+      const user = await findAccountUser(tx, { accountId: actor.user.accountId, userId });
       if (!user) return { outcome: 'not-found' };
       if (user.role === role) return { outcome: 'done', user };
       if (user.role === 'owner' && (await countOwners(tx, user.accountId)) <= 1) return { outcome: 'last-owner' };
@@ -160,7 +160,7 @@ export class Team {
   async remove(actor: DashboardActor, userId: string): Promise<MemberChange> {
     const result = await this.db.transaction().execute(async (tx): Promise<MemberChange> => {
       await lockAccountMembers(tx, actor.user.accountId);
-      const user = await findAccountUser(tx, actor.user.accountId, userId);
+      const user = await findAccountUser(tx, { accountId: actor.user.accountId, userId });
       if (!user) return { outcome: 'not-found' };
       if (user.role === 'owner' && (await countOwners(tx, user.accountId)) <= 1) return { outcome: 'last-owner' };
       await deleteUserById(tx, user.id);

@@ -90,7 +90,7 @@ export class TwoFactor {
     // The confirming code's step counts as used: it cannot sign anyone in afterwards.
     const codeHashes = recoveryCodes.map(hashRecoveryCode);
     if (!(await enableTwoFactor(db, actor.user.id, { sealedSecret: sealed, step, codeHashes }))) return { outcome: 'already-on' };
-    await this.deps.sessions.endOthers(actor.user.id, keepSessionId);
+    await this.deps.sessions.endOthers({ sessionId: keepSessionId, userId: actor.user.id });
     await this.deps.audit.recordBy(actor, 'two-factor.enable');
     return { outcome: 'enabled', recoveryCodes };
   }
@@ -105,7 +105,7 @@ export class TwoFactor {
     let accepted = false;
     const recoveryCode = looksLikeRecoveryCode(code);
     if (recoveryCode) {
-      accepted = await useRecoveryCode(db, user.id, hashRecoveryCode(code));
+      accepted = await useRecoveryCode(db, { userId: user.id, codeHash: hashRecoveryCode(code) });
     } else {
       const step = totp.stepOf(totp.open(state.sealedSecret), code);
       // A step at or before the last one used is a replay (or an older code): refused.
@@ -125,7 +125,7 @@ export class TwoFactor {
     const check = await this.deps.passwords.confirm(actor.user, password);
     if (check.outcome !== 'right') return check;
     await disableTwoFactor(this.deps.db, actor.user.id);
-    await this.deps.sessions.endOthers(actor.user.id, keepSessionId);
+    await this.deps.sessions.endOthers({ sessionId: keepSessionId, userId: actor.user.id });
     await this.deps.audit.recordBy(actor, 'two-factor.disable');
     return { outcome: 'disabled' };
   }

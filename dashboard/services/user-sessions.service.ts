@@ -21,6 +21,12 @@ export interface SessionLimits {
   maxAgeMs: number;
 }
 
+/** A signed-in session and whose it is: one object, so the session's id and the user's cannot swap. */
+export interface SessionRef {
+  sessionId: string;
+  userId: string;
+}
+
 /** A live session as its user sees it in the list. */
 export interface SessionSummary extends SessionRecord {
   current: boolean;
@@ -67,7 +73,7 @@ export class UserSessions {
   ) {}
 
   /** Records a session just signed in, and forgets the user's sessions that lapsed meanwhile. */
-  async begin(sessionId: string, userId: string, client: { address: string | undefined; userAgent: string | undefined }): Promise<void> {
+  async begin({ sessionId, userId }: SessionRef, client: { address: string | undefined; userAgent: string | undefined }): Promise<void> {
     const now = this.clock();
     await deleteLapsedSessions(this.db, userId, this.liveSince(now));
     await insertSession(this.db, {
@@ -83,7 +89,7 @@ export class UserSessions {
    * How long until the session must end at the latest (ms), or null when it has ended: its record
    * was removed, is another user's, or the absolute lifetime is over (the record goes then too).
    */
-  async check(sessionId: string, userId: string): Promise<{ remainingMs: number } | null> {
+  async check({ sessionId, userId }: SessionRef): Promise<{ remainingMs: number } | null> {
     const key = sessionKeyOf(sessionId);
     const record = await findSession(this.db, key);
     if (!record || record.userId !== userId) return null;
@@ -97,21 +103,21 @@ export class UserSessions {
     return { remainingMs: endsAt - now };
   }
 
-  /** The user's live sessions, newest first, the one of `currentSessionId` marked. */
-  async list(userId: string, currentSessionId: string): Promise<SessionSummary[]> {
-    const current = sessionKeyOf(currentSessionId);
-    const sessions = await listSessions(this.db, userId, this.liveSince(this.clock()));
-    return sessions.map((session) => ({ ...session, current: session.id === current }));
+  /** The live sessions of the `current` session's user, newest first, `current` marked. */
+  async list(current: SessionRef): Promise<SessionSummary[]> {
+    const currentKey = sessionKeyOf(current.sessionId);
+    const sessions = await listSessions(this.db, current.userId, this.liveSince(this.clock()));
+    return sessions.map((session) => ({ ...session, current: session.id === currentKey }));
   }
 
-  /** Ends every session of the user but `keepSessionId`'s; returns how many ended. */
-  endOthers(userId: string, keepSessionId: string): Promise<number> {
-    return deleteSessions(this.db, userId, sessionKeyOf(keepSessionId));
+  /** Ends every session of `keep`'s user but `keep`; returns how many ended. */
+  endOthers(keep: SessionRef): Promise<number> {
+    return deleteSessions(this.db, { userId: keep.userId, keepId: sessionKeyOf(keep.sessionId) });
   }
 
   /** Ends every session of the user; returns how many ended. */
   endAll(userId: string): Promise<number> {
-    return deleteSessions(this.db, userId);
+    return deleteSessions(this.db, { userId });
   }
 
   /** Ends one session (sign-out). */

@@ -3,7 +3,7 @@ import { accountRequiresTwoFactor } from '../../shared/dashboard-users/two-facto
 import { findUserById, type DashboardUser } from '../../shared/dashboard-users/user.repository';
 import type { Db } from '../../shared/db/database';
 import { countOpenAnomalies } from '../../shared/traffic/patterns/anomaly.repository';
-import type { UserSessions } from './user-sessions.service';
+import type { SessionRef, UserSessions } from './user-sessions.service';
 
 export interface SignedIn {
   user: DashboardUser;
@@ -26,13 +26,13 @@ export class Viewers {
    * the session began (`stamp`: the user's updatedAt at sign-in), or the session was ended
    * (signed out elsewhere, past its absolute lifetime).
    */
-  async signedIn(sessionId: string, userId: string, stamp: string | undefined): Promise<SignedIn | null> {
-    const user = await findUserById(this.db, userId);
+  async signedIn(session: SessionRef, stamp: string | undefined): Promise<SignedIn | null> {
+    const user = await findUserById(this.db, session.userId);
     if (!user || user.updatedAt !== stamp) return null;
-    const session = await this.sessions.check(sessionId, userId);
-    const account = session ? await findAccount(this.db, user.accountId) : null;
-    if (!session || !account) return null;
-    return { user, account, requireTwoFactor: await accountRequiresTwoFactor(this.db, account.id), remainingMs: session.remainingMs };
+    const live = await this.sessions.check(session);
+    const account = live ? await findAccount(this.db, user.accountId) : null;
+    if (!live || !account) return null;
+    return { user, account, requireTwoFactor: await accountRequiresTwoFactor(this.db, account.id), remainingMs: live.remainingMs };
   }
 
   /** A user by id (the code step of signing in, before the session is signed in). */

@@ -117,12 +117,18 @@ export async function markInvitationAccepted(tx: DbOrTx, id: string): Promise<vo
     .execute();
 }
 
-/** Revokes the account's open invitation `id`; returns it, or null when there is no such open one. */
-export async function revokeInvitation(db: DbOrTx, accountId: string, id: string): Promise<Invitation | null> {
+/** An invitation as its account names it: one object, so the two ids cannot swap. */
+export interface InvitationRef {
+  accountId: string;
+  invitationId: string;
+}
+
+/** Revokes the account's open invitation `invitationId`; returns it, or null when there is no such open one. */
+export async function revokeInvitation(db: DbOrTx, { accountId, invitationId }: InvitationRef): Promise<Invitation | null> {
   const row = await db
     .updateTable('dashboard_invitations')
     .set({ revoked_at: sql`now()` })
-    .where('id', '=', id)
+    .where('id', '=', invitationId)
     .where('account_id', '=', accountId)
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)

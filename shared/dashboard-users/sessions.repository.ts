@@ -67,8 +67,8 @@ export async function listSessions(db: DbOrTx, userId: string, live: { seenAfter
   return rows.map(toRecord);
 }
 
-/** Deletes the user's sessions but `keepId` (none kept when undefined); returns how many ended. */
-export async function deleteSessions(db: DbOrTx, userId: string, keepId?: string): Promise<number> {
+/** Deletes the user's sessions but `keepId` (a session's key; none kept when undefined); returns how many ended. */
+export async function deleteSessions(db: DbOrTx, { userId, keepId }: { userId: string; keepId?: string }): Promise<number> {
   let query = db.deleteFrom('dashboard_sessions').where('user_id', '=', userId);
   if (keepId !== undefined) query = query.where('id', '<>', keepId);
   const result = await query.executeTakeFirst();

@@ -78,7 +78,7 @@ export async function claimTimeStep(db: DbOrTx, userId: string, step: number): P
 }
 
 /** Marks the recovery code used; false when it is not one of the user's or was used before. */
-export async function useRecoveryCode(db: DbOrTx, userId: string, codeHash: string): Promise<boolean> {
+export async function useRecoveryCode(db: DbOrTx, { userId, codeHash }: { userId: string; codeHash: string }): Promise<boolean> {
   const row = await db
     .updateTable('dashboard_recovery_codes')
     .set({ used_at: sql`clock_timestamp()` })

@@ -115,12 +115,18 @@ export async function countOwners(db: DbOrTx, accountId: string): Promise<number
   return Number(row.n);
 }
 
-/** The account's user `id`, or null: a user of another account is never found by it. */
-export async function findAccountUser(db: DbOrTx, accountId: string, id: string): Promise<DashboardUser | null> {
+/** A user as their account names them: one object, so the two ids cannot swap. */
+export interface AccountUserRef {
+  accountId: string;
+  userId: string;
+}
+
+/** The account's user `userId`, or null: a user of another account is never found by it. */
+export async function findAccountUser(db: DbOrTx, { accountId, userId }: AccountUserRef): Promise<DashboardUser | null> {
   const row = await db
     .selectFrom('dashboard_users')
     .select(COLUMNS)
-    .where('id', '=', id)
+    .where('id', '=', userId)
     .where('account_id', '=', accountId)
     .executeTakeFirst();
   return row ? toUser(row) : null;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Result } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../db/database';
+import type { RedisKeys } from '../redis/key-names';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
 
@@ -57,19 +58,30 @@ export interface FlushResult {
 /** Writes a snapshot's counts inside the ledger's transaction; returns the rows written. */
 export type SnapshotWriter = (tx: DbOrTx, period: string, counts: Record<string, string>) => Promise<number>;
 
+/** Where a flush of usage or traffic reads its counts (Redis, by these key names) and writes them (Postgres). */
+export interface FlushStores {
+  redis: RedisClient;
+  keys: RedisKeys;
+  db: Db;
+}
+
+/** One flush: from the sources in Redis, by `write`, into Postgres. */
+export interface SnapshotFlush {
+  redis: RedisClient;
+  /** One source, or several flushed as one (a source per shard on a Redis Cluster). */
+  sources: SnapshotSource | readonly SnapshotSource[];
+  db: Db;
+  write: SnapshotWriter;
+  hooks?: FlushHooks;
+}
+
 const UUID_SUFFIX = 37; // ':' and a UUID
 
 /**
  * Flushes one source, or several flushed as one (a source per shard on a Redis Cluster, each
  * in a slot of its own): all are snapshotted before any is written.
  */
-export async function flushSnapshots(
-  redis: RedisClient,
-  sources: SnapshotSource | readonly SnapshotSource[],
-  db: Db,
-  write: SnapshotWriter,
-  hooks: FlushHooks = {},
-): Promise<FlushResult> {
+export async function flushSnapshots({ redis, sources, db, write, hooks = {} }: SnapshotFlush): Promise<FlushResult> {
   defineScripts(redis, ['cosSnapshotPeriod']);
   const all = Array.isArray(sources) ? sources : [sources as SnapshotSource];
   for (const source of all) {
@@ -82,8 +94,9 @@ export async function flushSnapshots(
   await hooks.afterSnapshot?.();
 
   const result: FlushResult = { snapshots: 0, rows: 0 };
+  const writing = { redis, db, write, hooks };
   for (const source of all) {
-    const flushed = await writeSnapshots(redis, source, db, write, hooks);
+    const flushed = await writeSnapshots(writing, source);
     result.snapshots += flushed.snapshots;
     result.rows += flushed.rows;
   }
@@ -92,11 +105,8 @@ export async function flushSnapshots(
 
 /** Writes each recorded snapshot of a source once, then deletes it. */
 async function writeSnapshots(
-  redis: RedisClient,
+  { redis, db, write, hooks }: Required<Omit<SnapshotFlush, 'sources'>>,
   source: SnapshotSource,
-  db: Db,
-  write: SnapshotWriter,
-  hooks: FlushHooks,
 ): Promise<FlushResult> {
   const result: FlushResult = { snapshots: 0, rows: 0 };
   for (const snapshotId of await redis.smembers(source.snapshots)) {

@@ -27,16 +27,20 @@ function remedy(code: unknown, portVariable: string): string {
   }
 }
 
+/** A server to listen with, where, and what to do once it listens. */
+export interface Listening {
+  server: Server;
+  /** HOST, the port, and the name of the port's variable (for the remedy in the log). */
+  where: { port: number; host: string; portVariable: string };
+  logger: Logger;
+  onListening: () => void;
+}
+
 /**
  * Listens on HOST and the port; if it cannot (port in use, HOST not an address of this machine),
  * logs what to change and exits 1 rather than crashing on an unhandled error event.
  */
-export function listenOrExit(
-  server: Server,
-  where: { port: number; host: string; portVariable: string },
-  logger: Logger,
-  onListening: () => void,
-): void {
+export function listenOrExit({ server, where, logger, onListening }: Listening): void {
   const fail = (error: NodeJS.ErrnoException) => {
     logger.fatal(
       { err: error, host: where.host, port: where.port },

@@ -123,7 +123,7 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
      * A dashboard form's one-time token, by the user and a digest of the token with the form's
      * action: `pending` while its first submission runs, then where that submission led. TTL a day.
      */
-    dashboardFormToken: (userId: string, digest: string) => `${base}:dash:form:${userId}:${digest}`,
+    dashboardFormToken: ({ userId, digest }: { userId: string; digest: string }) => `${base}:dash:form:${userId}:${digest}`,
     /**
      * Sorted set of dashboard sign-in attempts, failed or being verified (score: epoch ms), of an
      * email, a client address or a remembered device, by keyed hash; TTL the throttle's window.

@@ -27,12 +27,17 @@ export interface ResetResult {
   rowsRemoved: Record<string, number>;
 }
 
+/** Where a reset deletes: Postgres's rows, and Redis's cached profiles and priors. */
+export interface ResetStores {
+  db: Db;
+  redis: RedisClient;
+  keys: RedisKeys;
+}
+
 const TABLES = ['outcomes', 'decisions', 'profile_versions', 'erasures'] as const;
 
 export async function resetTestData(
-  db: Db,
-  redis: RedisClient,
-  keys: RedisKeys,
+  { db, redis, keys }: ResetStores,
   options: { trigger: ResetTrigger; period?: string; accountId?: string; now?: number },
 ): Promise<ResetResult> {
   const startedAt = new Date(options.now ?? Date.now());
@@ -84,7 +89,7 @@ export async function resetTestData(
     return { rowsRemoved, generations, priorAccounts, priorFence };
   });
   if (!outcome) return { ran: false, period, rowsRemoved: {} };
-  await dropTestCaches(redis, keys, outcome.generations, options.accountId);
+  await dropTestCaches({ redis, keys }, outcome.generations, options.accountId);
   // An empty prior under a version newer than any written before the reset.
   const empty = { version: outcome.priorFence, prior: emptyPrior() };
   await new PopulationCache(redis, keys).writeManyIfNewer(
@@ -104,7 +109,11 @@ async function deleteArchivedTestRows(tx: DbOrTx, table: PartitionedTable, accou
   return removed;
 }
 
-async function dropTestCaches(redis: RedisClient, keys: RedisKeys, generations: ErasedGeneration[], accountId?: string): Promise<void> {
+async function dropTestCaches(
+  { redis, keys }: Pick<ResetStores, 'redis' | 'keys'>,
+  generations: ErasedGeneration[],
+  accountId?: string,
+): Promise<void> {
   for (let i = 0; i < generations.length; i += 500) {
     await execEach(
       redis,
@@ -131,7 +140,8 @@ interface ErasedGeneration {
  * On worker start: run the current month's reset if it was missed while no worker ran. A fresh
  * install records a baseline instead, so its first reset is the coming 1st.
  */
-export async function catchUpTestDataReset(db: Db, redis: RedisClient, keys: RedisKeys, now = Date.now()): Promise<ResetResult | null> {
+export async function catchUpTestDataReset(stores: ResetStores, now = Date.now()): Promise<ResetResult | null> {
+  const { db } = stores;
   const period = utcMonth(now);
   const last = await db
     .selectFrom('test_data_resets')
@@ -147,5 +157,5 @@ export async function catchUpTestDataReset(db: Db, redis: RedisClient, keys: Red
     return null;
   }
   if (last.period >= period) return null;
-  return resetTestData(db, redis, keys, { trigger: 'catch-up', period, now });
+  return resetTestData(stores, { trigger: 'catch-up', period, now });
 }

@@ -1,9 +1,15 @@
-import type { RedisClient } from '../redis/redis';
 import { sql, type Insertable } from 'kysely';
 import type { RedisKeys } from '../redis/key-names';
-import type { Db, DbOrTx } from '../db/database';
+import type { DbOrTx } from '../db/database';
 import type { TrafficMinute } from '../db/schema';
-import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
+import {
+  flushSnapshots,
+  keyOwners,
+  type FlushHooks,
+  type FlushResult,
+  type FlushStores,
+  type SnapshotSource,
+} from '../flush/snapshot-flush';
 import { MINUTE_PERIOD, parseTrafficField } from './traffic-fields';
 
 /**
@@ -12,8 +18,8 @@ import { MINUTE_PERIOD, parseTrafficField } from './traffic-fields';
  * and to its hour row in the snapshot's transaction, so hour rows are the exact sum of their
  * minutes (histograms included) without a separate rollup.
  */
-export async function flushTraffic(redis: RedisClient, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
-  return flushSnapshots(redis, trafficSource(keys), db, writeTraffic, hooks);
+export async function flushTraffic({ redis, keys, db }: FlushStores, hooks: FlushHooks = {}): Promise<FlushResult> {
+  return flushSnapshots({ redis, sources: trafficSource(keys), db, write: writeTraffic, hooks });
 }
 
 const trafficSource = (keys: RedisKeys): SnapshotSource => ({

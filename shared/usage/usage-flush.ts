@@ -1,20 +1,26 @@
 import { sql } from 'kysely';
 import type { RedisKeys } from '../redis/key-names';
-import type { Db, DbOrTx } from '../db/database';
-import { flushSnapshots, keyOwners, type FlushHooks, type FlushResult, type SnapshotSource } from '../flush/snapshot-flush';
-import type { RedisClient } from '../redis/redis';
+import type { DbOrTx } from '../db/database';
+import {
+  flushSnapshots,
+  keyOwners,
+  type FlushHooks,
+  type FlushResult,
+  type FlushStores,
+  type SnapshotSource,
+} from '../flush/snapshot-flush';
 import { recordQuotaThresholds } from './quota-thresholds';
 
-export type { FlushHooks, FlushResult } from '../flush/snapshot-flush';
+export type { FlushHooks, FlushResult, FlushStores } from '../flush/snapshot-flush';
 
 /**
  * Moves metered usage from Redis into Postgres `usage_daily`, exactly once, with the snapshot
  * flush (shared/flush/snapshot-flush.ts, docs/adr/0006-usage-flush.md): one hash per UTC day and
  * usage shard (one shard on a single node, docs/adr/0014-redis-cluster-partitions.md).
  */
-export async function flushUsage(redis: RedisClient, keys: RedisKeys, db: Db, hooks: FlushHooks = {}): Promise<FlushResult> {
+export async function flushUsage({ redis, keys, db }: FlushStores, hooks: FlushHooks = {}): Promise<FlushResult> {
   const shards = Array.from({ length: keys.usageShards }, (_, shard) => usageSource(keys, shard));
-  return flushSnapshots(redis, shards, db, writeUsage, hooks);
+  return flushSnapshots({ redis, sources: shards, db, write: writeUsage, hooks });
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;

@@ -96,14 +96,20 @@ export async function insertDelivery(
   return id;
 }
 
+/** A delivery as its account names it; one object, so the two ids cannot swap. */
+export interface DeliveryRef {
+  accountId: string;
+  deliveryId: string;
+}
+
 /** A delivery of this account only. */
-export async function findDelivery(db: DbOrTx, accountId: string, id: string): Promise<WebhookDelivery | null> {
+export async function findDelivery(db: DbOrTx, { accountId, deliveryId }: DeliveryRef): Promise<WebhookDelivery | null> {
   const row = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
     .select(DELIVERY_COLUMNS)
     .where('d.account_id', '=', accountId)
-    .where('d.id', '=', id)
+    .where('d.id', '=', deliveryId)
     .executeTakeFirst();
   return row ? toDelivery(row) : null;
 }

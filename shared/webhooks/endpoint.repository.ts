@@ -51,6 +51,15 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
 
 export const newEndpointId = () => `whe_${randomBase62(20)}`;
 
+/**
+ * An endpoint as its account names it: every lookup or change by id is scoped to the account
+ * asking (another account's id is as good as unknown). One object, so the two ids cannot swap.
+ */
+export interface EndpointRef {
+  accountId: string;
+  endpointId: string;
+}
+
 export interface NewEndpoint {
   id: string;
   accountId: string;
@@ -77,12 +86,12 @@ export async function insertEndpoint(db: DbOrTx, endpoint: NewEndpoint): Promise
 }
 
 /** An endpoint of this account only: another account's id is as good as unknown. */
-export async function findEndpoint(db: DbOrTx, accountId: string, id: string): Promise<WebhookEndpoint | null> {
+export async function findEndpoint(db: DbOrTx, { accountId, endpointId }: EndpointRef): Promise<WebhookEndpoint | null> {
   const row = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('id', '=', id)
+    .where('id', '=', endpointId)
     .executeTakeFirst();
   return row ? toEndpoint(row) : null;
 }
@@ -101,7 +110,11 @@ export interface EndpointChange {
   enabled?: { enabled: true } | { enabled: false; reason: string; at: Date };
 }
 
-export async function updateEndpoint(db: DbOrTx, accountId: string, id: string, change: EndpointChange): Promise<WebhookEndpoint | null> {
+export async function updateEndpoint(
+  db: DbOrTx,
+  { accountId, endpointId }: EndpointRef,
+  change: EndpointChange,
+): Promise<WebhookEndpoint | null> {
   const enabled = change.enabled;
   const row = await db
     .updateTable('webhook_endpoints')
@@ -116,18 +129,18 @@ export async function updateEndpoint(db: DbOrTx, accountId: string, id: string, 
       updated_at: sql`now()`,
     })
     .where('account_id', '=', accountId)
-    .where('id', '=', id)
+    .where('id', '=', endpointId)
     .returningAll()
     .executeTakeFirst();
   return row ? toEndpoint(row) : null;
 }
 
 /** Deletes an endpoint and, with it, its delivery log. */
-export async function deleteEndpoint(db: DbOrTx, accountId: string, id: string): Promise<WebhookEndpoint | null> {
+export async function deleteEndpoint(db: DbOrTx, { accountId, endpointId }: EndpointRef): Promise<WebhookEndpoint | null> {
   const row = await db
     .deleteFrom('webhook_endpoints')
     .where('account_id', '=', accountId)
-    .where('id', '=', id)
+    .where('id', '=', endpointId)
     .returningAll()
     .executeTakeFirst();
   return row ? toEndpoint(row) : null;
@@ -136,8 +149,7 @@ export async function deleteEndpoint(db: DbOrTx, accountId: string, id: string):
 /** A new secret signs from now on; the one it replaces keeps signing too until `previousUntil`. */
 export async function replaceSecret(
   db: DbOrTx,
-  accountId: string,
-  id: string,
+  { accountId, endpointId }: EndpointRef,
   sealed: string,
   previousUntil: Date,
 ): Promise<WebhookEndpoint | null> {
@@ -145,7 +157,7 @@ export async function replaceSecret(
     .updateTable('webhook_endpoints')
     .set({ previous_secret: sql`secret`, previous_secret_expires_at: previousUntil, secret: sealed, updated_at: sql`now()` })
     .where('account_id', '=', accountId)
-    .where('id', '=', id)
+    .where('id', '=', endpointId)
     .returningAll()
     .executeTakeFirst();
   return row ? toEndpoint(row) : null;

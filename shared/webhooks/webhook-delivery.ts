@@ -79,7 +79,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
     if (endpoint.enabled && failingMs >= deps.disableAfterMs) {
       const days = Math.round((deps.disableAfterMs / 86_400_000) * 10) / 10;
       const reason = `Disabled after failing for ${days} days (last attempt: ${result.error ?? 'failed'})`;
-      await updateEndpoint(tx, event.accountId, endpoint.id, { enabled: { enabled: false, reason, at } });
+      await updateEndpoint(tx, { accountId: event.accountId, endpointId: endpoint.id }, { enabled: { enabled: false, reason, at } });
       await recordAudit(tx, {
         accountId: event.accountId,
         actor: DELIVERY_ACTOR,

@@ -5,7 +5,7 @@ import type { Db } from '../db/database';
 import type { AuditAction } from '../domain/audit-actions';
 import type { Environment } from '../domain/environment';
 import { AppError } from '../errors/app-error';
-import { findDelivery, insertDelivery, listDeliveries, type WebhookDelivery } from './delivery.repository';
+import { findDelivery, insertDelivery, listDeliveries, type DeliveryRef, type WebhookDelivery } from './delivery.repository';
 import {
   deleteEndpoint,
   findEndpoint,
@@ -15,6 +15,7 @@ import {
   replaceSecret,
   updateEndpoint,
   type EndpointChange,
+  type EndpointRef,
   type WebhookEndpoint,
 } from './endpoint.repository';
 import { SUBSCRIBABLE_EVENT_TYPES, type WebhookEventType } from './event-catalog';
@@ -67,9 +68,9 @@ export class WebhookEndpoints {
     return listEndpoints(this.deps.db, accountId, environment);
   }
 
-  async get(accountId: string, id: string): Promise<WebhookEndpoint> {
-    const endpoint = await findEndpoint(this.deps.db, accountId, id);
-    if (!endpoint) throw new AppError('NOT_FOUND', `No webhook endpoint ${id} in this account`);
+  async get(ref: EndpointRef): Promise<WebhookEndpoint> {
+    const endpoint = await findEndpoint(this.deps.db, ref);
+    if (!endpoint) throw new AppError('NOT_FOUND', `No webhook endpoint ${ref.endpointId} in this account`);
     return endpoint;
   }
 
@@ -100,49 +101,43 @@ export class WebhookEndpoints {
     return { endpoint, secret };
   }
 
-  async edit(
-    accountId: string,
-    id: string,
-    change: { url?: string; eventTypes?: readonly string[] },
-    actor: WebhookActor,
-  ): Promise<WebhookEndpoint> {
+  async edit(ref: EndpointRef, change: { url?: string; eventTypes?: readonly string[] }, actor: WebhookActor): Promise<WebhookEndpoint> {
     const parsed: EndpointChange = {
       ...(change.url === undefined ? {} : { url: parseField(endpointUrlSchema, change.url, 'url') }),
       ...(change.eventTypes === undefined ? {} : { eventTypes: parseField(eventTypesSchema, change.eventTypes, 'eventTypes') }),
     };
-    return this.change(accountId, id, parsed, 'webhook.update', actor);
+    return this.change(ref, parsed, 'webhook.update', actor);
   }
 
-  enable(accountId: string, id: string, actor: WebhookActor): Promise<WebhookEndpoint> {
-    return this.change(accountId, id, { enabled: { enabled: true } }, 'webhook.enable', actor);
+  enable(ref: EndpointRef, actor: WebhookActor): Promise<WebhookEndpoint> {
+    return this.change(ref, { enabled: { enabled: true } }, 'webhook.enable', actor);
   }
 
-  disable(accountId: string, id: string, actor: WebhookActor): Promise<WebhookEndpoint> {
+  disable(ref: EndpointRef, actor: WebhookActor): Promise<WebhookEndpoint> {
     const reason = `Disabled by ${actor.name}`;
-    return this.change(accountId, id, { enabled: { enabled: false, reason, at: this.now() } }, 'webhook.disable', actor);
+    return this.change(ref, { enabled: { enabled: false, reason, at: this.now() } }, 'webhook.disable', actor);
   }
 
-  async delete(accountId: string, id: string, actor: WebhookActor): Promise<WebhookEndpoint> {
+  async delete(ref: EndpointRef, actor: WebhookActor): Promise<WebhookEndpoint> {
     return this.deps.db.transaction().execute(async (tx) => {
-      const deleted = await deleteEndpoint(tx, accountId, id);
-      if (!deleted) throw new AppError('NOT_FOUND', `No webhook endpoint ${id} in this account`);
+      const deleted = await deleteEndpoint(tx, ref);
+      if (!deleted) throw new AppError('NOT_FOUND', `No webhook endpoint ${ref.endpointId} in this account`);
       await this.audit(tx, deleted, 'webhook.delete', actor);
       return deleted;
     });
   }
 
   /** A new signing secret, shown once; the previous one keeps signing too for SECRET_OVERLAP_MS. */
-  async rotateSecret(accountId: string, id: string, actor: WebhookActor): Promise<EndpointWithSecret> {
+  async rotateSecret(ref: EndpointRef, actor: WebhookActor): Promise<EndpointWithSecret> {
     const secret = newSigningSecret();
     const endpoint = await this.deps.db.transaction().execute(async (tx) => {
       const rotated = await replaceSecret(
         tx,
-        accountId,
-        id,
-        this.deps.box.seal(secret, id),
+        ref,
+        this.deps.box.seal(secret, ref.endpointId),
         new Date(this.now().getTime() + SECRET_OVERLAP_MS),
       );
-      if (!rotated) throw new AppError('NOT_FOUND', `No webhook endpoint ${id} in this account`);
+      if (!rotated) throw new AppError('NOT_FOUND', `No webhook endpoint ${ref.endpointId} in this account`);
       await this.audit(tx, rotated, 'webhook.rotate-secret', actor);
       return rotated;
     });
@@ -150,15 +145,17 @@ export class WebhookEndpoints {
   }
 
   /** The endpoint's delivery log, newest first; `before` (a delivery id) pages back. */
-  async deliveries(accountId: string, endpointId: string, page: { limit?: number; before?: string } = {}): Promise<WebhookDelivery[]> {
-    await this.get(accountId, endpointId);
+  async deliveries(ref: EndpointRef, page: { limit?: number; before?: string } = {}): Promise<WebhookDelivery[]> {
+    await this.get(ref);
+    const { accountId, endpointId } = ref;
     return listDeliveries(this.deps.db, { accountId, endpointId, limit: Math.min(page.limit ?? 50, 500), before: page.before });
   }
 
   /** Sends a `webhook.test` event to this endpoint alone (also when it is disabled). Returns the delivery. */
-  async sendTest(accountId: string, endpointId: string, actor: WebhookActor): Promise<WebhookDelivery> {
+  async sendTest(ref: EndpointRef, actor: WebhookActor): Promise<WebhookDelivery> {
+    const { accountId, endpointId } = ref;
     return this.deps.db.transaction().execute(async (tx) => {
-      const endpoint = await findEndpoint(tx, accountId, endpointId);
+      const endpoint = await findEndpoint(tx, ref);
       if (!endpoint) throw new AppError('NOT_FOUND', `No webhook endpoint ${endpointId} in this account`);
       const eventId = await recordEvent(tx, {
         accountId,
@@ -171,34 +168,29 @@ export class WebhookEndpoints {
       await tx.updateTable('webhook_events').set({ relayed_at: this.now() }).where('id', '=', eventId).execute();
       const deliveryId = await insertDelivery(tx, { eventId, endpointId, accountId, cause: 'test' });
       await this.audit(tx, endpoint, 'webhook.test', actor);
-      return (await findDelivery(tx, accountId, deliveryId))!;
+      return (await findDelivery(tx, { accountId, deliveryId }))!;
     });
   }
 
   /** Delivers a past delivery's event again to its endpoint: the same body and `webhook-id`, a new delivery. */
-  async redeliver(accountId: string, deliveryId: string, actor: WebhookActor): Promise<WebhookDelivery> {
+  async redeliver(ref: DeliveryRef, actor: WebhookActor): Promise<WebhookDelivery> {
+    const { accountId, deliveryId } = ref;
     return this.deps.db.transaction().execute(async (tx) => {
-      const past = await findDelivery(tx, accountId, deliveryId);
+      const past = await findDelivery(tx, ref);
       if (!past) throw new AppError('NOT_FOUND', `No webhook delivery ${deliveryId} in this account`);
-      const endpoint = await findEndpoint(tx, accountId, past.endpointId);
+      const endpoint = await findEndpoint(tx, { accountId, endpointId: past.endpointId });
       const event = await findEvent(tx, past.eventId);
       if (!endpoint || !event) throw new AppError('NOT_FOUND', `Webhook delivery ${deliveryId} is past its retention`);
       const id = await insertDelivery(tx, { eventId: event.id, endpointId: endpoint.id, accountId, cause: 'redelivery' });
       await this.audit(tx, endpoint, 'webhook.redeliver', actor);
-      return (await findDelivery(tx, accountId, id))!;
+      return (await findDelivery(tx, { accountId, deliveryId: id }))!;
     });
   }
 
-  private async change(
-    accountId: string,
-    id: string,
-    change: EndpointChange,
-    action: AuditAction,
-    actor: WebhookActor,
-  ): Promise<WebhookEndpoint> {
+  private async change(ref: EndpointRef, change: EndpointChange, action: AuditAction, actor: WebhookActor): Promise<WebhookEndpoint> {
     return this.deps.db.transaction().execute(async (tx) => {
-      const changed = await updateEndpoint(tx, accountId, id, change);
-      if (!changed) throw new AppError('NOT_FOUND', `No webhook endpoint ${id} in this account`);
+      const changed = await updateEndpoint(tx, ref, change);
+      if (!changed) throw new AppError('NOT_FOUND', `No webhook endpoint ${ref.endpointId} in this account`);
       await this.audit(tx, changed, action, actor);
       return changed;
     });

@@ -268,7 +268,7 @@ describe('dashboard in a browser', () => {
       },
       { name: 'operator (cli)', country: null },
     );
-    await endpoints.sendTest(endpoint.accountId, endpoint.id, { name: 'operator (cli)', country: null });
+    await endpoints.sendTest({ accountId: endpoint.accountId, endpointId: endpoint.id }, { name: 'operator (cli)', country: null });
     const own = await browser.newContext({ viewport: { width, height } });
     const page = await own.newPage();
     await page.goto(`${dashboard.url}/signin`);

@@ -33,7 +33,7 @@ it('counts every request served by either process', async () => {
   expect([...statuses]).toEqual([404]);
   const scope = { accountId, environment: 'test' as const, keyId: issued.id };
   await eventually(async () => {
-    await flushTraffic(env.redis, env.keys, env.db);
+    await flushTraffic(env);
     const points = (await trafficSeries(env.db, scope, '1h', Date.now())).points;
     return points.reduce((sum, point) => sum + point.requests, 0) === 40;
   });

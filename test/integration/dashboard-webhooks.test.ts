@@ -75,7 +75,10 @@ describe('webhook endpoints in the dashboard', () => {
     expect(again.body).toContain('never reaches a live endpoint');
     expect(again.headers.get('cache-control')).toBe('no-store');
     expect((await owner.get('/webhooks/live')).body).not.toContain(id);
-    expect((await findEndpoint(env.db, acme, id))!).toMatchObject({ environment: 'test', eventTypes: ['key.created', 'key.revoked'] });
+    expect((await findEndpoint(env.db, { accountId: acme, endpointId: id }))!).toMatchObject({
+      environment: 'test',
+      eventTypes: ['key.created', 'key.revoked'],
+    });
     expect(await listAudit(env.db, acme, 1)).toEqual([
       expect.objectContaining({ action: 'webhook.create', actor: 'owner@wh.test', environment: 'test', country: 'NL' }),
     ]);
@@ -114,7 +117,7 @@ describe('webhook endpoints in the dashboard', () => {
     expect(posted).toMatchObject({ status: 303, location: `/webhooks/test/${id}?done=edited` });
     expect(page!.body).toContain('Endpoint saved.');
     expect(page!.body).toContain('https://after.example/hook');
-    expect((await findEndpoint(env.db, acme, id))!).toMatchObject({
+    expect((await findEndpoint(env.db, { accountId: acme, endpointId: id }))!).toMatchObject({
       url: 'https://after.example/hook',
       eventTypes: ['pattern.opened', 'quota.threshold'],
     });
@@ -124,13 +127,13 @@ describe('webhook endpoints in the dashboard', () => {
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('must not carry a user name or password');
     expect(refused.body).toContain('value="https://user:pw@after.example/hook"');
-    expect((await findEndpoint(env.db, acme, id))!.url).toBe('https://after.example/hook');
+    expect((await findEndpoint(env.db, { accountId: acme, endpointId: id }))!.url).toBe('https://after.example/hook');
   });
 
   it('pages back through a long delivery log, 50 at a time', async () => {
     const { id } = await addEndpoint('https://paged.example/hook');
     const operator = { name: 'operator (cli)', country: null };
-    for (let i = 0; i < 52; i++) await deps.webhooks.endpoints.sendTest(acme, id, operator);
+    for (let i = 0; i < 52; i++) await deps.webhooks.endpoints.sendTest({ accountId: acme, endpointId: id }, operator);
     const first = await owner.get(`/webhooks/test/${id}`);
     const newest = rows(first, 'data-delivery-id');
     expect(newest).toHaveLength(50);
@@ -152,11 +155,11 @@ describe('webhook endpoints in the dashboard', () => {
     expect(disabled.page!.body).toContain('data-notice="webhook-disabled"');
     expect(disabled.page!.body).toContain('Disabled by owner@wh.test');
     expect(disabled.page!.body).not.toContain('webhook-auto-disabled');
-    expect((await findEndpoint(env.db, acme, id))!.enabled).toBe(false);
+    expect((await findEndpoint(env.db, { accountId: acme, endpointId: id }))!.enabled).toBe(false);
     const enabled = await owner.submit(`/webhooks/test/${id}/enable`);
     expect(enabled.posted).toMatchObject({ status: 303, location: `/webhooks/test/${id}?done=enabled` });
     expect(enabled.page!.body).not.toContain('data-notice="webhook-disabled"');
-    expect((await findEndpoint(env.db, acme, id))!.enabled).toBe(true);
+    expect((await findEndpoint(env.db, { accountId: acme, endpointId: id }))!.enabled).toBe(true);
     const actions = (await listAudit(env.db, acme, 2)).map((entry) => entry.action);
     expect(actions).toEqual(['webhook.enable', 'webhook.disable']);
   });
@@ -167,12 +170,12 @@ describe('webhook endpoints in the dashboard', () => {
     expect(confirm.status).toBe(200);
     expect(confirm.body).toContain('data-confirm="delete"');
     expect(confirm.body).toContain(`action="/webhooks/test/${id}/delete"`);
-    expect(await findEndpoint(env.db, acme, id)).not.toBeNull();
+    expect(await findEndpoint(env.db, { accountId: acme, endpointId: id })).not.toBeNull();
     const { posted, page } = await owner.submit(`/webhooks/test/${id}/delete`);
     expect(posted).toMatchObject({ status: 303, location: '/webhooks/test?done=deleted' });
     expect(page!.body).toContain('Endpoint deleted');
     expect(rows(page!, 'data-endpoint-id')).not.toContain(id);
-    expect(await findEndpoint(env.db, acme, id)).toBeNull();
+    expect(await findEndpoint(env.db, { accountId: acme, endpointId: id })).toBeNull();
   });
 
   it('rotates the secret from a confirmation page: the new one shown once, the old one signing 24 h more', async () => {
@@ -278,8 +281,8 @@ describe('webhook endpoints in the dashboard', () => {
       (await owner.post(`/webhooks/test/${theirs.id}`, { url: 'https://mine.example', eventTypes: 'key.created' }, asJson)).status,
     ).toBe(404);
     expect((await owner.post(`/webhooks/live/${ours}/disable`, {}, asJson)).status).toBe(404);
-    expect(await findEndpoint(env.db, otherAccount, theirs.id)).toEqual(theirs);
-    expect((await findEndpoint(env.db, acme, ours))!.enabled).toBe(true);
+    expect(await findEndpoint(env.db, { accountId: otherAccount, endpointId: theirs.id })).toEqual(theirs);
+    expect((await findEndpoint(env.db, { accountId: acme, endpointId: ours }))!.enabled).toBe(true);
     expect((await owner.get('/webhooks/test')).body).not.toContain(theirs.id);
   });
 });
@@ -308,7 +311,7 @@ describe('an endpoint disabled for failing', () => {
         delivery!.id,
       );
     let attempts = 0;
-    while ((await findEndpoint(env.db, acme, id))!.enabled) {
+    while ((await findEndpoint(env.db, { accountId: acme, endpointId: id }))!.enabled) {
       expect(attempts).toBeLessThan(5);
       expect((await attempt()).kind).toBe(attempts < 3 ? 'retry' : 'settled');
       attempts += 1;

@@ -30,7 +30,7 @@ it('meters a request that ends 5xx (the profile read fails in Postgres) as 5xx, 
     5000,
   );
   // Flushed to Postgres, the 5xx is counted but not billable: billing reads 1 (the 404), of 2 in all.
-  await flushUsage(h.env.redis, h.env.keys, h.env.db);
+  await flushUsage(h.env);
   const totals = await monthlyTotals(h.env.db, {
     accountId: (await h.keys.create({ account: 'broken-profiles', environment: 'test' })).accountId,
     month: '2026-09',

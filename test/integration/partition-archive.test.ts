@@ -98,7 +98,7 @@ describe('cos partitions', () => {
       expect(await usersIn(table)).toEqual(['live:kept', 'test:kept']);
     }
 
-    const reset = await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId });
+    const reset = await resetTestData(h.env, { trigger: 'manual', accountId });
     expect(reset.rowsRemoved).toMatchObject({ decisions: 1, outcomes: 1, profile_versions: 1 });
     for (const table of ['decisions_y2025m01', 'outcomes_y2025m01', 'profile_versions_y2025m01']) {
       expect(await usersIn(table)).toEqual(['live:kept']);

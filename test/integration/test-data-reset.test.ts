@@ -54,7 +54,7 @@ describe('monthly test-data reset', () => {
     await seedUser(aTest, 'ra');
     await seedUser(aLive, 'ra');
     await seedUser(bTest, 'rb');
-    const result = await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual' });
+    const result = await resetTestData(h.env, { trigger: 'manual' });
     expect(result.ran).toBe(true);
     expect(result.rowsRemoved.profiles).toBeGreaterThanOrEqual(2);
     expect(await counts('reset-a', 'test')).toEqual(none);
@@ -82,7 +82,7 @@ describe('monthly test-data reset', () => {
     expect(before).not.toBeNull();
     await eventually(async () => (await cache.read(test))?.version === before!.version);
 
-    const result = await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
+    const result = await resetTestData(h.env, { trigger: 'manual', accountId: account.id });
     expect(result.rowsRemoved.population_priors).toBe(1);
     expect(await findPopulation(h.env.db, test)).toBeNull();
     expect(await findPopulation(h.env.db, live)).not.toBeNull();
@@ -112,7 +112,7 @@ describe('monthly test-data reset', () => {
     const key = await h.key('reset-queued', 'test');
     const account = (await findAccount(h.env.db, 'reset-queued'))!;
     const issuedAt = Date.now() - 60_000;
-    await resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id });
+    await resetTestData(h.env, { trigger: 'manual', accountId: account.id });
     const queue = new Queue('events', { connection: h.env.redis, prefix: h.env.keys.queuePrefixes[0]! });
     const rid = `req_before_reset_${Date.now()}`;
     const batchId = Date.now().toString(16).padStart(16, '0');
@@ -146,9 +146,7 @@ describe('monthly test-data reset', () => {
   });
 
   it('runs once per period however many workers race for it', async () => {
-    const runs = await Promise.all(
-      Array.from({ length: 4 }, () => resetTestData(h.env.db, h.env.redis, h.env.keys, { trigger: 'schedule', period: '2031-05' })),
-    );
+    const runs = await Promise.all(Array.from({ length: 4 }, () => resetTestData(h.env, { trigger: 'schedule', period: '2031-05' })));
     expect(runs.filter((r) => r.ran)).toHaveLength(1);
     const rows = await h.env.db.selectFrom('test_data_resets').select('id').where('period', '=', '2031-05').execute();
     expect(rows).toHaveLength(1);
@@ -157,17 +155,17 @@ describe('monthly test-data reset', () => {
   it('catches up a month missed while no worker ran, once; a fresh install records a baseline instead', async () => {
     await h.env.db.deleteFrom('test_data_resets').execute();
     const nov = Date.UTC(2032, 10, 14, 9);
-    expect(await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, nov)).toBeNull();
+    expect(await catchUpTestDataReset(h.env, nov)).toBeNull();
     const baseline = await h.env.db.selectFrom('test_data_resets').selectAll().execute();
     expect(baseline).toEqual([expect.objectContaining({ period: '2032-11', trigger: 'baseline' })]);
-    expect(await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, nov + 86_400_000)).toBeNull();
+    expect(await catchUpTestDataReset(h.env, nov + 86_400_000)).toBeNull();
     const key = await h.key('reset-catchup', 'test');
     await seedUser(key, 'rcu');
     const feb = Date.UTC(2033, 1, 2, 8); // December and January passed with no worker
-    const caughtUp = await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, feb);
+    const caughtUp = await catchUpTestDataReset(h.env, feb);
     expect(caughtUp).toMatchObject({ ran: true, period: '2033-02' });
     expect(await counts('reset-catchup', 'test')).toEqual(none);
-    expect(await catchUpTestDataReset(h.env.db, h.env.redis, h.env.keys, feb + 3_600_000)).toBeNull();
+    expect(await catchUpTestDataReset(h.env, feb + 3_600_000)).toBeNull();
   });
 
   it('schedules the reset for 00:00 UTC on the 1st and usage flushes in the worker', async () => {
@@ -193,7 +191,7 @@ describe('monthly test-data reset', () => {
     const batches = createDb(h.env.databaseUrl, batchPoolSettings(jobTimings(1)));
     try {
       const [reset, batch] = await Promise.allSettled([
-        resetTestData(maintenance, h.env.redis, h.env.keys, { trigger: 'manual', accountId: account.id }),
+        resetTestData({ db: maintenance, redis: h.env.redis, keys: h.env.keys }, { trigger: 'manual', accountId: account.id }),
         sql`select pg_sleep(${sql.lit(sleepS)})`.execute(batches),
       ]);
       expect(batch).toMatchObject({ status: 'rejected', reason: { code: '57014' } }); // canceling statement due to statement timeout

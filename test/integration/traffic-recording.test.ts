@@ -14,7 +14,7 @@ afterAll(() => h.close());
 
 const flush = async () => {
   await h.deps.traffic.flush();
-  await flushTraffic(h.env.redis, h.env.keys, h.env.db);
+  await flushTraffic(h.env);
 };
 
 async function issue(account: string, environment: 'test' | 'live' = 'live') {
@@ -101,13 +101,13 @@ describe('traffic recording', () => {
       return Object.entries(counts).some(([field, value]) => field.startsWith(`${key.id}|req|`) && value === '4');
     });
     await expect(
-      flushTraffic(h.env.redis, h.env.keys, h.env.db, {
+      flushTraffic(h.env, {
         afterCommit: () => {
           throw new Error('killed after commit');
         },
       }),
     ).rejects.toThrow('killed after commit');
-    await flushTraffic(h.env.redis, h.env.keys, h.env.db);
+    await flushTraffic(h.env);
     expect((await trafficSeries(h.env.db, key.scope, '1h', now)).points.at(-1)!.requests).toBe(4);
     expect((await trafficSeries(h.env.db, key.scope, '24h', now)).points.at(-1)!.requests).toBe(4);
     expect(await h.env.redis.scard(h.env.keys.trafficSnapshots)).toBe(0);

@@ -47,14 +47,14 @@ describe('usage flush to Postgres', () => {
     now = Date.UTC(2026, 2, 3, 10);
     for (let i = 0; i < 7; i++) await h.http().get(`/v1/profile/u${i}`).set(bearer(issued.key));
     await metered(issued.id, '2026-03-03', 'profile.get', '4xx', 7);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-03', endpoint: 'profile.get', statusClass: '4xx', count: 7 }]);
     // A second flush with nothing new adds nothing.
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect((await usageRows(issued.id))[0]!.count).toBe(7);
     for (let i = 0; i < 3; i++) await h.http().get(`/v1/profile/u${i}`).set(bearer(issued.key));
     await metered(issued.id, '2026-03-03', 'profile.get', '4xx', 3);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect((await usageRows(issued.id))[0]!.count).toBe(10);
   });
 
@@ -64,10 +64,10 @@ describe('usage flush to Postgres', () => {
     const limiter = new Limiter(h.env.redis, h.env.keys, () => now!);
     const check = () => limiter.check({ accountId: issued.accountId, keyId: issued.id, endpoint: 'context', perSecond: 2, perMonth: null });
     expect((await Promise.all([check(), check(), check()])).map((d) => d.allowed)).toEqual([true, true, false]);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     now += 2_000;
     expect((await check()).allowed).toBe(true);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect(await usageRows(issued.id)).toEqual([
       { day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 3 },
       { day: '2026-03-04', endpoint: 'context', statusClass: '429', count: 1 },
@@ -80,7 +80,7 @@ describe('usage flush to Postgres', () => {
     for (let i = 0; i < 5; i++)
       await h.http().post('/v1/context').set(bearer(issued.key)).send({ userId: 'c', task: 't', complexity: 'low' });
     await expect(
-      flushUsage(h.env.redis, h.env.keys, h.env.db, {
+      flushUsage(h.env, {
         afterCommit: () => {
           throw new Error('killed after commit');
         },
@@ -88,7 +88,7 @@ describe('usage flush to Postgres', () => {
     ).rejects.toThrow('killed after commit');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
     expect(await snapshotsOf(issued.accountId)).toBeGreaterThan(0); // snapshot left behind
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-04', endpoint: 'context', statusClass: '2xx', count: 5 }]);
     expect(await snapshotsOf(issued.accountId)).toBe(0);
   });
@@ -106,14 +106,14 @@ describe('usage flush to Postgres', () => {
       const { createDb } = require(${JSON.stringify(`${dist}/shared/db/database.js`)});
       const { flushUsage } = require(${JSON.stringify(`${dist}/shared/usage/usage-flush.js`)});
       const config = loadCliConfig();
-      flushUsage(createRedis(redisTarget(config), 'consumer'), keysFor(config), createDb(config.DATABASE_URL, { poolSize: 1, connectMs: 10000, statementMs: null }), {
+      flushUsage({ redis: createRedis(redisTarget(config), 'consumer'), keys: keysFor(config), db: createDb(config.DATABASE_URL, { poolSize: 1, connectMs: 10000, statementMs: null }) }, {
         afterCommit: () => process.kill(process.pid, 'SIGKILL'),
       });`;
     const child = spawnSync(process.execPath, ['-e', script], { env: h.env.processEnv(), encoding: 'utf8', timeout: 30_000 });
     expect(child.signal).toBe('SIGKILL');
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
     expect(await snapshotsOf(issued.accountId)).toBeGreaterThan(0);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-08', endpoint: 'profile.get', statusClass: '4xx', count: 8 }]);
   });
 
@@ -123,7 +123,7 @@ describe('usage flush to Postgres', () => {
     for (let i = 0; i < 4; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
     await metered(issued.id, '2026-03-05', 'profile.get', '4xx', 4);
     await expect(
-      flushUsage(h.env.redis, h.env.keys, h.env.db, {
+      flushUsage(h.env, {
         afterSnapshot: () => {
           throw new Error('killed after snapshot');
         },
@@ -132,7 +132,7 @@ describe('usage flush to Postgres', () => {
     expect(await usageRows(issued.id)).toEqual([]);
     for (let i = 0; i < 2; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
     await metered(issued.id, '2026-03-05', 'profile.get', '4xx', 2);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-05', endpoint: 'profile.get', statusClass: '4xx', count: 6 }]);
   });
 
@@ -144,9 +144,9 @@ describe('usage flush to Postgres', () => {
     const shard = h.env.keys.usageShard(issued.accountId);
     await h.env.redis.hincrby(h.env.keys.usage('2026-03-07', shard), `${issued.id}|context|2xx`, 1);
     await h.env.redis.sadd(h.env.keys.usageDays(shard), '2026-03-07');
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     await limiter.reclassify({ accountId: issued.accountId, keyId: issued.id, endpoint: 'context' }, '5xx', meteredAt);
-    await flushUsage(h.env.redis, h.env.keys, h.env.db);
+    await flushUsage(h.env);
     const march7 = (await usageRows(issued.id)).filter((r) => r.day === '2026-03-07');
     expect(march7).toEqual([
       { day: '2026-03-07', endpoint: 'context', statusClass: '2xx', count: 0 },
@@ -159,7 +159,7 @@ describe('usage flush to Postgres', () => {
     now = Date.UTC(2026, 2, 6, 10);
     for (let i = 0; i < 9; i++) await h.http().get('/v1/profile/x').set(bearer(issued.key));
     await metered(issued.id, '2026-03-06', 'profile.get', '4xx', 9);
-    await Promise.all([flushUsage(h.env.redis, h.env.keys, h.env.db), flushUsage(h.env.redis, h.env.keys, h.env.db)]);
+    await Promise.all([flushUsage(h.env), flushUsage(h.env)]);
     expect(await usageRows(issued.id)).toEqual([{ day: '2026-03-06', endpoint: 'profile.get', statusClass: '4xx', count: 9 }]);
   });
 

@@ -82,7 +82,7 @@ describe('cos webhooks', () => {
     expect(again).toMatchObject({ cause: 'redelivery', eventId: test.eventId });
     const log = await json('webhooks', 'deliveries', added.id, '--account', 'wh-cli');
     expect(log.data.map((d: { id: string }) => d.id)).toEqual([again.id, test.id]);
-    expect(await findDelivery(env.db, accountId, again.id)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await findDelivery(env.db, { accountId, deliveryId: again.id })).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
   it("refuses a bad URL or event type, and another account's endpoint, with one line each", async () => {

@@ -44,7 +44,7 @@ beforeAll(async () => {
       WORKER_CONCURRENCY: '8',
     }),
   );
-  worker = startWorker(config, logger);
+  worker = startWorker({ config, logger });
   await worker.ready;
 });
 afterAll(async () => {
@@ -160,7 +160,7 @@ describe('tenant isolation', () => {
     await add(a, 'test', '/a-test');
     await add(b, 'live', '/b-live');
     const disabled = await add(a, 'live', '/a-live-disabled');
-    await endpoints.disable(a, disabled.endpoint.id, OPERATOR);
+    await endpoints.disable({ accountId: a, endpointId: disabled.endpoint.id }, OPERATOR);
     const live = await keys.create({ account: 'wh-tenant-a', environment: 'live' });
     await keys.create({ account: 'wh-tenant-a', environment: 'test' });
     await keys.delete(live.id);
@@ -185,7 +185,7 @@ describe('tenant isolation', () => {
     expect(at('/b-live')).toEqual([]);
     expect(at('/a-live-disabled')).toEqual([]);
     // Another account's endpoint is not found through this one's.
-    await expect(endpoints.get(b, disabled.endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(endpoints.get({ accountId: b, endpointId: disabled.endpoint.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });
 
@@ -197,12 +197,12 @@ describe('test events and redelivery', () => {
       { accountId: id, environment: 'test', url: receiver.url('/redeliver'), eventTypes: ['key.revoked'] },
       OPERATOR,
     );
-    const test = await endpoints.sendTest(id, endpoint.id, OPERATOR);
+    const test = await endpoints.sendTest({ accountId: id, endpointId: endpoint.id }, OPERATOR);
     expect(test).toMatchObject({ cause: 'test', status: 'pending', eventType: 'webhook.test' });
     const [first] = await eventually(async () => at('/redeliver').length === 1 && at('/redeliver'));
     expect(verified(first!, secret)).toMatchObject({ type: 'webhook.test', environment: 'test', account: id });
-    await eventually(async () => (await findDelivery(env.db, id, test.id))?.status === 'succeeded');
-    const again = await endpoints.redeliver(id, test.id, OPERATOR);
+    await eventually(async () => (await findDelivery(env.db, { accountId: id, deliveryId: test.id }))?.status === 'succeeded');
+    const again = await endpoints.redeliver({ accountId: id, deliveryId: test.id }, OPERATOR);
     expect(again).toMatchObject({ cause: 'redelivery', eventId: test.eventId });
     const requests = await eventually(async () => at('/redeliver').length === 2 && at('/redeliver'));
     expect(requests[1]!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
@@ -220,10 +220,10 @@ describe('secret rotation', () => {
       { accountId: id, environment: 'test', url: receiver.url('/rotate'), eventTypes: ['key.created'] },
       OPERATOR,
     );
-    const { secret: newSecret, endpoint: rotated } = await endpoints.rotateSecret(id, endpoint.id, OPERATOR);
+    const { secret: newSecret, endpoint: rotated } = await endpoints.rotateSecret({ accountId: id, endpointId: endpoint.id }, OPERATOR);
     expect(newSecret).not.toBe(oldSecret);
     expect(Date.parse(rotated.previousSecretExpiresAt!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
-    await endpoints.sendTest(id, endpoint.id, OPERATOR);
+    await endpoints.sendTest({ accountId: id, endpointId: endpoint.id }, OPERATOR);
     const [request] = await eventually(async () => at('/rotate').length === 1 && at('/rotate'));
     expect(request!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(verified(request!, newSecret)).toMatchObject({ type: 'webhook.test' });
@@ -239,18 +239,18 @@ describe('retention', () => {
       { accountId: id, environment: 'test', url: receiver.url('/retention'), eventTypes: ['key.created'] },
       OPERATOR,
     );
-    const old = await endpoints.sendTest(id, endpoint.id, OPERATOR);
-    await eventually(async () => (await findDelivery(env.db, id, old.id))?.status === 'succeeded');
+    const old = await endpoints.sendTest({ accountId: id, endpointId: endpoint.id }, OPERATOR);
+    await eventually(async () => (await findDelivery(env.db, { accountId: id, deliveryId: old.id }))?.status === 'succeeded');
     const longAgo = new Date(Date.now() - 31 * 86_400_000);
     await env.db.updateTable('webhook_deliveries').set({ created_at: longAgo }).where('id', '=', old.id).execute();
     await env.db.updateTable('webhook_events').set({ occurred_at: longAgo }).where('id', '=', old.eventId).execute();
-    const recent = await endpoints.sendTest(id, endpoint.id, OPERATOR);
+    const recent = await endpoints.sendTest({ accountId: id, endpointId: endpoint.id }, OPERATOR);
     const pruned = await pruneWebhooks(env.db, Date.now(), 30 * 86_400_000);
     expect(pruned.deliveries).toBeGreaterThanOrEqual(1);
     expect(pruned.events).toBeGreaterThanOrEqual(1);
-    expect(await findDelivery(env.db, id, old.id)).toBeNull();
-    expect(await findDelivery(env.db, id, recent.id)).not.toBeNull();
-    expect(await findEndpoint(env.db, id, endpoint.id)).not.toBeNull();
+    expect(await findDelivery(env.db, { accountId: id, deliveryId: old.id })).toBeNull();
+    expect(await findDelivery(env.db, { accountId: id, deliveryId: recent.id })).not.toBeNull();
+    expect(await findEndpoint(env.db, { accountId: id, endpointId: endpoint.id })).not.toBeNull();
   });
 });
 
@@ -265,9 +265,9 @@ describe('secrets in logs', () => {
     // Sealed under another COS_SECRET: what the worker finds after the secret was changed.
     const foreign = new SecretBox('another-secret-0123456789abcdef').seal(secret, endpoint.id);
     await env.db.updateTable('webhook_endpoints').set({ secret: foreign }).where('id', '=', endpoint.id).execute();
-    const test = await endpoints.sendTest(account.id, endpoint.id, OPERATOR);
+    const test = await endpoints.sendTest({ accountId: account.id, endpointId: endpoint.id }, OPERATOR);
     const failed = await eventually(async () => {
-      const found = await findDelivery(env.db, account.id, test.id);
+      const found = await findDelivery(env.db, { accountId: account.id, deliveryId: test.id });
       return found?.status === 'failed' && found;
     });
     expect(failed).toMatchObject({

@@ -98,7 +98,7 @@ describe('refused addresses', () => {
     const { account, endpointId } = await endpointAt(url);
     const id = await delivery(account, endpointId);
     expect(await attemptDelivery(deps(), id)).toEqual({ kind: 'retry', delayMs: 12 * HOUR });
-    const recorded = await findDelivery(env.db, account.id, id);
+    const recorded = await findDelivery(env.db, { accountId: account.id, deliveryId: id });
     expect(recorded).toMatchObject({ status: 'pending', attempts: 1, responseStatus: null });
     expect(recorded!.lastError).toMatch(/^refused: .*private, loopback or link-local/);
   });
@@ -123,7 +123,10 @@ describe('time-out', () => {
     const id = await delivery(account, endpointId);
     expect(await attemptDelivery(deps({ timeoutMs: 300 }), id)).toEqual({ kind: 'retry', delayMs: 12 * HOUR });
     receiver.answer = () => ({ status: 200 });
-    expect(await findDelivery(env.db, account.id, id)).toMatchObject({ responseStatus: null, lastError: 'no answer within 300 ms' });
+    expect(await findDelivery(env.db, { accountId: account.id, deliveryId: id })).toMatchObject({
+      responseStatus: null,
+      lastError: 'no answer within 300 ms',
+    });
   });
 });
 
@@ -144,10 +147,10 @@ describe('the three-day disable', () => {
     // Failing time: 0, 12h, 24h, then 36h (12h of the 5 days counted), 48h, 60h, 72h: the 7th attempt disables it.
     expect(steps).toHaveLength(7);
     expect(steps.at(-1)).toEqual({ kind: 'settled', status: 'failed' });
-    const endpoint = (await findEndpoint(env.db, account.id, endpointId))!;
+    const endpoint = (await findEndpoint(env.db, { accountId: account.id, endpointId }))!;
     expect(endpoint).toMatchObject({ enabled: false, failingMs: 3 * DAY, disabledAt: new Date(now).toISOString() });
     expect(endpoint.disabledReason).toBe('Disabled after failing for 3 days (last attempt: answered 500)');
-    expect(await findDelivery(env.db, account.id, id)).toMatchObject({
+    expect(await findDelivery(env.db, { accountId: account.id, deliveryId: id })).toMatchObject({
       status: 'failed',
       attempts: 7,
       responseStatus: 500,
@@ -161,7 +164,7 @@ describe('the three-day disable', () => {
     expect(await attemptDelivery(deps(), later)).toEqual({ kind: 'settled', status: 'cancelled' });
     expect(receiver.received.length).toBe(before);
     // Enabled again by its owner, it starts afresh.
-    expect(await endpoints.enable(account.id, endpointId, OPERATOR)).toMatchObject({
+    expect(await endpoints.enable({ accountId: account.id, endpointId }, OPERATOR)).toMatchObject({
       enabled: true,
       failingMs: null,
       disabledReason: null,
@@ -177,10 +180,10 @@ describe('the three-day disable', () => {
       const step = await attemptDelivery(deps(), first);
       if (step.kind === 'retry') now += step.delayMs;
     }
-    expect((await findEndpoint(env.db, account.id, endpointId))!.failingMs).toBe(48 * HOUR);
+    expect((await findEndpoint(env.db, { accountId: account.id, endpointId }))!.failingMs).toBe(48 * HOUR);
     failing = false;
     expect(await attemptDelivery(deps(), first)).toEqual({ kind: 'settled', status: 'succeeded' });
     receiver.answer = () => ({ status: 200 });
-    expect((await findEndpoint(env.db, account.id, endpointId))!).toMatchObject({ enabled: true, failingMs: null });
+    expect((await findEndpoint(env.db, { accountId: account.id, endpointId }))!).toMatchObject({ enabled: true, failingMs: null });
   });
 });

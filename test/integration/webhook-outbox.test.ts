@@ -117,20 +117,20 @@ describe('quota.threshold', () => {
         // One flush's events share their time: ordered by month and threshold.
         .sort((a, b) => a.month.localeCompare(b.month) || a.percent - b.percent);
     await meter('outbox-quota', key.id, '2026-11-03', 74_999);
-    await flushUsage(env.redis, env.keys, env.db);
+    await flushUsage(env);
     expect(await thresholds()).toEqual([]);
     await meter('outbox-quota', key.id, '2026-11-04', 1);
-    await flushUsage(env.redis, env.keys, env.db);
+    await flushUsage(env);
     expect(await thresholds()).toEqual([{ percent: 75, month: '2026-11', used: 75_000, quota: 100_000 }]);
     // One flush crossing two thresholds records both; flushes that cross none record nothing.
     await meter('outbox-quota', key.id, '2026-11-05', 25_000);
-    await flushUsage(env.redis, env.keys, env.db);
+    await flushUsage(env);
     await meter('outbox-quota', key.id, '2026-11-06', 10);
-    await flushUsage(env.redis, env.keys, env.db);
+    await flushUsage(env);
     expect((await thresholds()).map((data) => data.percent)).toEqual([75, 90, 100]);
     // The next month starts afresh.
     await meter('outbox-quota', key.id, '2026-12-01', 80_000);
-    await flushUsage(env.redis, env.keys, env.db);
+    await flushUsage(env);
     expect((await thresholds()).map((data) => [data.month, data.percent])).toEqual([
       ['2026-11', 75],
       ['2026-11', 90],
@@ -144,7 +144,7 @@ describe('quota.threshold', () => {
     const shard = env.keys.usageShard(await accountId('outbox-quota-429'));
     await env.redis.hincrby(env.keys.usage('2026-11-07', shard), usageField({ keyId: key.id, endpoint: 'context' }, '429'), 90_000);
     await env.redis.sadd(env.keys.usageDays(shard), '2026-11-07');
-    await flushUsage(env.redis, env.keys, env.db);
+    await flushUsage(env);
     expect((await events('outbox-quota-429')).filter((event) => event.type === 'quota.threshold')).toEqual([]);
   });
 });

@@ -118,16 +118,16 @@ describe('batch writes', () => {
     const priorTenant: Tenant = { accountId: 'memo', environment: 'live' };
     const [a, b] = [new PriorMemo(), new PriorMemo()];
     const delta = (n: number) => ({ ...engine.emptyDelta(), outcomeCount: n, complexityCount: [n, 0, 0] });
-    const first = await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(1)));
-    await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, b, delta(2)));
+    const first = await h.env.db.transaction().execute((tx) => mergeDelta({ tx, tenant: priorTenant, learner: engine, memo: a }, delta(1)));
+    await h.env.db.transaction().execute((tx) => mergeDelta({ tx, tenant: priorTenant, learner: engine, memo: b }, delta(2)));
     // a's memo still holds `first`: its next merge must start from b's prior.
     expect(a.get(priorTenant)?.version).toBe(first.version);
-    await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(4)));
+    await h.env.db.transaction().execute((tx) => mergeDelta({ tx, tenant: priorTenant, learner: engine, memo: a }, delta(4)));
     const expected = [1, 2, 4].reduce((prior, n) => engine.mergePrior(prior, delta(n)), engine.emptyPrior());
     expect((await findPopulation(h.env.db, priorTenant))?.prior.sums).toEqual(JSON.parse(JSON.stringify(expected.sums)));
     // A prior stored by other code (the version moves on) is read again too.
     await mergeIntoPopulation(h.env.db, priorTenant, () => engine.emptyPrior());
-    await h.env.db.transaction().execute((tx) => mergeDelta(tx, priorTenant, engine, a, delta(1)));
+    await h.env.db.transaction().execute((tx) => mergeDelta({ tx, tenant: priorTenant, learner: engine, memo: a }, delta(1)));
     expect((await findPopulation(h.env.db, priorTenant))?.prior.sums).toEqual(
       JSON.parse(JSON.stringify(engine.mergePrior(engine.emptyPrior(), delta(1)).sums)),
     );
@@ -137,15 +137,19 @@ describe('batch writes', () => {
     const memo = new PriorMemo(2);
     const tenants: Tenant[] = ['memo-a', 'memo-b', 'memo-c'].map((accountId) => ({ accountId, environment: 'test' }));
     const delta = () => ({ ...engine.emptyDelta(), outcomeCount: 1 });
-    for (const tenant of tenants) await h.env.db.transaction().execute((tx) => mergeDelta(tx, tenant, engine, memo, delta()));
+    for (const tenant of tenants)
+      await h.env.db.transaction().execute((tx) => mergeDelta({ tx, tenant: tenant, learner: engine, memo: memo }, delta()));
     expect(tenants.filter((tenant) => memo.get(tenant) !== undefined)).toHaveLength(2);
     // Every tenant's next merge starts from its stored prior, remembered or not.
-    for (const tenant of tenants) await h.env.db.transaction().execute((tx) => mergeDelta(tx, tenant, engine, memo, delta()));
+    for (const tenant of tenants)
+      await h.env.db.transaction().execute((tx) => mergeDelta({ tx, tenant: tenant, learner: engine, memo: memo }, delta()));
     const twice = engine.mergePrior(engine.mergePrior(engine.emptyPrior(), delta()), delta());
     for (const tenant of tenants) {
       const stored = await findPopulation(h.env.db, tenant);
       expect(stored?.prior.sums).toEqual(JSON.parse(JSON.stringify(twice.sums)));
-      expect((await h.env.db.transaction().execute((tx) => readPrior(tx, tenant, engine, memo))).sums).toEqual(stored?.prior.sums);
+      expect((await h.env.db.transaction().execute((tx) => readPrior({ tx, tenant, learner: engine, memo }))).sums).toEqual(
+        stored?.prior.sums,
+      );
     }
   });
 });

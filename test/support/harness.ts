@@ -84,7 +84,7 @@ export async function startHarness(
     },
     startWorker: (workerLogger = logger, workerEnv = {}) => {
       const config = loadWorkerConfig(env.processEnv({ WORKER_CONCURRENCY: '64', ...extraEnv, ...workerEnv }));
-      const worker = startWorker(config, workerLogger, clock);
+      const worker = startWorker({ config, logger: workerLogger, clock });
       workers.push(worker);
       return worker;
     },

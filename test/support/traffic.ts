@@ -29,4 +29,4 @@ export async function seedMinute(env: TestEnv, keyId: string, at: number, traffi
   await pipeline.exec();
 }
 
-export const flushSeeded = (env: TestEnv) => flushTraffic(env.redis, env.keys, env.db);
+export const flushSeeded = (env: TestEnv) => flushTraffic(env);

@@ -1,22 +1,23 @@
+import type { FormTokenRef } from '../../dashboard/forms/form-token.repository';
 import { FormTokens, repeatState } from '../../dashboard/services/form-tokens.service';
 import { doneText, withRepeatNotice } from '../../dashboard/views/query-notices';
 
 /** The repository's contract (claim once, complete, release, read the outcome) in memory; Redis's is tested in the dashboard's integration tests. */
 class Tokens {
   readonly held = new Map<string, string>();
-  async claim(userId: string, digest: string): Promise<boolean> {
+  async claim({ userId, digest }: FormTokenRef): Promise<boolean> {
     const key = `${userId}:${digest}`;
     if (this.held.has(key)) return false;
     this.held.set(key, 'pending');
     return true;
   }
-  async complete(userId: string, digest: string, location: string): Promise<void> {
+  async complete({ userId, digest }: FormTokenRef, location: string): Promise<void> {
     this.held.set(`${userId}:${digest}`, `done:${location}`);
   }
-  async release(userId: string, digest: string): Promise<void> {
+  async release({ userId, digest }: FormTokenRef): Promise<void> {
     this.held.delete(`${userId}:${digest}`);
   }
-  async outcome(userId: string, digest: string): Promise<string | null> {
+  async outcome({ userId, digest }: FormTokenRef): Promise<string | null> {
     const value = this.held.get(`${userId}:${digest}`);
     return value?.startsWith('done:') ? value.slice('done:'.length) : null;
   }

@@ -9,7 +9,13 @@ describe('requestLog', () => {
   const levels = async (status: number): Promise<number[]> => {
     const out = capture();
     const app = express();
-    app.use(requestLog(createLogger('info', 'test', out.stream), () => undefined, undefined, { sampleRate: 0, slowMs: 60_000 }));
+    app.use(
+      requestLog({
+        logger: createLogger('info', 'test', out.stream),
+        observe: () => undefined,
+        options: { sampleRate: 0, slowMs: 60_000 },
+      }),
+    );
     app.get('/', (_req, res) => void res.status(status).end());
     const res = await request(app).get('/').set('X-Request-Id', 'client-id-1');
     expect(res.headers['x-request-id']).toBe('client-id-1');

@@ -36,7 +36,7 @@ export async function applyTenantEvents(
   // merged and written only at the end, so batches queue on it briefly). Read only when a
   // profile is created or an outcome applied: a batch of returning users' decisions needs none.
   let prior: Promise<CompiledPopulation> | undefined;
-  const priorOf = () => (prior ??= readPrior(tx, tenant, deps.learner, deps.priors));
+  const priorOf = () => (prior ??= readPrior({ tx, tenant, learner: deps.learner, memo: deps.priors }));
   // Stored states that could not be read, by user: reported once an outcome replaces them.
   const unreadable = new Map<string, string>();
   const profiles = await seedAndLockProfiles(batch, live, priorOf, (userId, issue) => unreadable.set(userId, issue));

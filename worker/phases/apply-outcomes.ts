@@ -111,5 +111,5 @@ export async function applyOutcomes(
   if (updated.length === 0) return;
   await updateProfiles(tx, tenant, updated);
   await insertVersions(tx, tenant, versions);
-  result.population = await mergeDelta(tx, tenant, deps.learner, deps.priors, delta);
+  result.population = await mergeDelta({ tx, tenant, learner: deps.learner, memo: deps.priors }, delta);
 }

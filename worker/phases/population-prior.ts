@@ -36,8 +36,16 @@ export class PriorMemo {
   }
 }
 
+/** Whose prior, in which transaction, and what parses, merges and remembers it. */
+export interface PriorAccess {
+  tx: DbOrTx;
+  tenant: Tenant;
+  learner: Engine;
+  memo: PriorMemo;
+}
+
 /** The tenant's prior as it is now (read unlocked: the merge at the end of a batch locks it). */
-export async function readPrior(tx: DbOrTx, tenant: Tenant, learner: Engine, memo: PriorMemo): Promise<CompiledPopulation> {
+export async function readPrior({ tx, tenant, learner, memo }: PriorAccess): Promise<CompiledPopulation> {
   const known = memo.get(tenant);
   const read = await findPopulationUnless(tx, tenant, known?.version ?? null);
   if (!read) return learner.emptyPrior();
@@ -48,13 +56,7 @@ export async function readPrior(tx: DbOrTx, tenant: Tenant, learner: Engine, mem
 }
 
 /** Locks the tenant's prior, adds a batch's delta to it and stores it under a new version. */
-export async function mergeDelta(
-  tx: DbOrTx,
-  tenant: Tenant,
-  learner: Engine,
-  memo: PriorMemo,
-  delta: PopulationPrior,
-): Promise<StoredPopulation> {
+export async function mergeDelta({ tx, tenant, learner, memo }: PriorAccess, delta: PopulationPrior): Promise<StoredPopulation> {
   const known = memo.get(tenant);
   const read = await lockPopulation(tx, tenant, known?.version ?? null);
   const current = read.prior ?? known?.prior ?? learner.emptyPrior();
