@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { emailSchema } from '../../shared/dashboard-users/email';
+import { AppError } from '../../shared/errors/app-error';
 import { MAX_PASSWORD_LENGTH, newPasswordSchema } from '../../shared/dashboard-users/password';
 import { viewerActor } from '../audit';
 import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
@@ -14,7 +15,7 @@ import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
 import { roleSchema, type MemberChange } from '../services/team.service';
 import { doneText, withRepeatNotice } from '../views/query-notices';
 import type { Html } from '../views/html';
-import { acceptPage, linkRefused, teamPage, type TeamPageInput } from '../views/team.view';
+import { acceptPage, confirmRemovalPage, linkRefused, teamPage, type TeamPageInput } from '../views/team.view';
 import { completeSignIn, signInToken, type SessionDeps } from './session.routes';
 
 type TeamDeps = Pick<DashboardDeps, 'viewers' | 'team' | 'formTokens' | 'countryOf' | 'clock'> &
@@ -138,6 +139,14 @@ export function teamRoutes(deps: TeamDeps): Router {
       return '/account/team?done=role-changed';
     }),
   );
+
+  // Asks first, on a page of its own: a stray click on the list removes no one.
+  router.get('/account/team/members/:userId/remove', viewer, requireOwner, async (req, res) => {
+    const member = await deps.team.member({ accountId: viewerOf(res).account.id, userId: String(req.params.userId) });
+    if (!member) throw new AppError('NOT_FOUND', NOT_A_MEMBER);
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(confirmRemovalPage({ viewer: viewerOf(res), member }));
+  });
 
   router.post('/account/team/members/:userId/remove', ...change, (req, res) =>
     attempt(req, res, async () => {

@@ -69,6 +69,11 @@ export class Team {
     return users.map((user) => ({ user, lastSignIn: signIns.get(user.email) ?? null }));
   }
 
+  /** One member of the account, or null for a user who is not one. */
+  async member(ref: { accountId: string; userId: string }): Promise<Member | null> {
+    return (await this.members(ref.accountId)).find((member) => member.user.id === ref.userId) ?? null;
+  }
+
   invitations(accountId: string): Promise<Invitation[]> {
     return listOpenInvitations(this.db, accountId);
   }

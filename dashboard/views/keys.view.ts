@@ -6,6 +6,7 @@ import type { ApiKeyRecord } from '../../shared/credentials/key.repository';
 import { holdsLiveKeyPlace, keyStatus } from '../../shared/credentials/key-status';
 import { ageInDays, formatTime } from './format';
 import { html, type Html } from './html';
+import { confirmPage } from './confirm.view';
 import { formFields, notice, page, type PageNotice, type Viewer } from './layout';
 
 /** From this age a key is flagged: long-lived secrets are worth rotating. */
@@ -254,32 +255,23 @@ export function confirmKeyPage(input: { viewer: Viewer; key: ApiKeyRecord; actio
   const { viewer, key, action, now } = input;
   const text = CONFIRM_TEXT[action];
   const status = keyStatus(key, now);
-  return page({
-    title: text.title,
+  return confirmPage({
     viewer,
     active: `keys-${key.environment}`,
-    body: html`<section class="card narrow confirm" aria-labelledby="confirm-title" data-confirm="${action}">
-      <h2 id="confirm-title">${text.title} “${key.name}” (…${key.last4})?</h2>
-      <dl class="key-facts">
-        <dt>Name</dt>
-        <dd>${key.name}</dd>
-        <dt>Key</dt>
-        <dd><code>…${key.last4}</code></dd>
-        <dt>Environment</dt>
-        <dd>${key.environment}</dd>
-        <dt>Last used</dt>
-        <dd>${key.lastUsedAt ? formatTime(key.lastUsedAt) : 'never'}</dd>
-        <dt>Status</dt>
-        <dd>${status === 'expiring' ? `rotating out until ${formatTime(key.expiresAt)}` : status}</dd>
-      </dl>
-      <p>${text.effect} This cannot be undone.</p>
-      <form method="post" action="/keys/${key.environment}/${key.id}/${action}" class="stack">
-        ${formFields(viewer)}
-        <div class="button-row">
-          <button type="submit" class="danger">${text.button}</button>
-          <a class="button secondary" href="/keys/${key.environment}">Cancel</a>
-        </div>
-      </form>
-    </section>`,
+    action,
+    title: text.title,
+    question: html`${text.title} “${key.name}” (…${key.last4})?`,
+    facts: [
+      ['Name', key.name],
+      ['Key', html`<code>…${key.last4}</code>`],
+      ['Environment', key.environment],
+      ['Last used', key.lastUsedAt ? formatTime(key.lastUsedAt) : 'never'],
+      ['Status', status === 'expiring' ? `rotating out until ${formatTime(key.expiresAt)}` : status],
+    ],
+    effect: `${text.effect} This cannot be undone.`,
+    formAction: `/keys/${key.environment}/${key.id}/${action}`,
+    button: text.button,
+    danger: true,
+    cancel: `/keys/${key.environment}`,
   });
 }

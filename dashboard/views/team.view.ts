@@ -1,6 +1,7 @@
 import type { Invitation } from '../../shared/dashboard-users/invitation.repository';
 import { ROLES, type LinkState, type Member } from '../services/team.service';
 import { tabs } from './account.view';
+import { confirmPage } from './confirm.view';
 import { formatTime } from './format';
 import { html, type Html } from './html';
 import { csrfField, formFields, notice, page, type PageNotice, type Viewer } from './layout';
@@ -32,9 +33,7 @@ function memberRow(viewer: Viewer, member: Member): Html {
           ${csrfField(viewer.csrfToken)}<input type="hidden" name="role" value="${other}" />
           <button type="submit" class="link">Make ${other}</button>
         </form>
-        <form method="post" action="/account/team/members/${user.id}/remove" class="inline">
-          ${csrfField(viewer.csrfToken)}<button type="submit" class="link danger">Remove</button>
-        </form>`
+        <a class="button danger" href="/account/team/members/${user.id}/remove" aria-label="Remove ${user.email}">Remove</a>`
     : '';
   return html`<tr data-member="${user.email}">
     <td data-label="Email">${user.email}${user.id === viewer.user.id ? html` <strong>(you)</strong>` : ''}</td>
@@ -182,5 +181,29 @@ export function acceptPage(input: {
         <input id="confirm" name="confirm" type="password" autocomplete="new-password" required maxlength="256" />
         <button type="submit">Join and sign in</button>
       </form>`,
+  });
+}
+
+/** Asks before removing a member, naming them: email, role, two-factor and last sign-in. */
+export function confirmRemovalPage(input: { viewer: Viewer; member: Member }): string {
+  const { viewer, member } = input;
+  const { user } = member;
+  return confirmPage({
+    viewer,
+    active: 'account',
+    action: 'remove-member',
+    title: 'Remove member',
+    question: `Remove ${user.email} from ${viewer.account.name}?`,
+    facts: [
+      ['Email', user.email],
+      ['Role', user.role],
+      ['Two-factor', user.twoFactorSince ? 'on' : 'off'],
+      ['Last sign-in', member.lastSignIn ? formatTime(member.lastSignIn) : 'never'],
+    ],
+    effect: `They are signed out everywhere at once and can no longer sign in to ${viewer.account.name}; their audit entries stay. To bring them back, invite them again.`,
+    formAction: `/account/team/members/${user.id}/remove`,
+    button: 'Remove member',
+    danger: true,
+    cancel: '/account/team',
   });
 }

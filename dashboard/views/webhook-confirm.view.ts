@@ -1,8 +1,8 @@
 import type { WebhookEndpoint } from '../../shared/webhooks/endpoint.repository';
 import { SECRET_OVERLAP_MS } from '../../shared/webhooks/webhook-endpoints.service';
 import { formatTime } from './format';
-import { html } from './html';
-import { formFields, page, type Viewer } from './layout';
+import { confirmPage } from './confirm.view';
+import type { Viewer } from './layout';
 
 /** The endpoint changes that ask first, each on a page of its own. */
 export type EndpointConfirmAction = 'delete' | 'rotate-secret';
@@ -27,30 +27,22 @@ export function confirmEndpointPage(input: { viewer: Viewer; endpoint: WebhookEn
   const { viewer, endpoint, action } = input;
   const text = CONFIRM_TEXT[action];
   const base = `/webhooks/${endpoint.environment}/${endpoint.id}`;
-  return page({
-    title: text.title,
+  return confirmPage({
     viewer,
     active: 'webhooks',
-    body: html`<section class="card narrow confirm" aria-labelledby="confirm-title" data-confirm="${action}">
-      <h2 id="confirm-title">${text.title} of ${endpoint.url}?</h2>
-      <dl class="key-facts">
-        <dt>URL</dt>
-        <dd>${endpoint.url}</dd>
-        <dt>Environment</dt>
-        <dd>${endpoint.environment}</dd>
-        <dt>Event types</dt>
-        <dd>${endpoint.eventTypes.join(', ')}</dd>
-        <dt>Status</dt>
-        <dd>${endpoint.enabled ? 'enabled' : `disabled since ${formatTime(endpoint.disabledAt)}`}</dd>
-      </dl>
-      <p>${text.effect}</p>
-      <form method="post" action="${base}/${action}" class="stack">
-        ${formFields(viewer)}
-        <div class="button-row">
-          <button type="submit" ${text.danger ? html` class="danger"` : ''}>${text.button}</button>
-          <a class="button secondary" href="${base}">Cancel</a>
-        </div>
-      </form>
-    </section>`,
+    action,
+    title: text.title,
+    question: `${text.title} of ${endpoint.url}?`,
+    facts: [
+      ['URL', endpoint.url],
+      ['Environment', endpoint.environment],
+      ['Event types', endpoint.eventTypes.join(', ')],
+      ['Status', endpoint.enabled ? 'enabled' : `disabled since ${formatTime(endpoint.disabledAt)}`],
+    ],
+    effect: text.effect,
+    formAction: `${base}/${action}`,
+    button: text.button,
+    danger: text.danger,
+    cancel: base,
   });
 }

@@ -252,7 +252,17 @@ describe('the team page', () => {
     expect((await member.get('/keys/test')).status).toBe(303);
 
     await member.signIn('member@team.test');
-    await owner.get('/account/team');
+    // Remove asks first, on a page of its own naming the member; the list only links to it.
+    const list = await owner.get('/account/team');
+    expect(list.body).toContain(`<a class="button danger" href="/account/team/members/${id}/remove"`);
+    expect(list.body).not.toContain(`action="/account/team/members/${id}/remove"`);
+    const confirm = await owner.get(`/account/team/members/${id}/remove`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.body).toContain('data-confirm="remove-member"');
+    expect(confirm.body).toContain('Remove member@team.test from team-acme?');
+    expect(confirm.body).toMatch(/<dt>Last sign-in<\/dt><dd>\d{4}-\d{2}-\d{2} \d{2}:\d{2}/);
+    expect(confirm.body).toContain(`action="/account/team/members/${id}/remove"`);
+    expect(await findUserForSignIn(env.db, 'member@team.test')).not.toBeNull();
     expect(await owner.post(`/account/team/members/${id}/remove`)).toMatchObject({ status: 303, location: '/account/team?done=removed' });
     expect(await findUserForSignIn(env.db, 'member@team.test')).toBeNull();
     expect((await member.get('/keys/test')).status).toBe(303);
@@ -309,6 +319,7 @@ describe('the team page', () => {
     expect((await viewer.post('/account/team/invite', { email: 'sneaky@team.test', role: 'owner' })).status).toBe(403);
     await viewer.get('/account/team');
     expect((await viewer.post(`/account/team/members/${ownerId}/role`, { role: 'viewer' })).status).toBe(403);
+    expect((await viewer.get(`/account/team/members/${ownerId}/remove`)).status).toBe(403);
     await viewer.get('/account/team');
     expect((await viewer.post(`/account/team/members/${ownerId}/remove`)).status).toBe(403);
     expect((await findUserForSignIn(env.db, 'owner@team.test'))!.role).toBe('owner');
@@ -322,6 +333,9 @@ describe('the team page', () => {
     const role = await stranger.post(`/account/team/members/${victim}/role`, { role: 'owner' });
     expect(role.status).toBe(404);
     expect(role.body).not.toContain('viewer@team.test');
+    const asked = await stranger.get(`/account/team/members/${victim}/remove`);
+    expect(asked.status).toBe(404);
+    expect(asked.body).not.toContain('viewer@team.test');
     await stranger.get('/account/team');
     expect((await stranger.post(`/account/team/members/${victim}/remove`)).status).toBe(404);
     expect((await findUserForSignIn(env.db, 'viewer@team.test'))!.role).toBe('viewer');
