@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../../scripts/chromium';
-import { addUser, spawnDashboard } from '../support/dashboard';
+import { addUser, spawnDashboard, startDashboardInProcess } from '../support/dashboard';
 import { eventually } from '../support/harness';
 import { client, spawnApi, spawnBuilt, stop, type Spawned } from '../support/processes';
 import { createTestEnv, TEST_SECRET, type TestEnv } from '../support/test-env';
@@ -301,19 +301,28 @@ describe('dashboard in a browser', () => {
   });
 });
 
-describe('two-factor sign-in in a browser', () => {
-  it('enrols with the QR code shown and the secret typed, then signs in with the password and a code', async () => {
+describe('two-factor sign-in in a browser, on a clock the test moves', () => {
+  // This dashboard runs in the test's process and reads the test's clock: the codes, their
+  // time-steps and the code step's limits follow `now`, not the machine's time.
+  let now = Date.parse('2026-12-01T09:00:00.000Z');
+  let tfa: { url: string; close: () => Promise<void> };
+  beforeAll(async () => {
+    tfa = await startDashboardInProcess(env, () => now);
+  });
+  afterAll(() => tfa?.close());
+
+  it("enrols with the QR code shown and the secret typed; a code signs in once, the next step's code again", async () => {
     await addUser(env.db, 'browser-acme', 'tfa@browser.test', 'owner');
     const own = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await own.newPage();
     const signIn = async () => {
-      await page.goto(`${dashboard.url}/signin`);
+      await page.goto(`${tfa.url}/signin`);
       await page.getByLabel('Email').fill('tfa@browser.test');
       await page.getByLabel('Password').fill('a long enough password');
       await page.getByRole('button', { name: 'Sign in' }).click();
     };
     await signIn();
-    await page.waitForURL(`${dashboard.url}/keys/test`);
+    await page.waitForURL(`${tfa.url}/keys/test`);
     await page.getByRole('link', { name: 'Your account' }).click();
     await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
     // The QR code is drawn (an SVG of the server's, within the page's policy), and fits a phone.
@@ -321,22 +330,38 @@ describe('two-factor sign-in in a browser', () => {
     expect((await qr.boundingBox())!.width).toBeGreaterThan(150);
     expect(await overflows(page)).toBe(false);
     const secret = (await page.locator('[data-secret]').textContent())!;
-    const code = (offsetMs = 0) => TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: Date.now() + offsetMs });
-    await page.getByLabel('Code from the app').fill(code());
+    const code = () => TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: now });
+    // A code of half an hour ago does not turn it on.
+    await page.getByLabel('Code from the app').fill(TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: now - 1_800_000 }));
+    await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
+    await page.getByText('That code is not right').waitFor();
+    const enrolling = code();
+    await page.getByLabel('Code from the app').fill(enrolling);
     await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
     await page.locator('[data-recovery-codes]').waitFor();
     expect(await page.locator('.recovery-codes li').count()).toBe(10);
     expect(await overflows(page)).toBe(false);
+    // Shown once: a reload shows two-factor on, without the codes.
+    await page.reload();
+    expect(await page.locator('[data-recovery-codes]').count()).toBe(0);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${dashboard.url}/signin`);
+    await page.waitForURL(`${tfa.url}/signin`);
+
+    // Within the same time-step, the enrolment's code does not sign in: a code is taken once.
     await signIn();
-    await page.waitForURL(`${dashboard.url}/signin/code`);
-    // The next time-step's code: the current one was taken by the enrolment (one step of drift is accepted).
-    await page.getByLabel('The 6-digit code from your authenticator app').fill(code(30_000));
+    await page.waitForURL(`${tfa.url}/signin/code`);
+    const codeField = page.getByLabel('The 6-digit code from your authenticator app');
+    await codeField.fill(enrolling);
     await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL(`${dashboard.url}/keys/test`);
+    await page.getByText('used already').waitFor();
+    expect(page.url()).toBe(`${tfa.url}/signin/code`);
+    // Thirty seconds later the app shows the next code, which does.
+    now += 30_000;
+    await codeField.fill(code());
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(`${tfa.url}/keys/test`);
     for (const path of ['/account/two-factor', '/account/password', '/account/sessions', '/account/team']) {
-      expect((await page.goto(`${dashboard.url}${path}`))?.status()).toBe(200);
+      expect((await page.goto(`${tfa.url}${path}`))?.status()).toBe(200);
       expect(await overflows(page)).toBe(false);
     }
     await own.close();
@@ -401,6 +426,34 @@ describe('the team in a browser', () => {
     await page.reload();
     expect(await page.locator('tr[data-invitation="invitee@browser.test"]').count()).toBe(0);
     expect(await page.locator('tr[data-member="invitee@browser.test"] td[data-label="Role"]').textContent()).toBe('viewer');
+
+    // The member's actions can be seen (their text is not the colour of the page behind it) and used.
+    const row = page.locator('tr[data-member="invitee@browser.test"]');
+    for (const action of [
+      row.getByRole('button', { name: 'Make owner' }),
+      row.getByRole('link', { name: 'Remove invitee@browser.test' }),
+    ]) {
+      const colours = await action.evaluate((element) => {
+        const view = element.ownerDocument.defaultView;
+        const card = element.closest('table') ?? element.ownerDocument.body;
+        return [view.getComputedStyle(element).color, view.getComputedStyle(card).backgroundColor];
+      });
+      expect(colours[0]).not.toBe('rgb(255, 255, 255)');
+      expect(colours[0]).not.toBe(colours[1]);
+    }
+    await row.getByRole('button', { name: 'Make owner' }).click();
+    await page.getByText('Role changed').waitFor();
+    expect(await row.locator('td[data-label="Role"]').textContent()).toBe('owner');
+    // Removing asks first, on a page naming them; Cancel leaves them in.
+    await row.getByRole('link', { name: 'Remove invitee@browser.test' }).click();
+    await page.getByRole('heading', { name: 'Remove invitee@browser.test from browser-acme?' }).waitFor();
+    expect(await overflows(page)).toBe(false);
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.waitForURL(`${dashboard.url}/account/team`);
+    await row.getByRole('link', { name: 'Remove invitee@browser.test' }).click();
+    await page.getByRole('button', { name: 'Remove member' }).click();
+    await page.waitForURL(`${dashboard.url}/account/team?done=removed`);
+    expect(await page.locator('tr[data-member="invitee@browser.test"]').count()).toBe(0);
     await owner.context.close();
   });
 });
