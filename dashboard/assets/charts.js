@@ -35,8 +35,16 @@
       return Number.isInteger(n) ? n.toLocaleString('en-US') : '';
     });
   }
+  /** Whether a value stands alone between gaps: a line is not drawn to it, so its point must be. */
+  function hasLoneValue(values) {
+    for (var i = 0; i < values.length; i++) {
+      if (values[i] === null) continue;
+      if ((i === 0 || values[i - 1] === null) && (i === values.length - 1 || values[i + 1] === null)) return true;
+    }
+    return false;
+  }
   // For the unit test, which runs this file without a page.
-  window.dashboardCharts = { pointLabel: pointLabel, axisLabels: axisLabels, countLabels: countLabels };
+  window.dashboardCharts = { pointLabel: pointLabel, axisLabels: axisLabels, countLabels: countLabels, hasLoneValue: hasLoneValue };
 
   var block = document.getElementById('chart-data');
   if (!block || typeof uPlot === 'undefined') return;
@@ -72,6 +80,8 @@
       },
       axes: [
         {
+          // Room for a tick like "11-29 00:00" beside the next.
+          space: 80,
           values: function (u, splits) {
             return axisLabels(splits, u.scales.x.max - u.scales.x.min);
           },
@@ -95,7 +105,10 @@
         },
       ].concat(
         chart.series.map(function (s, i) {
-          return { label: s.label, stroke: s.color || COLORS[i % COLORS.length], width: 2, spanGaps: false };
+          var color = s.color || COLORS[i % COLORS.length];
+          // With few requests a series is values between gaps: its points are drawn, or nothing would be.
+          var points = { show: hasLoneValue(s.values), size: 6, fill: color };
+          return { label: s.label, stroke: color, width: 2, spanGaps: false, points: points };
         }),
       ),
     });

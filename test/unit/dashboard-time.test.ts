@@ -12,6 +12,7 @@ function chartFormatters() {
     pointLabel: (seconds: number | null) => string;
     axisLabels: (splits: number[], spanSeconds: number) => string[];
     countLabels: (splits: number[]) => string[];
+    hasLoneValue: (values: Array<number | null>) => boolean;
   };
 }
 
@@ -42,5 +43,13 @@ describe('dashboard times: UTC, 24-hour', () => {
   it('labels count ticks only at whole numbers', () => {
     const { countLabels } = chartFormatters();
     expect(countLabels([0, 0.5, 1, 1.5, 2, 1500])).toEqual(['0', '', '1', '', '2', '1,500']);
+  });
+
+  it('draws the points of a series whose values stand between gaps (no line reaches them)', () => {
+    const { hasLoneValue } = chartFormatters();
+    expect(hasLoneValue([null, 12, null, null, 30, null])).toBe(true);
+    expect(hasLoneValue([7])).toBe(true);
+    expect(hasLoneValue([null, 12, 14, null, 30, 31])).toBe(false);
+    expect(hasLoneValue([null, null])).toBe(false);
   });
 });
