@@ -13,7 +13,7 @@
 //    modules of CLIENT_ALLOW_LIST, each with its reason. Postgres is reached through Kysely's `Db`
 //    handle, which every layer passes down, so an import rule cannot tell a query from a
 //    hand-over; the rule covers the client libraries.
-// 4. The dashboard's routes and views reach Postgres and Redis through its services
+// 5. The dashboard's routes and views reach Postgres and Redis through its services
 //    (dashboard/services/): they import no repository (`*.repository`; type-only imports of the
 //    records one returns pass), nothing of shared/db/ or shared/redis/, and not Kysely.
 //

@@ -120,6 +120,23 @@ async function shoot(browser: Browser, url: string, users: ScreenshotAccount): P
     await page.getByRole('button', { name: 'Create an invitation link' }).click();
     await page.waitForSelector('[data-invitation-link]');
     await save('team');
+    // Removing a member asks first, naming them; Cancel leaves them in.
+    await page.getByRole('link', { name: 'Remove sam@acme.example' }).click();
+    await page.waitForURL(/\/account\/team\/members\/[^/]+\/remove$/);
+    await save('remove-member-confirm');
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    // A webhook endpoint added: its signing secret shown once, then its own page.
+    await page.goto(`${url}/webhooks/test`);
+    const hook = `https://hooks.acme.example/cos/${viewport.name}`;
+    await page.getByLabel('URL').fill(hook);
+    await page.locator('#add-key-created').check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.waitForSelector('#new-secret');
+    await save('webhook-added');
+    await page.reload();
+    await page.getByRole('link', { name: hook }).click();
+    await page.getByRole('heading', { name: 'Check and change' }).waitFor();
+    await save('webhook-endpoint');
     await page.goto(`${url}/audit`);
     await save('audit');
     // One key's history today, chosen in the filter form as a person would.

@@ -98,11 +98,31 @@ function filterForm(query: AuditQuery, choices: AuditChoices): Html {
     </div>
     <div>
       <label for="audit-from">From (UTC)</label>
-      <input id="audit-from" name="from" type="date" value="${query.from ?? ''}" />
+      <input
+        id="audit-from"
+        name="from"
+        type="text"
+        inputmode="numeric"
+        pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}"
+        maxlength="10"
+        placeholder="YYYY-MM-DD"
+        autocomplete="off"
+        value="${query.from ?? ''}"
+      />
     </div>
     <div>
       <label for="audit-to">To (UTC, included)</label>
-      <input id="audit-to" name="to" type="date" value="${query.to ?? ''}" />
+      <input
+        id="audit-to"
+        name="to"
+        type="text"
+        inputmode="numeric"
+        pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}"
+        maxlength="10"
+        placeholder="YYYY-MM-DD"
+        autocomplete="off"
+        value="${query.to ?? ''}"
+      />
     </div>
     <button type="submit">Filter</button>
     <a href="/audit">Clear</a>

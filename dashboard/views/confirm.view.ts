@@ -30,7 +30,13 @@ export function confirmPage(input: ConfirmPageInput): string {
     active: input.active,
     body: html`<section class="card narrow confirm" aria-labelledby="confirm-title" data-confirm="${input.action}">
       <h2 id="confirm-title">${input.question}</h2>
-      <dl class="key-facts">${input.facts.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>
+      <dl class="key-facts">
+        ${input.facts.map(
+          ([label, value]) =>
+            html`<dt>${label}</dt>
+              <dd>${value}</dd>`,
+        )}
+      </dl>
       <p>${input.effect}</p>
       <form method="post" action="${input.formAction}" class="stack">
         ${formFields(viewer)}
