@@ -90,6 +90,16 @@ export function teamRoutes(deps: TeamDeps): Router {
     }
   };
 
+  /**
+   * `attempt`, once per one-time form token: a repeat (a double click, a reload of the POST)
+   * acts not again and goes where the first submission went, and the page says so.
+   */
+  const attemptOnce = (req: Request, res: Response, act: () => Promise<string>) =>
+    attempt(req, res, () => {
+      const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
+      return deps.formTokens.once(viewerOf(res).user.id, token, `${req.method} ${req.path}`, '/account/team', act);
+    });
+
   router.get('/account/team', viewer, async (req, res) => {
     const invited = takeInvitationLink(req, deps.clock());
     const text = doneText(req.query, DONE);
@@ -99,31 +109,28 @@ export function teamRoutes(deps: TeamDeps): Router {
   });
 
   // Sent twice (a reload, a double click), it invites once: the one-time token.
-  router.post('/account/team/invite', ...change, (req, res) =>
-    attempt(req, res, async () => {
-      const form = parseForm(inviteForm, req);
-      const email = emailSchema.safeParse(form.email);
+  router.post('/account/team/invite', ...change, (req, res) => {
+    const form = parseForm(inviteForm, req);
+    const email = emailSchema.safeParse(form.email);
+    return attemptOnce(req, res, async () => {
       if (!email.success) throw new Refused(400, 'Enter the email address of the person to invite');
-      const token: unknown = (req.body as Record<string, unknown>)[FORM_TOKEN_FIELD];
-      return deps.formTokens.once(viewerOf(res).user.id, token, 'POST /account/team/invite', '/account/team', async () => {
-        const result = await deps.team.invite(viewerActor(deps, req, res), email.data, form.role);
-        if (result.outcome !== 'invited') {
-          throw new Refused(
-            409,
-            result.outcome === 'already-user'
-              ? `${email.data} already has a dashboard user; they can sign in`
-              : `${email.data} is already invited; revoke that invitation to make a new link`,
-          );
-        }
-        const link = `${req.protocol}://${req.get('host')}/invite/${result.token}`;
-        await flashInvitationLink(req, { link, email: email.data }, deps.clock());
-        return '/account/team';
-      });
-    }),
-  );
+      const result = await deps.team.invite(viewerActor(deps, req, res), email.data, form.role);
+      if (result.outcome !== 'invited') {
+        throw new Refused(
+          409,
+          result.outcome === 'already-user'
+            ? `${email.data} already has a dashboard user; they can sign in`
+            : `${email.data} is already invited; revoke that invitation to make a new link`,
+        );
+      }
+      const link = `${req.protocol}://${req.get('host')}/invite/${result.token}`;
+      await flashInvitationLink(req, { link, email: email.data }, deps.clock());
+      return '/account/team';
+    });
+  });
 
   router.post('/account/team/invitations/:id/revoke', ...change, (req, res) =>
-    attempt(req, res, async () => {
+    attemptOnce(req, res, async () => {
       parseForm(actionForm, req);
       const revoked = await deps.team.revoke(viewerActor(deps, req, res), String(req.params.id));
       if (!revoked) throw new Refused(404, 'No such invitation is waiting: it was used, revoked or never made here');
@@ -132,7 +139,7 @@ export function teamRoutes(deps: TeamDeps): Router {
   );
 
   router.post('/account/team/members/:userId/role', ...change, (req, res) =>
-    attempt(req, res, async () => {
+    attemptOnce(req, res, async () => {
       const { role } = parseForm(roleForm, req);
       const result = await deps.team.changeRole(viewerActor(deps, req, res), String(req.params.userId), role);
       if (result.outcome !== 'done') throw refusedChange(result);
@@ -149,7 +156,7 @@ export function teamRoutes(deps: TeamDeps): Router {
   });
 
   router.post('/account/team/members/:userId/remove', ...change, (req, res) =>
-    attempt(req, res, async () => {
+    attemptOnce(req, res, async () => {
       parseForm(actionForm, req);
       const result = await deps.team.remove(viewerActor(deps, req, res), String(req.params.userId));
       if (result.outcome !== 'done') throw refusedChange(result);

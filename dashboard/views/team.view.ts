@@ -30,7 +30,7 @@ function memberRow(viewer: Viewer, member: Member): Html {
   const other = user.role === 'owner' ? 'viewer' : 'owner';
   const actions = owner
     ? html`<form method="post" action="/account/team/members/${user.id}/role" class="inline">
-          ${csrfField(viewer.csrfToken)}<input type="hidden" name="role" value="${other}" />
+          ${formFields(viewer)}<input type="hidden" name="role" value="${other}" />
           <button type="submit" class="link">Make ${other}</button>
         </form>
         <a class="button danger" href="/account/team/members/${user.id}/remove" aria-label="Remove ${user.email}">Remove</a>`
@@ -84,7 +84,7 @@ function invitationsSection(viewer: Viewer, invitations: Invitation[], now: numb
             <td data-label="Expires">${Date.parse(i.expiresAt) <= now ? 'expired' : formatTime(i.expiresAt)}</td>
             <td data-label="" class="actions">
               <form method="post" action="/account/team/invitations/${i.id}/revoke" class="inline">
-                ${csrfField(viewer.csrfToken)}<button type="submit" class="link danger">Revoke</button>
+                ${formFields(viewer)}<button type="submit" class="link danger">Revoke</button>
               </form>
             </td>
           </tr>`,

@@ -260,7 +260,7 @@ describe('the team page', () => {
     expect(confirm.status).toBe(200);
     expect(confirm.body).toContain('data-confirm="remove-member"');
     expect(confirm.body).toContain('Remove member@team.test from team-acme?');
-    expect(confirm.body).toMatch(/<dt>Last sign-in<\/dt><dd>\d{4}-\d{2}-\d{2} \d{2}:\d{2}/);
+    expect(confirm.body).toMatch(/<dt>Last sign-in<\/dt>\s*<dd>\d{4}-\d{2}-\d{2} \d{2}:\d{2}/);
     expect(confirm.body).toContain(`action="/account/team/members/${id}/remove"`);
     expect(await findUserForSignIn(env.db, 'member@team.test')).not.toBeNull();
     expect(await owner.post(`/account/team/members/${id}/remove`)).toMatchObject({ status: 303, location: '/account/team?done=removed' });
@@ -270,6 +270,24 @@ describe('the team page', () => {
 
     const audit = (await entries(account)).filter((e) => e.subject === 'member@team.test').map((e) => e.action);
     expect(audit).toEqual(['team.remove', 'team.role-viewer', 'team.role-owner']);
+  });
+
+  it('changes a role and removes a member once for a form sent twice at once (a double click)', async () => {
+    const account = await addUser(env.db, 'team-twice', 'boss@twice.test', 'owner');
+    await addUser(env.db, 'team-twice', 'pat@twice.test', 'viewer');
+    const id = await userId('pat@twice.test');
+    const owner = await ownerOnTeamPage('boss@twice.test');
+    const roles = await Promise.all([1, 2].map(() => owner.post(`/account/team/members/${id}/role`, { role: 'owner' })));
+    expect(roles.map((r) => r.location).sort()).toEqual(['/account/team?done=role-changed', '/account/team?done=role-changed&again=acted']);
+    expect((await owner.get('/account/team?done=role-changed&again=acted')).body).toContain('This form was already sent');
+    await owner.get(`/account/team/members/${id}/remove`);
+    const removals = await Promise.all([1, 2].map(() => owner.post(`/account/team/members/${id}/remove`)));
+    expect(removals.map((r) => [r.status, r.location]).sort()).toEqual([
+      [303, '/account/team?done=removed'],
+      [303, '/account/team?done=removed&again=acted'],
+    ]);
+    const audit = (await entries(account)).filter((e) => e.subject === 'pat@twice.test').map((e) => e.action);
+    expect(audit).toEqual(['team.remove', 'team.role-owner']);
   });
 
   it('keeps the last owner: not demoted, not removed, also when two owners demote each other at once', async () => {
