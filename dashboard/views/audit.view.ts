@@ -45,6 +45,26 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
 };
 
 /** A key as the keys page shows it: name and last 4 characters; its id only when neither is known. */
+/**
+ * A UTC date typed as YYYY-MM-DD: a date picker would show it in the browser's locale's format,
+ * unlike every other date on the dashboard.
+ */
+const dateField = (name: 'from' | 'to', label: string, value: string | undefined): Html =>
+  html`<div>
+    <label for="audit-${name}">${label}</label>
+    <input
+      id="audit-${name}"
+      name="${name}"
+      type="text"
+      inputmode="numeric"
+      pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}"
+      maxlength="10"
+      placeholder="YYYY-MM-DD"
+      autocomplete="off"
+      value="${value ?? ''}"
+    />
+  </div>`;
+
 export function auditKeyLabel(key: { id: string; name: string | null; last4: string | null }): string {
   if (key.name === null) return key.id;
   return key.last4 === null ? key.name : `${key.name} …${key.last4}`;
@@ -96,34 +116,7 @@ function filterForm(query: AuditQuery, choices: AuditChoices): Html {
         )}
       </select>
     </div>
-    <div>
-      <label for="audit-from">From (UTC)</label>
-      <input
-        id="audit-from"
-        name="from"
-        type="text"
-        inputmode="numeric"
-        pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}"
-        maxlength="10"
-        placeholder="YYYY-MM-DD"
-        autocomplete="off"
-        value="${query.from ?? ''}"
-      />
-    </div>
-    <div>
-      <label for="audit-to">To (UTC, included)</label>
-      <input
-        id="audit-to"
-        name="to"
-        type="text"
-        inputmode="numeric"
-        pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}"
-        maxlength="10"
-        placeholder="YYYY-MM-DD"
-        autocomplete="off"
-        value="${query.to ?? ''}"
-      />
-    </div>
+    ${dateField('from', 'From (UTC)', query.from)} ${dateField('to', 'To (UTC, included)', query.to)}
     <button type="submit">Filter</button>
     <a href="/audit">Clear</a>
   </form>`;
