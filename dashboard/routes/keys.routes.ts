@@ -11,8 +11,9 @@ import type { DashboardDeps } from '../dependencies';
 import { flashIssuedKey, takeIssuedKey } from '../http/flash';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
+import { submitOnce } from '../http/submit-once';
 import { requestGuards } from '../http/request-guards';
-import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import { repeatState } from '../services/form-tokens.service';
 import { withRepeatNotice } from '../views/query-notices';
 import { confirmKeyPage, keysPage, ROTATION_GRACE_CHOICES, type ConfirmAction, type KeysPageInput } from '../views/keys.view';
 
@@ -90,11 +91,8 @@ export function keysRoutes(
    * a reload asks for that page again instead of resending the form. A repeat acts not again:
    * it goes where the first submission went, and the page says so.
    */
-  const submit = async (req: Request, res: Response, fallback: string, act: () => Promise<string>) => {
-    const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
-    const action = `${req.method} ${req.baseUrl}${req.path}`;
-    res.redirect(303, await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act));
-  };
+  const submit = async (req: Request, res: Response, fallback: string, act: () => Promise<string>) =>
+    res.redirect(303, await submitOnce(deps.formTokens, req, res, fallback, act));
 
   router.get('/', viewer, (_req, res) => res.redirect(303, '/keys/test'));
   router.get('/keys', viewer, (_req, res) => res.redirect(303, '/keys/test'));

@@ -6,8 +6,9 @@ import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
+import { submitOnce } from '../http/submit-once';
 import { requestGuards } from '../http/request-guards';
-import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import { repeatState } from '../services/form-tokens.service';
 import { patternsPage, type PatternsPageInput } from '../views/patterns.view';
 
 const actionForm = z.object({ _csrf: z.string(), _once: z.string().optional() });
@@ -31,8 +32,7 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
     const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).safeParse(req.params.id);
     if (!id.success) throw new AppError('NOT_FOUND', 'No such unusual pattern in this account');
     parseForm(actionForm, req);
-    const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
-    const location = await deps.formTokens.once(viewerOf(res).user.id, token, `POST ${req.path}`, '/patterns', async () => {
+    const location = await submitOnce(deps.formTokens, req, res, '/patterns', async () => {
       await deps.patterns.acknowledge(viewerOf(res).account.id, viewerActor(deps, req, res), id.data, deps.clock());
       return '/patterns?done=acknowledged';
     });

@@ -9,9 +9,10 @@ import type { DashboardDeps } from '../dependencies';
 import { flashInvitationLink, takeInvitationLink } from '../http/flash';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
+import { submitOnce } from '../http/submit-once';
 import { requestGuards } from '../http/request-guards';
 import { DEFAULT_LANDING } from '../http/return-to';
-import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import { repeatState } from '../services/form-tokens.service';
 import { roleSchema, type MemberChange } from '../services/team.service';
 import { doneText, withRepeatNotice } from '../views/query-notices';
 import type { Html } from '../views/html';
@@ -95,10 +96,7 @@ export function teamRoutes(deps: TeamDeps): Router {
    * acts not again and goes where the first submission went, and the page says so.
    */
   const attemptOnce = (req: Request, res: Response, act: () => Promise<string>) =>
-    attempt(req, res, () => {
-      const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
-      return deps.formTokens.once(viewerOf(res).user.id, token, `${req.method} ${req.path}`, '/account/team', act);
-    });
+    attempt(req, res, () => submitOnce(deps.formTokens, req, res, '/account/team', act));
 
   router.get('/account/team', viewer, async (req, res) => {
     const invited = takeInvitationLink(req, deps.clock());

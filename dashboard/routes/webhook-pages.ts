@@ -7,7 +7,8 @@ import type { WebhookActor } from '../../shared/webhooks/webhook-endpoints.servi
 import { viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { takeWebhookSecret } from '../http/flash';
-import { FORM_TOKEN_FIELD, repeatState } from '../services/form-tokens.service';
+import { submitOnce } from '../http/submit-once';
+import { repeatState } from '../services/form-tokens.service';
 import type { PageEndpointRef } from '../services/webhooks.service';
 import { doneText, withRepeatNotice } from '../views/query-notices';
 import { endpointPage, type EndpointPageInput } from '../views/webhook-endpoint.view';
@@ -63,16 +64,14 @@ export function doneMessage(req: Request, messages: Record<string, string>, flas
  * Runs a form's change once per one-time token, then redirects (303) to the page it led to; a
  * repeat acts not again and goes where the first submission went, and the page says so.
  */
-export async function submitOnce(
+export async function submitAndRedirect(
   deps: WebhookPageDeps,
   req: Request,
   res: Response,
   fallback: string,
   act: () => Promise<string>,
 ): Promise<void> {
-  const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
-  const action = `${req.method} ${req.baseUrl}${req.path}`;
-  res.redirect(303, await deps.formTokens.once(viewerOf(res).user.id, token, action, fallback, act));
+  res.redirect(303, await submitOnce(deps.formTokens, req, res, fallback, act));
 }
 
 /** The environment's list of endpoints, with the secret flashed for it (once) and a message. */
