@@ -22,6 +22,7 @@ import {
 import { runSource } from './bench/provenance';
 import { STEADY_RATE } from './bench/load-targets';
 import { tableSizes } from './bench/table-sizes';
+import { fillMonth } from './bench/month-rows';
 import { buildOutcomeBacklog, timeBacklog } from './bench/worker-backlog';
 import { meanBytes } from './bench/worker-figures';
 import { printWorkerReport, vsNoop, type WorkerBenchResult } from './bench/worker-report';
@@ -52,6 +53,11 @@ function positive(name: string, fallback: number, whole = true): number {
   if (!(value > 0) || (whole && !Number.isInteger(value))) throw new Error(`--${name} needs a positive ${whole ? 'whole ' : ''}number`);
   return value;
 }
+function wholeOrZero(name: string, fallback: number): number {
+  const value = Number(flag(name, String(fallback)));
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} needs a whole number, 0 or more`);
+  return value;
+}
 const opts = {
   users: positive('users', 1000),
   outcomes: positive('outcomes', 40_000),
@@ -73,6 +79,10 @@ const opts = {
   /** Seconds posted at the lag rate before the measured ones (the workers' first outcomes). */
   lagWarmupSeconds: positive('lag-warmup', 5, false),
   warm: process.argv.includes('--warm'),
+  /** Decisions, each with its outcome, already in the tenant's month before the first round (scripts/bench/month-rows.ts). */
+  monthRows: wholeOrZero('month-rows', 0),
+  /** Postgres as a production one runs (fsync, full-page writes), not throwaway. */
+  durable: process.argv.includes('--durable'),
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
   settle: Number(flag('settle', '30')),
   json: process.argv.includes('--json'),
@@ -88,6 +98,7 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
     keyName: 'bench key',
     prefix: PREFIX,
     dbPoolSize: 4,
+    durable: opts.durable,
   });
   const webhooks = opts.webhooks
     ? await startWebhookLoad({ db, account: 'bench', secret: BENCH_SECRET, eventsPerSecond: 50, delayMs: 2000 })
@@ -146,6 +157,10 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
     return backlog;
   };
 
+  if (opts.monthRows > 0) {
+    log(`putting a month of ${opts.monthRows} decisions and their outcomes in first…`);
+    await fillMonth(db, { accountId: 'bench', environment: 'test' }, users, opts.monthRows);
+  }
   startWorkers(1);
   log(`warming ${users.length} users with a context call each…`);
   await drive(api.port, headers, users.length, opts.connections, contextCall);
@@ -236,6 +251,8 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
     machine: { cpu: cpus[0]?.model ?? 'unknown', cores: cpus.length, node: process.version },
     settings: {
       users: opts.users,
+      monthRows: opts.monthRows,
+      durable: opts.durable,
       outcomes: opts.outcomes,
       connections: opts.connections,
       batchSize: workerConfig.WORKER_BATCH_SIZE,

@@ -40,6 +40,8 @@ export interface ServiceProcess {
 export interface LocalServiceOptions {
   /** Data kept (fsync on, as for npm start) or throwaway (fsync off). */
   durable: boolean;
+  /** Whether stopping leaves Postgres's data where it was put outside the base directory: `durable` unless said. */
+  keepData?: boolean;
   /**
    * In a process group of their own, so a Ctrl-C in the terminal reaches only the caller, which
    * stops them after the processes using them have finished (npm start).
@@ -226,8 +228,9 @@ function restartable<Extra extends object>(
 }
 
 /**
- * Starts whichever of Postgres/Redis is not given by URL. Without `durable`, stopping also
- * removes Postgres's data when it was put outside `baseDir` (the caller removes `baseDir`).
+ * Starts whichever of Postgres/Redis is not given by URL. Unless it keeps the data (`keepData`,
+ * else `durable`), stopping also removes Postgres's data when it was put outside `baseDir` (the
+ * caller removes `baseDir`).
  */
 export async function startLocalServices(
   baseDir: string,
@@ -239,7 +242,7 @@ export async function startLocalServices(
   let postgresDataDir: string | undefined;
   const stopAll = async () => {
     await Promise.all(started.map((service) => service.stop()));
-    if (!options.durable && postgresDataDir && postgresDataDir !== preferredPgDir) {
+    if (!(options.keepData ?? options.durable) && postgresDataDir && postgresDataDir !== preferredPgDir) {
       rmSync(postgresDataDir, { recursive: true, force: true });
     }
   };

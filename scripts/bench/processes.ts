@@ -143,10 +143,11 @@ export const BENCH_SECRET = 'cos-bench-secret-not-for-production-0123456789';
 export async function startBenchBackend(
   dir: string,
   onCleanup: (step: () => Promise<void>) => void,
-  options: { account: string; keyName: string; prefix: string; dbPoolSize: number },
+  options: { account: string; keyName: string; prefix: string; dbPoolSize: number; durable?: boolean },
 ): Promise<{ services: LocalServices; db: Db; key: string; env: NodeJS.ProcessEnv }> {
   log('starting Postgres and Redis…');
-  const services = await startLocalServices(dir, { durable: false });
+  // Durable: Postgres syncs and writes full pages as a production one does; its data goes all the same.
+  const services = await startLocalServices(dir, { durable: options.durable ?? false, keepData: false });
   onCleanup(() => services.stop());
   const db = createDb(services.databaseUrl, { ...DB_ROLES.tool, poolSize: options.dbPoolSize });
   onCleanup(() => db.destroy());

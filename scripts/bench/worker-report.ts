@@ -45,6 +45,10 @@ export interface WorkerBenchResult {
   machine: { cpu: string; cores: number; node: string };
   settings: {
     users: number;
+    /** Decisions with outcomes in the tenant's month before the first round. */
+    monthRows: number;
+    /** Postgres synced with full-page writes, as in production (`--durable`). */
+    durable: boolean;
     outcomes: number;
     connections: number;
     batchSize: number;
@@ -70,8 +74,9 @@ export function printWorkerReport(result: WorkerBenchResult): void {
   const commit = `${source.commit}${source.uncommittedFiles > 0 ? ` + ${source.uncommittedFiles} uncommitted files` : ''}`;
   out(`\nsource ${commit}; ${machine.cpu}, ${machine.cores} cores, node ${machine.node}; ${result.date}`);
   out(
-    `${settings.users} users, ${settings.outcomes} outcomes per round posted by ${settings.connections} clients, ` +
-      `${settings.queuePartitions} queue partitions, WORKER_CONCURRENCY ${settings.concurrency}\n`,
+    `${settings.users} users${settings.monthRows > 0 ? ` (${settings.monthRows} decisions and outcomes in their month already)` : ''}, ` +
+      `${settings.outcomes} outcomes per round posted by ${settings.connections} clients, ` +
+      `${settings.queuePartitions} queue partitions, WORKER_CONCURRENCY ${settings.concurrency}${settings.durable ? ', durable Postgres' : ''}\n`,
   );
   for (const r of result.rounds) {
     const { cold, noop, applyLag } = r;

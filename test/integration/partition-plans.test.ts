@@ -150,3 +150,16 @@ describe('hot queries on monthly partitions', () => {
     expect(found.filter((s) => s.type === 'Seq Scan' && filled.includes(s.relation))).toEqual([]);
   });
 });
+
+describe('keys of the append-only event tables', () => {
+  it('order a tenant’s decisions and outcomes by issue time, then request id, in every month', async () => {
+    // A random request id before the time would put every insert at a random leaf of the index.
+    const { rows } = await sql<{ relation: string; definition: string }>`
+      select c.relname as relation, pg_get_indexdef(i.indexrelid) as definition
+      from pg_index i join pg_class c on c.oid = i.indrelid
+      where i.indisprimary and (c.relname like 'decisions%' or c.relname like 'outcomes%')`.execute(env.db);
+    const months = [...filledMonths('decisions'), ...filledMonths('outcomes')];
+    expect(rows.map((r) => r.relation)).toEqual(expect.arrayContaining(['decisions', 'outcomes', ...months]));
+    for (const { definition } of rows) expect(definition).toMatch(/\(account_id, environment, issued_at, request_id\)$/);
+  });
+});
