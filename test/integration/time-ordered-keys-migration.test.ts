@@ -5,6 +5,7 @@ import { ensureMonthPartition } from '../../shared/db/partitions';
 import { insertDecisions, insertOutcomes } from '../../worker/phases/events.repository';
 import type { DecisionJob, OutcomeJob } from '../../shared/jobs/catalog';
 import { databaseMigratedTo } from '../support/migrated-to';
+import { buildCarriedDecision } from '../support/request-ids';
 
 /**
  * The event tables' keys reordered (issue time before request id) over stored months: every row
@@ -17,12 +18,9 @@ const NO_MONTH = Date.parse('2031-01-15T10:00:00Z');
 
 const decision = (requestId: string, issuedAt: number): DecisionJob => ({
   ...tenant,
+  ...buildCarriedDecision('u1'),
   requestId,
-  userId: 'u1',
   generation: 'g1',
-  context: { taskComplexity: 'medium' },
-  choice: { framing: 'purpose', style: 'warm', complexityHandling: 'chunked', encouragement: 'moderate' },
-  probabilities: { framing: 0.5, style: 0.25, complexityHandling: 1, encouragement: 0.125 },
   explored: [],
   confidence: 0.5,
   issuedAt,
