@@ -8,8 +8,8 @@ import type { Tenant } from '../../shared/domain/environment';
  * each with its outcome, issued over the month so far to `users`, under request ids as random as
  * the API's. A busy tenant's month holds millions of rows, where a fresh database's tables hold
  * only what the bench posts; the cost of an insert depends on where its key falls in an index of
- * that size (docs/adr/0013-monthly-partitions.md). Request ids are 132 characters of hex, about
- * as long as the API's and never one of them. Run before the tenant's first decision: every
+ * that size (docs/adr/0013-monthly-partitions.md). Request ids are `req_` and 128 hex digits,
+ * about as long as the API's and never one of them. Run before the tenant's first decision: every
  * decision of the tenant gets its outcome.
  */
 export async function fillMonth(db: Db, tenant: Tenant, users: string[], rows: number): Promise<void> {

@@ -60,6 +60,7 @@ export interface WorkerBenchResult {
   rounds: WorkerBenchRound[];
   /** With `--webhooks`: the deliveries run beside the rounds. */
   webhooks: WebhookLoadReport | null;
+  /** Bytes per row of the growing tables; none with `--month-rows`, whose rows are mostly the fill's. */
   storage: TableSize[];
 }
 
@@ -119,5 +120,6 @@ export function printWorkerReport(result: WorkerBenchResult): void {
       `webhooks on: ${w.eventsRecorded} events recorded, ${w.requestsReceived} deliveries received, the receiver answering after ${w.receiverDelayMs} ms`,
     );
   }
-  out(`\nstorage: ${result.storage.map((s) => `${s.table} ${s.rows} rows, ${s.bytesPerRow ?? '-'} bytes/row`).join('; ')}`);
+  if (result.storage.length > 0)
+    out(`\nstorage: ${result.storage.map((s) => `${s.table} ${s.rows} rows, ${s.bytesPerRow ?? '-'} bytes/row`).join('; ')}`);
 }
