@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 
 /**
  * Every command a connection is given within one event-loop turn leaves in one socket write
- * (docs/adr/0021-coalesced-redis-writes.md). ioredis writes each command to its socket as it is
+ * (docs/adr/0022-coalesced-redis-writes.md). ioredis writes each command to its socket as it is
  * issued, one system call apiece; a turn that finishes a batch of jobs or answers a burst of
  * requests issues dozens. The socket is corked at a turn's first write and uncorked when the
  * turn ends (`setImmediate`), so they go out together, in order, in one `writev`. Unlike

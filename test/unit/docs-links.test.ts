@@ -78,6 +78,43 @@ describe('Markdown links', () => {
   });
 });
 
+/**
+ * A path of this repository as documents and comments name it (`shared/db/partitions.ts`,
+ * docs/adr/0013-monthly-partitions.md). Placeholders (`api/routes/x.ts`, a migration's
+ * `YYYYMMDDHHmm_verb_noun.ts`) name no file.
+ */
+const REPOSITORY_PATH = /\b(?:shared|api|worker|scripts|dashboard|cli|sdk|sdk-python|test|docs)\/[\w./-]+\.(?:ts|lua|md|py|sh|json)\b/g;
+const placeholder = (path: string) => /(^|\/)(x|y|x\.[\w-]+)\.\w+$|YYYY/.test(path);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    if (SKIP.has(name)) return [];
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|lua|py)$/.test(name) ? [path] : [];
+  });
+}
+
+describe('paths named in documents and comments', () => {
+  it('name files that exist: every repository path in the Markdown, every document in the code', () => {
+    const named = [
+      ...files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(REPOSITORY_PATH)].map((m) => ({ file, path: m[0] }))),
+      ...['shared', 'api', 'worker', 'dashboard', 'cli', 'scripts', 'sdk', 'sdk-python'].flatMap((top) =>
+        sourceFiles(join(ROOT, top)).flatMap((file) =>
+          [...readFileSync(file, 'utf8').matchAll(REPOSITORY_PATH)]
+            .filter((m) => m[0].startsWith('docs/'))
+            .map((m) => ({ file, path: m[0] })),
+        ),
+      ),
+    ];
+    expect(named.length).toBeGreaterThan(100);
+    const missing = named
+      .filter(({ path }) => !placeholder(path) && !existsSync(join(ROOT, path)))
+      .map(({ file, path }) => `${relative(ROOT, file)}: ${path}`);
+    expect(missing).toEqual([]);
+  });
+});
+
 describe('docs/BENCHMARKS.md', () => {
   it('holds current results in at most 500 lines', () => {
     expect(readFileSync(join(ROOT, 'docs/BENCHMARKS.md'), 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(500);
