@@ -17,3 +17,14 @@ export function submitOnce(
   const token: unknown = (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD];
   return formTokens.once(viewerOf(res).user.id, token, `${req.method} ${req.baseUrl}${req.path}`, fallback, act);
 }
+
+/** submitOnce, then a redirect (303) to where the browser goes next: a reload asks for that page, never resends the form. */
+export async function submitOnceThenRedirect(
+  formTokens: Pick<FormTokens, 'once'>,
+  req: Request,
+  res: Response,
+  fallback: string,
+  act: () => Promise<string>,
+): Promise<void> {
+  res.redirect(303, await submitOnce(formTokens, req, res, fallback, act));
+}

@@ -11,7 +11,7 @@ import type { DashboardDeps } from '../dependencies';
 import { flashIssuedKey, takeIssuedKey } from '../http/flash';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
-import { submitOnce } from '../http/submit-once';
+import { submitOnceThenRedirect } from '../http/submit-once';
 import { requestGuards } from '../http/request-guards';
 import { repeatState } from '../services/form-tokens.service';
 import { withRepeatNotice } from '../views/query-notices';
@@ -86,14 +86,6 @@ export function keysRoutes(
     if (warning) deps.logger.warn(warning);
   };
 
-  /**
-   * Runs a form's change once per one-time token, then redirects (303) to the page it led to, so
-   * a reload asks for that page again instead of resending the form. A repeat acts not again:
-   * it goes where the first submission went, and the page says so.
-   */
-  const submit = async (req: Request, res: Response, fallback: string, act: () => Promise<string>) =>
-    res.redirect(303, await submitOnce(deps.formTokens, req, res, fallback, act));
-
   router.get('/', viewer, (_req, res) => res.redirect(303, '/keys/test'));
   router.get('/keys', viewer, (_req, res) => res.redirect(303, '/keys/test'));
 
@@ -114,7 +106,7 @@ export function keysRoutes(
     const form = parseForm(createForm, req);
     const account = viewerOf(res).account;
     if (account.restricted) throw restricted();
-    await submit(req, res, `/keys/${environment}`, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, `/keys/${environment}`, async () => {
       const { result: issued } = await deps.keyLifecycle.create(
         {
           account: account.id,
@@ -136,7 +128,7 @@ export function keysRoutes(
     const form = parseForm(rotateForm, req);
     if (viewerOf(res).account.restricted) throw restricted();
     // The key is read under the token: a repeat goes where the first went, even once the key changed.
-    await submit(req, res, `/keys/${environment}`, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, `/keys/${environment}`, async () => {
       const old = await ownKey(req, res);
       // A key already rotating out is refused, also when two rotations of it race.
       const { result: rotated } = await deps.keyLifecycle.rotate(old.id, parseDuration(form.grace)!, actor(req, res), {
@@ -167,7 +159,7 @@ export function keysRoutes(
   router.post('/keys/:env/:keyId/revoke', ...change, async (req, res) => {
     const environment = environmentParam(req);
     parseForm(actionForm, req);
-    await submit(req, res, `/keys/${environment}`, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, `/keys/${environment}`, async () => {
       const key = await ownKey(req, res);
       logWarning((await deps.keyLifecycle.revoke(key.id, actor(req, res))).warning);
       return `/keys/${environment}?done=revoked`;
@@ -177,7 +169,7 @@ export function keysRoutes(
   router.post('/keys/:env/:keyId/delete', ...change, async (req, res) => {
     const environment = environmentParam(req);
     parseForm(actionForm, req);
-    await submit(req, res, `/keys/${environment}`, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, `/keys/${environment}`, async () => {
       const key = await ownKey(req, res);
       logWarning((await deps.keyLifecycle.delete(key.id, actor(req, res))).warning);
       return `/keys/${environment}?done=deleted`;

@@ -6,7 +6,7 @@ import { requireOwner, requireViewer, viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { formBody, parseForm } from '../http/form';
 import { refusedForm } from '../http/refused-form';
-import { submitOnce } from '../http/submit-once';
+import { submitOnceThenRedirect } from '../http/submit-once';
 import { requestGuards } from '../http/request-guards';
 import { repeatState } from '../services/form-tokens.service';
 import { patternsPage, type PatternsPageInput } from '../views/patterns.view';
@@ -32,11 +32,10 @@ export function patternsRoutes(deps: Pick<DashboardDeps, 'viewers' | 'patterns' 
     const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).safeParse(req.params.id);
     if (!id.success) throw new AppError('NOT_FOUND', 'No such unusual pattern in this account');
     parseForm(actionForm, req);
-    const location = await submitOnce(deps.formTokens, req, res, '/patterns', async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, '/patterns', async () => {
       await deps.patterns.acknowledge(viewerOf(res).account.id, viewerActor(deps, req, res), id.data, deps.clock());
       return '/patterns?done=acknowledged';
     });
-    res.redirect(303, location);
   });
 
   router.use(

@@ -7,7 +7,6 @@ import type { WebhookActor } from '../../shared/webhooks/webhook-endpoints.servi
 import { viewerOf } from '../auth/current-user';
 import type { DashboardDeps } from '../dependencies';
 import { takeWebhookSecret } from '../http/flash';
-import { submitOnce } from '../http/submit-once';
 import { repeatState } from '../services/form-tokens.service';
 import type { PageEndpointRef } from '../services/webhooks.service';
 import { doneText, withRepeatNotice } from '../views/query-notices';
@@ -58,20 +57,6 @@ export const ownEndpoint = (deps: WebhookPageDeps, req: Request, res: Response):
 export function doneMessage(req: Request, messages: Record<string, string>, flashed?: string): WebhooksPageInput['message'] {
   const text = flashed ?? doneText(req.query, messages);
   return withRepeatNotice(repeatState(req.query), text ? { kind: 'success', text } : undefined);
-}
-
-/**
- * Runs a form's change once per one-time token, then redirects (303) to the page it led to; a
- * repeat acts not again and goes where the first submission went, and the page says so.
- */
-export async function submitAndRedirect(
-  deps: WebhookPageDeps,
-  req: Request,
-  res: Response,
-  fallback: string,
-  act: () => Promise<string>,
-): Promise<void> {
-  res.redirect(303, await submitOnce(deps.formTokens, req, res, fallback, act));
 }
 
 /** The environment's list of endpoints, with the secret flashed for it (once) and a message. */

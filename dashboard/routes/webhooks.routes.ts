@@ -15,10 +15,10 @@ import {
   ownEndpoint,
   renderEndpoint,
   renderList,
-  submitAndRedirect,
   webhookActor,
   type WebhookPageDeps,
 } from './webhook-pages';
+import { submitOnceThenRedirect } from '../http/submit-once';
 
 /** What a refused add or edit form held, to fill the form in again. */
 function typedForm(req: Request): EndpointForm {
@@ -45,7 +45,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
   router.post('/webhooks/:env', ...change, async (req, res) => {
     const environment = environmentParam(req);
     const form = parseForm(endpointForm, req);
-    await submitAndRedirect(deps, req, res, `/webhooks/${environment}`, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, `/webhooks/${environment}`, async () => {
       const { endpoint, secret } = await deps.webhooks.endpoints.add(
         { accountId: accountOf(res), environment, url: form.url, eventTypes: form.eventTypes },
         webhookActor(deps, req, res),
@@ -66,7 +66,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     const form = parseForm(endpointForm, req);
     const endpoint = await ownEndpoint(deps, req, res);
     const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
-    await submitAndRedirect(deps, req, res, path, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, path, async () => {
       await deps.webhooks.endpoints.edit(
         { accountId: accountOf(res), endpointId: endpoint.id },
         { url: form.url, eventTypes: form.eventTypes },
@@ -81,7 +81,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
       parseForm(actionForm, req);
       const endpoint = await ownEndpoint(deps, req, res);
       const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
-      await submitAndRedirect(deps, req, res, path, async () => {
+      await submitOnceThenRedirect(deps.formTokens, req, res, path, async () => {
         await deps.webhooks.endpoints[action]({ accountId: accountOf(res), endpointId: endpoint.id }, webhookActor(deps, req, res));
         return `${path}?done=${action}d`;
       });
@@ -92,7 +92,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     parseForm(actionForm, req);
     const endpoint = await ownEndpoint(deps, req, res);
     const path = `/webhooks/${endpoint.environment}/${endpoint.id}`;
-    await submitAndRedirect(deps, req, res, path, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, path, async () => {
       await deps.webhooks.endpoints.sendTest({ accountId: accountOf(res), endpointId: endpoint.id }, webhookActor(deps, req, res));
       return `${path}?done=test`;
     });
@@ -102,7 +102,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     parseForm(actionForm, req);
     const environment = environmentParam(req);
     const path = `/webhooks/${environment}/${String(req.params.id)}`;
-    await submitAndRedirect(deps, req, res, path, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, path, async () => {
       await deps.webhooks.redeliver(endpointRef(req, res), String(req.params.deliveryId), webhookActor(deps, req, res));
       return `${path}?done=redelivered`;
     });
@@ -120,7 +120,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
   router.post('/webhooks/:env/:id/delete', ...change, async (req, res) => {
     parseForm(actionForm, req);
     const environment = environmentParam(req);
-    await submitAndRedirect(deps, req, res, `/webhooks/${environment}`, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, `/webhooks/${environment}`, async () => {
       const endpoint = await ownEndpoint(deps, req, res);
       await deps.webhooks.endpoints.delete({ accountId: accountOf(res), endpointId: endpoint.id }, webhookActor(deps, req, res));
       return `/webhooks/${environment}?done=deleted`;
@@ -132,7 +132,7 @@ export function webhooksRoutes(deps: WebhookPageDeps): Router {
     const environment = environmentParam(req);
     const path = `/webhooks/${environment}/${String(req.params.id)}`;
     // The endpoint is read under the token: a repeat goes where the first went and rotates nothing.
-    await submitAndRedirect(deps, req, res, path, async () => {
+    await submitOnceThenRedirect(deps.formTokens, req, res, path, async () => {
       const endpoint = await ownEndpoint(deps, req, res);
       const rotated = await deps.webhooks.endpoints.rotateSecret(
         { accountId: accountOf(res), endpointId: endpoint.id },

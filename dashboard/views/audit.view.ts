@@ -44,7 +44,6 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   'webhook.redeliver': 'Redelivered a webhook event',
 };
 
-/** A key as the keys page shows it: name and last 4 characters; its id only when neither is known. */
 /**
  * A UTC date typed as YYYY-MM-DD: a date picker would show it in the browser's locale's format,
  * unlike every other date on the dashboard.
@@ -65,6 +64,7 @@ const dateField = (name: 'from' | 'to', label: string, value: string | undefined
     />
   </div>`;
 
+/** A key as the keys page shows it: name and last 4 characters; its id only when neither is known. */
 export function auditKeyLabel(key: { id: string; name: string | null; last4: string | null }): string {
   if (key.name === null) return key.id;
   return key.last4 === null ? key.name : `${key.name} …${key.last4}`;
