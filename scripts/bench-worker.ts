@@ -48,14 +48,11 @@ function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? '') : fallback;
 }
-function positive(name: string, fallback: number, whole = true): number {
+/** A number flag above 0 (`whole`: an integer; `orZero`: 0 allowed too). */
+function positive(name: string, fallback: number, whole = true, orZero = false): number {
   const value = Number(flag(name, String(fallback)));
-  if (!(value > 0) || (whole && !Number.isInteger(value))) throw new Error(`--${name} needs a positive ${whole ? 'whole ' : ''}number`);
-  return value;
-}
-function wholeOrZero(name: string, fallback: number): number {
-  const value = Number(flag(name, String(fallback)));
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} needs a whole number, 0 or more`);
+  if (!(value > 0 || (orZero && value === 0)) || (whole && !Number.isInteger(value)))
+    throw new Error(`--${name} needs a ${orZero ? 'whole number, 0 or more' : `positive ${whole ? 'whole ' : ''}number`}`);
   return value;
 }
 const opts = {
@@ -80,7 +77,7 @@ const opts = {
   lagWarmupSeconds: positive('lag-warmup', 5, false),
   warm: process.argv.includes('--warm'),
   /** Decisions, each with its outcome, already in the tenant's month before the first round (scripts/bench/month-rows.ts). */
-  monthRows: wholeOrZero('month-rows', 0),
+  monthRows: positive('month-rows', 0, true, true),
   /** Postgres as a production one runs (fsync, full-page writes), not throwaway. */
   durable: process.argv.includes('--durable'),
   /** Longest wait (s) for a quiet machine before each timed round; 0 skips it. */
