@@ -50,42 +50,77 @@ function side(measured: Array<Measured<LoadRun>>): SideResult {
   };
 }
 
+/** One subject of an alternation: what it is called in the log, and one timed run of it. */
+interface Subject {
+  what: string;
+  run: () => Promise<LoadRun>;
+}
+
+/** alternateAll with a single subject. */
 export async function alternate(
   rig: Pick<LoadRig, 'measure' | 'opts' | 'settle'>,
+  o: { what: string; bare: () => Promise<LoadRun>; subject: () => Promise<LoadRun>; beforeEach?: () => Promise<void> },
+): Promise<AbResult> {
+  const { only } = await alternateAll(rig, {
+    bare: o.bare,
+    subjects: { only: { what: o.what, run: o.subject } },
+    beforeEach: o.beforeEach,
+  });
+  return only;
+}
+
+/**
+ * The bare baseline and several subjects in turn, each round bare first and then every subject,
+ * the subjects' order reversed every other round: subjects compared with each other meet the
+ * same state of the machine and of the stores (a later phase would find Redis fuller and its
+ * append-only file larger), and each is compared with the same bare runs. An AbResult per
+ * subject, under the subject's name.
+ */
+export async function alternateAll<Name extends string>(
+  rig: Pick<LoadRig, 'measure' | 'opts' | 'settle'>,
   o: {
-    what: string;
     bare: () => Promise<LoadRun>;
-    subject: () => Promise<LoadRun>;
-    /** Before each run of either side (e.g. wait until the worker caught up). */
+    subjects: Record<Name, Subject>;
+    /** Before each run of any side (e.g. wait until the worker caught up). */
     beforeEach?: () => Promise<void>;
   },
-): Promise<AbResult> {
+): Promise<Record<Name, AbResult>> {
+  const names = Object.keys(o.subjects) as Name[];
   const bare: Array<Measured<LoadRun>> = [];
-  const subject: Array<Measured<LoadRun>> = [];
-  log(`${o.what}: ${rig.opts.rounds} rounds, bare and ${o.what} in turn…`);
+  const measured = new Map(names.map((name) => [name, [] as Array<Measured<LoadRun>>]));
+  const what = names.map((name) => o.subjects[name].what).join(', ');
+  log(`${what}: ${rig.opts.rounds} rounds, bare and ${what} in turn…`);
   await rig.settle();
-  for (let round = 1; round <= rig.opts.rounds; round++) {
-    for (const [list, run, name] of [
-      [bare, o.bare, 'bare'],
-      [subject, o.subject, o.what],
-    ] as const) {
-      await o.beforeEach?.();
-      const m = await rig.measure(run);
-      list.push(m);
-      const s = summarize(m.value);
-      log(`  round ${round}, ${name}: ${s.rps} req/s, p50 ${s.p50} ms, p99 ${s.p99} ms, ${s.non2xx + s.errors + s.timeouts} failed`);
-    }
-  }
-  const result = {
-    bare: side(bare),
-    subject: side(subject),
-    ratio: rateRatio(
-      subject.map((m) => m.value),
-      bare.map((m) => m.value),
-    ),
-    roundRatios: subject.map((m, i) => rateRatio([m.value], [bare[i]!.value])),
+  const timed = async (list: Array<Measured<LoadRun>>, run: () => Promise<LoadRun>, name: string, round: number) => {
+    await o.beforeEach?.();
+    const m = await rig.measure(run);
+    list.push(m);
+    const s = summarize(m.value);
+    log(`  round ${round}, ${name}: ${s.rps} req/s, p50 ${s.p50} ms, p99 ${s.p99} ms, ${s.non2xx + s.errors + s.timeouts} failed`);
   };
-  const noisy = [...result.bare.otherPercent, ...result.subject.otherPercent].some((pct) => pct > NOISY_OTHER_PERCENT);
-  log(`${o.what}: ${result.subject.all.rps} vs bare ${result.bare.all.rps} req/s → ${result.ratio}${noisy ? ' (noisy)' : ''}`);
-  return { ...result, noisy };
+  for (let round = 1; round <= rig.opts.rounds; round++) {
+    await timed(bare, o.bare, 'bare', round);
+    const order = round % 2 === 0 ? [...names].reverse() : names;
+    for (const name of order) await timed(measured.get(name)!, o.subjects[name].run, o.subjects[name].what, round);
+  }
+  const bareSide = side(bare);
+  const results = {} as Record<Name, AbResult>;
+  for (const name of names) {
+    const runs = measured.get(name)!;
+    const result = {
+      bare: bareSide,
+      subject: side(runs),
+      ratio: rateRatio(
+        runs.map((m) => m.value),
+        bare.map((m) => m.value),
+      ),
+      roundRatios: runs.map((m, r) => rateRatio([m.value], [bare[r]!.value])),
+    };
+    const noisy = [...result.bare.otherPercent, ...result.subject.otherPercent].some((pct) => pct > NOISY_OTHER_PERCENT);
+    log(
+      `${o.subjects[name].what}: ${result.subject.all.rps} vs bare ${result.bare.all.rps} req/s → ${result.ratio}${noisy ? ' (noisy)' : ''}`,
+    );
+    results[name] = { ...result, noisy };
+  }
+  return results;
 }

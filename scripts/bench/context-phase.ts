@@ -1,4 +1,4 @@
-import { alternate, type AbResult } from './ab';
+import { alternate, alternateAll, type AbResult } from './ab';
 import { cannon, openLoop, postEach } from './load-client';
 import type { LoadRig } from './load-rig';
 import { failures, steadyP99LimitMs } from './load-stats';
@@ -6,8 +6,8 @@ import { rss, type Rss } from './memory';
 
 /**
  * The context phases of bench:load, each alternated with the bare baseline: full load with the
- * test key and with the live key (autocannon, closed loop), then a steady rate (`--steady-rate`) sent
- * open loop, its latency measured from each request's scheduled time.
+ * test key and with the live key (autocannon, closed loop) in the same rounds, then a steady
+ * rate (`--steady-rate`) sent open loop, its latency measured from each request's scheduled time.
  */
 
 export interface SteadyLoad extends AbResult {
@@ -32,16 +32,14 @@ export async function contextPhases(rig: LoadRig): Promise<ContextPhases> {
   // Decisions of the round before are applied first, so that no round pays for another's.
   const beforeEach = () => rig.drained('earlier decisions to be applied');
 
-  const testKey = await alternate(rig, {
-    what: 'context (test key)',
+  // Both keys in the same rounds: the live key measured after the test key's rounds would meet
+  // a Redis holding their idempotency records and a longer append-only file.
+  const { testKey, liveKey } = await alternateAll(rig, {
     bare,
-    subject: full(rig.api.port, rig.contextRequest(rig.headers)),
-    beforeEach,
-  });
-  const liveKey = await alternate(rig, {
-    what: 'context (live key)',
-    bare,
-    subject: full(rig.api.port, rig.contextRequest(rig.liveHeaders)),
+    subjects: {
+      testKey: { what: 'context (test key)', run: full(rig.api.port, rig.contextRequest(rig.headers)) },
+      liveKey: { what: 'context (live key)', run: full(rig.api.port, rig.contextRequest(rig.liveHeaders)) },
+    },
     beforeEach,
   });
   const rssAfter = { api: rss(rig.roles.api ?? []), workers: rss(rig.roles.worker ?? []) };
