@@ -5,8 +5,9 @@ import { log } from './processes';
 
 /**
  * The A/B alternation of bench:load: the bare baseline (A) and the subject (B) measured in turn,
- * A, B, A, B…, so that a drift of the machine's speed during the run moves both sides alike.
- * The figure is the ratio of the two sides' rates, each summed over every round.
+ * A, B, A, B…, so that a drift of the machine's speed during the run moves both sides alike;
+ * with two subjects A, B, C, A, C, B… (alternateAll). The figure is the ratio of a subject's and
+ * the bare side's rates, each summed over every round.
  */
 
 /** A phase during which other work used more than this share of one core (%) is "noisy". */
