@@ -35,8 +35,12 @@ const MAX_ACCOUNT_BYTES = 255;
 const NO_TASK_TYPE = 0xffff;
 /** complexity (1) + choice (4) + probabilities (16) + taskType length (2). */
 const SEALED_FIXED_BYTES = 1 + DIMENSION_NAMES.length + 4 * DIMENSION_NAMES.length + 2;
-/** userId ≤ 256 and taskType ≤ 100 UTF-16 units: at most 3 UTF-8 bytes each. */
-const MAX_SEALED_BYTES = SEALED_FIXED_BYTES + 3 * 100 + 3 * 256;
+/**
+ * userId ≤ 256 and taskType ≤ 100 characters, counted as the request schemas count them: in code
+ * points (zod counts a string's code points), at most 4 UTF-8 bytes each.
+ */
+const MAX_UTF8_BYTES_PER_CHARACTER = 4;
+const MAX_SEALED_BYTES = SEALED_FIXED_BYTES + MAX_UTF8_BYTES_PER_CHARACTER * (100 + 256);
 const MAX_ID_BYTES = ACCOUNT_LENGTH_OFFSET + 1 + MAX_ACCOUNT_BYTES + MAX_SEALED_BYTES + MAC_BYTES;
 /** The longest spelling of any id this service issues (base64url of MAX_ID_BYTES). */
 export const MAX_REQUEST_ID_LENGTH = 4 + Math.ceil((MAX_ID_BYTES * 4) / 3);

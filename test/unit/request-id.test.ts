@@ -10,6 +10,7 @@ import {
   verifyRequestId,
   type RequestIdClaims,
 } from '../../shared/ids/request-id';
+import { contextRequestSchema } from '../../api/schemas/request.schemas';
 import { userHash } from '../../shared/ids/user-hash';
 import { buildCarriedDecision } from '../support/request-ids';
 
@@ -60,7 +61,11 @@ describe('request ids', () => {
   });
 
   it('stays within its documented length for the longest user id, task type and account', () => {
-    const longest = buildCarriedDecision('\u0800'.repeat(256), { context: { taskComplexity: 'low', taskType: '\u0800'.repeat(100) } });
+    // The longest the request schemas accept: their limits count code points, here of 4 UTF-8 bytes each.
+    const userId = '😀'.repeat(256);
+    const taskType = '\u{10FFFF}'.repeat(100);
+    expect(contextRequestSchema.safeParse({ userId, task: 'Write the report', taskType }).success).toBe(true);
+    const longest = buildCarriedDecision(userId, { context: { taskComplexity: 'low', taskType } });
     const id = issueRequestId({ ...claims, accountId: 'a'.repeat(255), decision: longest }, SECRET);
     expect(id.length).toBeLessThanOrEqual(MAX_REQUEST_ID_LENGTH);
     expect(id).toMatch(REQUEST_ID_PATTERN);
