@@ -68,17 +68,28 @@ function inFlightRequestId(socket: Socket): string | undefined {
 }
 
 /**
+ * Whether the request being received on this socket has already been answered: the app may
+ * answer before the body is in (a 401 before the body is read, a GET whose body is ignored), and
+ * Node then reads the rest of the body on the same connection. The parser still holds that
+ * request while its body is incomplete; its response, once finished, has left the socket.
+ */
+function answeredBeforeItsBody(socket: Socket): boolean {
+  const { parser, _httpMessage: inFlight } = socket as Socket & { parser?: { incoming?: unknown } | null; _httpMessage?: unknown };
+  return parser?.incoming != null && inFlight == null;
+}
+
+/**
  * Answers what Node's HTTP parser and time-outs reject (a malformed request 400, headers over
  * the size limit 431, a request too slow 408, ...) with the service's JSON error envelope and an
  * X-Request-Id, instead of Node's empty body, then destroys the socket: the parser cannot go on
  * with that connection, and a slow client must not keep it. As Node's documentation asks, nothing
- * is written to a socket that cannot take it or whose response has already begun (that would
- * corrupt the answer the client is reading).
+ * is written to a socket that cannot take it or whose response has already begun or been sent
+ * (that would corrupt the answer the client is reading, or add a second answer to one request).
  */
 export function answerClientErrors<S extends Server>(server: S, logger?: Logger): S {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent || answeredBeforeItsBody(socket)) {
       socket.destroy();
       return;
     }

@@ -21,6 +21,8 @@ const SHORT: HttpServerLimits = { headersTimeoutMs: 2_000, requestTimeoutMs: 4_0
 /** How late past its time-out a close may come: the check interval, and a busy machine. */
 const SLACK_MS = 3_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The short server's path that is answered before its body is read. */
+const ANSWERS_AT_ONCE = '/answers-at-once';
 
 let env: TestEnv;
 let api: Spawned & { url: string };
@@ -33,8 +35,12 @@ beforeAll(async () => {
   env = await createTestEnv();
   [api, dashboard] = await Promise.all([spawnApi(env.processEnv()), spawnDashboard(env.processEnv())]);
   const logger = createLogger('info', 'test', { write: (line: string) => void shortLog.push(line) });
-  // It answers once the whole body is in: only the time-outs can end a slow request.
-  const drainThenAnswer = (req: IncomingMessage, res: ServerResponse) => void req.resume().on('end', () => res.end());
+  // It answers once the whole body is in: only the time-outs can end a slow request. Except on
+  // ANSWERS_AT_ONCE, which answers before reading the body, as the API's 401 does.
+  const drainThenAnswer = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === ANSWERS_AT_ONCE) return void res.writeHead(401, { 'Content-Length': 2 }).end('{}');
+    req.resume().on('end', () => res.end());
+  };
   short = answerClientErrors(createServer(serverOptions(SHORT), drainThenAnswer), logger).listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => short.once('listening', resolve).once('error', reject));
   shortUrl = `http://127.0.0.1:${(short.address() as AddressInfo).port}`;
@@ -185,6 +191,15 @@ describe('slow clients', () => {
     expect(id).toMatch(UUID);
     const logged = shortLog.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === id);
     expect(logged).toEqual([expect.objectContaining({ msg: 'client error', status: 408, code: 'ERR_HTTP_REQUEST_TIMEOUT' })]);
+  });
+
+  it('a request answered before its body came: its body never completing closes the connection, nothing more is written', async () => {
+    const connection = open(shortUrl);
+    connection.socket.write(`POST ${ANSWERS_AT_ONCE} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"u`);
+    const closedAfter = await closedWithin(connection, SHORT.requestTimeoutMs + SHORT.checkIntervalMs + SLACK_MS);
+    expect(closedAfter).toBeGreaterThanOrEqual(SHORT.headersTimeoutMs);
+    // One answer, the app's, and no 408 after it on the same connection.
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n[\s\S]*\r\n\r\n\{\}$/);
   });
 
   it('a body a byte a second: 408 REQUEST_TIMEOUT within the request time-out', async () => {
