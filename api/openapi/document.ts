@@ -9,7 +9,7 @@ import {
 import { ERROR_STATUS, errorDocUrl, type ErrorCode } from '../../shared/errors/app-error';
 import { V1_ROUTES, type V1Route } from '../routes/v1.routes';
 import { ERROR_DOCS, type ErrorDoc } from '../schemas/error-docs';
-import { profilePathSchema } from '../schemas/request.schemas';
+import { IDEMPOTENCY_KEY_PATTERN, profilePathSchema } from '../schemas/request.schemas';
 import { ERROR_SCHEMAS, TRACE_ID_PATTERN } from '../schemas/response.schemas';
 import { API_DESCRIPTION, TAGS } from './introduction';
 import { OPERATIONS, type OperationDoc } from './operations';
@@ -130,14 +130,10 @@ const SERVER_REFUSALS = { '408': REQUEST_TIMEOUT, '431': HEADERS_TOO_LARGE };
 const isPost = (route: V1Route) => route.method === 'post';
 
 const idempotencyKeyHeader = z.object({
-  'Idempotency-Key': z
-    .string()
-    .regex(/^[\x20-\x7e]{1,255}$/)
-    .optional()
-    .meta({
-      description:
-        'Makes a retry safe: 1–255 printable ASCII characters, e.g. a UUID, the same for every retry of one call. Within the idempotency window (IDEMPOTENCY_WINDOW, 1 hour by default) the same key with the same request replays the first success, with Idempotent-Replayed: true; with another request it is a 409 IDEMPOTENCY_KEY_REUSED; while the first is still running, a 409 IDEMPOTENCY_KEY_IN_USE with Retry-After: 1. Errors are not replayed: a failed request frees its key. Malformed: 400 VALIDATION_ERROR.',
-    }),
+  'Idempotency-Key': z.string().regex(IDEMPOTENCY_KEY_PATTERN).optional().meta({
+    description:
+      'Makes a retry safe: 1–255 visible ASCII characters, no spaces, e.g. a UUID, the same for every retry of one call. Within the idempotency window (IDEMPOTENCY_WINDOW, 1 hour by default) the same key with the same request replays the first success, with Idempotent-Replayed: true; with another request it is a 409 IDEMPOTENCY_KEY_REUSED; while the first is still running, a 409 IDEMPOTENCY_KEY_IN_USE with Retry-After: 1. Errors are not replayed: a failed request frees its key. Malformed: 400 VALIDATION_ERROR.',
+  }),
 });
 
 function responses(route: V1Route, doc: OperationDoc): ZodOpenApiResponsesObject {

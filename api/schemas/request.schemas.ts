@@ -25,6 +25,9 @@ const text = (min: number, max: number) =>
     .max(max, min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`)
     .refine(isStorableText, 'must be valid Unicode text without NUL characters');
 
+/** An Idempotency-Key header: 1–255 visible ASCII characters, no spaces (Stripe's limit: long enough for any UUID or composite key a client makes). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
 export const userIdSchema = text(1, 256).refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
 
 /** Path parameters of /v1/profile/:userId routes. */

@@ -11,9 +11,7 @@ import {
 import type { Logger } from '../../shared/logger/logger';
 import { sendJson, sendJsonText } from '../http';
 import { settleDeferredLimit } from '../middleware/rate-limit.middleware';
-
-/** Stripe's limit: long enough for any UUID or composite key a client makes. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+import { IDEMPOTENCY_KEY_PATTERN } from '../schemas/request.schemas';
 
 /**
  * The request's Idempotency-Key, or undefined without one; a malformed key is a 400
@@ -22,7 +20,7 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export function idempotencyKeyOf(req: Request): string | undefined {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return undefined;
-  if (typeof key === 'string' && KEY_PATTERN.test(key)) return key;
+  if (typeof key === 'string' && IDEMPOTENCY_KEY_PATTERN.test(key)) return key;
   throw new AppError('VALIDATION_ERROR', 'Invalid request: Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)', {
     fields: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters (no spaces)' }],
   });

@@ -235,6 +235,8 @@ describe('the OpenAPI document is complete', () => {
     expect(new RegExp(key.schema.pattern).test('a'.repeat(255))).toBe(true);
     expect(new RegExp(key.schema.pattern).test('a'.repeat(256))).toBe(false);
     expect(new RegExp(key.schema.pattern).test('caf\u00e9')).toBe(false);
+    // What the API refuses (400 VALIDATION_ERROR), the document refuses too.
+    expect(new RegExp(key.schema.pattern).test('a b')).toBe(false);
     const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1] as any;
     expect(Object.keys(success.headers)).toContain('Idempotent-Replayed');
     const codes = Object.values(operation.responses).flatMap((response) => errorVariants(response).map((variant) => variant.code));
