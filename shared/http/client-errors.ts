@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { maxHeaderSize as defaultMaxHeaderSize, STATUS_CODES, type Server, type ServerOptions } from 'node:http';
+import {
+  maxHeaderSize as defaultMaxHeaderSize,
+  ServerResponse,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerOptions,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { AppError } from '../errors/app-error';
 import type { Logger } from '../logger/logger';
@@ -30,6 +37,9 @@ export function serverOptions(limits: HttpServerLimits = HTTP_SERVER_LIMITS): Se
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     connectionsCheckingInterval: limits.checkIntervalMs,
+    // An HTTP/1.1 request without Host is refused by answerClientErrors, in the envelope: Node's
+    // own refusal is a bare 400 without a body or an X-Request-Id.
+    requireHostHeader: false,
   };
 }
 
@@ -85,6 +95,9 @@ function answeredBeforeItsBody(socket: Socket): boolean {
  * with that connection, and a slow client must not keep it. As Node's documentation asks, nothing
  * is written to a socket that cannot take it or whose response has already begun or been sent
  * (that would corrupt the answer the client is reading, or add a second answer to one request).
+ * What Node would answer on its own with an empty body, or not at all, goes to the contract too:
+ * an HTTP/1.1 request without Host (400 in the envelope), a CONNECT (to the app: 404 or 405), an
+ * Expect other than 100-continue (ignored).
  */
 export function answerClientErrors<S extends Server>(server: S, logger?: Logger): S {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
@@ -93,21 +106,69 @@ export function answerClientErrors<S extends Server>(server: S, logger?: Logger)
       socket.destroy();
       return;
     }
-    const appError = toAppError(error, server);
     // The API's request log gives ids with randomUUID too; a request already dispatched keeps its own.
-    const requestId = inFlightRequestId(socket) ?? randomUUID();
-    logger?.info({ reqId: requestId, status: appError.statusCode, code: error.code }, 'client error');
-    const body = JSON.stringify(appError.toBody(requestId));
-    const head = [
-      `HTTP/1.1 ${appError.statusCode} ${STATUS_CODES[appError.statusCode]}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-      'Connection: close',
-    ];
-    // A response this small goes out at once; destroying right after is what Node does with its own.
-    socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
-    socket.destroy();
+    answerAndClose(socket, toAppError(error, server), inFlightRequestId(socket) ?? randomUUID(), error.code, logger);
   });
+  refuseWithoutHost(server, logger);
+  // CONNECT (a proxy's method) reaches the app like any other method, which answers it 404 or 405
+  // with Allow; Node would close the connection without a word. The connection closes after it.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    // A proxy's target (`host:port`) is no path of this server.
+    if (!req.url?.startsWith('/')) {
+      const target = (req.url ?? '').slice(0, 200);
+      return answerAndClose(socket, new AppError('NOT_FOUND', `No route for CONNECT ${target}`), randomUUID(), 'CONNECT', logger);
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.on('finish', () => socket.end());
+    server.emit('request', req, res);
+  });
+  // An expectation other than 100-continue is ignored, as HTTP allows, rather than answered 417
+  // by Node with an empty body: the request is served as if it had none.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void server.emit('request', req, res));
   return server;
+}
+
+/** Writes `appError` in the envelope with `requestId` as a whole response, then destroys the socket. */
+function answerAndClose(socket: Socket, appError: AppError, requestId: string, cause: string | undefined, logger?: Logger): void {
+  logger?.info({ reqId: requestId, status: appError.statusCode, code: cause }, 'client error');
+  const body = JSON.stringify(appError.toBody(requestId));
+  const head = [
+    `HTTP/1.1 ${appError.statusCode} ${STATUS_CODES[appError.statusCode]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+  ];
+  // A response this small goes out at once; destroying right after is what Node does with its own.
+  socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+  socket.destroy();
+}
+
+/**
+ * An HTTP/1.1 request without a Host header is not a well-formed one (RFC 9112): it is answered
+ * 400 in the envelope, as the parser's errors are, before any other listener sees it.
+ */
+function refuseWithoutHost(server: Server, logger?: Logger): void {
+  const listeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+      const error = new AppError('VALIDATION_ERROR', 'Invalid request: an HTTP/1.1 request needs a Host header', {
+        fields: [{ field: '(request)', message: 'must be a well-formed HTTP/1.1 request' }],
+      });
+      const requestId = randomUUID();
+      logger?.info({ reqId: requestId, status: error.statusCode, code: 'missing Host' }, 'client error');
+      const body = JSON.stringify(error.toBody(requestId));
+      res.shouldKeepAlive = false;
+      res.writeHead(error.statusCode, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+        'X-Request-Id': requestId,
+      });
+      return void res.end(body);
+    }
+    for (const listener of listeners) listener(req, res);
+  });
 }

@@ -159,8 +159,44 @@ describe.each(servers)('the %s server answers what its HTTP parser rejects in th
     expect(answer.body).toEqual({ error: expect.objectContaining({ details: { limit: 16_384 } }) });
   });
 
+  it('an HTTP/1.1 request without Host: 400 VALIDATION_ERROR on "(request)", and the connection closed', async () => {
+    const connection = open(url());
+    connection.socket.write('GET /healthz HTTP/1.1\r\n\r\n');
+    await closedWithin(connection, SLACK_MS);
+    const answer = answerOf(connection);
+    expectContractError(answer, 'VALIDATION_ERROR', 400);
+    expect(answer.body).toEqual({
+      error: expect.objectContaining({ details: { fields: [{ field: '(request)', message: 'must be a well-formed HTTP/1.1 request' }] } }),
+    });
+  });
+
+  it('a CONNECT to a proxy target: 404 NOT_FOUND, and the connection closed', async () => {
+    const connection = open(url());
+    connection.socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    await closedWithin(connection, SLACK_MS);
+    expectContractError(answerOf(connection), 'NOT_FOUND', 404);
+  });
+
   it('a request still fine after those: the parser errors closed only their own connections', async () => {
     expect((await fetch(`${url()}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('what Node would answer on its own reaches the API', () => {
+  it('CONNECT on a known path: 405 METHOD_NOT_ALLOWED with Allow, and the connection closed', async () => {
+    const connection = open(api.url);
+    connection.socket.write('CONNECT /v1/context HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await closedWithin(connection, SLACK_MS);
+    const answer = answerOf(connection);
+    expectContractError(answer, 'METHOD_NOT_ALLOWED', 405);
+    expect(answer.headers.allow).toBe('POST');
+  });
+
+  it('an Expect other than 100-continue is ignored: the request is served', async () => {
+    const connection = open(api.url);
+    connection.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nExpect: foo\r\nConnection: close\r\n\r\n');
+    await closedWithin(connection, SLACK_MS);
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n(?:[^\r\n]*\r\n)*X-Request-Id: [0-9a-f-]{36}\r\n/);
   });
 });
 
