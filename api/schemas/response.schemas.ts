@@ -72,12 +72,10 @@ export const profileVersionSchema = z
       .string()
       .regex(/^v\d+$/)
       .meta({ description: 'The version this change made.' }),
-    cause: z
-      .enum(['outcome', 'manual', 'reset'])
-      .meta({
-        description:
-          'outcome: an applied outcome; manual: an effective PUT; reset: reserved for a reset of the learned state (none recorded today).',
-      }),
+    cause: z.enum(['outcome', 'manual', 'reset']).meta({
+      description:
+        'outcome: an applied outcome; manual: an effective PUT; reset: reserved for a reset of the learned state (none recorded today).',
+    }),
     changed: z.array(z.string()).meta({
       description: `Profile fields whose value differs from the previous version, among ${changeableFieldSchema.options.join(', ')}.`,
     }),
