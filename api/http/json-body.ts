@@ -22,8 +22,8 @@ const parseJson = express.json({
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 /** A content type whose parameters, if any, are only a UTF-8 charset. */
 const PLAIN_JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;\s*charset\s*=\s*"?utf-?8"?\s*)?$/i;
-/** The `charset` parameter of a content type. */
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+/** The `charset` parameters of a content type (a client may name one more than once). */
+const CHARSETS = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi;
 /** UTF-8 by either of its names, in any case. */
 const UTF8 = /^utf-?8$/i;
 const notUtf8Json = () => new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send JSON in UTF-8: no charset, or charset=utf-8');
@@ -94,8 +94,7 @@ export function jsonBody(req: Request, res: Response, next: NextFunction): void 
     return next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send JSON with Content-Type: application/json'));
   }
   // JSON is UTF-8 (RFC 8259): another charset is refused before the body is read, whatever it holds.
-  const charset = CHARSET.exec(type)?.[1];
-  if (charset !== undefined && !UTF8.test(charset)) return next(notUtf8Json());
+  if (type.includes(';') && [...type.matchAll(CHARSETS)].some(([, charset]) => !UTF8.test(charset!))) return next(notUtf8Json());
   const encoding = req.headers['content-encoding'];
   if ((encoding === undefined || encoding.toLowerCase() === 'identity') && PLAIN_JSON_TYPE.test(type)) return readJson(req, next);
   parseJson(req, res, next);

@@ -23,7 +23,8 @@ const text = (min: number, max: number) =>
     .string()
     .min(min, min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`)
     .max(max, min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`)
-    .refine(isStorableText, 'must be valid Unicode text without NUL characters');
+    // One message per field: text that cannot be stored is not checked further.
+    .refine(isStorableText, { message: 'must be valid Unicode text without NUL characters', abort: true });
 
 /** An Idempotency-Key header: 1–255 visible ASCII characters, no spaces (Stripe's limit: long enough for any UUID or composite key a client makes). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

@@ -103,6 +103,9 @@ describe('HTTP protocol and error envelope', () => {
       ['application/json; charset=utf-16le', Buffer.from(body, 'utf16le')],
       ['application/json; charset=utf-32', body],
       ['application/json; charset=latin1', body],
+      // Named twice: every charset named must be UTF-8, in either order.
+      ['application/json; charset=utf-8; charset=latin1', body],
+      ['application/json; charset=latin1; charset=utf-8', body],
     ] as const) {
       const res = await send(type, raw);
       expect(res.status).toBe(415);

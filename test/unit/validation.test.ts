@@ -63,6 +63,11 @@ describe('parseOrThrow with contextRequestSchema', () => {
     expect(fieldsOf(error)[0]!.field).toBe('userId');
   });
 
+  it('names a userId with a NUL once: text that cannot be stored is not checked further', () => {
+    const error = rejection(contextRequestSchema, { ...context, userId: 'user\u0000one' }, USER_ID);
+    expect(fieldsOf(error)).toEqual([{ field: 'userId', message: 'must be valid Unicode text without NUL characters' }]);
+  });
+
   it('accepts a 256-character userId and non-ASCII text', () => {
     expect(parseOrThrow(contextRequestSchema, { ...context, userId: 'ü'.repeat(256) }, USER_ID).userId).toHaveLength(256);
   });
