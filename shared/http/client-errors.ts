@@ -130,15 +130,24 @@ export function answerClientErrors<S extends Server>(server: S, logger?: Logger)
   return server;
 }
 
-/** Writes `appError` in the envelope with `requestId` as a whole response, then destroys the socket. */
-function answerAndClose(socket: Socket, appError: AppError, requestId: string, cause: string | undefined, logger?: Logger): void {
+/** A refusal in the envelope under `requestId`, logged: its body and its headers but Connection. */
+function refusal(appError: AppError, requestId: string, cause: string | undefined, logger?: Logger) {
   logger?.info({ reqId: requestId, status: appError.statusCode, code: cause }, 'client error');
   const body = JSON.stringify(appError.toBody(requestId));
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'X-Request-Id': requestId,
+  };
+  return { body, headers };
+}
+
+/** Writes `appError` in the envelope with `requestId` as a whole response, then destroys the socket. */
+function answerAndClose(socket: Socket, appError: AppError, requestId: string, cause: string | undefined, logger?: Logger): void {
+  const { body, headers } = refusal(appError, requestId, cause, logger);
   const head = [
     `HTTP/1.1 ${appError.statusCode} ${STATUS_CODES[appError.statusCode]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Request-Id: ${requestId}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
   // A response this small goes out at once; destroying right after is what Node does with its own.
@@ -158,16 +167,9 @@ function refuseWithoutHost(server: Server, logger?: Logger): void {
       const error = new AppError('VALIDATION_ERROR', 'Invalid request: an HTTP/1.1 request needs a Host header', {
         fields: [{ field: '(request)', message: 'must be a well-formed HTTP/1.1 request' }],
       });
-      const requestId = randomUUID();
-      logger?.info({ reqId: requestId, status: error.statusCode, code: 'missing Host' }, 'client error');
-      const body = JSON.stringify(error.toBody(requestId));
+      const { body, headers } = refusal(error, randomUUID(), 'missing Host', logger);
       res.shouldKeepAlive = false;
-      res.writeHead(error.statusCode, {
-        'Content-Type': 'application/json; charset=utf-8',
-        'Content-Length': Buffer.byteLength(body),
-        'X-Request-Id': requestId,
-      });
-      return void res.end(body);
+      return void res.writeHead(error.statusCode, headers).end(body);
     }
     for (const listener of listeners) listener(req, res);
   });
