@@ -39,8 +39,8 @@ const CLIENT_ALLOW_LIST = [
   { files: ['shared/redis/scripts.ts'], reason: 'the Lua script loader: defines the scripts as commands on a client' },
   { files: ['shared/db/database.ts'], reason: 'the Postgres client factory (the pg pool under Kysely)' },
   {
-    files: ['shared/limits/limiter.ts', 'shared/limits/limited-read.ts'],
-    reason: 'the rate limiter, and its script that also reads the profile',
+    files: ['shared/limits/limiter.ts', 'shared/limits/limited-read.ts', 'shared/limits/admission-leases.ts'],
+    reason: 'the rate limiter, its script that also reads the profile, and its leases',
   },
   {
     files: ['dashboard/auth/sign-in-throttle.ts'],

@@ -32,6 +32,7 @@ const CLUSTER_SUITES = [
   'integration/profile-cache',
   'integration/profile-round-trip',
   'integration/rate-limit',
+  'integration/admission-leases',
   'integration/read-your-outcomes',
   'integration/sign-in-throttle',
   'integration/test-data-reset',

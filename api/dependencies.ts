@@ -23,6 +23,7 @@ import { CredentialCache } from './auth/credential-cache';
 import { authenticate } from './middleware/auth.middleware';
 import { meterRefusal, rateLimit } from './middleware/rate-limit.middleware';
 import { Limiter } from '../shared/limits/limiter';
+import { AdmissionLeases } from '../shared/limits/admission-leases';
 import { LimitedProfileRead } from '../shared/limits/limited-read';
 import { ContextService } from './services/context.service';
 import { OutcomeService } from './services/outcome.service';
@@ -103,6 +104,8 @@ export function buildApiDependencies(
   // Its own connection: a blocking stream read holds it, and the subscriber's cannot read streams.
   const changes = new CredentialChanges({ reader: createRedis(target, 'consumer'), keys, listener: credentials, clock });
   const limiter = new Limiter(redis, keys, clock);
+  const leases = new AdmissionLeases({ redis, keys, logger: quiet, clock });
+  leases.start();
   const idempotencyRecords = new IdempotencyRecords(redis, keys);
   const traffic = new TrafficRecorder({ redis, keys, countries: countryResolver(), logger: quiet, clock });
   traffic.start();
@@ -125,7 +128,7 @@ export function buildApiDependencies(
         environments: config.SERVE_ENVIRONMENTS,
         meterRefusal: meterRefusal(limiter, quiet),
       }),
-      limit: rateLimit({ limiter, limitedRead: new LimitedProfileRead({ redis, keys, limiter, cache }), logger: quiet, metrics }),
+      limit: rateLimit({ limiter, leases, limitedRead: new LimitedProfileRead({ redis, keys, limiter, cache }), logger: quiet, metrics }),
     },
     context: new ContextService({ profiles: loader, populations, learner, decisions, users, secret: config.COS_SECRET }),
     outcome: new OutcomeService({
@@ -149,6 +152,7 @@ export function buildApiDependencies(
     close: async () => {
       await credentials.stop();
       await traffic.close();
+      await leases.close();
       producer.close();
       await decisions.close();
       await queues.close();

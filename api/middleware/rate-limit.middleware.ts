@@ -2,9 +2,10 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
-import { statusClass, type LimitDecision, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
+import { statusClass, type LimitDecision, type LimitInput, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/credentials/key.repository';
 import type { LimitedProfileRead } from '../../shared/limits/limited-read';
+import type { AdmissionLeases, LeasedAdmission } from '../../shared/limits/admission-leases';
 import type { FreshProfile, FreshRead } from '../../shared/profile/profile-cache.repository';
 import type { Logger } from '../../shared/logger/logger';
 import type { ApiMetrics } from '../../shared/metrics/metrics';
@@ -57,10 +58,11 @@ function refusal(decision: Extract<LimitDecision, { allowed: false }>): AppError
 }
 
 /**
- * How a live request's limit is settled: on its own, or together with the request's first
- * profile read (LimitedProfileRead). Either way the limiter's headers are set, a refusal
- * becomes the 429 (or 503 when the limiter is unavailable), and an admitted request that ends
- * with another status moves its count (reclassify).
+ * How a live request's limit is settled: on a slot this process leased for its key
+ * (AdmissionLeases), on its own, or together with the request's first profile read
+ * (LimitedProfileRead). Either way the limiter's headers are set, a refusal becomes the 429 (or
+ * 503 when the limiter is unavailable), and an admitted request that ends with another status
+ * moves its count (reclassify).
  */
 export class Admission {
   private settled = false;
@@ -68,6 +70,7 @@ export class Admission {
   private readonly credential: KeyCredential;
   private readonly endpoint: string;
   private readonly res: Response;
+  private limits: LimitInput | undefined;
 
   constructor(init: AdmissionInit) {
     ({ deps: this.deps, credential: this.credential, endpoint: this.endpoint, res: this.res } = init);
@@ -78,14 +81,17 @@ export class Admission {
     return !this.settled;
   }
 
-  private input() {
+  private input(): LimitInput {
+    if (this.limits) return this.limits;
     const { accountId, id: keyId, plan, rateLimitRps } = this.credential;
-    return { accountId, keyId, endpoint: this.endpoint, ...limitsFor(plan, rateLimitRps) };
+    return (this.limits = { accountId, keyId, endpoint: this.endpoint, ...limitsFor(plan, rateLimitRps) });
   }
 
-  /** Checks the limit on its own; throws the refusal. */
+  /** Checks the limit on its own (or takes a leased slot); throws the refusal. */
   async alone(): Promise<void> {
     this.settled = true;
+    const taken = this.deps.leases.take(this.input());
+    if (taken !== undefined && (await this.leased(taken))) return;
     const decision = await this.ask(() => this.deps.limiter.check(this.input()));
     if (!decision.allowed) return this.refuse(decision);
     this.admit(decision);
@@ -97,11 +103,28 @@ export class Admission {
    */
   async withRead(read: FreshRead): Promise<FreshProfile> {
     this.settled = true;
+    const taken = this.deps.leases.take(this.input());
+    // Held by this process: no wait before the read (this runs on every leased context call).
+    if (taken !== undefined && !(taken instanceof Promise)) return this.leasedRead(taken, read);
+    if (taken !== undefined && (await this.leased(taken))) return this.deps.limitedRead.readAlone(read);
     const limited = await this.ask(() => this.deps.limitedRead.run(this.input(), read));
     if (limited.kind === 'refused') return this.refuse(limited.decision);
     this.admit(limited.decision);
     if (limited.kind === 'read-failed') throw limited.error;
     return limited.fresh;
+  }
+
+  private leasedRead(slot: LeasedAdmission, read: FreshRead): Promise<FreshProfile> {
+    this.admit(slot, true);
+    return this.deps.limitedRead.readAlone(read);
+  }
+
+  /** Admits the request on a slot leased for its key, when this process holds or gets one. */
+  private async leased(taken: LeasedAdmission | Promise<LeasedAdmission | undefined>): Promise<boolean> {
+    const slot = taken instanceof Promise ? await this.ask(() => taken) : taken;
+    if (slot === undefined) return false;
+    this.admit(slot, true);
+    return true;
   }
 
   private async ask<T>(call: () => Promise<T>): Promise<T> {
@@ -124,27 +147,31 @@ export class Admission {
     throw refusal(decision);
   }
 
-  private admit(decision: Extract<LimitDecision, { allowed: true }>): void {
+  private admit(decision: Extract<LimitDecision, { allowed: true }>, leased = false): void {
     const { meteredAt } = decision;
     // Admitted after the request was answered at its deadline: metered as what it got (503).
-    if (this.res.headersSent) return this.meterAs(this.res.statusCode, meteredAt);
+    if (this.res.headersSent) return this.meterAs(this.res.statusCode, meteredAt, leased);
     this.headers(decision.limit, decision.remaining, decision.resetAt);
-    this.res.on('finish', () => this.meterAs(this.res.statusCode, meteredAt));
+    this.res.on('finish', () => this.meterAs(this.res.statusCode, meteredAt, leased));
   }
 
-  /** An admitted request is metered as 2xx at once; one that ended otherwise moves its count. */
-  private meterAs(status: number, meteredAt: number): void {
+  /**
+   * An admitted request is metered as 2xx at once (in Redis, or in this process's counts for a
+   * leased slot); one that ended otherwise moves its count.
+   */
+  private meterAs(status: number, meteredAt: number, leased: boolean): void {
     const cls = statusClass(status);
     if (cls === '2xx') return;
+    const request = { accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint };
+    if (leased) return this.deps.leases.reclassify(request, cls, meteredAt);
     const { limiter, logger } = this.deps;
-    limiter
-      .reclassify({ accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint }, cls, meteredAt)
-      .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+    limiter.reclassify(request, cls, meteredAt).catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
   }
 }
 
 export interface AdmissionDeps {
   limiter: Limiter;
+  leases: Pick<AdmissionLeases, 'take' | 'reclassify'>;
   limitedRead: LimitedProfileRead;
   logger: Logger;
   metrics: Pick<ApiMetrics, 'rateLimitRejected'>;

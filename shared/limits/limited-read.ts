@@ -85,6 +85,11 @@ export class LimitedProfileRead {
     defineScripts(this.redis, ['cosLimitThenReadProfile', 'cosLimitClaimThenReadProfile']);
   }
 
+  /** The read alone, for a request admitted on a leased slot (AdmissionLeases). */
+  readAlone(read: FreshRead): Promise<FreshProfile> {
+    return this.cache.sendFresh(read);
+  }
+
   /** `read` comes from ProfileCache.prepareFresh (whose cache, on this client, also sends it alone). */
   async run(input: LimitInput, read: FreshRead): Promise<LimitedRead> {
     if (this.keys.cluster) {

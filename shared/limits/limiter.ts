@@ -65,6 +65,16 @@ export interface LimitCall {
   decide: (reply: LimitReply) => LimitDecision;
 }
 
+/**
+ * The time for the calendar (ms), and for a limiter's script: the injected time in µs, or ''
+ * for Redis TIME, which every API instance shares.
+ */
+export function limiterTime(clock: (() => number) | undefined): { now: number; scriptNow: string } {
+  const injected = clock?.();
+  if (injected === undefined) return { now: Date.now(), scriptNow: '' };
+  return { now: injected, scriptNow: String(Math.round(injected * 1000)) };
+}
+
 export class Limiter {
   /**
    * `clock` is injected by tests only: the calendar (month, day) and the per-second window then
@@ -79,11 +89,8 @@ export class Limiter {
     defineScripts(redis, ['cosLimitAndMeter', 'cosMeterRefused']);
   }
 
-  /** The time for the calendar, and for the script: the injected time in µs, or '' for TIME. */
   private time(): { now: number; scriptNow: string } {
-    const injected = this.clock?.();
-    if (injected === undefined) return { now: Date.now(), scriptNow: '' };
-    return { now: injected, scriptNow: String(Math.round(injected * 1000)) };
+    return limiterTime(this.clock);
   }
 
   async check(input: LimitInput): Promise<LimitDecision> {

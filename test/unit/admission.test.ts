@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { Admission, type AdmissionDeps } from '../../api/middleware/rate-limit.middleware';
 import type { KeyCredential } from '../../shared/credentials/key.repository';
 import type { LimitDecision } from '../../shared/limits/limiter';
+import type { LeasedAdmission } from '../../shared/limits/admission-leases';
 import type { FreshRead } from '../../shared/profile/profile-cache.repository';
 import { createLogger } from '../../shared/logger/logger';
 
@@ -16,8 +17,10 @@ const admitted: LimitDecision = { allowed: true, limit: 10, remaining: 9, resetA
 const refused: LimitDecision = { allowed: false, scope: 'second', limit: 10, resetAt: 1_800_000_001, retryAfter: 1 };
 const read: FreshRead = { claim: undefined, keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) };
 
-function setup(decision: LimitDecision, readError?: Error) {
+function setup(decision: LimitDecision, readError?: Error, leased?: LeasedAdmission | Promise<LeasedAdmission | undefined>) {
   const reclassified: string[] = [];
+  const leaseMoves: string[] = [];
+  const readsAlone: FreshRead[] = [];
   const rejected: string[] = [];
   const res = Object.assign(new EventEmitter(), { headers: {} as Record<string, string>, headersSent: false, statusCode: 200 });
   const response = Object.assign(res, {
@@ -25,17 +28,29 @@ function setup(decision: LimitDecision, readError?: Error) {
   }) as unknown as Response;
   const deps = {
     limiter: { reclassify: async (_request: unknown, cls: string) => void reclassified.push(cls) },
+    leases: { take: () => leased, reclassify: (_request: unknown, cls: string) => void leaseMoves.push(cls) },
     limitedRead: {
       run: async () => {
         if (!decision.allowed) return { kind: 'refused', decision };
         if (readError) return { kind: 'read-failed', decision, error: readError };
         return { kind: 'read', decision, fresh: { profile: null, pending: 0 } };
       },
+      readAlone: async (alone: FreshRead) => {
+        readsAlone.push(alone);
+        return { profile: null, pending: 1 };
+      },
     },
     logger: createLogger('silent', 'test'),
     metrics: { rateLimitRejected: (scope: string) => void rejected.push(scope) },
   } as unknown as AdmissionDeps;
-  return { admission: new Admission({ deps, credential, endpoint: 'context', res: response }), res, reclassified, rejected };
+  return {
+    admission: new Admission({ deps, credential, endpoint: 'context', res: response }),
+    res,
+    reclassified,
+    rejected,
+    leaseMoves,
+    readsAlone,
+  };
 }
 
 it('sets the headers of an admitted call and moves its count when it ends with another status', async () => {
@@ -68,4 +83,28 @@ it('meters an admitted call whose profile read failed, then throws the failure',
   res.emit('finish');
   await new Promise((resolve) => setImmediate(resolve));
   expect(reclassified).toEqual(['5xx']);
+});
+
+const leasedSlot: LeasedAdmission = { allowed: true, limit: 1000, remaining: 990, resetAt: 1_800_000_001, meteredAt: 1_800_000_000_000 };
+
+it.each([
+  ['held by this process', leasedSlot],
+  ['on its way from Redis', Promise.resolve(leasedSlot)],
+])('admits a call on a leased slot %s: its headers, the read alone, and a move of its count in the leases', async (_name, slot) => {
+  const { admission, res, reclassified, leaseMoves, readsAlone } = setup(refused, undefined, slot);
+  // The limiter would refuse: a leased slot never asks it.
+  await expect(admission.withRead(read)).resolves.toEqual({ profile: null, pending: 1 });
+  expect(readsAlone).toEqual([read]);
+  expect(res.headers).toEqual({ 'X-RateLimit-Limit': '1000', 'X-RateLimit-Remaining': '990', 'X-RateLimit-Reset': '1800000001' });
+  res.statusCode = 404;
+  res.emit('finish');
+  expect(leaseMoves).toEqual(['4xx']);
+  expect(reclassified).toEqual([]);
+});
+
+it('checks a call with the limiter when no lease is granted', async () => {
+  const { admission, rejected, readsAlone } = setup(refused, undefined, Promise.resolve(undefined));
+  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+  expect(rejected).toEqual(['second']);
+  expect(readsAlone).toEqual([]);
 });

@@ -14,12 +14,20 @@
     logKey  a key's log: a list of admission times (epoch µs), oldest first
     since   drops the entries at or before this time
     Returns the oldest entry left (a number), or nil when none is. Admissions are appended at
-    the script's time, so the list is in time order; should the server's clock step back, a
-    later entry may be older than one before it, and it is dropped only once the ones before
-    it are: it counts a little longer, and the limit never admits more.
+    the script's time, so the list is in time order, but for a lease's slots, dated up to a
+    lease's lifetime ahead, and for a server clock that steps back: an entry older than one
+    before it is dropped only once the ones before it are. It counts a little longer, and the
+    limit never admits more.
 
   append(logKey, now)
     Appends an admission at `now` (epoch µs) and keeps the log alive while its entries count.
+
+  appendLeased(logKey, at, count)
+    Appends `count` admissions dated `at` (epoch µs): a lease's slots, dated when the lease ends
+    (includes/leaseAdmissions.lua), so that each counts for at least the second after its use.
+
+  removeLeased(logKey, at, count)
+    Removes `count` entries dated `at`: a lease's unused slots, once the lease has ended.
 
   The log's writes are unlogged (includes/unlogged.lua): it holds one second of admissions, and
   a Redis that restarts or fails over without it admits at most one more limit's worth in the
@@ -43,12 +51,25 @@ end
 local LOG_LEAST_MS = 4000
 local LOG_RENEWAL_MS = 1000
 
+-- Old entries are read and popped in chunks that double, from DROP_FIRST: a request's call
+-- drops one or two, a lease's call the hundreds admitted a second before it.
+local DROP_FIRST = 4
+
 local function dropBefore(logKey, since)
   unlogged()
   local oldest = tonumber(redis.call('LINDEX', logKey, 0))
+  local chunk = DROP_FIRST
   while oldest and oldest <= since do
-    redis.call('LPOP', logKey)
-    oldest = tonumber(redis.call('LINDEX', logKey, 0))
+    local head = redis.call('LRANGE', logKey, 0, chunk - 1)
+    local old = 1
+    while old < #head and tonumber(head[old + 1]) <= since do old = old + 1 end
+    redis.call('LPOP', logKey, old)
+    if old < #head then
+      oldest = tonumber(head[old + 1])
+    else
+      oldest = tonumber(redis.call('LINDEX', logKey, 0))
+      chunk = chunk * 2
+    end
   end
   logged()
   return oldest
@@ -58,5 +79,28 @@ local function append(logKey, now)
   unlogged()
   redis.call('RPUSH', logKey, now)
   renewLifetime(logKey, LOG_LEAST_MS, LOG_RENEWAL_MS)
+  logged()
+end
+
+-- unpack() passes its values on Lua's C stack, which holds 8,000: slots go in chunks.
+local LEASED_CHUNK = 1000
+
+local function appendLeased(logKey, at, count)
+  unlogged()
+  local chunk = {}
+  for i = 1, math.min(count, LEASED_CHUNK) do chunk[i] = at end
+  local left = count
+  while left > 0 do
+    local n = math.min(left, LEASED_CHUNK)
+    redis.call('RPUSH', logKey, unpack(chunk, 1, n))
+    left = left - n
+  end
+  renewLifetime(logKey, LOG_LEAST_MS, LOG_RENEWAL_MS)
+  logged()
+end
+
+local function removeLeased(logKey, at, count)
+  unlogged()
+  redis.call('LREM', logKey, count, at)
   logged()
 end
