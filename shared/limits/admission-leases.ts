@@ -162,8 +162,9 @@ export class AdmissionLeases {
   /** Moves a request admitted on a leased slot from its 2xx to the class it ended with. */
   reclassify(input: { accountId: string; keyId: string; endpoint: string }, cls: StatusClass, meteredAt: number): void {
     const day = utcDay(meteredAt);
-    this.count(input.accountId, day, usageField(input, '2xx'), -1);
-    this.count(input.accountId, day, usageField(input, cls), 1);
+    const shard = this.keys.usageShard(input.accountId);
+    this.count(shard, day, usageField(input, '2xx'), -1);
+    this.count(shard, day, usageField(input, cls), 1);
   }
 
   private now(): number {
@@ -220,9 +221,8 @@ export class AdmissionLeases {
 
   /** Moves the lease's admissions into the counts to send. */
   private meter(lease: KeyLease): void {
-    for (const [endpoint, n] of lease.unmetered) {
-      this.count(lease.accountId, lease.day, usageField({ keyId: lease.keyId, endpoint }, '2xx'), n);
-    }
+    const shard = this.keys.usageShard(lease.accountId);
+    for (const [endpoint, n] of lease.unmetered) this.count(shard, lease.day, usageField({ keyId: lease.keyId, endpoint }, '2xx'), n);
     lease.unmetered.clear();
   }
 
@@ -287,8 +287,7 @@ export class AdmissionLeases {
     }
   }
 
-  private count(accountId: string, day: string, field: string, n: number): void {
-    const shard = this.keys.usageShard(accountId);
+  private count(shard: number, day: string, field: string, n: number): void {
     const at = `${shard}|${day}`;
     let entry = this.tally.get(at);
     if (!entry) this.tally.set(at, (entry = { shard, day, counts: new Map() }));
@@ -309,24 +308,38 @@ export class AdmissionLeases {
   /** Sends the counts so far, a call per usage shard and day. */
   private async flush(): Promise<void> {
     if (this.tally.size === 0) return;
-    const batch = this.tally;
+    const batch = [...this.tally.values()];
     this.tally = new Map();
+    const sent: typeof batch = [];
     const pipeline = this.redis.pipeline();
-    for (const { shard, day, counts } of batch.values()) {
+    for (const entry of batch) {
       const args: (string | number)[] = [];
-      for (const [field, n] of counts) if (n !== 0) args.push(field, n);
-      if (args.length > 0) pipeline.cosMeterCounts(this.keys.usage(day, shard), this.keys.usageDays(shard), day, ...args);
+      for (const [field, n] of entry.counts) if (n !== 0) args.push(field, n);
+      if (args.length === 0) continue;
+      sent.push(entry);
+      pipeline.cosMeterCounts(this.keys.usage(entry.day, entry.shard), this.keys.usageDays(entry.shard), entry.day, ...args);
     }
+    let results: Array<[Error | null, unknown]>;
     try {
-      const results = (await pipeline.exec()) ?? [];
-      const failed = results.find(([error]) => error);
-      if (failed) throw failed[0];
+      results = (await pipeline.exec()) ?? [];
     } catch (error) {
-      // Resending could count twice what Redis already took: the counts are dropped and logged.
-      this.logger.error(
-        { err: error, counts: [...batch.values()].map(({ day, counts }) => ({ day, counts: Object.fromEntries(counts) })) },
-        'could not meter leased admissions',
-      );
+      results = sent.map(() => [error as Error, null]);
+    }
+    const dropped: typeof batch = [];
+    sent.forEach((entry, i) => {
+      const error = results[i]?.[0];
+      if (!error) return;
+      // A command that never left (Redis unreachable) is kept for the next flush; resending one
+      // that may have run could count it twice, so it is dropped and logged.
+      if (NOT_SENT.test(error.message)) for (const [field, n] of entry.counts) this.count(entry.shard, entry.day, field, n);
+      else dropped.push(entry);
+    });
+    if (dropped.length > 0) {
+      const counts = dropped.map(({ day, counts }) => ({ day, counts: Object.fromEntries(counts) }));
+      this.logger.error({ err: results.find(([error]) => error)?.[0], counts }, 'could not meter leased admissions');
     }
   }
 }
+
+/** ioredis's refusal of a command it could not write (the connection is down and it queues nothing). */
+const NOT_SENT = /Stream isn't writeable/;

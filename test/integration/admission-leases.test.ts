@@ -4,6 +4,8 @@ import { AdmissionLeases, LEASE_MS, MIN_LEASE } from '../../shared/limits/admiss
 import { Limiter, usageField, type LimitInput } from '../../shared/limits/limiter';
 import { utcDay, utcMonth } from '../../shared/util/calendar';
 import { createLogger } from '../../shared/logger/logger';
+import { createRedis } from '../../shared/redis/redis';
+import { startRedisProxy } from '../support/redis-proxy';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 /**
@@ -189,4 +191,41 @@ it('gives back an ended lease’s unused slots: the log and the month forget the
   await leases.close();
   expect(await env.redis.get(month)).toBe('1');
   expect(await env.redis.llen(env.keys.rateLog(limit))).toBe(1);
+});
+
+it('keeps the counts of leased admissions it could not send while Redis was unreachable, and sends them after', async () => {
+  const proxy = await startRedisProxy(env);
+  const redis = createRedis(proxy.target, 'producer');
+  const leases = new AdmissionLeases({ redis, keys: env.keys, logger, clock });
+  const ready = async () => {
+    for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(redis.status).toBe('ready');
+  };
+  try {
+    await ready();
+    const limit = input(randomUUID(), 10_000);
+    now = START;
+    let leased = 0;
+    for (let i = 0; i < 100; i++) {
+      const taken = leases.take(limit);
+      if ((taken instanceof Promise ? await taken : taken) !== undefined) leased++;
+    }
+    expect(leased).toBeGreaterThan(80);
+    leases.reclassify(limit, '5xx', now);
+    await proxy.interrupt();
+    // Nothing reaches Redis: one node refuses the commands at once and the counts stay with the
+    // process, a cluster client holds them until it reaches the cluster again.
+    const closing = leases.close();
+    await new Promise((r) => setTimeout(r, 300));
+    await proxy.resume();
+    await closing;
+    await ready();
+    await leases.close();
+    const usage = await env.usage(utcDay(START), limit.keyId);
+    expect(Number(usage[usageField(limit, '2xx')] ?? 0)).toBe(leased - 1);
+    expect(usage[usageField(limit, '5xx')]).toBe('1');
+  } finally {
+    redis.disconnect();
+    await proxy.close();
+  }
 });
