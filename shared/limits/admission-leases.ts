@@ -68,7 +68,7 @@ interface KeyLease {
   /** A lease asked for, on its way: resolves true when granted. */
   granting: Promise<boolean> | null;
   /** Unused slots on their way back to Redis. */
-  asking: boolean;
+  givingBack: boolean;
   /** No lease is asked before this time: the last ask was refused. */
   quietUntil: number;
   /** Requests of the current LEASE_MS period, and of the one before it. */
@@ -138,7 +138,7 @@ export class AdmissionLeases {
     if (lease.slots > 0 && t < lease.endsAt) return this.use(lease, input);
     // A lease asked for by an earlier request: wait for it rather than ask Redis alone.
     if (lease.granting) return this.after(lease.granting, lease, input);
-    if (lease.asking || t < lease.quietUntil) return undefined;
+    if (lease.givingBack || t < lease.quietUntil) return undefined;
     const want = Math.min(cap, Math.max(lease.demand, lease.lastDemand));
     if (want < MIN_LEASE) {
       if (lease.slots > 0) void this.giveBack(lease);
@@ -188,7 +188,7 @@ export class AdmissionLeases {
         resetAt: 0,
         unmetered: new Map(),
         granting: null,
-        asking: false,
+        givingBack: false,
         quietUntil: 0,
         periodStart: t,
         demand: 0,
@@ -275,7 +275,7 @@ export class AdmissionLeases {
   private async giveBack(lease: KeyLease): Promise<void> {
     const { slots, date, monthKey } = lease;
     lease.slots = 0;
-    lease.asking = true;
+    lease.givingBack = true;
     try {
       const log = this.keys.rateLog(lease);
       await this.redis.cosLeaseAdmissions(log, monthKey, monthKey, limiterTime(this.clock).scriptNow, 0, 0, 0, 0, slots, date, 0);
@@ -283,7 +283,7 @@ export class AdmissionLeases {
       // The slots leave the log a second after their date; the month keeps counting them.
       this.logger.warn({ err: error, unused: slots }, 'could not give back leased admissions');
     } finally {
-      lease.asking = false;
+      lease.givingBack = false;
     }
   }
 
@@ -298,7 +298,7 @@ export class AdmissionLeases {
     const t = this.now();
     for (const lease of this.leases.values()) {
       this.meter(lease);
-      if (lease.asking || lease.granting) continue;
+      if (lease.givingBack || lease.granting) continue;
       if (lease.slots > 0 && t >= lease.endsAt) void this.giveBack(lease);
       else if (lease.slots === 0 && t - lease.periodStart >= 2 * LEASE_MS) this.leases.delete(lease.keyId);
     }
