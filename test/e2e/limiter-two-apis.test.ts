@@ -45,13 +45,14 @@ async function redisMillis(): Promise<number> {
   return Number(seconds) * 1000 + Number(micros) / 1000;
 }
 
-it('never admits more than the limit in any one-second span with two API processes on one key', async () => {
-  const { key } = await new KeyService(env.db, TEST_SECRET).create({ account: 'two-apis', environment: 'live', rateLimitRps: LIMIT });
-  const samples: Sample[] = [];
-  // A connection refused or reset while connecting never reached the API (nothing was counted),
-  // so it is retried: on a loaded machine the listen queue can overflow under this hammering.
-  // Any other failure fails the test, saying whether an API process died and what it printed.
-  const send = async (url: string, phase: Sample['phase']): Promise<void> => {
+/**
+ * Sends one GET of a missing profile with `key` and records it in `samples`. A connection refused
+ * or reset while connecting never reached the API (nothing was counted), so it is retried: on a
+ * loaded machine the listen queue can overflow under this hammering. Any other failure fails
+ * the test, saying whether an API process died and what it printed.
+ */
+function sender(key: string, samples: Sample[]) {
+  return async (url: string, phase: Sample['phase']): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       const sent = Date.now();
       try {
@@ -69,6 +70,12 @@ it('never admits more than the limit in any one-second span with two API process
       }
     }
   };
+}
+
+it('never admits more than the limit in any one-second span with two API processes on one key', async () => {
+  const { key } = await new KeyService(env.db, TEST_SECRET).create({ account: 'two-apis', environment: 'live', rateLimitRps: LIMIT });
+  const samples: Sample[] = [];
+  const send = sender(key, samples);
   const burst = (phase: Sample['phase']) =>
     Promise.all(apis.flatMap((api) => Array.from({ length: 2 * LIMIT }, () => send(api.url, phase))));
 
@@ -97,4 +104,47 @@ it('never admits more than the limit in any one-second span with two API process
   expect(samples.length).toBeGreaterThanOrEqual(8 * LIMIT);
   expect(admitted.filter((s) => s.phase === 'hammer').length).toBeGreaterThanOrEqual(LIMIT);
   expect(largestCertainSpan(admitted)).toBe(LIMIT);
+}, 30_000);
+
+it('stays exact when both processes admit a busy key on leased slots, and meters every request', async () => {
+  const limit = 300; // leased: at least 128
+  const issued = await new KeyService(env.db, TEST_SECRET).create({ account: 'two-apis-leased', environment: 'live', rateLimitRps: limit });
+  const samples: Sample[] = [];
+  const send = sender(issued.key, samples);
+  const { account_id: accountId } = await env.db
+    .selectFrom('api_keys')
+    .select('account_id')
+    .where('id', '=', issued.id)
+    .executeTakeFirstOrThrow();
+  const log = env.keys.rateLog({ accountId, keyId: issued.id });
+  let leasedSeen = false;
+  const deadline = Date.now() + 2500;
+  const hammer = async (url: string) => {
+    while (Date.now() < deadline) await send(url, 'hammer');
+  };
+  // A leased slot is dated at its lease's end: an entry ahead of Redis's clock shows leases at work.
+  const watch = async () => {
+    while (Date.now() < deadline && !leasedSeen) {
+      const [entries, now] = await Promise.all([env.redis.lrange(log, 0, -1), redisMillis()]);
+      leasedSeen = entries.some((entry) => Number(entry) / 1000 > now);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await Promise.all([watch(), ...apis.flatMap((api) => Array.from({ length: 10 }, () => hammer(api.url)))]);
+
+  const admitted = samples.filter((s) => s.status === 404);
+  const refused = samples.filter((s) => s.status === 429);
+  expect(admitted.length + refused.length).toBe(samples.length);
+  expect(leasedSeen).toBe(true);
+  expect(largestCertainSpan(admitted)).toBeLessThanOrEqual(limit);
+  // The limit was reached: more than a second's worth admitted, and some requests refused.
+  expect(admitted.length).toBeGreaterThan(limit);
+  expect(refused.length).toBeGreaterThan(0);
+  // Each process sends its counts every 100 ms: every admitted request ended 404, so 4xx.
+  await new Promise((r) => setTimeout(r, 500));
+  const day = new Date().toISOString().slice(0, 10);
+  const usage = await env.usage(day, issued.id);
+  expect(Number(usage[`${issued.id}|profile.get|4xx`])).toBe(admitted.length);
+  expect(Number(usage[`${issued.id}|profile.get|429`])).toBe(refused.length);
+  expect(Number(usage[`${issued.id}|profile.get|2xx`] ?? 0)).toBe(0);
 }, 30_000);
