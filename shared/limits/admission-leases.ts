@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
 import type { RedisClient } from '../redis/redis';
@@ -8,9 +9,10 @@ import { limiterTime, usageField, type LimitDecision, type LimitInput, type Stat
 import { resetAt } from './sliding-window';
 
 /**
- * cosLeaseAdmissions (shared/redis/lua/leaseAdmissions-3.lua) gives back an ended lease's
- * unused slots and leases new ones; cosMeterCounts (meterCounts-2.lua) adds the counts of
- * requests admitted on leased slots to a day's usage.
+ * cosLeaseAdmissions (shared/redis/lua/leaseAdmissions-4.lua) gives back an ended lease's
+ * unused slots and leases new ones; cosMeterCounts (meterCounts-3.lua) adds a batch of counts of
+ * requests admitted on leased slots to a day's usage. Both do their part once however often a
+ * call is sent, so a failed one is sent again.
  */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -18,6 +20,7 @@ declare module 'ioredis' {
       logKey: string,
       monthKey: string,
       givenBackMonthKey: string,
+      givenBackMark: string,
       now: string,
       limit: number,
       quota: number,
@@ -27,24 +30,53 @@ declare module 'ioredis' {
       givenBackDate: number,
       monthTtl: number,
     ): Result<LeaseReply, Context>;
-    cosMeterCounts(usageKey: string, usageDaysKey: string, day: string, ...fieldsAndCounts: (string | number)[]): Result<number, Context>;
+    cosMeterCounts(
+      usageKey: string,
+      usageDaysKey: string,
+      batchMark: string,
+      day: string,
+      ...fieldsAndCounts: (string | number)[]
+    ): Result<number, Context>;
   }
 }
 
-/** {granted, counted, now µs, oldest µs, date µs}: see leaseAdmissions-3.lua. */
+/** {granted, counted, now µs, oldest µs, date µs}: see leaseAdmissions-4.lua. */
 type LeaseReply = [number, number, number, number, number];
 
 /** How long a lease's slots may be used, from the moment it is asked for. */
 export const LEASE_MS = 100;
 /** Fewer slots than this are not worth a lease: the key's requests ask Redis one by one. */
 export const MIN_LEASE = 16;
-/** A lease takes at most this fraction of the key's limit: every API process may hold one. */
+/** A lease takes at most this fraction of the key's limit: several API processes may hold one each. */
 export const LEASE_SHARE = 1 / 8;
 /** At most this many slots a lease: the script pushes them in one call. */
 export const MAX_LEASE = 4000;
 
 /** A request admitted on a leased slot: the limiter's decision, and when it was metered. */
 export type LeasedAdmission = Extract<LimitDecision, { allowed: true }>;
+
+/** Unused slots of an ended lease, on their way back to the key's log and its account's month. */
+interface GivenBack {
+  accountId: string;
+  keyId: string;
+  /** The lease's id: its give-back's mark is named by it. */
+  lease: string;
+  slots: number;
+  /** The slots' date in the log (µs). */
+  date: number;
+  monthKey: string;
+}
+
+/** Counts of one usage shard and day, sent as one call under an id of their own. */
+interface UsageBatch {
+  id: string;
+  shard: number;
+  day: string;
+  fieldsAndCounts: (string | number)[];
+}
+
+/** Batches and give-backs kept for another try while Redis does not take them; beyond, the oldest are dropped. */
+const MAX_KEPT = 10_000;
 
 /** One live key's lease and demand in this process. */
 interface KeyLease {
@@ -53,7 +85,8 @@ interface KeyLease {
   /** Slots of the current lease not used yet, and until when (`now()`) they may be. */
   slots: number;
   endsAt: number;
-  /** The slots' date in the key's log (µs) and the month count they were taken from. */
+  /** Its id, the slots' date in the key's log (µs) and the month count they were taken from. */
+  id: string;
   date: number;
   monthKey: string;
   /** When it was granted (calendar ms): its requests are metered on that day. */
@@ -67,8 +100,6 @@ interface KeyLease {
   unmetered: Map<string, number>;
   /** A lease asked for, on its way: resolves true when granted. */
   granting: Promise<boolean> | null;
-  /** Unused slots on their way back to Redis. */
-  givingBack: boolean;
   /** No lease is asked before this time: the last ask was refused. */
   quietUntil: number;
   /** Requests of the current LEASE_MS period, and of the one before it. */
@@ -98,6 +129,16 @@ export class AdmissionLeases {
   private readonly leases = new Map<string, KeyLease>();
   /** Counts of requests admitted on leased slots, by usage shard and day, then field. */
   private tally = new Map<string, { shard: number; day: string; counts: Map<string, number> }>();
+  /** Batches and give-backs that failed, sent again as they were (their scripts take each once). */
+  private unsent: UsageBatch[] = [];
+  private notGivenBack: GivenBack[] = [];
+  /** Names this process's batches and leases. */
+  private readonly processId = randomUUID();
+  private batches = 0;
+  private leasesGranted = 0;
+  private sending: Promise<void> = Promise.resolve();
+  /** Leases asked for and give-backs on their way: `close` waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
@@ -115,13 +156,23 @@ export class AdmissionLeases {
     this.timer.unref();
   }
 
-  /** Gives back every lease's unused slots and sends the counts: the process stops admitting. */
+  /**
+   * Gives back every lease's unused slots and sends the counts: the process stops admitting.
+   * What Redis still does not take is logged, the counts with their fields.
+   */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    for (const lease of this.leases.values()) this.meter(lease);
-    await Promise.all([...this.leases.values()].filter((lease) => lease.slots > 0).map((lease) => this.giveBack(lease)));
-    await this.flush();
+    await Promise.allSettled([...this.inFlight]);
+    for (const lease of this.leases.values()) {
+      this.meter(lease);
+      if (lease.slots > 0) this.endLease(lease);
+    }
+    await this.send();
+    if (this.unsent.length > 0 || this.notGivenBack.length > 0) {
+      const counts = this.unsent.map(({ day, fieldsAndCounts }) => ({ day, fieldsAndCounts }));
+      this.logger.error({ counts, slots: this.notGivenBack }, 'leased admissions not metered or given back at shutdown');
+    }
   }
 
   /**
@@ -138,15 +189,17 @@ export class AdmissionLeases {
     if (lease.slots > 0 && t < lease.endsAt) return this.use(lease, input);
     // A lease asked for by an earlier request: wait for it rather than ask Redis alone.
     if (lease.granting) return this.after(lease.granting, lease, input);
-    if (lease.givingBack || t < lease.quietUntil) return undefined;
+    if (t < lease.quietUntil) return undefined;
     const want = Math.min(cap, Math.max(lease.demand, lease.lastDemand));
     if (want < MIN_LEASE) {
-      if (lease.slots > 0) void this.giveBack(lease);
+      if (lease.slots > 0) this.endLease(lease);
       return undefined;
     }
     const granting = this.ask(lease, input, want, t);
     lease.granting = granting;
+    this.inFlight.add(granting);
     const done = () => {
+      this.inFlight.delete(granting);
       if (lease.granting === granting) lease.granting = null;
     };
     granting.then(done, done);
@@ -179,6 +232,7 @@ export class AdmissionLeases {
         keyId: input.keyId,
         slots: 0,
         endsAt: 0,
+        id: '',
         date: 0,
         monthKey: '',
         grantedAt: 0,
@@ -188,7 +242,6 @@ export class AdmissionLeases {
         resetAt: 0,
         unmetered: new Map(),
         granting: null,
-        givingBack: false,
         quietUntil: 0,
         periodStart: t,
         demand: 0,
@@ -230,21 +283,28 @@ export class AdmissionLeases {
   private async ask(lease: KeyLease, input: LimitInput, want: number, t: number): Promise<boolean> {
     const { now, scriptNow } = limiterTime(this.clock);
     const monthKey = this.keys.monthlyCount({ accountId: input.accountId, month: utcMonth(now) });
-    const givenBack = lease.slots;
-    const givenBackMonth = givenBack > 0 ? lease.monthKey : monthKey;
+    const givenBack: GivenBack = {
+      accountId: input.accountId,
+      keyId: input.keyId,
+      lease: lease.id,
+      slots: lease.slots,
+      date: lease.date,
+      monthKey: lease.monthKey,
+    };
     lease.slots = 0;
     try {
       const [granted, counted, nowMicros, oldestMicros, date] = await this.redis.cosLeaseAdmissions(
         this.keys.rateLog(input),
         monthKey,
-        givenBackMonth,
+        givenBack.slots > 0 ? givenBack.monthKey : monthKey,
+        this.keys.leaseGivenBack(input, givenBack.lease),
         scriptNow,
         input.perSecond,
         input.perMonth ?? 0,
         want,
         LEASE_MS * 1000,
-        givenBack,
-        lease.date,
+        givenBack.slots,
+        givenBack.date,
         Math.ceil((startOfNextMonth(now) - now) / 1000) + 40 * 86_400,
       );
       if (granted === 0) {
@@ -254,6 +314,7 @@ export class AdmissionLeases {
       this.meter(lease);
       const window = { limit: input.perSecond, counted, oldestMicros, nowMicros };
       Object.assign(lease, {
+        id: `${this.processId}:${++this.leasesGranted}`,
         slots: granted,
         endsAt: t + LEASE_MS,
         date,
@@ -264,27 +325,27 @@ export class AdmissionLeases {
         used: 0,
         resetAt: resetAt(window),
       });
+      // Granted after its lifetime (Redis slower than a lease period): back off; the tick returns it.
+      if (this.now() >= lease.endsAt) lease.quietUntil = this.now() + LEASE_MS;
       return true;
     } catch (error) {
-      if (givenBack > 0) this.logger.warn({ err: error, unused: givenBack }, 'could not give back leased admissions');
+      // Sent again with the next counts: the script gives a lease's slots back once.
+      if (givenBack.slots > 0) this.notGivenBack.push(givenBack);
       throw error;
     }
   }
 
-  /** Gives back an ended lease's unused slots (its own call: the key asks for no new lease). */
-  private async giveBack(lease: KeyLease): Promise<void> {
-    const { slots, date, monthKey } = lease;
+  /** Queues an ended lease's unused slots to be given back with the next counts. */
+  private endLease(lease: KeyLease): void {
+    this.notGivenBack.push({
+      accountId: lease.accountId,
+      keyId: lease.keyId,
+      lease: lease.id,
+      slots: lease.slots,
+      date: lease.date,
+      monthKey: lease.monthKey,
+    });
     lease.slots = 0;
-    lease.givingBack = true;
-    try {
-      const log = this.keys.rateLog(lease);
-      await this.redis.cosLeaseAdmissions(log, monthKey, monthKey, limiterTime(this.clock).scriptNow, 0, 0, 0, 0, slots, date, 0);
-    } catch (error) {
-      // The slots leave the log a second after their date; the month keeps counting them.
-      this.logger.warn({ err: error, unused: slots }, 'could not give back leased admissions');
-    } finally {
-      lease.givingBack = false;
-    }
   }
 
   private count(shard: number, day: string, field: string, n: number): void {
@@ -298,48 +359,78 @@ export class AdmissionLeases {
     const t = this.now();
     for (const lease of this.leases.values()) {
       this.meter(lease);
-      if (lease.givingBack || lease.granting) continue;
-      if (lease.slots > 0 && t >= lease.endsAt) void this.giveBack(lease);
+      if (lease.granting) continue;
+      if (lease.slots > 0 && t >= lease.endsAt) this.endLease(lease);
       else if (lease.slots === 0 && t - lease.periodStart >= 2 * LEASE_MS) this.leases.delete(lease.keyId);
     }
     await this.flush();
   }
 
-  /** Sends the counts so far, a call per usage shard and day. */
-  private async flush(): Promise<void> {
-    if (this.tally.size === 0) return;
-    const batch = [...this.tally.values()];
+  /** Sends the counts and give-backs so far; one send at a time. */
+  private flush(): Promise<void> {
+    this.sending = this.sending.then(() => this.send());
+    return this.sending;
+  }
+
+  /**
+   * The counts as batches (one call per usage shard and day: a cluster runs each on its shard's
+   * master), with the batches and give-backs that failed before, each as it was sent then.
+   */
+  private async send(): Promise<void> {
+    for (const { shard, day, counts } of this.tally.values()) {
+      const fieldsAndCounts: (string | number)[] = [];
+      for (const [field, n] of counts) if (n !== 0) fieldsAndCounts.push(field, n);
+      if (fieldsAndCounts.length > 0) this.unsent.push({ id: `${this.processId}:${++this.batches}`, shard, day, fieldsAndCounts });
+    }
     this.tally = new Map();
-    const sent: typeof batch = [];
-    const pipeline = this.redis.pipeline();
-    for (const entry of batch) {
-      const args: (string | number)[] = [];
-      for (const [field, n] of entry.counts) if (n !== 0) args.push(field, n);
-      if (args.length === 0) continue;
-      sent.push(entry);
-      pipeline.cosMeterCounts(this.keys.usage(entry.day, entry.shard), this.keys.usageDays(entry.shard), entry.day, ...args);
-    }
-    let results: Array<[Error | null, unknown]>;
-    try {
-      results = (await pipeline.exec()) ?? [];
-    } catch (error) {
-      results = sent.map(() => [error as Error, null]);
-    }
-    const dropped: typeof batch = [];
-    sent.forEach((entry, i) => {
-      const error = results[i]?.[0];
-      if (!error) return;
-      // A command that never left (Redis unreachable) is kept for the next flush; resending one
-      // that may have run could count it twice, so it is dropped and logged.
-      if (NOT_SENT.test(error.message)) for (const [field, n] of entry.counts) this.count(entry.shard, entry.day, field, n);
-      else dropped.push(entry);
-    });
-    if (dropped.length > 0) {
-      const counts = dropped.map(({ day, counts }) => ({ day, counts: Object.fromEntries(counts) }));
-      this.logger.error({ err: results.find(([error]) => error)?.[0], counts }, 'could not meter leased admissions');
-    }
+    const batches = this.unsent.splice(0);
+    const givenBack = this.notGivenBack.splice(0);
+    if (batches.length === 0 && givenBack.length === 0) return;
+    const { scriptNow } = limiterTime(this.clock);
+    const [metered, returned] = await Promise.all([
+      Promise.allSettled(
+        batches.map(({ id, shard, day, fieldsAndCounts }) =>
+          this.redis.cosMeterCounts(
+            this.keys.usage(day, shard),
+            this.keys.usageDays(shard),
+            this.keys.usageBatch(id, shard),
+            day,
+            ...fieldsAndCounts,
+          ),
+        ),
+      ),
+      Promise.allSettled(
+        givenBack.map((back) =>
+          this.redis.cosLeaseAdmissions(
+            this.keys.rateLog(back),
+            back.monthKey,
+            back.monthKey,
+            this.keys.leaseGivenBack(back, back.lease),
+            scriptNow,
+            0,
+            0,
+            0,
+            0,
+            back.slots,
+            back.date,
+            0,
+          ),
+        ),
+      ),
+    ]);
+    const failed = [...metered, ...returned].find((result) => result.status === 'rejected');
+    if (!failed) return;
+    this.unsent.unshift(...batches.filter((_, i) => metered[i]!.status === 'rejected'));
+    this.notGivenBack.unshift(...givenBack.filter((_, i) => returned[i]!.status === 'rejected'));
+    const dropped = {
+      counts: this.unsent.splice(0, Math.max(0, this.unsent.length - MAX_KEPT)),
+      slots: this.notGivenBack.splice(0, Math.max(0, this.notGivenBack.length - MAX_KEPT)),
+    };
+    const err = (failed as PromiseRejectedResult).reason as unknown;
+    this.logger.warn(
+      { err, kept: { batches: this.unsent.length, givenBack: this.notGivenBack.length } },
+      'could not meter or give back leased admissions; kept for the next try',
+    );
+    if (dropped.counts.length > 0 || dropped.slots.length > 0) this.logger.error(dropped, 'leased admissions dropped: too many kept');
   }
 }
-
-/** ioredis's refusal of a command it could not write (the connection is down and it queues nothing). */
-const NOT_SENT = /Stream isn't writeable/;

@@ -93,6 +93,14 @@ export function redisKeys(prefix: string, layout: KeyLayout = SINGLE_NODE) {
      */
     rateLog: ({ accountId, keyId }: { accountId: string; keyId: string }) =>
       `${base}:admissions:${keyId}${shardTag(usageShard(accountId))}`,
+    /**
+     * Marks a lease's unused slots of a key as given back (the lease named by its process), so
+     * that a give-back resent after a lost reply does not remove them twice.
+     */
+    leaseGivenBack: ({ accountId, keyId }: { accountId: string; keyId: string }, lease: string) =>
+      `${base}:admissions-given-back:${keyId}:${lease}${shardTag(usageShard(accountId))}`,
+    /** Marks a batch of an API process's usage counts as added, so that a resent batch adds nothing. */
+    usageBatch: (batchId: string, shard = 0) => `${base}:usage-batch:${batchId}${shardTag(shard)}`,
     /** Requests admitted for an account's live keys together in a UTC month (YYYY-MM); kept 40 days past the month. */
     monthlyCount: ({ accountId, month }: { accountId: string; month: string }) =>
       `${base}:quota:${accountId}:${month}${shardTag(usageShard(accountId))}`,

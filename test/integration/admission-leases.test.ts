@@ -224,8 +224,70 @@ it('keeps the counts of leased admissions it could not send while Redis was unre
     const usage = await env.usage(utcDay(START), limit.keyId);
     expect(Number(usage[usageField(limit, '2xx')] ?? 0)).toBe(leased - 1);
     expect(usage[usageField(limit, '5xx')]).toBe('1');
+    // The unused slots went back too, once Redis took the give-back it first refused.
+    const month = await env.redis.get(env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) }));
+    expect(Number(month)).toBe(leased);
   } finally {
     redis.disconnect();
     await proxy.close();
   }
+});
+
+it('meters the leased admissions of many accounts, on every usage shard they fall in', async () => {
+  const leases = newLeases();
+  now = START;
+  const limits = Array.from({ length: 12 }, () => input(randomUUID(), 10_000));
+  const leased = new Map<string, number>();
+  for (const limit of limits) {
+    for (let i = 0; i < 40; i++)
+      if ((await request(leases, limit)) === 'leased') leased.set(limit.keyId, (leased.get(limit.keyId) ?? 0) + 1);
+  }
+  await leases.close();
+  const shards = new Set(limits.map((limit) => env.keys.usageShard(limit.accountId)));
+  if (env.keys.cluster) expect(shards.size).toBeGreaterThan(1);
+  for (const limit of limits) {
+    const usage = await env.usage(utcDay(START), limit.keyId);
+    expect(Number(usage[usageField(limit, '2xx')])).toBe(40); // checked ones by their script, leased ones by the batches
+    expect(leased.get(limit.keyId)).toBeGreaterThan(20);
+  }
+});
+
+it('gives back a lease that ended while its key went quiet, on its own timer', async () => {
+  const leases = newLeases();
+  const limit = input(randomUUID(), 10_000, 1_000_000);
+  now = START;
+  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
+  await leases.take(limit);
+  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  expect(await env.redis.get(month)).toBe(String(MIN_LEASE));
+  now = START + LEASE_MS;
+  leases.start();
+  for (let i = 0; i < 40 && (await env.redis.get(month)) !== '1'; i++) await new Promise((r) => setTimeout(r, 25));
+  expect(await env.redis.get(month)).toBe('1');
+  expect(await env.redis.llen(env.keys.rateLog(limit))).toBe(1);
+  await leases.close();
+});
+
+it('gives a lease back and adds a batch of counts once, however often the call is sent', async () => {
+  newLeases(); // defines the scripts on the client
+  const limit = input(randomUUID(), 10_000);
+  const log = env.keys.rateLog(limit);
+  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  const date = START * 1000 + 100_000;
+  await env.redis.rpush(log, ...Array(10).fill(date));
+  await env.redis.set(month, 10);
+  const mark = env.keys.leaseGivenBack(limit, `test:${randomUUID()}`);
+  for (let i = 0; i < 2; i++) await env.redis.cosLeaseAdmissions(log, month, month, mark, String(START * 1000), 0, 0, 0, 0, 4, date, 0);
+  expect(await env.redis.llen(log)).toBe(6);
+  expect(await env.redis.get(month)).toBe('6');
+
+  const shard = env.keys.usageShard(limit.accountId);
+  const day = utcDay(START);
+  const batch = env.keys.usageBatch(`test:${randomUUID()}`, shard);
+  const field = usageField(limit, '2xx');
+  const replies = [];
+  for (let i = 0; i < 2; i++)
+    replies.push(await env.redis.cosMeterCounts(env.keys.usage(day, shard), env.keys.usageDays(shard), batch, day, field, 7));
+  expect(replies).toEqual([1, 0]);
+  expect((await env.usage(day, limit.keyId))[field]).toBe('7');
 });

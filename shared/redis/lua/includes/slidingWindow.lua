@@ -24,10 +24,11 @@
 
   appendLeased(logKey, at, count)
     Appends `count` admissions dated `at` (epoch µs): a lease's slots, dated when the lease ends
-    (includes/leaseAdmissions.lua), so that each counts for at least the second after its use.
+    (leaseAdmissions-4.lua), so that each counts for at least the second after its use.
 
   removeLeased(logKey, at, count)
-    Removes `count` entries dated `at`: a lease's unused slots, once the lease has ended.
+    Removes `count` entries dated `at`: a lease's unused slots, once the lease has ended. They
+    were appended after most of the log's entries, so the search starts at its tail.
 
   The log's writes are unlogged (includes/unlogged.lua): it holds one second of admissions, and
   a Redis that restarts or fails over without it admits at most one more limit's worth in the
@@ -101,6 +102,6 @@ end
 
 local function removeLeased(logKey, at, count)
   unlogged()
-  redis.call('LREM', logKey, count, at)
+  redis.call('LREM', logKey, -count, at)
   logged()
 end

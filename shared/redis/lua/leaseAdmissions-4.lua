@@ -7,12 +7,16 @@
   (now + lifetime): each slot is used before that date, so it counts in the log for at least
   the second after its use, and the log never admits more than the limit in any one-second
   span. The month's count takes them at once too. Slots the process did not use are removed
-  from both once the lease has ended (ARGV[6], ARGV[7]).
+  from both once the lease has ended (ARGV[6], ARGV[7]), once: a call resent after its reply was
+  lost finds the lease's mark (KEYS[4]) and gives nothing back again, for the entries left dated
+  like them are the lease's used slots.
 
   Input:
     KEYS[1] the API key's sliding log (list: admission times, epoch µs, oldest first)
     KEYS[2] the account's request count of this month
     KEYS[3] the account's request count of the given-back lease's month (KEYS[2] as a rule)
+    KEYS[4] the given-back lease's mark, named by the lease (set for a minute; any key of the
+            slot when nothing is given back)
 
     ARGV[1] now in epoch µs, or '' for Redis server time
     ARGV[2] the key's limit per second
@@ -40,7 +44,7 @@ local quota = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 local back = tonumber(ARGV[6])
 
-if back > 0 then
+if back > 0 and redis.call('SET', KEYS[4], 1, 'NX', 'PX', 60000) then
   removeLeased(KEYS[1], tonumber(ARGV[7]), back)
   redis.call('DECRBY', KEYS[3], back)
 end
