@@ -149,6 +149,7 @@ export class Admission {
 
   private admit(decision: Extract<LimitDecision, { allowed: true }>, leased = false): void {
     const { meteredAt } = decision;
+    this.deps.metrics.rateLimitAdmitted(leased ? 'leased' : 'checked');
     // Admitted after the request was answered at its deadline: metered as what it got (503).
     if (this.res.headersSent) return this.meterAs(this.res.statusCode, meteredAt, leased);
     this.headers(decision.limit, decision.remaining, decision.resetAt);
@@ -174,7 +175,7 @@ export interface AdmissionDeps {
   leases: Pick<AdmissionLeases, 'take' | 'reclassify'>;
   limitedRead: LimitedProfileRead;
   logger: Logger;
-  metrics: Pick<ApiMetrics, 'rateLimitRejected'>;
+  metrics: Pick<ApiMetrics, 'rateLimitRejected' | 'rateLimitAdmitted'>;
 }
 
 /** One live request's admission: the limiter's wiring, shared by every request, and the request. */

@@ -89,6 +89,8 @@ export function dependencyOutageMetrics(registry: Registry, watch: DependencyWat
 }
 
 export type RateLimitScope = 'second' | 'month';
+/** How a live request was admitted: on a slot its API process leased, or checked in Redis on its own. */
+export type AdmissionWay = 'leased' | 'checked';
 
 /** The API's metrics; `registry` is what GET /metrics serves. */
 export class ApiMetrics {
@@ -107,6 +109,12 @@ export class ApiMetrics {
     help: 'Live requests refused with 429, by the limit they exceeded: the per-second limit or the monthly quota',
     label: 'scope',
     values: ['second', 'month'],
+  });
+  private readonly admissions = tallyCounter(this.registry, {
+    name: 'cos_rate_limit_admissions_total',
+    help: 'Live requests the rate limiter let through: on a slot this process leased for the key, or checked in Redis on their own',
+    label: 'way',
+    values: ['leased', 'checked'],
   });
   private readonly profileCacheReads = tallyCounter(this.registry, {
     name: 'cos_profile_cache_reads_total',
@@ -170,6 +178,10 @@ export class ApiMetrics {
 
   rateLimitRejected(scope: RateLimitScope): void {
     this.rejections[scope]++;
+  }
+
+  rateLimitAdmitted(way: AdmissionWay): void {
+    this.admissions[way]++;
   }
 
   profileCacheRead(hit: boolean): void {

@@ -139,6 +139,25 @@ describe('GET /metrics (api)', () => {
     expect(after.month - before.month).toBe(1);
   });
 
+  it('counts live admissions by the way they were let through: a key below the leases’ limit is checked one by one', async () => {
+    const read = async () => {
+      const text = await scrape();
+      return {
+        leased: sampleValue(text, 'cos_rate_limit_admissions_total', { way: 'leased' })!,
+        checked: sampleValue(text, 'cos_rate_limit_admissions_total', { way: 'checked' })!,
+      };
+    };
+    const before = await read();
+    const small = await h.keys.create({ account: 'metrics-admitted', environment: 'live', rateLimitRps: 100 });
+    for (let i = 0; i < 20; i++) expect((await h.http().get('/v1/profile/nobody').set(bearer(small.key))).status).toBe(404);
+    const busy = await h.keys.create({ account: 'metrics-leased', environment: 'live', rateLimitRps: 10_000 });
+    for (let i = 0; i < 40; i++) expect((await h.http().get('/v1/profile/nobody').set(bearer(busy.key))).status).toBe(404);
+    const after = await read();
+    expect(after.checked - before.checked + (after.leased - before.leased)).toBe(60);
+    expect(after.leased - before.leased).toBeGreaterThan(0);
+    expect(after.checked - before.checked).toBeGreaterThanOrEqual(20);
+  });
+
   it("reports Redis and Postgres as up, and Node's default process metrics", async () => {
     const text = await scrape();
     expect(sampleValue(text, 'cos_dependency_up', { dependency: 'redis' })).toBe(1);

@@ -21,6 +21,7 @@ function setup(decision: LimitDecision, readError?: Error, leased?: LeasedAdmiss
   const reclassified: string[] = [];
   const leaseMoves: string[] = [];
   const readsAlone: FreshRead[] = [];
+  const admittedWays: string[] = [];
   const rejected: string[] = [];
   const res = Object.assign(new EventEmitter(), { headers: {} as Record<string, string>, headersSent: false, statusCode: 200 });
   const response = Object.assign(res, {
@@ -41,7 +42,10 @@ function setup(decision: LimitDecision, readError?: Error, leased?: LeasedAdmiss
       },
     },
     logger: createLogger('silent', 'test'),
-    metrics: { rateLimitRejected: (scope: string) => void rejected.push(scope) },
+    metrics: {
+      rateLimitRejected: (scope: string) => void rejected.push(scope),
+      rateLimitAdmitted: (way: string) => void admittedWays.push(way),
+    },
   } as unknown as AdmissionDeps;
   return {
     admission: new Admission({ deps, credential, endpoint: 'context', res: response }),
@@ -50,11 +54,12 @@ function setup(decision: LimitDecision, readError?: Error, leased?: LeasedAdmiss
     rejected,
     leaseMoves,
     readsAlone,
+    admittedWays,
   };
 }
 
 it('sets the headers of an admitted call and moves its count when it ends with another status', async () => {
-  const { admission, res, reclassified } = setup(admitted);
+  const { admission, res, reclassified, admittedWays } = setup(admitted);
   expect(admission.pending).toBe(true);
   await expect(admission.withRead(read)).resolves.toEqual({ profile: null, pending: 0 });
   expect(admission.pending).toBe(false);
@@ -63,6 +68,7 @@ it('sets the headers of an admitted call and moves its count when it ends with a
   res.emit('finish');
   await new Promise((resolve) => setImmediate(resolve));
   expect(reclassified).toEqual(['5xx']);
+  expect(admittedWays).toEqual(['checked']);
 });
 
 it('throws the 429 of a refused call, with its headers', async () => {
@@ -91,7 +97,7 @@ it.each([
   ['held by this process', leasedSlot],
   ['on its way from Redis', Promise.resolve(leasedSlot)],
 ])('admits a call on a leased slot %s: its headers, the read alone, and a move of its count in the leases', async (_name, slot) => {
-  const { admission, res, reclassified, leaseMoves, readsAlone } = setup(refused, undefined, slot);
+  const { admission, res, reclassified, leaseMoves, readsAlone, admittedWays } = setup(refused, undefined, slot);
   // The limiter would refuse: a leased slot never asks it.
   await expect(admission.withRead(read)).resolves.toEqual({ profile: null, pending: 1 });
   expect(readsAlone).toEqual([read]);
@@ -100,6 +106,7 @@ it.each([
   res.emit('finish');
   expect(leaseMoves).toEqual(['4xx']);
   expect(reclassified).toEqual([]);
+  expect(admittedWays).toEqual(['leased']);
 });
 
 it('checks a call with the limiter when no lease is granted', async () => {
