@@ -291,3 +291,30 @@ it('gives a lease back and adds a batch of counts once, however often the call i
   expect(replies).toEqual([1, 0]);
   expect((await env.usage(day, limit.keyId))[field]).toBe('7');
 });
+
+it('backs a key off for a lease period when its lease comes back after its lifetime (Redis slower than a period)', async () => {
+  const leases = newLeases();
+  const limit = input(randomUUID(), 10_000);
+  now = START;
+  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
+  const late = leases.take(limit);
+  now = START + LEASE_MS; // the lease's lifetime passes while its call is on its way
+  await expect(late).resolves.toBeUndefined();
+  // Not asked again at once: the next requests are checked on their own.
+  expect(leases.take(limit)).toBeUndefined();
+  await leases.close();
+  expect(await env.redis.llen(env.keys.rateLog(limit))).toBe(0); // its slots went back
+});
+
+it('waits at shutdown for a lease on its way, and gives its unused slots back', async () => {
+  const leases = newLeases();
+  const limit = input(randomUUID(), 10_000);
+  now = START;
+  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
+  const asked = leases.take(limit);
+  await leases.close();
+  await expect(asked).resolves.toMatchObject({ allowed: true });
+  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  expect(await env.redis.get(month)).toBe('1');
+  expect(await env.redis.llen(env.keys.rateLog(limit))).toBe(1);
+});
