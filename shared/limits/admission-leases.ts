@@ -283,15 +283,7 @@ export class AdmissionLeases {
   private async ask(lease: KeyLease, input: LimitInput, want: number, t: number): Promise<boolean> {
     const { now, scriptNow } = limiterTime(this.clock);
     const monthKey = this.keys.monthlyCount({ accountId: input.accountId, month: utcMonth(now) });
-    const givenBack: GivenBack = {
-      accountId: input.accountId,
-      keyId: input.keyId,
-      lease: lease.id,
-      slots: lease.slots,
-      date: lease.date,
-      monthKey: lease.monthKey,
-    };
-    lease.slots = 0;
+    const givenBack = this.unusedOf(lease);
     try {
       const [granted, counted, nowMicros, oldestMicros, date] = await this.redis.cosLeaseAdmissions(
         this.keys.rateLog(input),
@@ -337,15 +329,14 @@ export class AdmissionLeases {
 
   /** Queues an ended lease's unused slots to be given back with the next counts. */
   private endLease(lease: KeyLease): void {
-    this.notGivenBack.push({
-      accountId: lease.accountId,
-      keyId: lease.keyId,
-      lease: lease.id,
-      slots: lease.slots,
-      date: lease.date,
-      monthKey: lease.monthKey,
-    });
+    this.notGivenBack.push(this.unusedOf(lease));
+  }
+
+  /** Takes the lease's unused slots out of it, to give back (none when it has none left). */
+  private unusedOf(lease: KeyLease): GivenBack {
+    const { accountId, keyId, id, slots, date, monthKey } = lease;
     lease.slots = 0;
+    return { accountId, keyId, lease: id, slots, date, monthKey };
   }
 
   private count(shard: number, day: string, field: string, n: number): void {

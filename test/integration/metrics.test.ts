@@ -23,6 +23,12 @@ async function scrape(): Promise<string> {
   return res.text;
 }
 
+/** A labelled counter's values, one per label value, from a fresh scrape. */
+async function counterByLabel<V extends string>(name: string, label: string, values: readonly V[]): Promise<Record<V, number>> {
+  const text = await scrape();
+  return Object.fromEntries(values.map((value) => [value, sampleValue(text, name, { [label]: value })!])) as Record<V, number>;
+}
+
 const requests = (text: string, route: string, status: number) =>
   sampleValue(text, 'cos_http_request_duration_seconds_count', { route, status_code: String(status) }) ?? 0;
 
@@ -63,13 +69,7 @@ describe('GET /metrics (api)', () => {
   });
 
   it('counts profile cache misses and hits of the cache-first profile reads', async () => {
-    const read = async () => {
-      const text = await scrape();
-      return {
-        hit: sampleValue(text, 'cos_profile_cache_reads_total', { result: 'hit' })!,
-        miss: sampleValue(text, 'cos_profile_cache_reads_total', { result: 'miss' })!,
-      };
-    };
+    const read = () => counterByLabel('cos_profile_cache_reads_total', 'result', ['hit', 'miss']);
     const before = await read();
     await context('metrics-cache'); // new user: not cached, not in Postgres, then cached
     await context('metrics-cache');
@@ -80,13 +80,7 @@ describe('GET /metrics (api)', () => {
   });
 
   it('counts accepted outcomes, first posts apart from retries of the same outcome', async () => {
-    const read = async () => {
-      const text = await scrape();
-      return {
-        first: sampleValue(text, 'cos_outcomes_accepted_total', { delivery: 'first' })!,
-        retry: sampleValue(text, 'cos_outcomes_accepted_total', { delivery: 'retry' })!,
-      };
-    };
+    const read = () => counterByLabel('cos_outcomes_accepted_total', 'delivery', ['first', 'retry']);
     const before = await read();
     const requestId = (await context('metrics-outcome')).body.requestId as string;
     const post = () => h.http().post('/v1/outcome').set(bearer(key)).send({ requestId, started: true });
@@ -113,13 +107,7 @@ describe('GET /metrics (api)', () => {
   });
 
   it('counts 429s by the limit that refused them: the per-second limit and the monthly quota', async () => {
-    const read = async () => {
-      const text = await scrape();
-      return {
-        second: sampleValue(text, 'cos_rate_limit_rejections_total', { scope: 'second' })!,
-        month: sampleValue(text, 'cos_rate_limit_rejections_total', { scope: 'month' })!,
-      };
-    };
+    const read = () => counterByLabel('cos_rate_limit_rejections_total', 'scope', ['second', 'month']);
     const before = await read();
     const perSecond = await h.keys.create({ account: 'metrics-rps', environment: 'live', rateLimitRps: 1 });
     const statuses = [];
@@ -140,13 +128,7 @@ describe('GET /metrics (api)', () => {
   });
 
   it('counts live admissions by the way they were let through: a key below the leases’ limit is checked one by one', async () => {
-    const read = async () => {
-      const text = await scrape();
-      return {
-        leased: sampleValue(text, 'cos_rate_limit_admissions_total', { way: 'leased' })!,
-        checked: sampleValue(text, 'cos_rate_limit_admissions_total', { way: 'checked' })!,
-      };
-    };
+    const read = () => counterByLabel('cos_rate_limit_admissions_total', 'way', ['leased', 'checked']);
     const before = await read();
     const small = await h.keys.create({ account: 'metrics-admitted', environment: 'live', rateLimitRps: 100 });
     for (let i = 0; i < 20; i++) expect((await h.http().get('/v1/profile/nobody').set(bearer(small.key))).status).toBe(404);
