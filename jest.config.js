@@ -26,6 +26,7 @@ const CLUSTER_SUITES = [
   'integration/isolation',
   'integration/learning',
   'integration/limiter-window',
+  'integration/limiter-late',
   'integration/metering-5xx',
   'integration/outcome',
   'integration/profile',

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
-import { isDependencyUnavailable } from '../../shared/errors/unavailable';
+import { isCommandTimeout, isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
 import { statusClass, type LimitDecision, type LimitInput, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/credentials/key.repository';
@@ -92,7 +92,8 @@ export class Admission {
     this.settled = true;
     const taken = this.deps.leases.take(this.input());
     if (taken !== undefined && (await this.leased(taken))) return;
-    const decision = await this.ask(() => this.deps.limiter.check(this.input()));
+    const call = this.deps.limiter.prepare(this.input());
+    const decision = await this.ask(() => this.deps.limiter.send(call), call.meteredAt);
     if (!decision.allowed) return this.refuse(decision);
     this.admit(decision);
   }
@@ -107,7 +108,8 @@ export class Admission {
     // Held by this process: no wait before the read (this runs on every leased context call).
     if (taken !== undefined && !(taken instanceof Promise)) return this.leasedRead(taken, read);
     if (taken !== undefined && (await this.leased(taken))) return this.deps.limitedRead.readAlone(read);
-    const limited = await this.ask(() => this.deps.limitedRead.run(this.input(), read));
+    const call = this.deps.limiter.prepare(this.input());
+    const limited = await this.ask(() => this.deps.limitedRead.run(call, read), call.meteredAt);
     if (limited.kind === 'refused') return this.refuse(limited.decision);
     this.admit(limited.decision);
     if (limited.kind === 'read-failed') throw limited.error;
@@ -127,11 +129,18 @@ export class Admission {
     return true;
   }
 
-  private async ask<T>(call: () => Promise<T>): Promise<T> {
+  /**
+   * `call`'s result; a 503 when Redis is unavailable. A limiter script that timed out (`meteredAt`:
+   * it meters this request) was sent, and Redis may still run it once it answers again, admitting
+   * and metering the request as 2xx after it was answered 503: that count is moved to 5xx at
+   * once, by commands Redis runs after the script, as for a late reply (docs/adr/0005-rate-limiter.md).
+   */
+  private async ask<T>(call: () => Promise<T>, meteredAt?: number): Promise<T> {
     try {
       return await call();
     } catch (error) {
       if (!isDependencyUnavailable(error)) throw error;
+      if (meteredAt !== undefined && isCommandTimeout(error)) this.meterAs(503, meteredAt, false);
       this.deps.logger.warn({ err: error }, 'rate limiter unavailable');
       throw limiterUnavailable();
     }

@@ -40,5 +40,13 @@ export function isDependencyUnavailable(error: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
 }
 
+/**
+ * True for a Redis command given up after the client's command timeout: it was sent, so Redis may
+ * still run it, later (a server that hung answers again), unlike a command refused unsent.
+ */
+export function isCommandTimeout(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && /Command timed out/i.test(String((error as { message?: unknown }).message));
+}
+
 export const serviceUnavailable = () =>
   new AppError('SERVICE_UNAVAILABLE', 'A backing service is unavailable; retry shortly', undefined, { 'Retry-After': '1' });

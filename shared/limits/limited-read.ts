@@ -4,7 +4,7 @@ import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository
 import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
 import { defineScripts } from '../redis/scripts';
-import type { LimitCall, LimitDecision, LimitInput, LimitReply, Limiter } from './limiter';
+import type { LimitCall, LimitDecision, LimitReply, Limiter } from './limiter';
 
 /**
  * The limiter's script, then — when it admits the request — the profile read, in one script
@@ -90,17 +90,19 @@ export class LimitedProfileRead {
     return this.cache.sendFresh(read);
   }
 
-  /** `read` comes from ProfileCache.prepareFresh (whose cache, on this client, also sends it alone). */
-  async run(input: LimitInput, read: FreshRead): Promise<LimitedRead> {
+  /**
+   * `limit` comes from Limiter.prepare, `read` from ProfileCache.prepareFresh (whose cache, on
+   * this client, also sends it alone).
+   */
+  async run(limit: LimitCall, read: FreshRead): Promise<LimitedRead> {
     if (this.keys.cluster) {
-      const [verdict, fresh] = await Promise.allSettled([this.limiter.check(input), this.cache.sendFresh(read)]);
+      const [verdict, fresh] = await Promise.allSettled([this.limiter.send(limit), this.cache.sendFresh(read)]);
       if (verdict.status === 'rejected') throw verdict.reason;
       return settle(verdict.value, () => {
         if (fresh.status === 'rejected') throw fresh.reason;
         return fresh.value;
       });
     }
-    const limit = this.limiter.prepare(input);
     const { claim } = read;
     if (claim) {
       const [verdict, reply] = await this.redis.cosLimitClaimThenReadProfile(

@@ -63,6 +63,8 @@ export interface LimitCall {
   keys: [string, string, string, string];
   args: [string, number, number, string, string, number, string];
   decide: (reply: LimitReply) => LimitDecision;
+  /** The time (ms) whose day the request is metered in. */
+  meteredAt: number;
 }
 
 /**
@@ -94,12 +96,16 @@ export class Limiter {
   }
 
   async check(input: LimitInput): Promise<LimitDecision> {
-    const call = this.prepare(input);
+    return this.send(this.prepare(input));
+  }
+
+  /** Sends a prepared call alone. */
+  async send(call: LimitCall): Promise<LimitDecision> {
     return call.decide(await this.redis.cosLimitAndMeter(...call.keys, ...call.args));
   }
 
   /**
-   * The script's keys and arguments for `input`, and how its reply reads as a decision: `check`
+   * The script's keys and arguments for `input`, and how its reply reads as a decision: `send`
    * sends them alone, limited-read.ts with a read.
    */
   prepare(input: LimitInput): LimitCall {
@@ -139,7 +145,7 @@ export class Limiter {
       }
       return { allowed: false, scope: 'second', limit: input.perSecond, resetAt: resetAt(window), retryAfter: retryAfter(window) };
     };
-    return { keys, args, decide };
+    return { keys, args, decide, meteredAt: now };
   }
 
   /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */

@@ -17,7 +17,12 @@ const admitted: LimitDecision = { allowed: true, limit: 10, remaining: 9, resetA
 const refused: LimitDecision = { allowed: false, scope: 'second', limit: 10, resetAt: 1_800_000_001, retryAfter: 1 };
 const read: FreshRead = { claim: undefined, keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) };
 
-function setup(decision: LimitDecision, readError?: Error, leased?: LeasedAdmission | Promise<LeasedAdmission | undefined>) {
+function setup(
+  decision: LimitDecision,
+  readError?: Error,
+  leased?: LeasedAdmission | Promise<LeasedAdmission | undefined>,
+  limiterError?: Error,
+) {
   const reclassified: string[] = [];
   const leaseMoves: string[] = [];
   const readsAlone: FreshRead[] = [];
@@ -28,10 +33,14 @@ function setup(decision: LimitDecision, readError?: Error, leased?: LeasedAdmiss
     set: (headers: Record<string, string>) => Object.assign(res.headers, headers),
   }) as unknown as Response;
   const deps = {
-    limiter: { reclassify: async (_request: unknown, cls: string) => void reclassified.push(cls) },
+    limiter: {
+      prepare: () => ({ meteredAt: 1_800_000_000_000 }),
+      reclassify: async (_request: unknown, cls: string) => void reclassified.push(cls),
+    },
     leases: { take: () => leased, reclassify: (_request: unknown, cls: string) => void leaseMoves.push(cls) },
     limitedRead: {
       run: async () => {
+        if (limiterError) throw limiterError;
         if (!decision.allowed) return { kind: 'refused', decision };
         if (readError) return { kind: 'read-failed', decision, error: readError };
         return { kind: 'read', decision, fresh: { profile: null, pending: 0 } };
@@ -114,4 +123,15 @@ it('checks a call with the limiter when no lease is granted', async () => {
   await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
   expect(rejected).toEqual(['second']);
   expect(readsAlone).toEqual([]);
+});
+
+it.each([
+  ['timed out: Redis may still run it, so its count moves to 5xx', new Error('Command timed out'), ['5xx']],
+  ['was never sent: nothing was counted, nothing moves', new Error('Connection is closed.'), []],
+])('answers 503 when the limiter call %s', async (_name, error, moves) => {
+  const { admission, reclassified, admittedWays } = setup(admitted, undefined, undefined, error);
+  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(reclassified).toEqual(moves);
+  expect(admittedWays).toEqual([]);
 });
