@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
-import { isCommandTimeout, isDependencyUnavailable } from '../../shared/errors/unavailable';
+import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
 import { statusClass, type LimitDecision, type LimitInput, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/credentials/key.repository';
@@ -93,8 +93,8 @@ export class Admission {
     const taken = this.deps.leases.take(this.input());
     if (taken !== undefined && (await this.leased(taken))) return;
     const call = this.deps.limiter.prepare(this.input());
-    const decision = await this.ask(() => this.deps.limiter.send(call), call.meteredAt);
-    if (!decision.allowed) return this.refuse(decision);
+    const decision = await this.ask(() => this.deps.limiter.send(call, (late) => this.settleLate(late, call.meteredAt)));
+    if (!decision.allowed) return this.refuse(decision, call.meteredAt);
     this.admit(decision);
   }
 
@@ -109,8 +109,8 @@ export class Admission {
     if (taken !== undefined && !(taken instanceof Promise)) return this.leasedRead(taken, read);
     if (taken !== undefined && (await this.leased(taken))) return this.deps.limitedRead.readAlone(read);
     const call = this.deps.limiter.prepare(this.input());
-    const limited = await this.ask(() => this.deps.limitedRead.run(call, read), call.meteredAt);
-    if (limited.kind === 'refused') return this.refuse(limited.decision);
+    const limited = await this.ask(() => this.deps.limitedRead.run(call, read, (late) => this.settleLate(late, call.meteredAt)));
+    if (limited.kind === 'refused') return this.refuse(limited.decision, call.meteredAt);
     this.admit(limited.decision);
     if (limited.kind === 'read-failed') throw limited.error;
     return limited.fresh;
@@ -129,18 +129,11 @@ export class Admission {
     return true;
   }
 
-  /**
-   * `call`'s result; a 503 when Redis is unavailable. A limiter script that timed out (`meteredAt`:
-   * it meters this request) was sent, and Redis may still run it once it answers again, admitting
-   * and metering the request as 2xx after it was answered 503: that count is moved to 5xx at
-   * once, by commands Redis runs after the script, as for a late reply (docs/adr/0005-rate-limiter.md).
-   */
-  private async ask<T>(call: () => Promise<T>, meteredAt?: number): Promise<T> {
+  private async ask<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
       if (!isDependencyUnavailable(error)) throw error;
-      if (meteredAt !== undefined && isCommandTimeout(error)) this.meterAs(503, meteredAt, false);
       this.deps.logger.warn({ err: error }, 'rate limiter unavailable');
       throw limiterUnavailable();
     }
@@ -150,8 +143,23 @@ export class Admission {
     this.res.set(rateLimitHeaders({ limit, remaining, resetAt }));
   }
 
-  private refuse(decision: Extract<LimitDecision, { allowed: false }>): never {
-    this.headers(decision.limit, 0, decision.resetAt);
+  /**
+   * A limiter decision that came after the client gave up waiting for it: the request was
+   * answered 503, but Redis ran the script once it answered again, which metered the request as
+   * 2xx (admitted) or 429 (refused). Metered as what it got (docs/adr/0005-rate-limiter.md).
+   */
+  private settleLate(decision: LimitDecision, meteredAt: number): void {
+    const request = { accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint };
+    const { limiter, logger } = this.deps;
+    limiter
+      .reclassify(request, '5xx', meteredAt, decision.allowed ? '2xx' : '429')
+      .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+  }
+
+  private refuse(decision: Extract<LimitDecision, { allowed: false }>, meteredAt: number): never {
+    // Refused after the request was answered at its deadline: metered as what it got (503).
+    if (this.res.headersSent) this.settleLate(decision, meteredAt);
+    else this.headers(decision.limit, 0, decision.resetAt);
     this.deps.metrics.rateLimitRejected(decision.scope);
     throw refusal(decision);
   }

@@ -3,7 +3,7 @@ import type { RedisKeys } from '../redis/key-names';
 import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository';
 import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
-import { defineScripts } from '../redis/scripts';
+import { defineScripts, sendScript } from '../redis/scripts';
 import type { LimitCall, LimitDecision, LimitReply, Limiter } from './limiter';
 
 /**
@@ -92,30 +92,35 @@ export class LimitedProfileRead {
 
   /**
    * `limit` comes from Limiter.prepare, `read` from ProfileCache.prepareFresh (whose cache, on
-   * this client, also sends it alone).
+   * this client, also sends it alone). `late` receives the limiter's decision when it comes after
+   * the client gave up waiting (Limiter.send).
    */
-  async run(limit: LimitCall, read: FreshRead): Promise<LimitedRead> {
+  async run(limit: LimitCall, read: FreshRead, late: (decision: LimitDecision) => void): Promise<LimitedRead> {
     if (this.keys.cluster) {
-      const [verdict, fresh] = await Promise.allSettled([this.limiter.send(limit), this.cache.sendFresh(read)]);
+      const [verdict, fresh] = await Promise.allSettled([this.limiter.send(limit, late), this.cache.sendFresh(read)]);
       if (verdict.status === 'rejected') throw verdict.reason;
       return settle(verdict.value, () => {
         if (fresh.status === 'rejected') throw fresh.reason;
         return fresh.value;
       });
     }
+    const lateVerdict = ([verdict]: [LimitReply, ...unknown[]]) => late(limit.decide(verdict));
     const { claim } = read;
     if (claim) {
-      const [verdict, reply] = await this.redis.cosLimitClaimThenReadProfile(
-        ...limit.keys,
-        ...claim.keys,
-        ...read.keys,
-        ...limit.args,
-        ...claim.args,
-        ...read.args,
+      const [verdict, reply] = await sendScript<[LimitReply, (ClaimReply<FreshReply> | string)?]>(
+        this.redis,
+        'cosLimitClaimThenReadProfile',
+        [...limit.keys, ...claim.keys, ...read.keys, ...limit.args, ...claim.args, ...read.args],
+        lateVerdict,
       );
       return settle(limit.decide(verdict), () => read.read(claim.settle(succeeded(reply))));
     }
-    const [verdict, fresh] = await this.redis.cosLimitThenReadProfile(...limit.keys, ...read.keys, ...limit.args, ...read.args);
+    const [verdict, fresh] = await sendScript<[LimitReply, (FreshReply | string)?]>(
+      this.redis,
+      'cosLimitThenReadProfile',
+      [...limit.keys, ...read.keys, ...limit.args, ...read.args],
+      lateVerdict,
+    );
     return settle(limit.decide(verdict), () => read.read(succeeded(fresh)));
   }
 }

@@ -3,7 +3,7 @@ import type { RedisKeys } from '../redis/key-names';
 import { secondsInMonth, startOfNextMonth, utcDay, utcMonth } from '../util/calendar';
 import { remaining, resetAt, retryAfter, type WindowState } from './sliding-window';
 import type { RedisClient } from '../redis/redis';
-import { defineScripts } from '../redis/scripts';
+import { defineScripts, sendScript } from '../redis/scripts';
 
 /**
  * One atomic Redis script per live request, `cosLimitAndMeter` (shared/redis/lua/limitAndMeter-4.lua,
@@ -99,9 +99,13 @@ export class Limiter {
     return this.send(this.prepare(input));
   }
 
-  /** Sends a prepared call alone. */
-  async send(call: LimitCall): Promise<LimitDecision> {
-    return call.decide(await this.redis.cosLimitAndMeter(...call.keys, ...call.args));
+  /**
+   * Sends a prepared call alone. `late` receives its decision when it comes after the client gave
+   * up waiting (sendScript): the request was answered 503, and Redis admitted or refused it since.
+   */
+  async send(call: LimitCall, late: (decision: LimitDecision) => void = () => undefined): Promise<LimitDecision> {
+    const reply = await sendScript<LimitReply>(this.redis, 'cosLimitAndMeter', [...call.keys, ...call.args], (r) => late(call.decide(r)));
+    return call.decide(reply);
   }
 
   /**
@@ -148,13 +152,21 @@ export class Limiter {
     return { keys, args, decide, meteredAt: now };
   }
 
-  /** Moves a metered request from its optimistic 2xx to the class it ended with (same day). */
-  async reclassify(input: { accountId: string; keyId: string; endpoint: string }, cls: StatusClass, meteredAt: number): Promise<void> {
+  /**
+   * Moves a metered request from the class it was metered as — its optimistic 2xx, or the 429 of
+   * a refusal — to the class it ended with (same day).
+   */
+  async reclassify(
+    input: { accountId: string; keyId: string; endpoint: string },
+    cls: StatusClass,
+    meteredAt: number,
+    from: '2xx' | '429' = '2xx',
+  ): Promise<void> {
     const shard = this.keys.usageShard(input.accountId);
     const usageKey = this.keys.usage(utcDay(meteredAt), shard);
     await this.redis
       .multi()
-      .hincrby(usageKey, usageField(input, '2xx'), -1)
+      .hincrby(usageKey, usageField(input, from), -1)
       .hincrby(usageKey, usageField(input, cls), 1)
       // The day may have been flushed since the request was metered: flush it again.
       .sadd(this.keys.usageDays(shard), utcDay(meteredAt))

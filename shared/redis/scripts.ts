@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { RedisCommander } from 'ioredis';
+import { Command, type RedisCommander } from 'ioredis';
+import { isCommandTimeout } from '../errors/unavailable';
 import type { RedisClient } from './redis';
 
 /**
@@ -99,4 +101,51 @@ export function defineScripts(redis: RedisClient, commands: readonly ScriptComma
     redis.defineCommand(command, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
     done.add(command);
   }
+}
+
+/** A script of the library, with its SHA-1 (what EVALSHA names it by). */
+const withSha = new Map<string, LuaScript & { sha: string }>();
+function scriptOf(command: ScriptCommand): LuaScript & { sha: string } {
+  let script = withSha.get(command);
+  if (script) return script;
+  library ??= loadScripts();
+  const found = library.get(command);
+  if (!found || found.numberOfKeys === undefined) throw new Error(`${command}: no script with a key count for it in ${LUA_DIR}`);
+  withSha.set(command, (script = { ...found, sha: createHash('sha1').update(found.lua).digest('hex') }));
+  return script;
+}
+
+/**
+ * Runs `command` (its keys, then its arguments) as ioredis runs a defined command, EVALSHA, then
+ * EVAL when Redis does not hold the script, and resolves with its reply; when that reply comes
+ * after the client gave up waiting (its command timeout), it goes to `late`. A command that timed
+ * out was sent: Redis runs it once it answers again, and what it did there may need settling.
+ * A command that never reaches Redis (refused unsent, or flushed with a lost connection) never
+ * replies.
+ */
+export function sendScript<Reply>(
+  redis: RedisClient,
+  command: ScriptCommand,
+  keysThenArgs: ReadonlyArray<string | number>,
+  late: (reply: Reply) => void,
+): Promise<Reply> {
+  const { sha, lua, numberOfKeys } = scriptOf(command);
+  const send = (name: 'evalsha' | 'eval'): Promise<Reply> => {
+    const sent = new Command(name, [name === 'evalsha' ? sha : lua, numberOfKeys!, ...keysThenArgs], { replyEncoding: 'utf8' });
+    let timedOut = false;
+    const { resolve, reject } = sent;
+    sent.reject = (error) => {
+      timedOut = isCommandTimeout(error);
+      reject(error);
+    };
+    sent.resolve = (reply) => {
+      if (timedOut) late(sent.transformReply(reply) as Reply);
+      resolve(reply);
+    };
+    return redis.sendCommand(sent) as Promise<Reply>;
+  };
+  return send('evalsha').catch((error: unknown) => {
+    if (!/NOSCRIPT/.test(String((error as { message?: unknown }).message))) throw error;
+    return send('eval');
+  });
 }

@@ -35,6 +35,8 @@ afterAll(async () => {
 
 const day = () => new Date().toISOString().slice(0, 10);
 
+const field = (keyId: string, endpoint: string, cls: string) => `${keyId}|${endpoint}|${cls}`;
+
 it.each([
   ['a limit checked alone (profile GET)', 'profile.get', (key: string) => http().get('/v1/profile/nobody').set(bearer(key))],
   [
@@ -43,25 +45,31 @@ it.each([
     (key: string) => http().post('/v1/context').set(bearer(key)).send({ userId: 'late-user', task: 'Plan', complexity: 'low' }),
   ],
 ])(
-  'meters %s that timed out while Redis hung as 5xx once Redis runs it, not 2xx',
+  'meters %s that timed out while Redis hung as 5xx once Redis runs it, admitted or refused',
   async (_, endpoint, send) => {
-    const issued = await new KeyService(env.db, TEST_SECRET).create({ account: `late-${endpoint}`, environment: 'live' });
+    // One request a second: of the three held, Redis admits the first and refuses the others.
+    const issued = await new KeyService(env.db, TEST_SECRET).create({ account: `late-${endpoint}`, environment: 'live', rateLimitRps: 1 });
     const first = await send(issued.key);
     expect([200, 404]).toContain(first.status);
     const firstClass = first.status === 200 ? '2xx' : '4xx';
+    // The first request's slot is free again before the held ones run.
+    await new Promise((r) => setTimeout(r, 1000));
     redisProxy.hold();
-    let late;
+    let held;
     try {
-      late = await send(issued.key);
+      held = await Promise.all([send(issued.key), send(issued.key), send(issued.key)]);
     } finally {
       redisProxy.release();
     }
-    expect(late.status).toBe(503);
-    expect(late.body.error.code).toBe('SERVICE_UNAVAILABLE');
-    // The held script has run now: the day's usage counts the request as 5xx.
-    const field = (cls: string) => `${issued.id}|${endpoint}|${cls}`;
-    const expected: Record<string, string> = { [field('2xx')]: firstClass === '2xx' ? '1' : '0', [field('5xx')]: '1' };
-    if (firstClass === '4xx') expected[field('4xx')] = '1';
+    expect(held.map((res) => [res.status, res.body.error.code])).toEqual(Array(3).fill([503, 'SERVICE_UNAVAILABLE']));
+    // The held scripts have run now (one admitted, two refused): the day's usage counts the three
+    // requests as what they got, 5xx.
+    const expected: Record<string, string> = {
+      [field(issued.id, endpoint, '2xx')]: firstClass === '2xx' ? '1' : '0',
+      [field(issued.id, endpoint, '429')]: '0',
+      [field(issued.id, endpoint, '5xx')]: '3',
+    };
+    if (firstClass === '4xx') expected[field(issued.id, endpoint, '4xx')] = '1';
     await eventuallyEqual(() => env.usage(day(), issued.id), expected, 5000);
     // And stays so: nothing else arrives later.
     await new Promise((r) => setTimeout(r, 300));

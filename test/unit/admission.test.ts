@@ -17,6 +17,9 @@ const admitted: LimitDecision = { allowed: true, limit: 10, remaining: 9, resetA
 const refused: LimitDecision = { allowed: false, scope: 'second', limit: 10, resetAt: 1_800_000_001, retryAfter: 1 };
 const read: FreshRead = { claim: undefined, keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) };
 
+/** Where the limited read stub keeps its call's handler of a late limiter decision. */
+const late: { current?: (decision: LimitDecision) => void } = {};
+
 function setup(
   decision: LimitDecision,
   readError?: Error,
@@ -24,6 +27,7 @@ function setup(
   limiterError?: Error,
 ) {
   const reclassified: string[] = [];
+  late.current = undefined;
   const leaseMoves: string[] = [];
   const readsAlone: FreshRead[] = [];
   const admittedWays: string[] = [];
@@ -35,11 +39,12 @@ function setup(
   const deps = {
     limiter: {
       prepare: () => ({ meteredAt: 1_800_000_000_000 }),
-      reclassify: async (_request: unknown, cls: string) => void reclassified.push(cls),
+      reclassify: async (_request: unknown, cls: string, _at: number, from = '2xx') => void reclassified.push(`${from}→${cls}`),
     },
     leases: { take: () => leased, reclassify: (_request: unknown, cls: string) => void leaseMoves.push(cls) },
     limitedRead: {
-      run: async () => {
+      run: async (_call: unknown, _read: FreshRead, onLate: (decision: LimitDecision) => void) => {
+        late.current = onLate;
         if (limiterError) throw limiterError;
         if (!decision.allowed) return { kind: 'refused', decision };
         if (readError) return { kind: 'read-failed', decision, error: readError };
@@ -76,7 +81,7 @@ it('sets the headers of an admitted call and moves its count when it ends with a
   res.statusCode = 500;
   res.emit('finish');
   await new Promise((resolve) => setImmediate(resolve));
-  expect(reclassified).toEqual(['5xx']);
+  expect(reclassified).toEqual(['2xx→5xx']);
   expect(admittedWays).toEqual(['checked']);
 });
 
@@ -97,7 +102,7 @@ it('meters an admitted call whose profile read failed, then throws the failure',
   res.statusCode = 500;
   res.emit('finish');
   await new Promise((resolve) => setImmediate(resolve));
-  expect(reclassified).toEqual(['5xx']);
+  expect(reclassified).toEqual(['2xx→5xx']);
 });
 
 const leasedSlot: LeasedAdmission = { allowed: true, limit: 1000, remaining: 990, resetAt: 1_800_000_001, meteredAt: 1_800_000_000_000 };
@@ -126,12 +131,22 @@ it('checks a call with the limiter when no lease is granted', async () => {
 });
 
 it.each([
-  ['timed out: Redis may still run it, so its count moves to 5xx', new Error('Command timed out'), ['5xx']],
-  ['was never sent: nothing was counted, nothing moves', new Error('Connection is closed.'), []],
-])('answers 503 when the limiter call %s', async (_name, error, moves) => {
-  const { admission, reclassified, admittedWays } = setup(admitted, undefined, undefined, error);
+  ['was admitted there: its 2xx moves to 5xx', admitted, ['2xx→5xx']],
+  ['was refused there: its 429 moves to 5xx', refused, ['429→5xx']],
+])('meters a call answered 503 whose limiter script ran after the client gave up on it, and %s', async (_name, decision, moves) => {
+  const { admission, reclassified, admittedWays } = setup(decision, undefined, undefined, new Error('Command timed out'));
   await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  expect(reclassified).toEqual([]);
+  // Redis answers again and runs the script.
+  late.current!(decision);
   await new Promise((resolve) => setImmediate(resolve));
   expect(reclassified).toEqual(moves);
   expect(admittedWays).toEqual([]);
+});
+
+it('moves nothing for a limiter call that failed without reaching Redis', async () => {
+  const { admission, reclassified } = setup(admitted, undefined, undefined, new Error('Connection is closed.'));
+  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(reclassified).toEqual([]);
 });
