@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
 import type { RedisClient } from '../redis/redis';
-import { defineScripts } from '../redis/scripts';
+import { defineScripts, sendScript } from '../redis/scripts';
 import type { Logger } from '../logger/logger';
 import { utcDay, utcMonth, startOfNextMonth } from '../util/calendar';
 import { limiterTime, usageField, type LimitDecision, type LimitInput, type StatusClass } from './limiter';
@@ -284,20 +284,31 @@ export class AdmissionLeases {
     const { now, scriptNow } = limiterTime(this.clock);
     const monthKey = this.keys.monthlyCount({ accountId: input.accountId, month: utcMonth(now) });
     const givenBack = this.unusedOf(lease);
+    // Granted after this process gave up waiting (Redis hung, then ran the call): nobody uses those slots.
+    const late = ([slots, , , , date]: LeaseReply) => {
+      const { accountId, keyId } = input;
+      if (slots > 0)
+        this.notGivenBack.push({ accountId, keyId, lease: `${this.processId}:${++this.leasesGranted}`, slots, date, monthKey });
+    };
     try {
-      const [granted, counted, nowMicros, oldestMicros, date] = await this.redis.cosLeaseAdmissions(
-        this.keys.rateLog(input),
-        monthKey,
-        givenBack.slots > 0 ? givenBack.monthKey : monthKey,
-        this.keys.leaseGivenBack(input, givenBack.lease),
-        scriptNow,
-        input.perSecond,
-        input.perMonth ?? 0,
-        want,
-        LEASE_MS * 1000,
-        givenBack.slots,
-        givenBack.date,
-        Math.ceil((startOfNextMonth(now) - now) / 1000) + 40 * 86_400,
+      const [granted, counted, nowMicros, oldestMicros, date] = await sendScript<LeaseReply>(
+        this.redis,
+        'cosLeaseAdmissions',
+        [
+          this.keys.rateLog(input),
+          monthKey,
+          givenBack.slots > 0 ? givenBack.monthKey : monthKey,
+          this.keys.leaseGivenBack(input, givenBack.lease),
+          scriptNow,
+          input.perSecond,
+          input.perMonth ?? 0,
+          want,
+          LEASE_MS * 1000,
+          givenBack.slots,
+          givenBack.date,
+          Math.ceil((startOfNextMonth(now) - now) / 1000) + 40 * 86_400,
+        ],
+        late,
       );
       if (granted === 0) {
         lease.quietUntil = t + LEASE_MS;

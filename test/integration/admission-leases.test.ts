@@ -5,7 +5,9 @@ import { Limiter, usageField, type LimitInput } from '../../shared/limits/limite
 import { utcDay, utcMonth } from '../../shared/util/calendar';
 import { createLogger } from '../../shared/logger/logger';
 import { createRedis } from '../../shared/redis/redis';
+import { loadScripts } from '../../shared/redis/scripts';
 import { startRedisProxy } from '../support/redis-proxy';
+import { eventually } from '../support/harness';
 import { createTestEnv, type TestEnv } from '../support/test-env';
 
 /**
@@ -227,6 +229,44 @@ it('keeps the counts of leased admissions it could not send while Redis was unre
     // The unused slots went back too, once Redis took the give-back it first refused.
     const month = await env.redis.get(env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) }));
     expect(Number(month)).toBe(leased);
+  } finally {
+    redis.disconnect();
+    await proxy.close();
+  }
+});
+
+it('gives back a lease Redis granted after the process gave up waiting for it (Redis hung)', async () => {
+  const proxy = await startRedisProxy(env);
+  const redis = createRedis(proxy.target, 'producer', 300);
+  const leases = new AdmissionLeases({ redis, keys: env.keys, logger, clock });
+  try {
+    for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+    const limit = input(randomUUID(), 10_000, 1_000_000);
+    now = START;
+    // Redis holds the script already (else the held EVALSHA would come back NOSCRIPT: nothing granted).
+    const { lua } = loadScripts().get('cosLeaseAdmissions')!;
+    const masters = 'nodes' in env.redis ? env.redis.nodes('master') : [env.redis];
+    await Promise.all(masters.map((node) => node.script('LOAD', lua)));
+    proxy.hold();
+    // Busy enough to lease: the lease call goes out, and times out while Redis hangs.
+    let asked: Promise<unknown> | undefined;
+    for (let i = 0; i < MIN_LEASE + 1 && !asked; i++) {
+      const taken = leases.take(limit);
+      if (taken instanceof Promise) asked = taken;
+    }
+    expect(asked).toBeDefined();
+    await expect(asked).rejects.toThrow('Command timed out');
+    const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+    // Redis answers again and grants the lease nobody waits for any more.
+    proxy.release();
+    await eventually(async () => Number(await env.redis.get(month)) > 0);
+    // A command on the same connection: its reply comes after the lease's.
+    await redis.exists(env.keys.rateLog(limit));
+    expect(await env.redis.llen(env.keys.rateLog(limit))).toBeGreaterThan(0);
+    // Given back with the next counts: the month and the key's log hold none of its slots.
+    await leases.close();
+    expect(Number(await env.redis.get(month))).toBe(0);
+    expect(await env.redis.llen(env.keys.rateLog(limit))).toBe(0);
   } finally {
     redis.disconnect();
     await proxy.close();
