@@ -93,7 +93,7 @@ export class Admission {
     const taken = this.deps.leases.take(this.input());
     if (taken !== undefined && (await this.leased(taken))) return;
     const call = this.deps.limiter.prepare(this.input());
-    const decision = await this.ask(() => this.deps.limiter.send(call, (late) => this.settleLate(late, call.meteredAt)));
+    const decision = await this.ask(() => this.deps.limiter.send(call, this.lateSettlement(call.meteredAt)));
     if (!decision.allowed) return this.refuse(decision, call.meteredAt);
     this.admit(decision);
   }
@@ -109,7 +109,7 @@ export class Admission {
     if (taken !== undefined && !(taken instanceof Promise)) return this.leasedRead(taken, read);
     if (taken !== undefined && (await this.leased(taken))) return this.deps.limitedRead.readAlone(read);
     const call = this.deps.limiter.prepare(this.input());
-    const limited = await this.ask(() => this.deps.limitedRead.run(call, read, (late) => this.settleLate(late, call.meteredAt)));
+    const limited = await this.ask(() => this.deps.limitedRead.run(call, read, this.lateSettlement(call.meteredAt)));
     if (limited.kind === 'refused') return this.refuse(limited.decision, call.meteredAt);
     this.admit(limited.decision);
     if (limited.kind === 'read-failed') throw limited.error;
@@ -144,21 +144,24 @@ export class Admission {
   }
 
   /**
-   * A limiter decision that came after the client gave up waiting for it: the request was
-   * answered 503, but Redis ran the script once it answered again, which metered the request as
-   * 2xx (admitted) or 429 (refused). Metered as what it got (docs/adr/0005-rate-limiter.md).
+   * What settles a limiter decision that comes after the client gave up waiting for it: the
+   * request was answered 503, but Redis ran the script once it answered again, which metered the
+   * request as 2xx (admitted) or 429 (refused); it is metered as what it got
+   * (docs/adr/0005-rate-limiter.md). Built of plain values: the client keeps it until Redis
+   * answers, which must not keep the request and its response alive through a hang.
    */
-  private settleLate(decision: LimitDecision, meteredAt: number): void {
+  private lateSettlement(meteredAt: number): (decision: LimitDecision) => void {
     const request = { accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint };
     const { limiter, logger } = this.deps;
-    limiter
-      .reclassify(request, '5xx', meteredAt, decision.allowed ? '2xx' : '429')
-      .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+    return (decision) =>
+      void limiter
+        .reclassify(request, '5xx', meteredAt, decision.allowed ? '2xx' : '429')
+        .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
   }
 
   private refuse(decision: Extract<LimitDecision, { allowed: false }>, meteredAt: number): never {
     // Refused after the request was answered at its deadline: metered as what it got (503).
-    if (this.res.headersSent) this.settleLate(decision, meteredAt);
+    if (this.res.headersSent) this.lateSettlement(meteredAt)(decision);
     else this.headers(decision.limit, 0, decision.resetAt);
     this.deps.metrics.rateLimitRejected(decision.scope);
     throw refusal(decision);

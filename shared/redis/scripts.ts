@@ -85,9 +85,9 @@ let library: Map<string, LuaScript> | undefined;
 const defined = new WeakMap<RedisClient, Set<string>>();
 
 /**
- * Defines `commands` on `redis` once per client, each as ioredis runs a defined command: EVALSHA,
- * the script's text sent only when Redis does not hold it yet. Only the caller's scripts: a
- * client's pipelines copy every script defined on it when they are made.
+ * Defines `commands` on `redis` once per client, each as ioredis runs a defined command: the
+ * script's text with EVAL on a connection's first call, then EVALSHA. Only the caller's scripts:
+ * a client's pipelines copy every script defined on it when they are made.
  */
 export function defineScripts(redis: RedisClient, commands: readonly ScriptCommand[]): void {
   library ??= loadScripts();
@@ -116,12 +116,11 @@ function scriptOf(command: ScriptCommand): LuaScript & { sha: string } {
 }
 
 /**
- * Runs `command` (its keys, then its arguments) as ioredis runs a defined command, EVALSHA, then
- * EVAL when Redis does not hold the script, and resolves with its reply; when that reply comes
- * after the client gave up waiting (its command timeout), it goes to `late`. A command that timed
- * out was sent: Redis runs it once it answers again, and what it did there may need settling.
- * A command that never reaches Redis (refused unsent, or flushed with a lost connection) never
- * replies.
+ * Runs `command` (its keys, then its arguments) as EVALSHA, then as EVAL when Redis does not hold
+ * the script, and resolves with its reply; when that reply comes after the client gave up waiting
+ * (its command timeout), it goes to `late`. A command that timed out was sent: Redis runs it once
+ * it answers again, and what it did there may need settling. A command that never reaches Redis
+ * (refused unsent, or flushed with a lost connection) never replies.
  */
 export function sendScript<Reply>(
   redis: RedisClient,
@@ -139,7 +138,7 @@ export function sendScript<Reply>(
       reject(error);
     };
     sent.resolve = (reply) => {
-      if (timedOut) late(sent.transformReply(reply) as Reply);
+      if (timedOut) settleLate(() => late(sent.transformReply(reply) as Reply));
       resolve(reply);
     };
     return redis.sendCommand(sent) as Promise<Reply>;
@@ -148,4 +147,16 @@ export function sendScript<Reply>(
     if (!/NOSCRIPT/.test(String((error as { message?: unknown }).message))) throw error;
     return send('eval');
   });
+}
+
+/**
+ * Runs a late reply's handler where the client reads its socket: a handler that throws (a reply it
+ * cannot read) settles nothing, as a reply that never came, rather than take the process down.
+ */
+function settleLate(handle: () => void): void {
+  try {
+    handle();
+  } catch {
+    // Nothing to settle from a reply the caller cannot read.
+  }
 }

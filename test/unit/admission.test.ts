@@ -17,7 +17,7 @@ const admitted: LimitDecision = { allowed: true, limit: 10, remaining: 9, resetA
 const refused: LimitDecision = { allowed: false, scope: 'second', limit: 10, resetAt: 1_800_000_001, retryAfter: 1 };
 const read: FreshRead = { claim: undefined, keys: ['p', 'q'], args: [0, '', '', ''], read: () => ({ profile: null, pending: 0 }) };
 
-/** Where the limited read stub keeps its call's handler of a late limiter decision. */
+/** Where the limiter's and the limited read's stubs keep their call's handler of a late limiter decision. */
 const late: { current?: (decision: LimitDecision) => void } = {};
 
 function setup(
@@ -39,6 +39,11 @@ function setup(
   const deps = {
     limiter: {
       prepare: () => ({ meteredAt: 1_800_000_000_000 }),
+      send: async (_call: unknown, onLate: (decision: LimitDecision) => void) => {
+        late.current = onLate;
+        if (limiterError) throw limiterError;
+        return decision;
+      },
       reclassify: async (_request: unknown, cls: string, _at: number, from = '2xx') => void reclassified.push(`${from}→${cls}`),
     },
     leases: { take: () => leased, reclassify: (_request: unknown, cls: string) => void leaseMoves.push(cls) },
@@ -144,9 +149,22 @@ it.each([
   expect(admittedWays).toEqual([]);
 });
 
-it('moves nothing for a limiter call that failed without reaching Redis', async () => {
-  const { admission, reclassified } = setup(admitted, undefined, undefined, new Error('Connection is closed.'));
-  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+it('meters a checked call (not deferred to a read) the same way when its limiter script ran late', async () => {
+  const { admission, reclassified } = setup(refused, undefined, undefined, new Error('Command timed out'));
+  await expect(admission.alone()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  late.current!(refused);
   await new Promise((resolve) => setImmediate(resolve));
-  expect(reclassified).toEqual([]);
+  expect(reclassified).toEqual(['429→5xx']);
+});
+
+it('meters a refusal that came after the request was answered at its deadline as what it got, without headers', async () => {
+  const { admission, res, reclassified, rejected } = setup(refused);
+  // The deadline answered 503 while the limiter's reply was on its way.
+  res.headersSent = true;
+  res.statusCode = 503;
+  await expect(admission.withRead(read)).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(res.headers).toEqual({});
+  expect(reclassified).toEqual(['429→5xx']);
+  expect(rejected).toEqual(['second']);
 });
