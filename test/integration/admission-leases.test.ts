@@ -34,6 +34,15 @@ function input(keyId: string, perSecond: number, perMonth: number | null = null)
   return { accountId: `acct_${keyId}`, keyId, endpoint: 'context', perSecond, perMonth };
 }
 
+/** The requests of one lease period before a key leases (each checked on its own), then the one that asks for a lease: its take. */
+function askForLease(leases: AdmissionLeases, limit: LimitInput) {
+  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
+  return leases.take(limit);
+}
+
+/** The month's count of the key's account, in the month of START. */
+const monthOf = (limit: LimitInput): string => env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+
 /** One request through a process: a leased slot when it has or gets one, else the limiter. */
 async function request(leases: AdmissionLeases, limit: LimitInput): Promise<'leased' | 'checked' | 'refused'> {
   const taken = leases.take(limit);
@@ -185,9 +194,8 @@ it('gives back an ended lease’s unused slots: the log and the month forget the
   const leases = newLeases();
   const limit = input(randomUUID(), 10_000, 1_000_000);
   now = START;
-  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
-  await leases.take(limit); // a lease of MIN_LEASE slots, one used
-  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  await askForLease(leases, limit); // a lease of MIN_LEASE slots, one used
+  const month = monthOf(limit);
   expect(await env.redis.get(month)).toBe(String(MIN_LEASE));
   now = START + LEASE_MS; // the lease has ended
   await leases.close();
@@ -227,7 +235,7 @@ it('keeps the counts of leased admissions it could not send while Redis was unre
     expect(Number(usage[usageField(limit, '2xx')] ?? 0)).toBe(leased - 1);
     expect(usage[usageField(limit, '5xx')]).toBe('1');
     // The unused slots went back too, once Redis took the give-back it first refused.
-    const month = await env.redis.get(env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) }));
+    const month = await env.redis.get(monthOf(limit));
     expect(Number(month)).toBe(leased);
   } finally {
     redis.disconnect();
@@ -249,14 +257,10 @@ it('gives back a lease Redis granted after the process gave up waiting for it (R
     await Promise.all(masters.map((node) => node.script('LOAD', lua)));
     proxy.hold();
     // Busy enough to lease: the lease call goes out, and times out while Redis hangs.
-    let asked: Promise<unknown> | undefined;
-    for (let i = 0; i < MIN_LEASE + 1 && !asked; i++) {
-      const taken = leases.take(limit);
-      if (taken instanceof Promise) asked = taken;
-    }
+    const asked = askForLease(leases, limit);
     expect(asked).toBeDefined();
     await expect(asked).rejects.toThrow('Command timed out');
-    const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+    const month = monthOf(limit);
     // Redis answers again and grants the lease nobody waits for any more.
     proxy.release();
     await eventually(async () => Number(await env.redis.get(month)) > 0);
@@ -296,9 +300,8 @@ it('gives back a lease that ended while its key went quiet, on its own timer', a
   const leases = newLeases();
   const limit = input(randomUUID(), 10_000, 1_000_000);
   now = START;
-  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
-  await leases.take(limit);
-  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  await askForLease(leases, limit);
+  const month = monthOf(limit);
   expect(await env.redis.get(month)).toBe(String(MIN_LEASE));
   now = START + LEASE_MS;
   leases.start();
@@ -312,7 +315,7 @@ it('gives a lease back and adds a batch of counts once, however often the call i
   newLeases(); // defines the scripts on the client
   const limit = input(randomUUID(), 10_000);
   const log = env.keys.rateLog(limit);
-  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  const month = monthOf(limit);
   const date = START * 1000 + 100_000;
   await env.redis.rpush(log, ...Array(10).fill(date));
   await env.redis.set(month, 10);
@@ -336,8 +339,7 @@ it('backs a key off for a lease period when its lease comes back after its lifet
   const leases = newLeases();
   const limit = input(randomUUID(), 10_000);
   now = START;
-  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
-  const late = leases.take(limit);
+  const late = askForLease(leases, limit);
   now = START + LEASE_MS; // the lease's lifetime passes while its call is on its way
   await expect(late).resolves.toBeUndefined();
   // Not asked again at once: the next requests are checked on their own.
@@ -350,11 +352,10 @@ it('waits at shutdown for a lease on its way, and gives its unused slots back', 
   const leases = newLeases();
   const limit = input(randomUUID(), 10_000);
   now = START;
-  for (let i = 0; i < MIN_LEASE - 1; i++) leases.take(limit);
-  const asked = leases.take(limit);
+  const asked = askForLease(leases, limit);
   await leases.close();
   await expect(asked).resolves.toMatchObject({ allowed: true });
-  const month = env.keys.monthlyCount({ accountId: limit.accountId, month: utcMonth(START) });
+  const month = monthOf(limit);
   expect(await env.redis.get(month)).toBe('1');
   expect(await env.redis.llen(env.keys.rateLog(limit))).toBe(1);
 });
