@@ -2,7 +2,14 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../shared/errors/app-error';
 import { isDependencyUnavailable } from '../../shared/errors/unavailable';
 import { limitsFor } from '../../shared/limits/plans';
-import { statusClass, type LimitDecision, type LimitInput, type Limiter, type RateLimitState } from '../../shared/limits/limiter';
+import {
+  statusClass,
+  type LimitDecision,
+  type LimitInput,
+  type Limiter,
+  type RateLimitState,
+  type StatusClass,
+} from '../../shared/limits/limiter';
 import type { KeyCredential } from '../../shared/credentials/key.repository';
 import type { LimitedProfileRead } from '../../shared/limits/limited-read';
 import type { AdmissionLeases, LeasedAdmission } from '../../shared/limits/admission-leases';
@@ -151,12 +158,14 @@ export class Admission {
    * answers, which must not keep the request and its response alive through a hang.
    */
   private lateSettlement(meteredAt: number): (decision: LimitDecision) => void {
-    const request = { accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint };
-    const { limiter, logger } = this.deps;
-    return (decision) =>
-      void limiter
-        .reclassify(request, '5xx', meteredAt, decision.allowed ? '2xx' : '429')
-        .catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+    const { deps } = this;
+    const request = this.metered();
+    return (decision) => moveCount(deps, request, '5xx', meteredAt, decision.allowed ? '2xx' : '429');
+  }
+
+  /** The request as its usage counts name it. */
+  private metered(): MeteredRequest {
+    return { accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint };
   }
 
   private refuse(decision: Extract<LimitDecision, { allowed: false }>, meteredAt: number): never {
@@ -183,11 +192,23 @@ export class Admission {
   private meterAs(status: number, meteredAt: number, leased: boolean): void {
     const cls = statusClass(status);
     if (cls === '2xx') return;
-    const request = { accountId: this.credential.accountId, keyId: this.credential.id, endpoint: this.endpoint };
+    const request = this.metered();
     if (leased) return this.deps.leases.reclassify(request, cls, meteredAt);
-    const { limiter, logger } = this.deps;
-    limiter.reclassify(request, cls, meteredAt).catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
+    moveCount(this.deps, request, cls, meteredAt);
   }
+}
+
+type MeteredRequest = Parameters<Limiter['reclassify']>[0];
+
+/** Moves a request's count in Redis to the class it ended with; a failure leaves it and is logged. */
+function moveCount(
+  { limiter, logger }: Pick<AdmissionDeps, 'limiter' | 'logger'>,
+  request: MeteredRequest,
+  cls: StatusClass,
+  meteredAt: number,
+  from: '2xx' | '429' = '2xx',
+): void {
+  limiter.reclassify(request, cls, meteredAt, from).catch((error: unknown) => logger.warn({ err: error }, 'usage reclassification failed'));
 }
 
 export interface AdmissionDeps {

@@ -291,7 +291,7 @@ export class AdmissionLeases {
         this.notGivenBack.push({ accountId, keyId, lease: `${this.processId}:${++this.leasesGranted}`, slots, date, monthKey });
     };
     try {
-      const [granted, counted, nowMicros, oldestMicros, date] = await sendScript<LeaseReply>(
+      const [granted, counted, nowMicros, oldestMicros, date] = await sendScript(
         this.redis,
         'cosLeaseAdmissions',
         [

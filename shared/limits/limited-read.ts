@@ -107,7 +107,7 @@ export class LimitedProfileRead {
     const lateVerdict = ([verdict]: [LimitReply, ...unknown[]]) => late(limit.decide(verdict));
     const { claim } = read;
     if (claim) {
-      const [verdict, reply] = await sendScript<[LimitReply, (ClaimReply<FreshReply> | string)?]>(
+      const [verdict, reply] = await sendScript(
         this.redis,
         'cosLimitClaimThenReadProfile',
         [...limit.keys, ...claim.keys, ...read.keys, ...limit.args, ...claim.args, ...read.args],
@@ -115,7 +115,7 @@ export class LimitedProfileRead {
       );
       return settle(limit.decide(verdict), () => read.read(claim.settle(succeeded(reply))));
     }
-    const [verdict, fresh] = await sendScript<[LimitReply, (FreshReply | string)?]>(
+    const [verdict, fresh] = await sendScript(
       this.redis,
       'cosLimitThenReadProfile',
       [...limit.keys, ...read.keys, ...limit.args, ...read.args],

@@ -104,7 +104,7 @@ export class Limiter {
    * up waiting (sendScript): the request was answered 503, and Redis admitted or refused it since.
    */
   async send(call: LimitCall, late: (decision: LimitDecision) => void = () => undefined): Promise<LimitDecision> {
-    const reply = await sendScript<LimitReply>(this.redis, 'cosLimitAndMeter', [...call.keys, ...call.args], (r) => late(call.decide(r)));
+    const reply = await sendScript(this.redis, 'cosLimitAndMeter', [...call.keys, ...call.args], (r) => late(call.decide(r)));
     return call.decide(reply);
   }
 

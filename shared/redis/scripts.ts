@@ -90,28 +90,35 @@ const defined = new WeakMap<RedisClient, Set<string>>();
  * a client's pipelines copy every script defined on it when they are made.
  */
 export function defineScripts(redis: RedisClient, commands: readonly ScriptCommand[]): void {
-  library ??= loadScripts();
   let done = defined.get(redis);
   if (!done) defined.set(redis, (done = new Set()));
   for (const command of commands) {
     if (done.has(command)) continue;
-    const script = library.get(command);
-    if (!script) throw new Error(`${command}: no script for it in ${LUA_DIR}`);
-    const { numberOfKeys, lua } = script;
+    const { numberOfKeys, lua } = libraryScript(command);
     redis.defineCommand(command, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
     done.add(command);
   }
 }
 
-/** A script of the library, with its SHA-1 (what EVALSHA names it by). */
-const withSha = new Map<string, LuaScript & { sha: string }>();
-function scriptOf(command: ScriptCommand): LuaScript & { sha: string } {
+/** What a script command replies: its typed signature's (the augmentation beside its caller). */
+export type ScriptReply<C extends ScriptCommand> = Awaited<ReturnType<RedisCommander[C]>>;
+
+/** The library's script of `command` (the folder read once per process). */
+function libraryScript(command: ScriptCommand): LuaScript {
+  library ??= loadScripts();
+  const script = library.get(command);
+  if (!script) throw new Error(`${command}: no script for it in ${LUA_DIR}`);
+  return script;
+}
+
+/** A script with a key count, with its SHA-1 (what EVALSHA names it by), for sendScript. */
+const withSha = new Map<string, LuaScript & { numberOfKeys: number; sha: string }>();
+function scriptOf(command: ScriptCommand): LuaScript & { numberOfKeys: number; sha: string } {
   let script = withSha.get(command);
   if (script) return script;
-  library ??= loadScripts();
-  const found = library.get(command);
-  if (!found || found.numberOfKeys === undefined) throw new Error(`${command}: no script with a key count for it in ${LUA_DIR}`);
-  withSha.set(command, (script = { ...found, sha: createHash('sha1').update(found.lua).digest('hex') }));
+  const { numberOfKeys, lua } = libraryScript(command);
+  if (numberOfKeys === undefined) throw new Error(`${command}: sendScript needs a key count in the script's file name`);
+  withSha.set(command, (script = { command, numberOfKeys, lua, sha: createHash('sha1').update(lua).digest('hex') }));
   return script;
 }
 
@@ -122,15 +129,16 @@ function scriptOf(command: ScriptCommand): LuaScript & { sha: string } {
  * it answers again, and what it did there may need settling. A command that never reaches Redis
  * (refused unsent, or flushed with a lost connection) never replies.
  */
-export function sendScript<Reply>(
+export function sendScript<C extends ScriptCommand>(
   redis: RedisClient,
-  command: ScriptCommand,
-  keysThenArgs: ReadonlyArray<string | number>,
-  late: (reply: Reply) => void,
-): Promise<Reply> {
+  command: C,
+  keysThenArgs: Parameters<RedisCommander[C]>,
+  late: (reply: ScriptReply<C>) => void,
+): Promise<ScriptReply<C>> {
+  type Reply = ScriptReply<C>;
   const { sha, lua, numberOfKeys } = scriptOf(command);
   const send = (name: 'evalsha' | 'eval'): Promise<Reply> => {
-    const sent = new Command(name, [name === 'evalsha' ? sha : lua, numberOfKeys!, ...keysThenArgs], { replyEncoding: 'utf8' });
+    const sent = new Command(name, [name === 'evalsha' ? sha : lua, numberOfKeys, ...keysThenArgs], { replyEncoding: 'utf8' });
     let timedOut = false;
     const { resolve, reject } = sent;
     sent.reject = (error) => {
