@@ -31,10 +31,12 @@ import { startWebhookLoad, type WebhookLoadReport } from './bench/webhook-load';
 
 /**
  * `npm run bench:worker`: how fast worker processes apply a backlog of outcomes, exactly once.
- * Throwaway Postgres and Redis, the built api and worker; N users warmed with a context call
- * each; then for each worker count of `--workers`, on a backlog of its own (M requestIds
- * issued, their decisions applied, the workers stopped, one outcome per requestId posted through
- * the API by `--connections` clients, so the queues hold exactly the jobs the API makes):
+ * Throwaway Postgres and Redis, the built api and worker; then for each worker count of
+ * `--workers`, on a backlog of its own for N users of its own, warmed with a context call each
+ * (so that every round's users start alike: a user's later outcomes cost more, their state
+ * being larger), M requestIds issued, their decisions applied, the workers stopped, one outcome
+ * per requestId posted through the API by `--connections` clients, so the queues hold exactly
+ * the jobs the API makes:
  * the workers timed cold from their spawn to empty queues (the headline), exactly once; a no-op
  * BullMQ worker on as many jobs of the same size; the apply lag of outcomes posted open loop at
  * `--lag-rate` (1,000/s); with `--warm`, the workers timed again on a new backlog once they have
@@ -110,7 +112,9 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
   const workerConcurrency = workerConfig.WORKER_CONCURRENCY;
   const redisPort = new URL(services.redisUrl).port;
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  const users = Array.from({ length: opts.users }, (_, i) => `bench-user-${String(i).padStart(5, '0')}`);
+  /** Each round's users, named by the round: its context calls and outcomes are theirs. */
+  const usersOf = (round: number) => Array.from({ length: opts.users }, (_, i) => `bench-user-${round}-${String(i).padStart(5, '0')}`);
+  let users = usersOf(0);
   const complexities = ['low', 'medium', 'high'];
   const contextCall = (i: number) => ({
     path: '/v1/context',
@@ -159,12 +163,13 @@ async function run(dir: string, onCleanup: (step: () => Promise<void>) => void):
     await fillMonth(db, { accountId: 'bench', environment: 'test' }, users, opts.monthRows);
   }
   startWorkers(1);
-  log(`warming ${users.length} users with a context call each…`);
-  await drive(api.port, headers, users.length, opts.connections, contextCall);
-  await drained('the warm-up decisions to be applied');
-
   const rounds: WorkerBenchResult['rounds'] = [];
-  for (const workerCount of opts.workers) {
+  for (const [round, workerCount] of opts.workers.entries()) {
+    // (The workers of the round before, or the first one, apply the warm-up's decisions.)
+    users = usersOf(round);
+    log(`warming ${users.length} users of round ${round + 1} with a context call each…`);
+    await drive(api.port, headers, users.length, opts.connections, contextCall);
+    await drained('the warm-up decisions to be applied');
     const backlog = await backlogFor(workerCount);
     // Measured before any worker runs: the no-op baseline's jobs carry as many bytes.
     const jobBytes = meanBytes(await queues.sampleOutcomeJobBytes(100));
