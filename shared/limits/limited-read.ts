@@ -1,9 +1,8 @@
-import type { Result } from 'ioredis';
 import type { RedisKeys } from '../redis/key-names';
 import type { ClaimReply, KeyClaim } from '../idempotency/idempotency.repository';
 import type { FreshProfile, FreshRead, FreshReply, ProfileCache } from '../profile/profile-cache.repository';
 import type { RedisClient } from '../redis/redis';
-import { defineScripts, sendScript } from '../redis/scripts';
+import { sendScript } from '../redis/scripts';
 import type { LimitCall, LimitDecision, LimitReply, Limiter } from './limiter';
 
 /**
@@ -12,11 +11,11 @@ import type { LimitCall, LimitDecision, LimitReply, Limiter } from './limiter';
  * {verdict, error message} when the read failed (a script does not roll back: the limiter's
  * counts stand, and the caller must still meter the request).
  */
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
+declare module '../redis/scripts' {
+  interface SentScripts {
     cosLimitThenReadProfile(
       ...keysThenArgs: [...LimitCall['keys'], ...FreshRead['keys'], ...LimitCall['args'], ...FreshRead['args']]
-    ): Result<[LimitReply, (FreshReply | string)?], Context>;
+    ): Promise<[LimitReply, (FreshReply | string)?]>;
     cosLimitClaimThenReadProfile(
       ...keysThenArgs: [
         ...LimitCall['keys'],
@@ -26,7 +25,7 @@ declare module 'ioredis' {
         ...KeyClaim['args'],
         ...FreshRead['args'],
       ]
-    ): Result<[LimitReply, (ClaimReply<FreshReply> | string)?], Context>;
+    ): Promise<[LimitReply, (ClaimReply<FreshReply> | string)?]>;
   }
 }
 
@@ -82,7 +81,6 @@ export class LimitedProfileRead {
 
   constructor(deps: LimitedProfileReadDeps) {
     ({ redis: this.redis, keys: this.keys, limiter: this.limiter, cache: this.cache } = deps);
-    defineScripts(this.redis, ['cosLimitThenReadProfile', 'cosLimitClaimThenReadProfile']);
   }
 
   /** The read alone, for a request admitted on a leased slot (AdmissionLeases). */

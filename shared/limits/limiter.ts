@@ -12,9 +12,13 @@ import { defineScripts, sendScript } from '../redis/scripts';
  * A request that ends with another status moves its count afterwards (`reclassify`). A request
  * refused before the limiter is metered by `cosMeterRefused` (meterRefused-4.lua).
  */
+declare module '../redis/scripts' {
+  interface SentScripts {
+    cosLimitAndMeter(...keysThenArgs: [...LimitCall['keys'], ...LimitCall['args']]): Promise<LimitReply>;
+  }
+}
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cosLimitAndMeter(...keysThenArgs: [...LimitCall['keys'], ...LimitCall['args']]): Result<LimitReply, Context>;
     cosMeterRefused(
       logKey: string,
       monthKey: string,
@@ -88,7 +92,7 @@ export class Limiter {
     private readonly keys: RedisKeys,
     private readonly clock?: () => number,
   ) {
-    defineScripts(redis, ['cosLimitAndMeter', 'cosMeterRefused']);
+    defineScripts(redis, ['cosMeterRefused']);
   }
 
   private time(): { now: number; scriptNow: string } {

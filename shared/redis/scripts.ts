@@ -14,10 +14,20 @@ import type { RedisClient } from './redis';
 export const LUA_DIR = path.join(__dirname, 'lua');
 
 /**
- * A script's command: `cos` and its file's name, `limitAndMeter-4.lua` → `cosLimitAndMeter`. Its
- * typed signature is an augmentation of ioredis's `RedisCommander` beside its caller.
+ * The typed signatures of the scripts sent only through sendScript, never defined on a client:
+ * each is an augmentation of this interface beside its caller.
  */
-export type ScriptCommand = Extract<keyof RedisCommander, `cos${string}`>;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface SentScripts {}
+
+/** A script defined on a client (defineScripts): its typed signature augments ioredis's `RedisCommander` beside its caller. */
+export type DefinedCommand = Extract<keyof RedisCommander, `cos${string}`>;
+
+/** Every script's signature, defined or only sent. */
+type ScriptSignatures = Pick<RedisCommander, DefinedCommand> & SentScripts;
+
+/** A script's command: `cos` and its file's name, `limitAndMeter-4.lua` → `cosLimitAndMeter`. */
+export type ScriptCommand = keyof ScriptSignatures;
 
 export interface LuaScript {
   command: string;
@@ -89,7 +99,7 @@ const defined = new WeakMap<RedisClient, Set<string>>();
  * script's text with EVAL on a connection's first call, then EVALSHA. Only the caller's scripts:
  * a client's pipelines copy every script defined on it when they are made.
  */
-export function defineScripts(redis: RedisClient, commands: readonly ScriptCommand[]): void {
+export function defineScripts(redis: RedisClient, commands: readonly DefinedCommand[]): void {
   let done = defined.get(redis);
   if (!done) defined.set(redis, (done = new Set()));
   for (const command of commands) {
@@ -101,7 +111,7 @@ export function defineScripts(redis: RedisClient, commands: readonly ScriptComma
 }
 
 /** What a script command replies: its typed signature's (the augmentation beside its caller). */
-export type ScriptReply<C extends ScriptCommand> = Awaited<ReturnType<RedisCommander[C]>>;
+export type ScriptReply<C extends ScriptCommand> = Awaited<ReturnType<ScriptSignatures[C]>>;
 
 /** The library's script of `command` (the folder read once per process). */
 function libraryScript(command: ScriptCommand): LuaScript {
@@ -132,7 +142,7 @@ function scriptOf(command: ScriptCommand): LuaScript & { numberOfKeys: number; s
 export function sendScript<C extends ScriptCommand>(
   redis: RedisClient,
   command: C,
-  keysThenArgs: Parameters<RedisCommander[C]>,
+  keysThenArgs: Parameters<ScriptSignatures[C]>,
   late: (reply: ScriptReply<C>) => void,
 ): Promise<ScriptReply<C>> {
   type Reply = ScriptReply<C>;
