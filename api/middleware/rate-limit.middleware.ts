@@ -170,7 +170,7 @@ export class Admission {
 
   private refuse(decision: Extract<LimitDecision, { allowed: false }>, meteredAt: number): never {
     // Refused after the request was answered at its deadline: metered as what it got (503).
-    if (this.res.headersSent) this.lateSettlement(meteredAt)(decision);
+    if (this.res.headersSent) moveCount(this.deps, this.metered(), '5xx', meteredAt, '429');
     else this.headers(decision.limit, 0, decision.resetAt);
     this.deps.metrics.rateLimitRejected(decision.scope);
     throw refusal(decision);
