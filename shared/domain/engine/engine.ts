@@ -282,7 +282,7 @@ export function createEngine(): Engine {
         reward,
         credited: expected.credited,
         error: reward - expected.predicted,
-        ...emContribution(after, now, prior, scratch.contrast),
+        ...emContribution(after, now, prior, scratch.contrast, scratch.em),
       });
     },
 

@@ -139,27 +139,53 @@ export function expectOutcome({
   return { cells, predicted, credited };
 }
 
+/** A user's part in the population's EM after one outcome, per dimension (emContribution). */
+export interface EmContribution {
+  userWeight: Float64Array;
+  follower: Float64Array;
+  favS: Float64Array;
+  favN: Float64Array;
+  otherS: Float64Array;
+  otherN: Float64Array;
+  contrastExcess: Float64Array;
+  contrastScale: Float64Array;
+  typedWeight: number;
+  neutralLogBayes: number;
+}
+
+/** Where emContribution writes (one per engine, scratch.ts): a worker observes every outcome, so its part is not allocated anew each time. */
+export const emContributionScratch = (): EmContribution => ({
+  userWeight: new Float64Array(D),
+  follower: new Float64Array(D),
+  favS: new Float64Array(D),
+  favN: new Float64Array(D),
+  otherS: new Float64Array(D),
+  otherN: new Float64Array(D),
+  contrastExcess: new Float64Array(D),
+  contrastScale: new Float64Array(D),
+  typedWeight: 0,
+  neutralLogBayes: 0,
+});
+
 /**
  * A user's part in the population's EM after an outcome, per dimension, from their beliefs
  * `now` over all their evidence: P(follower) with the user's weight n / (n + USER_WEIGHT_HALF),
  * and one outcome's worth of the split of their evidence between favourite and other levels
  * (Σ P(favourite) · credited reward and Σ P(favourite) · outcomes, and the same for the rest);
  * and, for the tenant's task-type-neutral share, the weight of the user's typed evidence (as a
- * user's weight) and their log Bayes factor for neutral. `scratch` is only worked in.
+ * user's weight) and their log Bayes factor for neutral. Written into `part` (every field) and
+ * returned; `scratch` is only worked in.
  */
-export function emContribution(state: EngineState, now: Inference, prior: CompiledPopulation, scratch: ContrastScratch) {
-  const part = {
-    userWeight: new Float64Array(D),
-    follower: new Float64Array(D),
-    favS: new Float64Array(D),
-    favN: new Float64Array(D),
-    otherS: new Float64Array(D),
-    otherN: new Float64Array(D),
-    contrastExcess: new Float64Array(D),
-    contrastScale: new Float64Array(D),
-    typedWeight: 0,
-    neutralLogBayes: now.neutralLogBayes,
-  };
+export function emContribution(
+  state: EngineState,
+  now: Inference,
+  prior: CompiledPopulation,
+  scratch: ContrastScratch,
+  part: EmContribution,
+): EmContribution {
+  part.contrastExcess.fill(0);
+  part.contrastScale.fill(0);
+  part.neutralLogBayes = now.neutralLogBayes;
   const { n: weights, s: sums, favourite, contexts } = now;
   const { offsets } = prior;
   const values = VALUE_COUNT;

@@ -1,4 +1,4 @@
-import { contrastScratch, type ContrastScratch } from './expectation';
+import { contrastScratch, emContributionScratch, type ContrastScratch, type EmContribution } from './expectation';
 import { inferenceScratch, type InferenceScratch } from './inference';
 import { MAX_VALUE_COUNT } from './layout';
 import { posteriorScratch } from './task-types';
@@ -13,6 +13,8 @@ import { posteriorScratch } from './task-types';
 export interface Scratch {
   inference: InferenceScratch;
   contrast: ContrastScratch;
+  /** observe's part of the user in the population's EM. */
+  em: EmContribution;
   /** decide's weight P̃^κ of each value of one dimension. */
   choiceWeights: Float64Array;
 }
@@ -21,6 +23,7 @@ export function createScratch(): Scratch {
   return {
     inference: inferenceScratch(posteriorScratch()),
     contrast: contrastScratch(),
+    em: emContributionScratch(),
     choiceWeights: new Float64Array(MAX_VALUE_COUNT),
   };
 }

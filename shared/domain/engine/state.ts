@@ -181,15 +181,12 @@ export function outcomeAt(history: History, e: number): Outcome {
 
 /**
  * A column's values from `start` on, then `added`. Every update copies the whole history, so
- * when entries are dropped the copy is one slice of the right length (which also keeps the
- * column's element kind: rewards stay unboxed doubles), shifted down by one to make room.
+ * the copy is made at its final length (which also keeps the column's element kind: rewards
+ * stay unboxed doubles): one `concat`, or when entries are dropped one slice, shifted down by
+ * one to make room. A slice and a push would allocate the column twice.
  */
 function keptThen<T>(values: readonly T[], start: number, added: T): T[] {
-  if (start === 0) {
-    const kept = values.slice();
-    kept.push(added);
-    return kept;
-  }
+  if (start === 0) return values.concat([added]);
   const kept = values.slice(start - 1);
   for (let i = 1; i < kept.length; i++) kept[i - 1] = kept[i]!;
   kept[kept.length - 1] = added;
@@ -255,6 +252,10 @@ export function withTaskType(
   };
 }
 
+const isEmpty = (older: Older): boolean =>
+  older.weight.every(isZero) && older.creditedRewardSum.every(isZero) && older.rewardSum.every(isZero) && older.startedSum.every(isZero);
+const isZero = (x: number): boolean => x === 0;
+
 /** A column of older sums decayed by one outcome (a loop: `map` with a callback costs more than the cells). */
 function decayed(column: readonly number[]): number[] {
   const next = column.slice();
@@ -271,6 +272,8 @@ export function decayOlder(
   older: Older,
   leaving: { outcome: Outcome; credited: ArrayLike<number>; slots: ArrayLike<number>; spread: ArrayLike<number> } | null,
 ): Older {
+  // Until a user's history first fills, nothing is older: the empty sums decay to themselves.
+  if (!leaving && isEmpty(older)) return older;
   const next: Older = {
     weight: decayed(older.weight),
     creditedRewardSum: decayed(older.creditedRewardSum),
