@@ -20,7 +20,8 @@ import { newProfile, storedProfileSchema } from '../shared/profile/profile';
  * since its last request, the cached profile's JSON decoded (its state read) and a decision;
  * when it did not, a decision on the profile it keeps (KnownUsers), whose state and prior the
  * engine has seen. And a worker's whole engine work per outcome (update and observe), with the
- * bytes it allocates.
+ * bytes it allocates: for a state freshly read, and for the next outcome of a user whose last
+ * one the worker has just applied (a batch applies each user's outcomes in a row).
  *
  *   node dist/scripts/bench-engine.js [--json] [--calls N]
  */
@@ -142,6 +143,17 @@ function main() {
     const after = engine.update(before, feedback, prior);
     engine.observe(delta, prior, { before, after, feedback });
   });
+  // The same when the user's previous outcome was applied in the same batch (a worker applies a
+  // user's outcomes in a row): the state before is the last update's, whose inference the engine kept.
+  let running = fresh();
+  const outcomeInRun = measure(Math.min(calls, 5_000), (i) => {
+    const context = contexts[i % contexts.length]!;
+    const choice = randomChoice(random);
+    const feedback = { context, choice, probabilities: OUTCOME_PROBABILITIES, reward: random(), started: true };
+    const after = engine.update(running, feedback, prior);
+    engine.observe(delta, prior, { before: running, after, feedback });
+    running = after;
+  });
   const baseline = measure(calls, () => {
     randomChoice(random);
     readEngineState(JSON.parse(serialized));
@@ -163,6 +175,8 @@ function main() {
     updateAllocatedBytes: update.bytes,
     outcomeMedianMicros: outcome.micros,
     outcomeAllocatedBytes: outcome.bytes,
+    outcomeInRunMedianMicros: outcomeInRun.micros,
+    outcomeInRunAllocatedBytes: outcomeInRun.bytes,
     baselineMedianMicros: baseline.micros,
     baselineAllocatedBytes: baseline.bytes,
     requestParsedAnewMedianMicros: requestParsedAnew.micros,
@@ -186,6 +200,7 @@ function main() {
       `decide, framing pinned          median ${f(result.decidePinnedFramingMedianMicros)} µs, ${b(result.decidePinnedFramingAllocatedBytes)} bytes allocated`,
       `update (worker, with summary)   median ${f(result.updateMedianMicros)} µs, ${b(result.updateAllocatedBytes)} bytes allocated   (target ≤ 20 µs)`,
       `outcome (worker: update, observe) median ${f(result.outcomeMedianMicros)} µs, ${b(result.outcomeAllocatedBytes)} bytes allocated per outcome`,
+      `outcome after the user's last (its inference kept) median ${f(result.outcomeInRunMedianMicros)} µs, ${b(result.outcomeInRunAllocatedBytes)} bytes allocated per outcome`,
       `baseline: random + state JSON   median ${f(result.baselineMedianMicros)} µs, ${b(result.baselineAllocatedBytes)} bytes allocated`,
       `API request, profile changed: decode, decide  median ${f(result.requestParsedAnewMedianMicros)} µs, ${b(result.requestParsedAnewAllocatedBytes)} bytes; unchanged (kept): decide  median ${f(result.requestKeptMedianMicros)} µs, ${b(result.requestKeptAllocatedBytes)} bytes`,
       `user state ${result.stateBytes} bytes serialized (limit 8,192); population prior ${result.populationBytes} bytes`,
