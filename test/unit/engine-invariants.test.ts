@@ -1,9 +1,9 @@
 import { TASK_COMPLEXITY, type Choice } from '../../shared/domain/arms';
-import { createEngine } from '../../shared/domain/engine/engine';
+import { createEngine, type Engine } from '../../shared/domain/engine/engine';
 import type { EngineState } from '../../shared/domain/engine/state';
 import type { PopulationPrior } from '../../shared/domain/engine/population';
 import type { CompiledPopulation } from '../../shared/domain/engine/population-model';
-import type { DecisionContext } from '../../shared/domain/learner';
+import type { DecisionContext, LoggedFeedback } from '../../shared/domain/learner';
 import { seededRandom } from '../../shared/domain/random';
 import { trainedTenant } from '../../scripts/bench/tenant';
 
@@ -82,6 +82,27 @@ describe('engine invariants', () => {
     engine.decide(a, { context, pins: {}, random: seededRandom(1) }, prior);
     const kept = engine.decide(a, { context, pins: {}, random: seededRandom(1) }, other);
     expect(kept).toEqual(createEngine().decide(a, { context, pins: {}, random: seededRandom(1) }, other));
+  });
+
+  it("observes an outcome as a new engine would, whatever it observed before (observe's scratch carries nothing over)", () => {
+    const observed = (by: Engine, before: EngineState, feedback: LoggedFeedback): PopulationPrior => {
+      const delta = by.emptyDelta();
+      by.observe(delta, prior, { before, after: by.update(before, feedback, prior), feedback });
+      return delta;
+    };
+    const feedback = (taskComplexity: DecisionContext['taskComplexity'], framing: Choice['framing'], reward: number): LoggedFeedback => ({
+      context: { taskComplexity },
+      choice: { framing, style: 'direct', complexityHandling: 'chunked', encouragement: 'minimal' },
+      probabilities: { framing: 0.3, style: 0.4, complexityHandling: 0.5, encouragement: 0.6 },
+      reward,
+      started: true,
+    });
+    const [a, b] = [frozenUser(prior, 70, 13).states.at(-1)!, frozenUser(prior, 30, 14).states.at(-1)!];
+    const used = createEngine();
+    const other = observed(used, b, feedback('high', 'purpose', 1));
+    expect(other.contrastExcess.some((x) => x !== 0)).toBe(true);
+    const next = observed(used, a, feedback('low', 'curiosity', 0.2));
+    expect(next).toEqual(observed(createEngine(), a, feedback('low', 'curiosity', 0.2)));
   });
 
   it('shares nothing between engines: two engines taking turns decide as each would alone', () => {
