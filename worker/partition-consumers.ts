@@ -6,8 +6,10 @@ import type { WorkerMetrics } from '../shared/metrics/metrics';
 
 /** A running consumer of one events queue (a BullMQ Worker and its connection). */
 export interface QueueConsumer {
-  /** Jobs it may hold at once; changed in place when the share changes. */
+  /** Jobs it may hold at once; changed in place when the share or its partition's backlog changes. */
   concurrency: number;
+  /** Jobs waiting in its partition, not yet taken by any worker. */
+  waiting(): Promise<number>;
   /** Resolves once it is connected and fetching. */
   ready(): Promise<void>;
   /** Stops fetching and resolves once the jobs it holds are settled. */
@@ -17,17 +19,38 @@ export interface QueueConsumer {
 export interface PartitionConsumersOptions {
   /** This worker's id in the group: unique per running instance. */
   workerId: string;
-  group: WorkerGroup;
+  group: Pick<WorkerGroup, 'heartbeat' | 'leave' | 'announceChange'>;
   /** The BullMQ prefix of each event-queue partition, by partition number. */
   partitionPrefixes: readonly string[];
   /** Jobs held at once over all the queues this worker consumes (WORKER_CONCURRENCY). */
   concurrency: number;
   heartbeatMs: number;
   timeoutMs: number;
+  /** How often each consumer's jobs in hand are fitted to its partition's backlog (heldJobs). */
+  fitMs?: number;
   consume(prefix: string, concurrency: number): QueueConsumer;
   logger: Logger;
   metrics: Pick<WorkerMetrics, 'partitionsAssigned'>;
 }
+
+/** The fewest jobs a consumer may hold while its partition has (almost) no backlog. */
+export const MIN_HELD_JOBS = 16;
+/** Jobs waiting in a partition from which it has a backlog, drained fastest in big batches. */
+export const BACKLOG_JOBS = 64;
+/** How often a worker fits its consumers' jobs in hand (PartitionConsumers.fit). */
+export const FIT_INTERVAL_MS = 250;
+
+/**
+ * The jobs a consumer may hold: its whole share of WORKER_CONCURRENCY while BACKLOG_JOBS or more
+ * wait in its partition, MIN_HELD_JOBS (or the share, if smaller) otherwise. BullMQ's Worker
+ * fetches jobs one at a time and hands them to the processor only once a fetch finds none or it
+ * holds `concurrency` jobs; when jobs arrive as fast as it fetches (one fetch per event-loop
+ * turn), only the second ends a run, so a whole share held a steady stream of outcomes back for
+ * seconds. A backlog keeps the whole share: the
+ * big batches that drain it fastest (docs/adr/0015-worker-partition-ownership.md).
+ */
+export const heldJobs = (waiting: number, share: number): number =>
+  Math.max(1, waiting >= BACKLOG_JOBS ? share : Math.min(share, MIN_HELD_JOBS));
 
 /**
  * Consumes this worker's share of the event-queue partitions
@@ -39,6 +62,10 @@ export interface PartitionConsumersOptions {
  */
 export class PartitionConsumers {
   private readonly running = new Map<string, QueueConsumer>();
+  /** Each running consumer's share of WORKER_CONCURRENCY, the most heldJobs gives it. */
+  private readonly shares = new Map<string, number>();
+  private fitTimer: NodeJS.Timeout | null = null;
+  private fitting = false;
   /** The partitions consumed now, as reported at the next heartbeat. */
   private owned: number[] = [];
   private wanted: number[] = [];
@@ -64,6 +91,30 @@ export class PartitionConsumers {
 
   start(): void {
     this.beat();
+    this.fitTimer = setInterval(() => void this.fit(), this.o.fitMs ?? FIT_INTERVAL_MS);
+    this.fitTimer.unref();
+  }
+
+  /**
+   * Fits each consumer's jobs in hand to its partition's backlog (heldJobs). A count that cannot
+   * be read (Redis away) leaves the consumer as it is.
+   */
+  async fit(): Promise<void> {
+    if (this.fitting || this.stopped) return;
+    this.fitting = true;
+    try {
+      await Promise.all(
+        [...this.running].map(async ([prefix, consumer]) => {
+          const waiting = await consumer.waiting().catch(() => null);
+          const share = this.shares.get(prefix);
+          if (waiting === null || share === undefined || this.running.get(prefix) !== consumer) return;
+          const held = heldJobs(waiting, share);
+          if (consumer.concurrency !== held) consumer.concurrency = held;
+        }),
+      );
+    } finally {
+      this.fitting = false;
+    }
   }
 
   /** The partitions this worker consumes now. */
@@ -79,10 +130,12 @@ export class PartitionConsumers {
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.fitTimer) clearInterval(this.fitTimer);
     await this.beating;
     await this.reconciling;
     const closing = Promise.all([...this.running.values()].map((consumer) => consumer.close()));
     this.running.clear();
+    this.shares.clear();
     await this.o.group
       .leave(this.o.workerId)
       .catch((error: unknown) =>
@@ -157,7 +210,8 @@ export class PartitionConsumers {
     const starting: QueueConsumer[] = [];
     prefixes.forEach((prefix, i) => {
       const consumer = this.running.get(prefix);
-      if (consumer) consumer.concurrency = shares[i]!;
+      this.shares.set(prefix, shares[i]!);
+      if (consumer) consumer.concurrency = Math.min(consumer.concurrency, shares[i]!);
       else {
         const started = this.o.consume(prefix, shares[i]!);
         this.running.set(prefix, started);
@@ -167,6 +221,7 @@ export class PartitionConsumers {
     const closing = stopping.map((prefix) => {
       const consumer = this.running.get(prefix)!;
       this.running.delete(prefix);
+      this.shares.delete(prefix);
       return consumer.close();
     });
     await Promise.all([...closing, ...starting.map((consumer) => consumer.ready())]);
