@@ -22,7 +22,7 @@ export interface PartitionConsumersOptions {
   group: Pick<WorkerGroup, 'heartbeat' | 'leave' | 'announceChange'>;
   /** The BullMQ prefix of each event-queue partition, by partition number. */
   partitionPrefixes: readonly string[];
-  /** Jobs held at once over all the queues this worker consumes (WORKER_CONCURRENCY). */
+  /** Jobs held at once over all the queues this worker consumes (WORKER_CONCURRENCY; shared out, at least one each). */
   concurrency: number;
   heartbeatMs: number;
   timeoutMs: number;
@@ -46,11 +46,10 @@ export const FIT_INTERVAL_MS = 250;
  * fetches jobs one at a time and hands them to the processor only once a fetch finds none or it
  * holds `concurrency` jobs; when jobs arrive as fast as it fetches (one fetch per event-loop
  * turn), only the second ends a run, so a whole share held a steady stream of outcomes back for
- * seconds. A backlog keeps the whole share: the
- * big batches that drain it fastest (docs/adr/0015-worker-partition-ownership.md).
+ * seconds. A backlog keeps the whole share: the big batches that drain it fastest
+ * (docs/adr/0015-worker-partition-ownership.md).
  */
-export const heldJobs = (waiting: number, share: number): number =>
-  Math.max(1, waiting >= BACKLOG_JOBS ? share : Math.min(share, MIN_HELD_JOBS));
+export const heldJobs = (waiting: number, share: number): number => (waiting >= BACKLOG_JOBS ? share : Math.min(share, MIN_HELD_JOBS));
 
 /**
  * Consumes this worker's share of the event-queue partitions

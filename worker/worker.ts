@@ -145,7 +145,6 @@ export function startWorker({ config, logger, clock = Date.now, resolver }: Work
     worker.on('failed', (job, error) => metrics.jobFailed(worker.name, reportJobFailure(logger, job, error)));
     return {
       worker,
-      connection,
       close: async () => {
         bullWorkers.delete(worker);
         await worker.close();
@@ -155,10 +154,9 @@ export function startWorker({ config, logger, clock = Date.now, resolver }: Work
   };
   const eventConsumer = (prefix: string, concurrency: number): QueueConsumer => {
     // A killed worker's jobs return to waiting once their lock expires, and run again.
-    const { worker, connection, close } = startBullWorker(EVENTS_QUEUE, prefix, concurrency);
-    // Its partition's backlog, read on the worker's connection (closing the queue leaves that open).
-    const partition = new Queue(EVENTS_QUEUE, { connection, prefix, skipWaitingForReady: true });
-    partition.on('error', () => undefined);
+    const { worker, close } = startBullWorker(EVENTS_QUEUE, prefix, concurrency);
+    // The partition's queue this process already keeps (metrics), for its backlog.
+    const partition = events[keys.queuePrefixes.indexOf(prefix)]!;
     return {
       get concurrency() {
         return worker.concurrency;
@@ -168,10 +166,7 @@ export function startWorker({ config, logger, clock = Date.now, resolver }: Work
       },
       waiting: () => partition.getWaitingCount(),
       ready: () => worker.waitUntilReady().then(() => undefined),
-      close: async () => {
-        await partition.close();
-        await close();
-      },
+      close,
     };
   };
   // Every worker consumes the maintenance queue: each scheduled job runs once, on whichever takes it.
