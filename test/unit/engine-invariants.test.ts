@@ -105,6 +105,13 @@ describe('engine invariants', () => {
     expect(next).toEqual(observed(createEngine(), a, feedback('low', 'curiosity', 0.2)));
   });
 
+  it('shares the empty older sums of a user whose history never filled, and copies them once it fills', () => {
+    const { states } = frozenUser(prior, 70, 15);
+    expect(states[40]!.older).toBe(states[0]!.older);
+    expect(states[70]!.older).not.toBe(states[69]!.older);
+    expect(states[70]!.older.weight.some((x) => x > 0)).toBe(true);
+  });
+
   it('shares nothing between engines: two engines taking turns decide as each would alone', () => {
     const [first, second] = [createEngine(), createEngine()];
     const users = [frozenUser(prior, 50, 11).states.at(-1)!, frozenUser(prior, 20, 12).states.at(-1)!];
